@@ -1,0 +1,258 @@
+//! Delivering records in time order the way perf does: kernel records are
+//! queued by timestamp and flushed at FINISHED_ROUND up to the newest time of
+//! the round before; records without a time and perf's own records go out at
+//! once. Memory stays bounded: past a limit the older half is flushed early.
+
+use crate::consts::*;
+use crate::error::Result;
+use crate::meta::Meta;
+use crate::reader::{Diagnostics, RecordReader};
+use crate::records::{RawRecord, RecordData, SampleId};
+use crate::sample::Sample;
+
+/// Default bound on queued record bytes before a half flush.
+pub const DEFAULT_QUEUE_LIMIT: usize = 512 << 20;
+
+/// A record handed out by a reader, with the metadata needed to decode it.
+#[derive(Clone, Copy)]
+pub struct Record<'a> {
+    pub raw: RawRecord<'a>,
+    pub meta: &'a Meta,
+}
+
+impl<'a> Record<'a> {
+    pub fn type_(&self) -> u32 {
+        self.raw.type_
+    }
+    /// Decodes a SAMPLE record.
+    pub fn sample(&self) -> Result<Sample<'a>> {
+        self.meta
+            .parse_sample(self.raw.misc, self.raw.payload)
+            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
+    }
+    /// Decodes any other record and its sample_id trailer.
+    pub fn decode(&self) -> Result<(RecordData<'a>, SampleId)> {
+        self.meta
+            .parse_other(self.raw.type_, self.raw.misc, self.raw.payload)
+            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
+    }
+    /// The record's timestamp, if it has one.
+    pub fn time(&self) -> Option<u64> {
+        self.meta.record_time(self.raw.type_, self.raw.payload)
+    }
+}
+
+/// How records are handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Sorted by time between FINISHED_ROUND records, as perf delivers them.
+    #[default]
+    Time,
+    /// In file order, untouched.
+    File,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    time: u64,
+    seq: u64,
+    start: usize,
+    payload: usize,
+    trailing: usize,
+    type_: u32,
+    misc: u16,
+    offset: u64,
+    from_compressed: bool,
+}
+
+/// Reads records in perf's delivery order (or file order).
+pub struct Reader {
+    inner: RecordReader,
+    order: Order,
+    arena: Vec<u8>,
+    queue: Vec<Entry>,
+    ready: Vec<Entry>,
+    ready_pos: usize,
+    seq: u64,
+    max_time: u64,
+    next_flush: u64,
+    last_flush: u64,
+    eof: bool,
+    limit: usize,
+    out_of_order: u64,
+}
+
+impl Reader {
+    pub fn new(inner: RecordReader, order: Order) -> Self {
+        Reader {
+            inner,
+            order,
+            arena: Vec::new(),
+            queue: Vec::new(),
+            ready: Vec::new(),
+            ready_pos: 0,
+            seq: 0,
+            max_time: 0,
+            next_flush: 0,
+            last_flush: 0,
+            eof: false,
+            limit: DEFAULT_QUEUE_LIMIT,
+            out_of_order: 0,
+        }
+    }
+
+    /// Opens a file for reading in time order.
+    pub fn open(path: &std::path::Path) -> Result<Self> {
+        Ok(Self::new(RecordReader::open(path)?, Order::Time))
+    }
+
+    pub fn set_queue_limit(&mut self, bytes: usize) {
+        self.limit = bytes.max(1 << 16);
+    }
+    pub fn meta(&self) -> &Meta {
+        self.inner.meta()
+    }
+    pub fn diagnostics(&self) -> &Diagnostics {
+        self.inner.diagnostics()
+    }
+    pub fn inner(&self) -> &RecordReader {
+        &self.inner
+    }
+    /// Kernel records that arrived older than records already delivered.
+    pub fn out_of_order(&self) -> u64 {
+        self.out_of_order
+    }
+    /// Input bytes consumed so far (for progress).
+    pub fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    /// The next record, or None at the end.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>> {
+        if self.order == Order::File {
+            return self.inner.next_record();
+        }
+        loop {
+            if self.ready_pos < self.ready.len() {
+                let e = self.ready[self.ready_pos];
+                self.ready_pos += 1;
+                let p = &self.arena[e.start..e.start + e.payload + e.trailing];
+                return Ok(Some(Record {
+                    raw: RawRecord {
+                        type_: e.type_,
+                        misc: e.misc,
+                        payload: &p[..e.payload],
+                        trailing: &p[e.payload..],
+                        offset: e.offset,
+                        from_compressed: e.from_compressed,
+                    },
+                    meta: self.inner.meta(),
+                }));
+            }
+            self.ready.clear();
+            self.ready_pos = 0;
+            self.compact();
+            if self.eof {
+                if self.queue.is_empty() {
+                    return Ok(None);
+                }
+                self.flush(u64::MAX);
+                continue;
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads until some records are ready or the input ends.
+    fn fill(&mut self) -> Result<()> {
+        while self.ready.is_empty() {
+            let Some(rec) = self.inner.next_record()? else {
+                self.eof = true;
+                self.flush(u64::MAX);
+                return Ok(());
+            };
+            let raw = rec.raw;
+            let time = if raw.type_ >= PERF_RECORD_HEADER_ATTR {
+                None
+            } else {
+                rec.time()
+            };
+            let start = self.arena.len();
+            self.arena.extend_from_slice(raw.payload);
+            self.arena.extend_from_slice(raw.trailing);
+            let entry = Entry {
+                time: time.unwrap_or(0),
+                seq: self.seq,
+                start,
+                payload: raw.payload.len(),
+                trailing: raw.trailing.len(),
+                type_: raw.type_,
+                misc: raw.misc,
+                offset: raw.offset,
+                from_compressed: raw.from_compressed,
+            };
+            self.seq += 1;
+            match (raw.type_, time) {
+                (PERF_RECORD_FINISHED_ROUND, _) => {
+                    let limit = self.next_flush;
+                    self.flush(limit);
+                    self.next_flush = self.max_time;
+                    self.ready.push(entry);
+                }
+                (_, None) => self.ready.push(entry),
+                (_, Some(t)) => {
+                    if t < self.last_flush {
+                        self.out_of_order += 1;
+                    }
+                    self.max_time = self.max_time.max(t);
+                    self.queue.push(entry);
+                    if self.arena.len() > self.limit {
+                        self.flush_half();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, limit: u64) {
+        if self.queue.is_empty() {
+            return;
+        }
+        self.queue.sort_by_key(|e| (e.time, e.seq));
+        let n = self.queue.partition_point(|e| e.time <= limit);
+        if n == 0 {
+            return;
+        }
+        self.last_flush = self.last_flush.max(self.queue[n - 1].time);
+        self.ready.extend(self.queue.drain(..n));
+    }
+
+    fn flush_half(&mut self) {
+        let (lo, hi) = self.queue.iter().fold((u64::MAX, 0), |(lo, hi), e| {
+            (lo.min(e.time), hi.max(e.time))
+        });
+        if lo <= hi {
+            self.flush(lo + (hi - lo) / 2);
+        }
+    }
+
+    /// Drops arena bytes no longer referenced once ready records are consumed.
+    fn compact(&mut self) {
+        if self.queue.is_empty() {
+            self.arena.clear();
+            return;
+        }
+        if self.arena.len() < (4 << 20) {
+            return;
+        }
+        let live: usize = self.queue.iter().map(|e| e.payload + e.trailing).sum();
+        let mut fresh = Vec::with_capacity(live.max(1 << 20));
+        for e in &mut self.queue {
+            let s = fresh.len();
+            fresh.extend_from_slice(&self.arena[e.start..e.start + e.payload + e.trailing]);
+            e.start = s;
+        }
+        self.arena = fresh;
+    }
+}

@@ -1,0 +1,107 @@
+//! Counting records by type, overall and per event (what `perf report --stats` shows).
+
+use crate::consts::*;
+use crate::error::Result;
+use crate::reader::RecordReader;
+
+/// Number of record-type slots counted (perf's PERF_RECORD_HEADER_MAX and beyond).
+pub const NR_TYPES: usize = 84;
+
+/// Record counts of one recording.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// Count of records by type; index 0 is the total.
+    pub nr_events: [u64; NR_TYPES],
+    /// Records of types this crate does not know.
+    pub nr_unknown_type: u64,
+    /// Per event (same order as the file's events): SAMPLE and LOST_SAMPLES records.
+    pub per_event: Vec<EventStats>,
+    /// Samples whose id matched no event.
+    pub nr_unknown_id: u64,
+    /// Sum of `lost` over LOST records.
+    pub total_lost: u64,
+    /// Sum of `lost` over LOST_SAMPLES records.
+    pub total_lost_samples: u64,
+    /// Sum of periods of all samples.
+    pub total_period: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventStats {
+    pub samples: u64,
+    pub lost_samples_records: u64,
+    pub lost_samples: u64,
+    pub period: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            nr_events: [0; NR_TYPES],
+            nr_unknown_type: 0,
+            per_event: Vec::new(),
+            nr_unknown_id: 0,
+            total_lost: 0,
+            total_lost_samples: 0,
+            total_period: 0,
+        }
+    }
+}
+
+impl Stats {
+    /// Reads every record of `r` (in file order) and counts it.
+    pub fn collect(r: &mut RecordReader, mut progress: impl FnMut(u64)) -> Result<Stats> {
+        let mut s = Stats::default();
+        let mut n = 0u64;
+        while let Some(rec) = r.next_record()? {
+            let t = rec.raw.type_ as usize;
+            s.nr_events[0] += 1;
+            if t < NR_TYPES && is_known_record_type(t as u32) {
+                s.nr_events[t] += 1;
+            } else {
+                s.nr_unknown_type += 1;
+            }
+            let meta = rec.meta;
+            if s.per_event.len() < meta.events.len() {
+                s.per_event.resize(meta.events.len(), EventStats::default());
+            }
+            match rec.raw.type_ {
+                PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
+                    Some(ev) => {
+                        s.per_event[ev].samples += 1;
+                        if let Ok(sample) = rec.sample() {
+                            let p = sample.period.unwrap_or(1);
+                            s.per_event[ev].period += p;
+                            s.total_period += p;
+                        }
+                    }
+                    None => s.nr_unknown_id += 1,
+                },
+                PERF_RECORD_LOST_SAMPLES => {
+                    if let Some(ev) = meta.event_of_other(rec.raw.payload) {
+                        s.per_event[ev].lost_samples_records += 1;
+                        if let Ok((crate::RecordData::LostSamples { lost }, _)) = rec.decode() {
+                            s.per_event[ev].lost_samples += lost;
+                            s.total_lost_samples += lost;
+                        }
+                    }
+                }
+                PERF_RECORD_LOST => {
+                    if let Ok((crate::RecordData::Lost { lost, .. }, _)) = rec.decode() {
+                        s.total_lost += lost;
+                    }
+                }
+                _ => {}
+            }
+            n += 1;
+            if n % 65536 == 0 {
+                progress(r.position());
+            }
+        }
+        let nev = r.meta().events.len();
+        if s.per_event.len() < nev {
+            s.per_event.resize(nev, EventStats::default());
+        }
+        Ok(s)
+    }
+}

@@ -1,0 +1,14 @@
+//! Pure renderers: a model in, bytes to any `io::Write` out.
+//!
+//! What it does: formats what sear computed the way perf prints it
+//! (`perf report --stats`, `--header-only`, `-D`, ...). What it does not:
+//! read files, compute anything, or decide where output goes.
+//!
+//! ```
+//! let stats = perf_data::stats::Stats::default();
+//! let mut out = Vec::new();
+//! render::stats::write_stats(&mut out, &stats, &[]).unwrap();
+//! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
+//! ```
+
+pub mod stats;

@@ -1,0 +1,82 @@
+//! Command-line interface: perf-compatible subcommands and flags, turned
+//! into plain option structs before any work starts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sear",
+    version,
+    about = "A fast, perf-compatible sampling profiler for Linux",
+    long_about = "sear reads and writes perf.data (any perf version, file or pipe mode) and \
+prints what perf prints, faster.\n\nTypical use:\n  sear record -g -- ./myprog     # sample a program\n  \
+sear report --stats            # what the recording contains\n  sear report --header-only      # where and how it was recorded",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// More messages on stderr (-v, -vv for debug output).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read perf.data and show what it contains (like `perf report`).
+    Report(ReportArgs),
+    /// List the build ids of the binaries in a recording (like `perf buildid-list`).
+    #[command(name = "buildid-list")]
+    BuildidList(BuildidListArgs),
+}
+
+/// Where the recording comes from.
+#[derive(Debug, Args, Clone)]
+pub struct InputArgs {
+    /// Input file; `-` reads a pipe-mode stream from stdin. Defaults to
+    /// perf.data, or stdin when stdin is a pipe.
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Accepted for perf compatibility (sear never refuses files by owner).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print event counts by record type, overall and per event, then stop.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print the recording's header (host, perf version, events, features) and stop.
+    #[arg(long = "header-only")]
+    pub header_only: bool,
+    /// With --header-only: show every feature in full (perf's -I).
+    #[arg(short = 'I', long = "show-info")]
+    pub show_info: bool,
+    /// Dump every record raw with its decoded fields (perf's -D).
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
+    /// Plain text output (the only mode; accepted for perf compatibility).
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildidListArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Also list binaries that no sample hit (perf's --with-hits is the default view).
+    #[arg(long = "with-hits")]
+    pub with_hits: bool,
+}
+
+pub fn parse() -> Result<Cli, clap::Error> {
+    Cli::try_parse()
+}

@@ -1,0 +1,30 @@
+//! sear: a fast, perf-compatible sampling profiler for Linux.
+
+use std::process::ExitCode;
+
+mod cli;
+mod cmd;
+mod ui;
+
+fn main() -> ExitCode {
+    let cli = match cli::parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout and usage errors to stderr.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    ui::init_logging(cli.verbose, cli.quiet);
+    match cmd::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if ui::is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            ui::print_error(&e);
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Terminal-facing helpers: logging setup, error and warning printing.
+//! The only place besides cmd/ that writes to the terminal.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use perf_data::Diagnostics;
+
+struct StderrLogger {
+    level: log::LevelFilter,
+}
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= self.level
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}: {}",
+                r.level().as_str().to_lowercase(),
+                r.args()
+            );
+        }
+    }
+    fn flush(&self) {}
+}
+
+pub fn init_logging(verbose: u8, quiet: bool) {
+    let level = if quiet {
+        log::LevelFilter::Error
+    } else {
+        match verbose {
+            0 => log::LevelFilter::Warn,
+            1 => log::LevelFilter::Info,
+            2 => log::LevelFilter::Debug,
+            _ => log::LevelFilter::Trace,
+        }
+    };
+    let logger = Box::leak(Box::new(StderrLogger { level }));
+    if log::set_logger(logger).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+/// True if the error chain contains a broken pipe (the reader went away).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+pub fn print_error(e: &anyhow::Error) {
+    let color = std::io::stderr().is_terminal();
+    let mut s = std::io::stderr().lock();
+    let head = if color {
+        "\x1b[1;31merror\x1b[0m"
+    } else {
+        "error"
+    };
+    let _ = write!(s, "sear: {head}: {e}");
+    for c in e.chain().skip(1) {
+        let _ = write!(s, ": {c}");
+    }
+    let _ = writeln!(s);
+}
+
+/// Prints the reader's counted warnings, one line per kind.
+pub fn print_diagnostics(path: &Path, d: &Diagnostics) {
+    if d.is_empty() || log::max_level() < log::LevelFilter::Warn {
+        return;
+    }
+    let mut s = std::io::stderr().lock();
+    for (kind, w) in &d.warnings {
+        let times = if w.count > 1 {
+            format!(" ({} times; first)", w.count)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "sear: warning: {}: {kind}{times} at byte offset {}: {}",
+            path.display(),
+            w.first_offset,
+            w.message
+        );
+    }
+}
