@@ -33,6 +33,18 @@ pub enum Command {
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
+    /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
+    Inject(InjectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InjectArgs {
+    /// Input file, `-` for stdin (pipe mode).
+    #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-")]
+    pub input: PathBuf,
+    /// Output file, `-` for stdout (pipe mode).
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
 }
 
 /// Where the recording comes from.

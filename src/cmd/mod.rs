@@ -10,12 +10,14 @@ use perf_data::RecordReader;
 use crate::cli::{Cli, Command, InputArgs};
 
 mod buildid_list;
+mod inject;
 mod report;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Report(a) => report::run(a),
         Command::BuildidList(a) => buildid_list::run(a),
+        Command::Inject(a) => inject::run(a),
     }
 }
 

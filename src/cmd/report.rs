@@ -33,5 +33,37 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
         crate::ui::print_diagnostics(&path, reader.diagnostics());
         return Ok(ExitCode::SUCCESS);
     }
-    anyhow::bail!("only --stats is implemented so far; try `sear report --stats`")
+    if a.header_only {
+        let info = render::header::FileInfo {
+            mtime: file_mtime(&path),
+            show_info: a.show_info,
+        };
+        let mut out = super::stdout();
+        render::header::write_header(&mut out, reader.meta(), &info)?;
+        super::finish(out)?;
+        crate::ui::print_diagnostics(&path, reader.diagnostics());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.dump_raw_trace {
+        let mut out = super::stdout();
+        let mut dumper = render::dump::Dumper::new();
+        while let Some(rec) = reader
+            .next_record()
+            .with_context(|| format!("reading records of {}", path.display()))?
+        {
+            dumper.record(&mut out, &rec)?;
+        }
+        super::finish(out)?;
+        crate::ui::print_diagnostics(&path, reader.diagnostics());
+        return Ok(ExitCode::SUCCESS);
+    }
+    anyhow::bail!(
+        "the hotspot report is not implemented yet; use `sear report --stats`, \
+         `--header-only` or `-D`"
+    )
+}
+
+fn file_mtime(path: &std::path::Path) -> Option<i64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.mtime())
 }

@@ -36,6 +36,7 @@ mod reader;
 pub mod records;
 pub mod sample;
 pub mod stats;
+pub mod writer;
 
 pub use attr::{Event, EventAttr};
 pub use bytes::Endian;

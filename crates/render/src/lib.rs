@@ -11,4 +11,6 @@
 //! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
 //! ```
 
+pub mod dump;
+pub mod header;
 pub mod stats;

@@ -1,0 +1,1 @@
+//! Writing perf.data files that perf reads (file mode and pipe mode).
