@@ -608,11 +608,7 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
             have: len.saturating_sub(h.attrs.offset),
         });
     }
-    let n_attrs = if h.attr_size == 0 {
-        0
-    } else {
-        h.attrs.size / h.attr_size
-    };
+    let n_attrs = h.attrs.size.checked_div(h.attr_size).unwrap_or(0);
     for i in 0..n_attrs {
         let at = h.attrs.offset + i * h.attr_size;
         let entry = &data[at as usize..(at + h.attr_size) as usize];

@@ -68,11 +68,27 @@ impl Stats {
             match rec.raw.type_ {
                 PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
                     Some(ev) => {
-                        s.per_event[ev].samples += 1;
-                        if let Ok(sample) = rec.sample() {
-                            let p = sample.period.unwrap_or(1);
-                            s.per_event[ev].period += p;
-                            s.total_period += p;
+                        let read = meta.events[ev].attr.sample_type & PERF_SAMPLE_READ != 0;
+                        match rec.sample() {
+                            // Like perf, a sample carrying counter values is
+                            // delivered once per value, to the value's event.
+                            Ok(sample) if read => {
+                                if let Some(values) = sample.read {
+                                    for v in values.values() {
+                                        match meta.event_of_id(v.id) {
+                                            Some(e) => s.per_event[e].samples += 1,
+                                            None => s.nr_unknown_id += 1,
+                                        }
+                                    }
+                                }
+                            }
+                            Ok(sample) => {
+                                let p = sample.period.unwrap_or(1);
+                                s.per_event[ev].samples += 1;
+                                s.per_event[ev].period += p;
+                                s.total_period += p;
+                            }
+                            Err(_) => s.per_event[ev].samples += 1,
                         }
                     }
                     None => s.nr_unknown_id += 1,

@@ -1,0 +1,144 @@
+//! Shared helpers for integration tests: run sear and perf, make recordings.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const PERF: &str = "/usr/bin/perf";
+
+pub fn sear() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sear"))
+}
+
+pub fn perf() -> Command {
+    let mut c = Command::new(PERF);
+    // Keep perf away from the user's ~/.debug cache and config.
+    c.env("PERF_CONFIG", "/dev/null").env("TZ", "UTC");
+    c
+}
+
+pub fn wild_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/perfdata-wild")
+}
+
+/// The perf.data files of the conformance folder (sorted).
+pub fn wild_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(wild_dir())
+        .expect("../shared/conformance/perfdata-wild must exist beside the repository")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("perf.data"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("spawn");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A CPU-bound shell workload of roughly `ms` milliseconds with a few forks.
+pub fn busy_workload(ms: u32) -> Vec<String> {
+    let script = format!(
+        "end=$(( $(date +%s%N) + {ms}000000 )); while [ $(date +%s%N) -lt $end ]; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done"
+    );
+    vec!["sh".into(), "-c".into(), script]
+}
+
+/// Records `workload` with perf 6.1 and the given options into `dir/name`.
+pub fn perf_record(dir: &Path, name: &str, opts: &[&str], workload: &[String]) -> PathBuf {
+    let out = dir.join(name);
+    let pipe = opts.contains(&"-o-");
+    let mut cmd = perf();
+    cmd.arg("record").arg("-q");
+    for o in opts.iter().filter(|o| **o != "-o-") {
+        cmd.arg(o);
+    }
+    if pipe {
+        cmd.arg("-o").arg("-");
+        let f = std::fs::File::create(&out).expect("create pipe output");
+        cmd.stdout(f);
+    } else {
+        cmd.arg("-o").arg(&out);
+    }
+    cmd.arg("--").args(workload);
+    let o = cmd.output().expect("run perf record");
+    assert!(
+        o.status.success(),
+        "perf record {opts:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// The standard set of recordings the differential tests use.
+pub fn standard_recordings(dir: &Path) -> Vec<PathBuf> {
+    let w = busy_workload(150);
+    let sleep: Vec<String> = vec!["sleep".into(), "0.1".into()];
+    vec![
+        perf_record(dir, "fp.data", &["-e", "cpu-clock", "-F", "2000", "-g"], &w),
+        perf_record(
+            dir,
+            "dwarf.data",
+            &[
+                "-e",
+                "cpu-clock",
+                "-F",
+                "1000",
+                "--call-graph",
+                "dwarf,4096",
+            ],
+            &w,
+        ),
+        perf_record(
+            dir,
+            "zstd.data",
+            &["-e", "cpu-clock", "-F", "2000", "-g", "-z"],
+            &w,
+        ),
+        perf_record(
+            dir,
+            "pipe.data",
+            &["-e", "cpu-clock", "-F", "2000", "-g", "-o-"],
+            &w,
+        ),
+        perf_record(
+            dir,
+            "syswide.data",
+            &["-e", "cpu-clock", "-F", "500", "-a"],
+            &sleep,
+        ),
+        perf_record(
+            dir,
+            "multi.data",
+            &["-e", "cpu-clock,task-clock,page-faults", "-F", "1000"],
+            &w,
+        ),
+        perf_record(
+            dir,
+            "group.data",
+            &["-e", "{cpu-clock,task-clock}:S", "-F", "1000"],
+            &w,
+        ),
+        perf_record(
+            dir,
+            "switch.data",
+            &["-e", "cpu-clock", "-F", "1000", "--switch-events"],
+            &w,
+        ),
+    ]
+}
