@@ -340,6 +340,28 @@ impl<'a> Sample<'a> {
     }
 }
 
+/// The period of a SAMPLE payload without decoding the rest: its fields
+/// before READ have fixed sizes. None if the event does not record it.
+#[inline]
+pub fn period_of(payload: &[u8], attr: &EventAttr, endian: crate::Endian) -> Option<u64> {
+    let st = attr.sample_type;
+    if st & PERF_SAMPLE_PERIOD == 0 {
+        return None;
+    }
+    let before = st
+        & (PERF_SAMPLE_IDENTIFIER
+            | PERF_SAMPLE_IP
+            | PERF_SAMPLE_TID
+            | PERF_SAMPLE_TIME
+            | PERF_SAMPLE_ADDR
+            | PERF_SAMPLE_ID
+            | PERF_SAMPLE_STREAM_ID
+            | PERF_SAMPLE_CPU);
+    let at = 8 * before.count_ones() as usize;
+    let b = payload.get(at..at + 8)?;
+    Some(endian.u64(b.try_into().ok()?))
+}
+
 fn parse_regs<'a>(
     c: &mut Cursor<'a>,
     mask: u64,

@@ -7,6 +7,12 @@ use crate::reader::RecordReader;
 /// Number of record-type slots counted (perf's PERF_RECORD_HEADER_MAX and beyond).
 pub const NR_TYPES: usize = 84;
 
+enum Parsed<'a> {
+    FastPeriod(u64),
+    Full(crate::Sample<'a>),
+}
+use Parsed::{FastPeriod, Full};
+
 /// Record counts of one recording.
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -68,11 +74,25 @@ impl Stats {
             match rec.raw.type_ {
                 PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
                     Some(ev) => {
-                        let read = meta.events[ev].attr.sample_type & PERF_SAMPLE_READ != 0;
-                        match rec.sample() {
-                            // Like perf, a sample carrying counter values is
-                            // delivered once per value, to the value's event.
-                            Ok(sample) if read => {
+                        let attr = &meta.events[ev].attr;
+                        let read = attr.sample_type & PERF_SAMPLE_READ != 0;
+                        let fast = if read {
+                            None
+                        } else {
+                            crate::sample::period_of(rec.raw.payload, attr, meta.endian)
+                        };
+                        // Most samples: only the period is needed, at a fixed offset.
+                        let parsed = match fast {
+                            Some(p) => Ok(FastPeriod(p)),
+                            None => rec.sample().map(Full),
+                        };
+                        match parsed {
+                            Ok(FastPeriod(p)) => {
+                                s.per_event[ev].samples += 1;
+                                s.per_event[ev].period += p;
+                                s.total_period += p;
+                            }
+                            Ok(Full(sample)) if read => {
                                 if let Some(values) = sample.read {
                                     for v in values.values() {
                                         match meta.event_of_id(v.id) {
@@ -82,7 +102,7 @@ impl Stats {
                                     }
                                 }
                             }
-                            Ok(sample) => {
+                            Ok(Full(sample)) => {
                                 let p = sample.period.unwrap_or(1);
                                 s.per_event[ev].samples += 1;
                                 s.per_event[ev].period += p;
