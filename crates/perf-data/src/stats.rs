@@ -7,12 +7,6 @@ use crate::reader::RecordReader;
 /// Number of record-type slots counted (perf's PERF_RECORD_HEADER_MAX and beyond).
 pub const NR_TYPES: usize = 84;
 
-enum Parsed<'a> {
-    FastPeriod(u64),
-    Full(crate::Sample<'a>),
-}
-use Parsed::{FastPeriod, Full};
-
 /// Record counts of one recording.
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -75,40 +69,24 @@ impl Stats {
                 PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
                     Some(ev) => {
                         let attr = &meta.events[ev].attr;
-                        let read = attr.sample_type & PERF_SAMPLE_READ != 0;
-                        let fast = if read {
-                            None
-                        } else {
-                            crate::sample::period_of(rec.raw.payload, attr, meta.endian)
-                        };
-                        // Most samples: only the period is needed, at a fixed offset.
-                        let parsed = match fast {
-                            Some(p) => Ok(FastPeriod(p)),
-                            None => rec.sample().map(Full),
-                        };
-                        match parsed {
-                            Ok(FastPeriod(p)) => {
-                                s.per_event[ev].samples += 1;
-                                s.per_event[ev].period += p;
-                                s.total_period += p;
-                            }
-                            Ok(Full(sample)) if read => {
-                                if let Some(values) = sample.read {
-                                    for v in values.values() {
-                                        match meta.event_of_id(v.id) {
-                                            Some(e) => s.per_event[e].samples += 1,
-                                            None => s.nr_unknown_id += 1,
-                                        }
-                                    }
+                        if attr.sample_type & PERF_SAMPLE_READ == 0 {
+                            // Only the period is needed; it sits at a fixed offset.
+                            let p = crate::sample::period_of(rec.raw.payload, attr, meta.endian)
+                                .unwrap_or(1);
+                            s.per_event[ev].samples += 1;
+                            s.per_event[ev].period += p;
+                            s.total_period += p;
+                        } else if let Ok(sample) = rec.sample() {
+                            // Like perf, a sample carrying counter values is
+                            // delivered once per value, to the value's event.
+                            for v in sample.read.iter().flat_map(|r| r.values()) {
+                                match meta.event_of_id(v.id) {
+                                    Some(e) => s.per_event[e].samples += 1,
+                                    None => s.nr_unknown_id += 1,
                                 }
                             }
-                            Ok(Full(sample)) => {
-                                let p = sample.period.unwrap_or(1);
-                                s.per_event[ev].samples += 1;
-                                s.per_event[ev].period += p;
-                                s.total_period += p;
-                            }
-                            Err(_) => s.per_event[ev].samples += 1,
+                        } else {
+                            s.per_event[ev].samples += 1;
                         }
                     }
                     None => s.nr_unknown_id += 1,
