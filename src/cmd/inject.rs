@@ -12,7 +12,8 @@
 //! - file → pipe: the attrs become HEADER_ATTR records and the features
 //!   HEADER_FEATURE records (ended by the LAST_FEATURE marker), except
 //!   BUILD_ID and TRACING_DATA, which pipe mode carries as HEADER_BUILD_ID
-//!   and HEADER_TRACING_DATA records.
+//!   and HEADER_TRACING_DATA records; named events get an EVENT_UPDATE name
+//!   record, as `perf record -o -` writes.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -195,6 +196,21 @@ fn write_file_meta<W: Write>(p: &mut PipeOut<W>, meta: &Meta) -> Result<()> {
     for e in &meta.events {
         p.w.write_attr(e).context("writing an event attr record")?;
     }
+    // perf names pipe-mode events from their attrs (adding modifiers such as
+    // "H") unless an EVENT_UPDATE names them, as perf record -o - does.
+    // perf finds the event by id, or takes the only event for any id.
+    let only_one = meta.events.len() == 1;
+    for e in &meta.events {
+        let id = e.ids.first().copied().or(only_one.then_some(0));
+        if let (Some(name), Some(id)) = (&e.name, id) {
+            let mut payload = Vec::with_capacity(24 + name.len());
+            payload.extend_from_slice(&endian.put_u64(EVENT_UPDATE_NAME));
+            payload.extend_from_slice(&endian.put_u64(id));
+            payload.extend_from_slice(name.as_bytes());
+            payload.resize((payload.len() + 1).div_ceil(8) * 8, 0);
+            p.w.write_record(PERF_RECORD_EVENT_UPDATE, 0, &payload, &[])?;
+        }
+    }
     let features = output_features(meta);
     for (&id, bytes) in &features {
         if id == feature::BUILD_ID || id == feature::TRACING_DATA {
@@ -224,6 +240,9 @@ fn write_file_meta<W: Write>(p: &mut PipeOut<W>, meta: &Meta) -> Result<()> {
     }
     Ok(())
 }
+
+/// EVENT_UPDATE kind that carries the event's name.
+const EVENT_UPDATE_NAME: u64 = 2;
 
 /// The BUILD_ID feature is a run of build_id_event records; pipe mode sends
 /// each as a HEADER_BUILD_ID record.

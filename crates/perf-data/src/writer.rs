@@ -263,14 +263,26 @@ fn encode_attr_sized(attr: &EventAttr, size: u32, endian: Endian) -> Vec<u8> {
     a.encode(endian)
 }
 
+/// Largest attr perf 6.1 accepts in a file's attr section (it rejects
+/// bigger ones as "a more recent ABI" there, though not in pipe mode).
+const FILE_ATTR_SIZE_PERF61: u32 = 128;
+
+/// The attr size the file's entries get: the largest the events use, but
+/// no larger than perf 6.1 reads when the fields beyond that are all zero
+/// (a zero field and a missing one mean the same).
 fn attr_size_of(events: &[Event]) -> u32 {
     events
         .iter()
         .map(|e| {
-            if e.attr.size == 0 {
+            let size = if e.attr.size == 0 {
                 PERF_ATTR_SIZE_VER0
             } else {
                 e.attr.size
+            };
+            if size > FILE_ATTR_SIZE_PERF61 && e.attr.config3 == 0 {
+                FILE_ATTR_SIZE_PERF61
+            } else {
+                size
             }
         })
         .max()
@@ -592,5 +604,238 @@ impl<W: Write> PipeWriter<W> {
             offset: end,
             source: e.into_error(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::RecordReader;
+    use std::io::Cursor as IoCursor;
+
+    fn event(ids: Vec<u64>) -> Event {
+        Event {
+            attr: EventAttr {
+                type_: PERF_TYPE_SOFTWARE,
+                size: 128,
+                sample_type: PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ID,
+                flags: 1 << crate::attr::flag::SAMPLE_ID_ALL,
+                ..Default::default()
+            },
+            ids,
+            name: None,
+        }
+    }
+
+    /// A SAMPLE payload for `event`: ip, pid/tid, id, then `extra` raw bytes
+    /// (not part of the sample format; only the reader's framing sees them).
+    fn sample(ip: u64, id: u64, extra: &[u8]) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&ip.to_le_bytes());
+        p.extend_from_slice(&[7, 0, 0, 0, 7, 0, 0, 0]);
+        p.extend_from_slice(&id.to_le_bytes());
+        p.extend_from_slice(extra);
+        p
+    }
+
+    type Rec = (u32, u16, Vec<u8>, Vec<u8>);
+
+    fn read_all(bytes: Vec<u8>) -> (RecordReader, Vec<Rec>) {
+        let mut r = RecordReader::from_bytes(bytes).unwrap();
+        let mut v = Vec::new();
+        while let Some(x) = r.next_raw().unwrap() {
+            let wrapper = !x.from_compressed && x.type_ == PERF_RECORD_COMPRESSED;
+            let meta = matches!(
+                x.type_,
+                PERF_RECORD_HEADER_ATTR | PERF_RECORD_HEADER_FEATURE
+            );
+            if !wrapper && !meta {
+                v.push((x.type_, x.misc, x.payload.to_vec(), x.trailing.to_vec()));
+            }
+        }
+        (r, v)
+    }
+
+    /// Pseudo-random bytes that zstd cannot shrink.
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    fn records() -> Vec<Rec> {
+        let mut v: Vec<Rec> = Vec::new();
+        for i in 0..3000u64 {
+            // Mostly compressible samples, some large incompressible ones
+            // (one nearly the largest record possible) and user records.
+            let extra = match i % 500 {
+                0 => noise(65_000, i),
+                1 => noise(3000, i),
+                _ => vec![0; (i % 5) as usize * 8],
+            };
+            v.push((PERF_RECORD_SAMPLE, 2, sample(0x1000 + i, 42, &extra), vec![]));
+            if i % 1000 == 999 {
+                v.push((PERF_RECORD_FINISHED_ROUND, 0, vec![], vec![]));
+            }
+        }
+        v.push((PERF_RECORD_AUXTRACE, 0, 16u64.to_le_bytes().repeat(6), vec![9; 16]));
+        v
+    }
+
+    fn features() -> FeatureMap {
+        let mut f = FeatureMap::new();
+        let mut host = 8u32.to_le_bytes().to_vec();
+        host.extend_from_slice(b"box\0\0\0\0\0");
+        f.insert(feature::HOSTNAME, host);
+        f.insert(feature::TOTAL_MEM, 1234u64.to_le_bytes().to_vec());
+        f
+    }
+
+    fn write_file(recs: &[Rec], level: Option<i32>) -> Vec<u8> {
+        let mut w =
+            FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[event(vec![42])])
+                .unwrap();
+        if let Some(l) = level {
+            w.set_compression(l).unwrap();
+        }
+        for (t, m, p, tr) in recs {
+            w.write_record(*t, *m, p, tr).unwrap();
+        }
+        w.finish(&features()).unwrap().into_inner()
+    }
+
+    #[test]
+    fn file_round_trip_keeps_records_events_and_features() {
+        let recs = records();
+        let (r, got) = read_all(write_file(&recs, None));
+        assert_eq!(got, recs);
+        assert!(r.diagnostics().is_empty(), "{:?}", r.diagnostics());
+        assert_eq!(r.meta().events.len(), 1);
+        assert_eq!(r.meta().events[0].ids, vec![42]);
+        assert_eq!(r.meta().events[0].attr, event(vec![]).attr);
+        assert_eq!(r.meta().features.hostname().as_deref(), Some("box"));
+        assert_eq!(r.meta().features.total_mem(), Some(1234));
+        assert!(!r.meta().features.has(feature::COMPRESSED));
+    }
+
+    #[test]
+    fn compressed_file_round_trips_in_records_that_fit() {
+        let recs = records();
+        let bytes = write_file(&recs, Some(3));
+        // Every COMPRESSED record fits its size field, and some exist.
+        let mut r = RecordReader::from_bytes(bytes.clone()).unwrap();
+        let mut n_compressed = 0;
+        let mut plain_samples = 0;
+        while let Some(x) = r.next_raw().unwrap() {
+            if x.type_ == PERF_RECORD_COMPRESSED && !x.from_compressed {
+                n_compressed += 1;
+            }
+            if x.type_ == PERF_RECORD_SAMPLE && !x.from_compressed {
+                plain_samples += 1;
+            }
+        }
+        assert!(n_compressed > 1, "{n_compressed} COMPRESSED records");
+        // Only the near-maximal noise records cannot be compressed into one.
+        assert!(plain_samples <= 6, "{plain_samples} samples left uncompressed");
+        let (r, got) = read_all(bytes);
+        assert_eq!(got, recs);
+        assert!(r.diagnostics().is_empty(), "{:?}", r.diagnostics());
+        let (ver, ty, level, ratio, mmap_len) = r.meta().features.compressed().unwrap();
+        assert_eq!((ver, ty, level), (0, 1, 3));
+        assert!(ratio >= 1);
+        assert_eq!(mmap_len as usize, COMPRESS_MMAP_LEN);
+    }
+
+    #[test]
+    fn unfinished_file_is_readable_to_its_end() {
+        let recs = records();
+        let mut w =
+            FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[event(vec![42])])
+                .unwrap();
+        for (t, m, p, tr) in &recs[..100] {
+            w.write_record(*t, *m, p, tr).unwrap();
+        }
+        // Stop without finish: what reached the output is all there is.
+        w.out.flush().unwrap();
+        let bytes = w.out.w.get_ref().get_ref().clone();
+        let (r, got) = read_all(bytes);
+        assert_eq!(got, recs[..100].to_vec());
+        assert_eq!(r.meta().events[0].ids, vec![42]);
+        assert!(r.diagnostics().warnings.contains_key("data size 0"));
+    }
+
+    #[test]
+    fn events_set_late_are_written_at_finish() {
+        let mut w = FileWriter::create(IoCursor::new(Vec::new()), Endian::Big, &[]).unwrap();
+        let mut e = event(vec![5, 6]);
+        e.attr.size = 64;
+        let mut e2 = event(vec![7]);
+        e2.attr.config = 3;
+        w.set_events(&[e.clone(), e2.clone()]);
+        let mut p = Vec::new();
+        for x in [0x10u64, 0x0000_0007_0000_0007, 6] {
+            p.extend_from_slice(&x.to_be_bytes());
+        }
+        w.write_record(PERF_RECORD_SAMPLE, 1, &p, &[]).unwrap();
+        let bytes = w.finish(&FeatureMap::new()).unwrap().into_inner();
+        let r = RecordReader::from_bytes(bytes).unwrap();
+        assert_eq!(r.meta().endian, Endian::Big);
+        let ev = &r.meta().events;
+        assert_eq!(ev.len(), 2);
+        // Both entries share the larger size; the smaller attr is widened.
+        assert_eq!(ev[0].attr.size, 128);
+        assert_eq!(ev[0].ids, vec![5, 6]);
+        assert_eq!(ev[1].attr, e2.attr);
+        assert_eq!(ev[1].ids, vec![7]);
+        assert_eq!(r.meta().event_of_sample(&p), Some(0));
+    }
+
+    #[test]
+    fn pipe_round_trip_with_metadata_and_compression() {
+        let recs = records();
+        let mut w = PipeWriter::new(Vec::new(), Endian::Little).unwrap();
+        w.write_attr(&event(vec![42])).unwrap();
+        for (id, b) in features() {
+            w.write_feature(id, &b).unwrap();
+        }
+        w.set_compression(1).unwrap();
+        w.write_features_end().unwrap();
+        for (t, m, p, tr) in &recs {
+            w.write_record(*t, *m, p, tr).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let mut r = RecordReader::from_stream(Box::new(IoCursor::new(bytes.clone()))).unwrap();
+        let mut got = Vec::new();
+        while let Some(x) = r.next_raw().unwrap() {
+            let skip = (!x.from_compressed && x.type_ == PERF_RECORD_COMPRESSED)
+                || x.type_ == PERF_RECORD_HEADER_ATTR
+                || x.type_ == PERF_RECORD_HEADER_FEATURE;
+            if !skip {
+                got.push((x.type_, x.misc, x.payload.to_vec(), x.trailing.to_vec()));
+            }
+        }
+        assert_eq!(got, recs);
+        assert!(r.meta().is_pipe());
+        assert_eq!(r.meta().events[0].ids, vec![42]);
+        assert_eq!(r.meta().features.hostname().as_deref(), Some("box"));
+        assert!(r.meta().features.compressed().is_some());
+        assert!(r.meta().features.has(LAST_FEATURE));
+    }
+
+    #[test]
+    fn oversized_records_are_refused_not_truncated() {
+        let mut w = PipeWriter::new(Vec::new(), Endian::Little).unwrap();
+        let err = w
+            .write_record(PERF_RECORD_SAMPLE, 0, &vec![0; MAX_RECORD_SIZE - 7], &[])
+            .unwrap_err();
+        assert!(matches!(err, Error::Unwritable { .. }), "{err}");
+        w.write_record(PERF_RECORD_SAMPLE, 0, &vec![0; MAX_RECORD_SIZE - 8], &[])
+            .unwrap();
     }
 }
