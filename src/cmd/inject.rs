@@ -44,18 +44,12 @@ pub fn run(a: InjectArgs) -> Result<ExitCode> {
             to_pipe_mode(&mut reader, out, a.compress)
         }
     } else {
-        let out = File::create(&a.output)
-            .with_context(|| format!("creating {}", a.output.display()))?;
+        let out =
+            File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
         to_file_mode(&mut reader, out, a.compress)
     };
     crate::ui::print_diagnostics(&a.input, reader.diagnostics());
-    result.with_context(|| {
-        format!(
-            "rewriting {} as {}",
-            a.input.display(),
-            a.output.display()
-        )
-    })?;
+    result.with_context(|| format!("rewriting {} as {}", a.input.display(), a.output.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -68,8 +62,7 @@ fn is_fifo(p: &Path) -> bool {
 
 /// Whether a record only wraps others the reader hands out next.
 fn is_wrapper(r: &RawRecord<'_>) -> bool {
-    !r.from_compressed
-        && (r.type_ == PERF_RECORD_COMPRESSED || r.type_ == PERF_RECORD_COMPRESSED2)
+    !r.from_compressed && (r.type_ == PERF_RECORD_COMPRESSED || r.type_ == PERF_RECORD_COMPRESSED2)
 }
 
 /// The tracing data a pipe-mode HEADER_TRACING_DATA record carries: its u32
@@ -252,7 +245,9 @@ fn write_build_ids<W: Write>(p: &mut PipeOut<W>, b: &[u8], endian: Endian) -> Re
         let misc = endian.u16([h[4], h[5]]);
         let size = endian.u16([h[6], h[7]]) as usize;
         let Some(body) = b.get(pos + 8..pos + size).filter(|_| size >= 8) else {
-            log::warn!("the BUILD_ID feature is damaged at byte {pos}; later build ids are left out");
+            log::warn!(
+                "the BUILD_ID feature is damaged at byte {pos}; later build ids are left out"
+            );
             break;
         };
         p.w.write_record(PERF_RECORD_HEADER_BUILD_ID, misc, body, &[])?;

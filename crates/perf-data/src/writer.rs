@@ -433,8 +433,7 @@ impl<W: Write + Seek> FileWriter<W> {
             }
             _ => {
                 self.flush_compressed()?;
-                self.out
-                    .record(self.endian, type_, misc, payload, trailing)
+                self.out.record(self.endian, type_, misc, payload, trailing)
             }
         }
     }
@@ -573,8 +572,7 @@ impl<W: Write> PipeWriter<W> {
             }
             _ => {
                 self.flush_compressed()?;
-                self.out
-                    .record(self.endian, type_, misc, payload, trailing)
+                self.out.record(self.endian, type_, misc, payload, trailing)
             }
         }
     }
@@ -679,12 +677,22 @@ mod tests {
                 1 => noise(3000, i),
                 _ => vec![0; (i % 5) as usize * 8],
             };
-            v.push((PERF_RECORD_SAMPLE, 2, sample(0x1000 + i, 42, &extra), vec![]));
+            v.push((
+                PERF_RECORD_SAMPLE,
+                2,
+                sample(0x1000 + i, 42, &extra),
+                vec![],
+            ));
             if i % 1000 == 999 {
                 v.push((PERF_RECORD_FINISHED_ROUND, 0, vec![], vec![]));
             }
         }
-        v.push((PERF_RECORD_AUXTRACE, 0, 16u64.to_le_bytes().repeat(6), vec![9; 16]));
+        v.push((
+            PERF_RECORD_AUXTRACE,
+            0,
+            16u64.to_le_bytes().repeat(6),
+            vec![9; 16],
+        ));
         v
     }
 
@@ -698,9 +706,12 @@ mod tests {
     }
 
     fn write_file(recs: &[Rec], level: Option<i32>) -> Vec<u8> {
-        let mut w =
-            FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[event(vec![42])])
-                .unwrap();
+        let mut w = FileWriter::create(
+            IoCursor::new(Vec::new()),
+            Endian::Little,
+            &[event(vec![42])],
+        )
+        .unwrap();
         if let Some(l) = level {
             w.set_compression(l).unwrap();
         }
@@ -742,7 +753,10 @@ mod tests {
         }
         assert!(n_compressed > 1, "{n_compressed} COMPRESSED records");
         // Only the near-maximal noise records cannot be compressed into one.
-        assert!(plain_samples <= 6, "{plain_samples} samples left uncompressed");
+        assert!(
+            plain_samples <= 6,
+            "{plain_samples} samples left uncompressed"
+        );
         let (r, got) = read_all(bytes);
         assert_eq!(got, recs);
         assert!(r.diagnostics().is_empty(), "{:?}", r.diagnostics());
@@ -755,9 +769,12 @@ mod tests {
     #[test]
     fn unfinished_file_is_readable_to_its_end() {
         let recs = records();
-        let mut w =
-            FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[event(vec![42])])
-                .unwrap();
+        let mut w = FileWriter::create(
+            IoCursor::new(Vec::new()),
+            Endian::Little,
+            &[event(vec![42])],
+        )
+        .unwrap();
         for (t, m, p, tr) in &recs[..100] {
             w.write_record(*t, *m, p, tr).unwrap();
         }
