@@ -45,6 +45,18 @@ pub struct InjectArgs {
     /// Output file, `-` for stdout (pipe mode).
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
+    /// Write kernel records zstd-compressed (like `perf record -z`); LEVEL 1-22, default 1.
+    /// Without it, compressed input is written decompressed.
+    #[arg(
+        short = 'z',
+        long = "compress",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    pub compress: Option<i32>,
 }
 
 /// Where the recording comes from.

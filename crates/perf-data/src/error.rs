@@ -36,6 +36,9 @@ pub enum Error {
         "zstd decompression failed for the COMPRESSED record at byte offset {offset}: {detail}"
     )]
     Decompress { offset: u64, detail: String },
+    /// The writer was asked for something the format cannot hold.
+    #[error("cannot write {what}: {detail}")]
+    Unwritable { what: &'static str, detail: String },
 }
 
 impl Error {
@@ -55,6 +58,7 @@ impl Error {
             | Error::Decompress { offset, .. } => Some(*offset),
             Error::BadMagic { .. } => Some(0),
             Error::VersionOne => Some(0),
+            Error::Unwritable { .. } => None,
         }
     }
 }
