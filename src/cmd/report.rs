@@ -94,6 +94,12 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
 
 fn file_mtime(path: &std::path::Path) -> Option<i64> {
     use std::os::unix::fs::MetadataExt;
+    // perf stats the descriptor it reads: for stdin that is the pipe itself.
+    let path = if path == std::path::Path::new("-") {
+        std::path::Path::new("/dev/stdin")
+    } else {
+        path
+    };
     std::fs::metadata(path).ok().map(|m| m.mtime())
 }
 

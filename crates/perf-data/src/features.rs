@@ -233,7 +233,11 @@ pub fn parse_cpu_topology(
     let n = c.u32("nr sibling threads")?;
     size += 4;
     t.sibling_threads = read_strings(&mut c, n)?;
-    size += t.sibling_threads.iter().map(|s| string_size(s)).sum::<u64>();
+    size += t
+        .sibling_threads
+        .iter()
+        .map(|s| string_size(s))
+        .sum::<u64>();
     if b.len() as u64 <= size {
         return Ok(t);
     }
@@ -459,7 +463,10 @@ pub fn parse_pmu_caps(b: &[u8], endian: Endian) -> Result<Vec<(String, Vec<Strin
 }
 
 /// HYBRID_TOPOLOGY: (pmu name, cpu list) per core type.
-pub fn parse_hybrid_topology(b: &[u8], endian: Endian) -> Result<Vec<(String, String)>, ParseError> {
+pub fn parse_hybrid_topology(
+    b: &[u8],
+    endian: Endian,
+) -> Result<Vec<(String, String)>, ParseError> {
     let mut c = Cursor::new(b, endian);
     let n = c.u32("nr hybrid nodes")?;
     let mut v = Vec::with_capacity(bounded(u64::from(n), &c, 8));

@@ -74,7 +74,7 @@ pub fn write_header(out: &mut dyn Write, meta: &Meta, info: &FileInfo) -> io::Re
                 continue;
             }
             let bytes = meta.features.get(id).unwrap_or(&[]);
-            p.print(out, meta, id, bytes, true)?;
+            p.print(out, meta, id, bytes)?;
         }
         write!(out, "# missing features: ")?;
         for id in 1..feature::LAST_FEATURE {
@@ -162,7 +162,7 @@ impl FeaturePrinter {
         if !self.process(meta, id, bytes) {
             return Ok(());
         }
-        self.print(out, meta, id, bytes, false)
+        self.print(out, meta, id, bytes)
     }
 
     /// Decodes one feature into the environment; false if it failed.
@@ -242,14 +242,12 @@ impl FeaturePrinter {
             feature::CPU_PMU_CAPS => e.cpu_pmu_caps = features::parse_cpu_pmu_caps(b, endian)?,
             feature::PMU_CAPS => e.pmu_caps = features::parse_pmu_caps(b, endian)?,
             feature::HYBRID_TOPOLOGY => e.hybrid = features::parse_hybrid_topology(b, endian)?,
-            feature::BPF_BTF => {
-                // perf does not interpret BTF from the other byte order.
-                if endian == Endian::native() {
-                    let mut ids = features::parse_bpf_btf_ids(b, endian)?;
-                    ids.sort_unstable();
-                    ids.dedup();
-                    e.btf_ids = ids;
-                }
+            // perf does not interpret BTF from the other byte order.
+            feature::BPF_BTF if endian == Endian::native() => {
+                let mut ids = features::parse_bpf_btf_ids(b, endian)?;
+                ids.sort_unstable();
+                ids.dedup();
+                e.btf_ids = ids;
             }
             _ => {}
         }
@@ -257,14 +255,7 @@ impl FeaturePrinter {
     }
 
     /// Prints one feature (or its "use -I" line for the long ones).
-    fn print(
-        &self,
-        out: &mut dyn Write,
-        meta: &Meta,
-        id: u32,
-        b: &[u8],
-        file_mode: bool,
-    ) -> io::Result<()> {
+    fn print(&self, out: &mut dyn Write, meta: &Meta, id: u32, b: &[u8]) -> io::Result<()> {
         let e = &self.env;
         let full_only = matches!(
             id,
@@ -398,10 +389,7 @@ impl FeaturePrinter {
                 }
                 Ok(())
             }
-            _ => {
-                let _ = file_mode;
-                Ok(())
-            }
+            _ => Ok(()),
         }
     }
 
@@ -490,14 +478,57 @@ fn write_mem_topology(out: &mut dyn Write, m: &MemTopology) -> io::Result<()> {
         m.block_size
     )?;
     for n in &m.nodes {
-        let bits = set_bits(&n.bitmap, n.nbits);
-        let size = m.block_size.wrapping_mul(bits.len() as u64);
-        let mut map = format_ranges(&bits);
+        let (count, mut map) = bitmap_summary(&n.bitmap, n.nbits);
+        let size = m.block_size.wrapping_mul(count);
         // perf formats the map into a 100-byte buffer.
         truncate_bytes(&mut map, 99);
         writeln!(out, "#  {:>3} [{}]: {}", n.node, unit_number(size), map)?;
     }
     Ok(())
+}
+
+/// Number of set bits among the first `nbits` of a bitmap, and their
+/// ranges ("0-23,32-199"); the text stops growing past perf's buffer size.
+fn bitmap_summary(words: &[u64], nbits: u64) -> (u64, String) {
+    let mut count = 0u64;
+    let mut text = String::new();
+    let mut run: Option<(u64, u64)> = None;
+    let flush = |text: &mut String, (a, b): (u64, u64)| {
+        if text.len() > 100 {
+            return;
+        }
+        if !text.is_empty() {
+            text.push(',');
+        }
+        if a == b {
+            text.push_str(&a.to_string());
+        } else {
+            text.push_str(&format!("{a}-{b}"));
+        }
+    };
+    for (wi, &w) in words.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            let bit = wi as u64 * 64 + u64::from(w.trailing_zeros());
+            w &= w - 1;
+            if bit >= nbits {
+                continue;
+            }
+            count += 1;
+            run = match run {
+                Some((a, b)) if b + 1 == bit => Some((a, bit)),
+                Some(r) => {
+                    flush(&mut text, r);
+                    Some((bit, bit))
+                }
+                None => Some((bit, bit)),
+            };
+        }
+    }
+    if let Some(r) = run {
+        flush(&mut text, r);
+    }
+    (count, text)
 }
 
 fn truncate_bytes(s: &mut String, max: usize) {
@@ -508,46 +539,6 @@ fn truncate_bytes(s: &mut String, max: usize) {
         }
         s.truncate(end);
     }
-}
-
-/// Indices of the set bits among the first `nbits` of a bitmap.
-fn set_bits(words: &[u64], nbits: u64) -> Vec<u64> {
-    let mut v = Vec::new();
-    for (wi, &w) in words.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            let b = w.trailing_zeros() as u64;
-            let bit = wi as u64 * 64 + b;
-            if bit < nbits {
-                v.push(bit);
-            }
-            w &= w - 1;
-        }
-    }
-    v
-}
-
-/// "0-23,32-199" from sorted distinct values.
-fn format_ranges(v: &[u64]) -> String {
-    let mut s = String::new();
-    let mut i = 0;
-    while i < v.len() {
-        let start = v[i];
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        if !s.is_empty() {
-            s.push(',');
-        }
-        if j > i {
-            s.push_str(&format!("{}-{}", start, v[j]));
-        } else {
-            s.push_str(&start.to_string());
-        }
-        i = j + 1;
-    }
-    s
 }
 
 /// perf's unit_number__scnprintf: divides by 1024 while the quotient stays
@@ -562,14 +553,13 @@ fn unit_number(mut n: u64) -> String {
     format!("{n}{}", units[i])
 }
 
-/// The most CPUs a list may expand to; perf has no limit, we need one.
-const MAX_CPUS: usize = 1 << 16;
-
 /// Parses a CPU list ("0-7,16-23") as perf's cpu map parser does: sorted,
-/// an empty list is the "any CPU" map (-1), malformed lists fail.
-fn parse_cpu_list(s: &str) -> Option<Vec<i64>> {
+/// an empty list is the "any CPU" map (-1), malformed lists and CPUs listed
+/// twice fail. Kept as sorted inclusive ranges so a list like "0-2000000000"
+/// costs nothing.
+fn parse_cpu_list(s: &str) -> Option<Vec<(i64, i64)>> {
     let b = s.as_bytes();
-    let mut cpus: Vec<i64> = Vec::new();
+    let mut ranges: Vec<(i64, i64)> = Vec::new();
     let mut i = 0;
     let num = |i: &mut usize| -> Option<u64> {
         let start = *i;
@@ -593,51 +583,47 @@ fn parse_cpu_list(s: &str) -> Option<Vec<i64>> {
         } else {
             start
         };
-        if (end - start) as usize >= MAX_CPUS || cpus.len() + (end - start) as usize > MAX_CPUS {
-            return None;
-        }
-        for c in start..=end {
-            cpus.push(c as i64);
-        }
+        ranges.push((start as i64, end as i64));
         if i < b.len() {
             i += 1;
         }
     }
-    let mut sorted = cpus.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    if sorted.len() != cpus.len() {
-        // perf rejects a CPU listed twice.
+    ranges.sort_unstable();
+    if ranges.windows(2).any(|w| w[1].0 <= w[0].1) {
         return None;
     }
-    if sorted.is_empty() {
+    if ranges.is_empty() {
         if i < b.len() {
             return None;
         }
-        return Some(vec![-1]);
+        return Some(vec![(-1, -1)]);
     }
-    Some(sorted)
+    Some(ranges)
 }
 
 /// perf's cpu map printing: runs of consecutive CPUs as ranges, into a
 /// 1024-byte buffer.
-fn format_cpu_map(cpus: &[i64]) -> String {
-    let mut s = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
+fn format_cpu_map(ranges: &[(i64, i64)]) -> String {
+    let mut merged: Vec<(i64, i64)> = Vec::new();
+    for &(a, b) in ranges {
+        match merged.last_mut() {
+            Some(last) if last.1 + 1 == a => last.1 = b,
+            _ => merged.push((a, b)),
         }
+    }
+    let mut s = String::new();
+    for (a, b) in merged {
         if !s.is_empty() {
             s.push(',');
         }
-        if j > i {
-            s.push_str(&format!("{}-{}", cpus[i], cpus[j]));
+        if a == b {
+            s.push_str(&a.to_string());
         } else {
-            s.push_str(&cpus[i].to_string());
+            s.push_str(&format!("{a}-{b}"));
         }
-        i = j + 1;
+        if s.len() > 1023 {
+            break;
+        }
     }
     truncate_bytes(&mut s, 1023);
     s
@@ -850,11 +836,13 @@ fn attr_from_128(raw: &[u8], endian: Endian) -> Option<EventAttr> {
 }
 
 fn write_event_desc(out: &mut dyn Write, b: &[u8], endian: Endian) -> io::Result<()> {
-    let events = features::parse_event_desc_raw(b, endian).ok().and_then(|v| {
-        v.into_iter()
-            .map(|e| attr_from_128(&e.attr128, endian).map(|a| (e.desc, a)))
-            .collect::<Option<Vec<_>>>()
-    });
+    let events = features::parse_event_desc_raw(b, endian)
+        .ok()
+        .and_then(|v| {
+            v.into_iter()
+                .map(|e| attr_from_128(&e.attr128, endian).map(|a| (e.desc, a)))
+                .collect::<Option<Vec<_>>>()
+        });
     let Some(events) = events.filter(|v| v.iter().all(|(_, a)| attr_known(a))) else {
         return writeln!(out, "# event desc: not available or unable to read");
     };
@@ -907,7 +895,10 @@ fn write_attr(out: &mut dyn Write, a: &EventAttr) -> io::Result<()> {
     if a.read_format != 0 {
         f(
             "read_format",
-            bit_names(a.read_format, READ_BITS.iter().copied().zip(0..).map(|(n, b)| (b, n))),
+            bit_names(
+                a.read_format,
+                READ_BITS.iter().copied().zip(0..).map(|(n, b)| (b, n)),
+            ),
         )?;
     }
     for (bit, name) in FLAG_NAMES.iter().enumerate() {
@@ -1040,17 +1031,28 @@ mod tests {
     fn ctime_matches_libc_format() {
         assert_eq!(ctime(0, |_| 0), "Thu Jan  1 00:00:00 1970\n");
         assert_eq!(ctime(1_795_259_161, |_| 0), "Sat Nov 21 11:06:01 2026\n");
-        assert_eq!(ctime(1_795_259_161, |_| -5 * 3600), "Sat Nov 21 06:06:01 2026\n");
+        assert_eq!(
+            ctime(1_795_259_161, |_| -5 * 3600),
+            "Sat Nov 21 06:06:01 2026\n"
+        );
     }
 
     #[test]
     fn cpu_lists_parse_and_print_like_perf() {
-        assert_eq!(format_cpu_map(&parse_cpu_list("0-7,16-23").unwrap()), "0-7,16-23");
+        assert_eq!(
+            format_cpu_map(&parse_cpu_list("0-7,16-23").unwrap()),
+            "0-7,16-23"
+        );
         assert_eq!(format_cpu_map(&parse_cpu_list("3,1,2").unwrap()), "1-3");
         assert_eq!(format_cpu_map(&parse_cpu_list("").unwrap()), "-1");
         assert!(parse_cpu_list("1,1").is_none());
         assert!(parse_cpu_list("5-2").is_none());
         assert!(parse_cpu_list("0-4000000000").is_none());
+        assert!(parse_cpu_list("0-5,3").is_none());
+        assert_eq!(
+            format_cpu_map(&parse_cpu_list("0-2000000000").unwrap()),
+            "0-2000000000"
+        );
     }
 
     #[test]
@@ -1058,6 +1060,10 @@ mod tests {
         assert_eq!(unit_number(1024), "1024B");
         assert_eq!(unit_number(2048), "2K");
         assert_eq!(unit_number(24 << 30), "24G");
-        assert_eq!(format_ranges(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(
+            bitmap_summary(&[0b1_1010_0111, 1], 65),
+            (7, "0-2,5,7-8,64".to_string())
+        );
+        assert_eq!(bitmap_summary(&[u64::MAX], 10), (10, "0-9".to_string()));
     }
 }
