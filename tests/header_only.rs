@@ -4,6 +4,10 @@
 //! Deliberate differences from perf (not exercised by these files):
 //! - BPF_PROG_INFO: perf lists each recorded BPF program; sear prints nothing.
 //! - strings with invalid UTF-8 are printed with U+FFFD where perf prints raw bytes.
+//! - a recording whose recorder was killed (data size 0): perf reads the
+//!   feature table from inside the data and prints what that garbage decodes
+//!   to; sear does not load features from such a file and prints each set
+//!   feature in its undecoded state ("(null)", 0, "not available").
 //! - reading from stdin: perf and sear both print the pipe's mtime, which is
 //!   not comparable between two runs, so that case compares from line 3 on.
 
@@ -121,6 +125,8 @@ fn fresh_recordings_match_perf() {
         ("z", &["-e", "cpu-clock", "-z"]),
         ("pipe", &["-e", "cpu-clock", "-o", "-"]),
         ("pipe-g", &["-e", "cpu-clock", "-g", "-o", "-"]),
+        ("pipe-group", &["-e", "{cpu-clock,task-clock}:S", "-o", "-"]),
+        ("pipe-z", &["-e", "cpu-clock,task-clock", "-z", "-o", "-"]),
         ("a", &["-e", "cpu-clock", "-a"]),
         ("multi", &["-e", "cpu-clock,task-clock"]),
         ("group", &["-e", "{cpu-clock,task-clock}:S"]),
