@@ -37,9 +37,38 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
         let info = render::header::FileInfo {
             mtime: file_mtime(&path),
             show_info: a.show_info,
+            utc_offset: local_utc_offset,
         };
         let mut out = super::stdout();
         render::header::write_header(&mut out, reader.meta(), &info)?;
+        if reader.meta().is_pipe() {
+            // perf prints pipe-mode features as their records arrive, after
+            // the header block, reading the whole stream.
+            let mut printer = render::header::FeaturePrinter::new(&info);
+            loop {
+                let feat = match reader.next_raw() {
+                    Ok(Some(raw)) if raw.type_ == perf_data::PERF_RECORD_HEADER_FEATURE => {
+                        let p = raw.payload;
+                        let id: Option<[u8; 8]> = p.get(..8).and_then(|b| b.try_into().ok());
+                        id.map(|id| (id, p[8..].to_vec()))
+                    }
+                    Ok(Some(_)) => None,
+                    Ok(None) => break,
+                    Err(e) => {
+                        // Like perf: keep what was printed, warn, succeed.
+                        log::warn!("{}: stopped reading: {e:#}", path.display());
+                        break;
+                    }
+                };
+                if let Some((id, bytes)) = feat {
+                    let id = match reader.meta().endian {
+                        perf_data::Endian::Little => u64::from_le_bytes(id),
+                        perf_data::Endian::Big => u64::from_be_bytes(id),
+                    };
+                    printer.pipe_feature(&mut out, reader.meta(), id, &bytes)?;
+                }
+            }
+        }
         super::finish(out)?;
         crate::ui::print_diagnostics(&path, reader.diagnostics());
         return Ok(ExitCode::SUCCESS);
@@ -65,5 +94,27 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
 
 fn file_mtime(path: &std::path::Path) -> Option<i64> {
     use std::os::unix::fs::MetadataExt;
+    // perf stats the descriptor it reads: for stdin that is the pipe itself.
+    let path = if path == std::path::Path::new("-") {
+        std::path::Path::new("/dev/stdin")
+    } else {
+        path
+    };
     std::fs::metadata(path).ok().map(|m| m.mtime())
+}
+
+/// Seconds east of UTC of the local time zone at instant `t`, as the C
+/// library's time zone rules (TZ, /etc/localtime) say; perf prints local time.
+fn local_utc_offset(t: i64) -> i64 {
+    // time_t is i64 on the 64-bit targets we build for.
+    let t = t as libc::time_t;
+    // SAFETY: localtime_r only writes the tm we pass; a zeroed tm is a valid
+    // value of that plain C struct.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&t, &mut tm).is_null() {
+            return 0;
+        }
+        tm.tm_gmtoff
+    }
 }
