@@ -103,18 +103,11 @@ fn file_mtime(path: &std::path::Path) -> Option<i64> {
     std::fs::metadata(path).ok().map(|m| m.mtime())
 }
 
-/// Seconds east of UTC of the local time zone at instant `t`, as the C
-/// library's time zone rules (TZ, /etc/localtime) say; perf prints local time.
+/// Seconds east of UTC of the local time zone at instant `t`, by the
+/// system's rules (TZ, /etc/localtime); perf prints local time.
 fn local_utc_offset(t: i64) -> i64 {
-    // time_t is i64 on the 64-bit targets we build for.
-    let t = t as libc::time_t;
-    // SAFETY: localtime_r only writes the tm we pass; a zeroed tm is a valid
-    // value of that plain C struct.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return 0;
-        }
-        tm.tm_gmtoff
-    }
+    let Ok(ts) = jiff::Timestamp::from_second(t) else {
+        return 0;
+    };
+    i64::from(jiff::tz::TimeZone::system().to_offset(ts).seconds())
 }
