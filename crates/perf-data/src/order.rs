@@ -172,10 +172,12 @@ impl Reader {
                 return Ok(());
             };
             let raw = rec.raw;
+            // perf does not queue records with time 0 or all ones (as
+            // synthesized records have) but delivers them at once.
             let time = if raw.type_ >= PERF_RECORD_HEADER_ATTR {
                 None
             } else {
-                rec.time()
+                rec.time().filter(|&t| t != 0 && t != u64::MAX)
             };
             let start = self.arena.len();
             self.arena.extend_from_slice(raw.payload);
