@@ -196,10 +196,12 @@ impl Reader {
             self.seq += 1;
             match (raw.type_, time) {
                 (PERF_RECORD_FINISHED_ROUND, _) => {
+                    // perf processes the round marker itself before the
+                    // records it releases.
+                    self.ready.push(entry);
                     let limit = self.next_flush;
                     self.flush(limit);
                     self.next_flush = self.max_time;
-                    self.ready.push(entry);
                 }
                 (_, None) => self.ready.push(entry),
                 (_, Some(t)) => {
