@@ -186,7 +186,6 @@ impl Dumper {
                 return out.write_all(b"\n");
             }
         };
-        let m = &mut self.machine;
         match data {
             RecordData::Mmap(mm) => {
                 writeln!(
@@ -204,20 +203,6 @@ impl Dumper {
                     },
                     Lossy(mm.filename)
                 )?;
-                let prot = if raw.misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
-                    0
-                } else {
-                    PROT_EXEC
-                };
-                m.mmap(
-                    raw.misc,
-                    mm.pid as i32,
-                    mm.tid as i32,
-                    mm.addr,
-                    mm.len,
-                    prot,
-                    mm.filename,
-                );
             }
             RecordData::Mmap2(mm) => {
                 write!(
@@ -247,15 +232,6 @@ impl Dumper {
                     if mm.flags & 1 != 0 { 's' } else { 'p' },
                     Lossy(mm.filename)
                 )?;
-                m.mmap(
-                    raw.misc,
-                    mm.pid as i32,
-                    mm.tid as i32,
-                    mm.addr,
-                    mm.len,
-                    mm.prot,
-                    mm.filename,
-                );
             }
             RecordData::Comm(c) => {
                 writeln!(
@@ -266,8 +242,6 @@ impl Dumper {
                     c.pid as i32,
                     c.tid as i32
                 )?;
-                let t = m.findnew(c.pid as i32, c.tid as i32);
-                m.threads[t].comm = Some(String::from_utf8_lossy(c.comm).into_owned());
             }
             RecordData::Fork(f) => {
                 writeln!(
@@ -275,7 +249,6 @@ impl Dumper {
                     "({}:{}):({}:{})",
                     f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32
                 )?;
-                m.fork(out, raw.misc, &f)?;
             }
             RecordData::Exit(f) => {
                 writeln!(
@@ -283,9 +256,6 @@ impl Dumper {
                     "({}:{}):({}:{})",
                     f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32
                 )?;
-                // perf keeps exited threads (a late sample still finds them),
-                // but looking one up adopts the pid the record gives.
-                m.find(f.pid as i32, f.tid as i32);
             }
             RecordData::Lost { id, lost } => writeln!(out, ": id:{id}: lost:{lost}")?,
             RecordData::LostSamples { lost } => writeln!(
@@ -384,7 +354,6 @@ impl Dumper {
                     flags,
                     Lossy(name)
                 )?;
-                m.ksymbol(addr, len, flags, name);
             }
             RecordData::BpfEvent {
                 type_, flags, id, ..
@@ -425,6 +394,9 @@ impl Dumper {
             // THROTTLE, UNTHROTTLE and anything else `perf report` has no
             // handler for.
             _ => out.write_all(b": unhandled!\n")?,
+        }
+        if let Some((pid, tid)) = self.machine.apply(raw.misc, &data) {
+            writeln!(out, "removing erroneous parent thread {pid}/{tid}")?;
         }
         Ok(())
     }
@@ -656,7 +628,13 @@ impl Dumper {
             _ => 1,
         };
         for ev in targets {
-            self.machine.resolve(out, s)?;
+            let (comm, tid, landing) = self.machine.resolve(s);
+            writeln!(out, " ... thread: {comm}:{tid}")?;
+            match landing {
+                Landing::Dso(d) => writeln!(out, " ...... dso: {}", self.machine.dsos()[d].name)?,
+                Landing::NotFound => out.write_all(b" ...... dso: <not found>\n")?,
+                Landing::Hypervisor => out.write_all(b" ...... dso: [hypervisor]\n")?,
+            }
             self.count_entry(ev, entries);
         }
         Ok(())
@@ -911,11 +889,11 @@ impl std::fmt::Display for PageSize {
 
 const PROT_EXEC: u32 = 4;
 
-/// One mapping: the address range and the name perf shows for its DSO.
+/// One mapping: its end and the DSO it shows (an index into `Machine::dsos`).
 #[derive(Debug, Clone)]
 struct Map {
     end: u64,
-    dso: std::rc::Rc<str>,
+    dso: usize,
 }
 
 /// Non-overlapping maps by start address.
@@ -927,7 +905,7 @@ struct Maps {
 impl Maps {
     /// Inserts a map, trimming or splitting the maps it overlaps, as a new
     /// mmap() over old ones does.
-    fn insert(&mut self, start: u64, end: u64, dso: std::rc::Rc<str>) {
+    fn insert(&mut self, start: u64, end: u64, dso: usize) {
         let overlapping: Vec<u64> = self
             .by_start
             .range(..end.max(start.saturating_add(1)))
@@ -944,7 +922,7 @@ impl Maps {
                     s,
                     Map {
                         end: start,
-                        dso: old.dso.clone(),
+                        dso: old.dso,
                     },
                 );
             }
@@ -977,28 +955,90 @@ struct Thread {
     maps: usize,
 }
 
-/// The threads and maps perf's report knows at a point of the recording:
-/// enough to name the thread and DSO of each sample the way `-D` does.
+/// A binary perf knows by name, in the order perf first met it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dso {
+    pub name: String,
+    pub build_id: Option<Vec<u8>>,
+    /// A sample's address fell into one of its maps.
+    pub hit: bool,
+}
+
+/// Where a sample's address landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    Dso(usize),
+    /// perf looked and found no map.
+    NotFound,
+    /// The cpu mode is neither host kernel nor host user.
+    Hypervisor,
+}
+
+/// The threads, maps and DSOs perf's report tracks while it replays a
+/// recording, reduced to what `-D` and `buildid-list` show: which thread
+/// (and comm) a sample belongs to and which DSO its address falls in.
+/// Feed it the records in perf's delivery order.
 #[derive(Debug)]
-struct Machine {
+pub struct Machine {
     threads: Vec<Thread>,
     by_tid: HashMap<i32, usize>,
     maps: Vec<Maps>,
     kernel: Maps,
+    dsos: Vec<Dso>,
+    dso_by_name: HashMap<String, usize>,
+    exit_removes_thread: bool,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Machine {
-    fn new() -> Self {
+    pub fn new() -> Self {
         let mut m = Machine {
             threads: Vec::new(),
             by_tid: HashMap::new(),
             maps: Vec::new(),
             kernel: Maps::default(),
+            dsos: Vec::new(),
+            dso_by_name: HashMap::new(),
+            exit_removes_thread: false,
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
         m.threads[t].comm = Some("swapper".into());
         m
+    }
+
+    /// perf's report keeps exited threads; `buildid-list` forgets them.
+    pub fn set_exit_removes_thread(&mut self, on: bool) {
+        self.exit_removes_thread = on;
+    }
+
+    pub fn dsos(&self) -> &[Dso] {
+        &self.dsos
+    }
+
+    /// The DSO named `name`, created if new.
+    pub fn findnew_dso(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.dso_by_name.get(name) {
+            return i;
+        }
+        self.dsos.push(Dso {
+            name: name.to_string(),
+            build_id: None,
+            hit: false,
+        });
+        self.dso_by_name
+            .insert(name.to_string(), self.dsos.len() - 1);
+        self.dsos.len() - 1
+    }
+
+    pub fn set_build_id(&mut self, name: &str, build_id: &[u8]) {
+        let d = self.findnew_dso(name);
+        self.dsos[d].build_id = Some(build_id.to_vec());
     }
 
     fn new_maps(&mut self) -> usize {
@@ -1047,21 +1087,56 @@ impl Machine {
         }
     }
 
-    fn fork(
-        &mut self,
-        out: &mut dyn Write,
-        misc: u16,
-        f: &perf_data::records::ForkExit,
-    ) -> io::Result<()> {
+    /// Applies a record that changes threads or maps. For a FORK whose
+    /// parent was known under another pid, returns that thread's old
+    /// pid/tid (perf drops it and says so in `-D` output).
+    pub fn apply(&mut self, misc: u16, data: &RecordData<'_>) -> Option<(i32, i32)> {
+        match *data {
+            RecordData::Mmap(mm) => {
+                let prot = if misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
+                    0
+                } else {
+                    PROT_EXEC
+                };
+                let (pid, tid) = (mm.pid as i32, mm.tid as i32);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, prot, mm.filename);
+            }
+            RecordData::Mmap2(mm) => {
+                let (pid, tid) = (mm.pid as i32, mm.tid as i32);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.prot, mm.filename);
+            }
+            RecordData::Comm(c) => {
+                let t = self.findnew(c.pid as i32, c.tid as i32);
+                self.threads[t].comm = Some(String::from_utf8_lossy(c.comm).into_owned());
+            }
+            RecordData::Fork(f) => return self.fork(misc, &f),
+            RecordData::Exit(f) => {
+                // Looking a thread up adopts the pid the record gives.
+                if let Some(t) = self.find(f.pid as i32, f.tid as i32) {
+                    if self.exit_removes_thread {
+                        self.remove(t);
+                    }
+                }
+            }
+            RecordData::Ksymbol {
+                addr,
+                len,
+                flags,
+                name,
+                ..
+            } => self.ksymbol(addr, len, flags, name),
+            _ => {}
+        }
+        None
+    }
+
+    fn fork(&mut self, misc: u16, f: &perf_data::records::ForkExit) -> Option<(i32, i32)> {
         let (pid, tid, ppid, ptid) = (f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32);
         let existing = self.find(pid, tid);
         let mut parent = self.findnew(ppid, ptid);
+        let mut dropped = None;
         if self.threads[parent].pid != ppid {
-            writeln!(
-                out,
-                "removing erroneous parent thread {}/{}",
-                self.threads[parent].pid, self.threads[parent].tid
-            )?;
+            dropped = Some((self.threads[parent].pid, self.threads[parent].tid));
             self.remove(parent);
             parent = self.findnew(ppid, ptid);
         }
@@ -1083,7 +1158,7 @@ impl Machine {
             let copy = self.maps[pm].clone();
             self.maps[cm] = copy;
         }
-        Ok(())
+        dropped
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1093,9 +1168,11 @@ impl Machine {
         if misc & PERF_RECORD_MISC_CPUMODE_MASK == PERF_RECORD_MISC_KERNEL {
             if name.starts_with("[kernel.kallsyms]") {
                 let end = if addr == 0 && len == 0 { u64::MAX } else { end };
-                self.kernel.insert(addr, end, "[kernel.kallsyms]".into());
+                let d = self.findnew_dso("[kernel.kallsyms]");
+                self.kernel.insert(addr, end, d);
             } else {
-                self.kernel.insert(addr, end, name.as_ref().into());
+                let d = self.findnew_dso(&name);
+                self.kernel.insert(addr, end, d);
             }
             return;
         }
@@ -1105,49 +1182,50 @@ impl Machine {
             || name.starts_with("/anon_hugepage");
         let no_dso = name.starts_with("[stack") || name.starts_with("/SYSV") || name == "[heap]";
         // Executable anonymous memory is JIT code perf looks up in perf-PID.map.
-        let dso: std::rc::Rc<str> = if (anon || no_dso) && prot & PROT_EXEC != 0 {
-            format!("/tmp/perf-{pid}.map").into()
+        let d = if (anon || no_dso) && prot & PROT_EXEC != 0 {
+            self.findnew_dso(&format!("/tmp/perf-{pid}.map"))
         } else {
-            name.as_ref().into()
+            self.findnew_dso(&name)
         };
         let maps = self.threads[t].maps;
-        self.maps[maps].insert(addr, end, dso);
+        self.maps[maps].insert(addr, end, d);
     }
 
     fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
         if flags & 1 != 0 {
-            if let Some((&s, _)) = self.kernel.by_start.range(..=addr).next_back() {
-                if s == addr {
-                    self.kernel.by_start.remove(&s);
-                }
+            if self.kernel.by_start.contains_key(&addr) {
+                self.kernel.by_start.remove(&addr);
             }
         } else if self.kernel.find(addr).is_none() {
             let end = addr.wrapping_add(u64::from(len));
-            self.kernel
-                .insert(addr, end, String::from_utf8_lossy(name).as_ref().into());
+            let d = self.findnew_dso(&String::from_utf8_lossy(name));
+            self.kernel.insert(addr, end, d);
         }
     }
 
-    /// The ` ... thread:` and ` ...... dso:` lines of a sample.
-    fn resolve(&mut self, out: &mut dyn Write, s: &Sample<'_>) -> io::Result<()> {
+    /// The thread (comm, tid) and landing of a sample's address, marking
+    /// the DSO hit. A thread without a comm shows as `:tid`, like perf.
+    pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {
         let pid = s.pid.map_or(-1, |p| p as i32);
         let tid = s.tid.map_or(-1, |t| t as i32);
         let t = self.findnew(pid, tid);
         let th = &self.threads[t];
-        match &th.comm {
-            Some(c) => writeln!(out, " ... thread: {c}:{}", th.tid)?,
-            None => writeln!(out, " ... thread: :{}:{}", th.tid, th.tid)?,
-        }
+        let comm = th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid));
         let ip = s.ip.unwrap_or(0);
-        let dso = match s.cpumode() {
-            PERF_RECORD_MISC_KERNEL => self.kernel.find(ip).map(|m| m.dso.clone()),
-            PERF_RECORD_MISC_USER => self.maps[th.maps].find(ip).map(|m| m.dso.clone()),
-            _ => return out.write_all(b" ...... dso: [hypervisor]\n"),
+        let map = match s.cpumode() {
+            PERF_RECORD_MISC_KERNEL => self.kernel.find(ip),
+            PERF_RECORD_MISC_USER => self.maps[th.maps].find(ip),
+            _ => return (comm, th.tid, Landing::Hypervisor),
         };
-        match dso {
-            Some(d) => writeln!(out, " ...... dso: {d}"),
-            None => out.write_all(b" ...... dso: <not found>\n"),
+        let landing = match map {
+            Some(m) => Landing::Dso(m.dso),
+            None => Landing::NotFound,
+        };
+        let tid = th.tid;
+        if let Landing::Dso(d) = landing {
+            self.dsos[d].hit = true;
         }
+        (comm, tid, landing)
     }
 }
 
@@ -1181,11 +1259,11 @@ mod tests {
     #[test]
     fn new_map_splits_the_one_it_covers() {
         let mut m = Maps::default();
-        m.insert(0x1000, 0x5000, "a".into());
-        m.insert(0x2000, 0x3000, "b".into());
-        assert_eq!(&*m.find(0x1fff).unwrap().dso, "a");
-        assert_eq!(&*m.find(0x2000).unwrap().dso, "b");
-        assert_eq!(&*m.find(0x3000).unwrap().dso, "a");
+        m.insert(0x1000, 0x5000, 1);
+        m.insert(0x2000, 0x3000, 2);
+        assert_eq!(m.find(0x1fff).unwrap().dso, 1);
+        assert_eq!(m.find(0x2000).unwrap().dso, 2);
+        assert_eq!(m.find(0x3000).unwrap().dso, 1);
         assert!(m.find(0x5000).is_none());
     }
 
