@@ -96,9 +96,12 @@ pub struct ReportArgs {
 pub struct BuildidListArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Also list binaries that no sample hit (perf's --with-hits is the default view).
-    #[arg(long = "with-hits")]
+    /// List only binaries a sample landed in (replays the records).
+    #[arg(short = 'H', long = "with-hits")]
     pub with_hits: bool,
+    /// Print the running kernel's build id and stop.
+    #[arg(short = 'k', long = "kernel")]
+    pub kernel: bool,
 }
 
 pub fn parse() -> Result<Cli, clap::Error> {

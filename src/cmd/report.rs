@@ -13,20 +13,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     if a.stats {
         let stats = Stats::collect(&mut reader, |_| {})
             .with_context(|| format!("reading records of {}", path.display()))?;
-        // perf names events in pipe mode from their attrs here: its name cache
-        // is filled before the EVENT_DESC feature record arrives.
-        let meta = reader.meta();
-        let names: Vec<String> = meta
-            .events
-            .iter()
-            .map(|e| {
-                if meta.is_pipe() {
-                    e.attr.default_name()
-                } else {
-                    e.name()
-                }
-            })
-            .collect();
+        let names = stats_names(reader.meta());
         let mut out = super::stdout();
         render::stats::write_stats(&mut out, &stats, &names)?;
         super::finish(out)?;
@@ -74,22 +61,87 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.dump_raw_trace {
-        let mut out = super::stdout();
-        let mut dumper = render::dump::Dumper::new();
-        while let Some(rec) = reader
-            .next_record()
-            .with_context(|| format!("reading records of {}", path.display()))?
-        {
-            dumper.record(&mut out, &rec)?;
-        }
-        super::finish(out)?;
-        crate::ui::print_diagnostics(&path, reader.diagnostics());
-        return Ok(ExitCode::SUCCESS);
+        return dump(&path, reader);
     }
     anyhow::bail!(
         "the hotspot report is not implemented yet; use `sear report --stats`, \
          `--header-only` or `-D`"
     )
+}
+
+/// Event names for the per-event stats blocks.
+fn stats_names(meta: &perf_data::Meta) -> Vec<String> {
+    // perf names events in pipe mode from their attrs here: its name cache
+    // is filled before the EVENT_DESC feature record arrives.
+    meta.events
+        .iter()
+        .map(|e| {
+            if meta.is_pipe() {
+                e.attr.default_name()
+            } else {
+                e.name()
+            }
+        })
+        .collect()
+}
+
+/// `-D`: every record raw and decoded, in the order perf delivers them,
+/// then the record counts.
+fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
+    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+    let mut out = super::stdout();
+    let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
+    let mut stats = Stats::default();
+    let meta = reader.meta();
+    let user_stacks = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_STACK_USER != 0);
+    dumper.set_branch_mode(
+        meta.features.has(perf_data::consts::feature::BRANCH_STACK) && !user_stacks,
+    );
+    dumper.preamble(&mut out)?;
+    while let Some(rec) = reader
+        .next_record()
+        .with_context(|| format!("reading records of {}", path.display()))?
+    {
+        stats.add(&rec);
+        dumper.record(&mut out, &rec)?;
+    }
+    let diag = reader.diagnostics().clone();
+    // Records that cannot be framed end the data early; perf stops there
+    // with an error and prints no totals, and so do we.
+    let broken = diag.warnings.get("corrupt record").cloned();
+    if broken.is_none() {
+        let meta = reader.meta();
+        stats.cover(meta);
+        // perf -D closes with its report's histogram counts per event,
+        // under the names the whole stream gave the events.
+        for (i, e) in stats.per_event.iter_mut().enumerate() {
+            e.samples = dumper.hist_entries().get(i).copied().unwrap_or(0);
+            e.lost_samples_records = 0;
+        }
+        let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+        render::stats::write_stats(&mut out, &stats, &names)?;
+    }
+    super::finish(out)?;
+    crate::ui::print_diagnostics(path, &diag);
+    if let (n @ 1.., Some(at)) = dumper.undecodable() {
+        log::warn!(
+            "{}: {n} records could not be decoded (first at byte offset {at}); \
+             they are dumped raw only",
+            path.display()
+        );
+    }
+    if let Some(w) = broken {
+        anyhow::bail!(
+            "{}: the data is corrupt at byte offset {}: {}; the dump stops there",
+            path.display(),
+            w.first_offset,
+            w.message
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn file_mtime(path: &std::path::Path) -> Option<i64> {

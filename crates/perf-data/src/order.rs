@@ -172,10 +172,12 @@ impl Reader {
                 return Ok(());
             };
             let raw = rec.raw;
+            // perf does not queue records with time 0 or all ones (as
+            // synthesized records have) but delivers them at once.
             let time = if raw.type_ >= PERF_RECORD_HEADER_ATTR {
                 None
             } else {
-                rec.time()
+                rec.time().filter(|&t| t != 0 && t != u64::MAX)
             };
             let start = self.arena.len();
             self.arena.extend_from_slice(raw.payload);
@@ -194,10 +196,12 @@ impl Reader {
             self.seq += 1;
             match (raw.type_, time) {
                 (PERF_RECORD_FINISHED_ROUND, _) => {
+                    // perf processes the round marker itself before the
+                    // records it releases.
+                    self.ready.push(entry);
                     let limit = self.next_flush;
                     self.flush(limit);
                     self.next_flush = self.max_time;
-                    self.ready.push(entry);
                 }
                 (_, None) => self.ready.push(entry),
                 (_, Some(t)) => {

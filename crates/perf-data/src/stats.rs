@@ -2,6 +2,7 @@
 
 use crate::consts::*;
 use crate::error::Result;
+use crate::order::Record;
 use crate::reader::RecordReader;
 
 /// Number of record-type slots counted (perf's PERF_RECORD_HEADER_MAX and beyond).
@@ -54,59 +55,7 @@ impl Stats {
         let mut s = Stats::default();
         let mut n = 0u64;
         while let Some(rec) = r.next_record()? {
-            let t = rec.raw.type_ as usize;
-            s.nr_events[0] += 1;
-            if t < NR_TYPES && is_known_record_type(t as u32) {
-                s.nr_events[t] += 1;
-            } else {
-                s.nr_unknown_type += 1;
-            }
-            let meta = rec.meta;
-            if s.per_event.len() < meta.events.len() {
-                s.per_event.resize(meta.events.len(), EventStats::default());
-            }
-            match rec.raw.type_ {
-                PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
-                    Some(ev) => {
-                        let attr = &meta.events[ev].attr;
-                        if attr.sample_type & PERF_SAMPLE_READ == 0 {
-                            // Only the period is needed; it sits at a fixed offset.
-                            let p = crate::sample::period_of(rec.raw.payload, attr, meta.endian)
-                                .unwrap_or(1);
-                            s.per_event[ev].samples += 1;
-                            s.per_event[ev].period += p;
-                            s.total_period += p;
-                        } else if let Ok(sample) = rec.sample() {
-                            // Like perf, a sample carrying counter values is
-                            // delivered once per value, to the value's event.
-                            for v in sample.read.iter().flat_map(|r| r.values()) {
-                                match meta.event_of_id(v.id) {
-                                    Some(e) => s.per_event[e].samples += 1,
-                                    None => s.nr_unknown_id += 1,
-                                }
-                            }
-                        } else {
-                            s.per_event[ev].samples += 1;
-                        }
-                    }
-                    None => s.nr_unknown_id += 1,
-                },
-                PERF_RECORD_LOST_SAMPLES => {
-                    if let Some(ev) = meta.event_of_other(rec.raw.payload) {
-                        s.per_event[ev].lost_samples_records += 1;
-                        if let Ok((crate::RecordData::LostSamples { lost }, _)) = rec.decode() {
-                            s.per_event[ev].lost_samples += lost;
-                            s.total_lost_samples += lost;
-                        }
-                    }
-                }
-                PERF_RECORD_LOST => {
-                    if let Ok((crate::RecordData::Lost { lost, .. }, _)) = rec.decode() {
-                        s.total_lost += lost;
-                    }
-                }
-                _ => {}
-            }
+            s.add(&rec);
             n += 1;
             if n % 65536 == 0 {
                 progress(r.position());
@@ -117,5 +66,71 @@ impl Stats {
             s.per_event.resize(nev, EventStats::default());
         }
         Ok(s)
+    }
+
+    /// Counts one record (for callers that walk the records themselves).
+    pub fn add(&mut self, rec: &Record<'_>) {
+        let s = self;
+        let t = rec.raw.type_ as usize;
+        s.nr_events[0] += 1;
+        if t < NR_TYPES && is_known_record_type(t as u32) {
+            s.nr_events[t] += 1;
+        } else {
+            s.nr_unknown_type += 1;
+        }
+        let meta = rec.meta;
+        if s.per_event.len() < meta.events.len() {
+            s.per_event.resize(meta.events.len(), EventStats::default());
+        }
+        match rec.raw.type_ {
+            PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
+                Some(ev) => {
+                    let attr = &meta.events[ev].attr;
+                    if attr.sample_type & PERF_SAMPLE_READ == 0 {
+                        // Only the period is needed; it sits at a fixed offset.
+                        let p = crate::sample::period_of(rec.raw.payload, attr, meta.endian)
+                            .unwrap_or(1);
+                        s.per_event[ev].samples += 1;
+                        s.per_event[ev].period += p;
+                        s.total_period += p;
+                    } else if let Ok(sample) = rec.sample() {
+                        // Like perf, a sample carrying counter values is
+                        // delivered once per value, to the value's event.
+                        for v in sample.read.iter().flat_map(|r| r.values()) {
+                            match meta.event_of_id(v.id) {
+                                Some(e) => s.per_event[e].samples += 1,
+                                None => s.nr_unknown_id += 1,
+                            }
+                        }
+                    } else {
+                        s.per_event[ev].samples += 1;
+                    }
+                }
+                None => s.nr_unknown_id += 1,
+            },
+            PERF_RECORD_LOST_SAMPLES => {
+                if let Some(ev) = meta.event_of_other(rec.raw.payload) {
+                    s.per_event[ev].lost_samples_records += 1;
+                    if let Ok((crate::RecordData::LostSamples { lost }, _)) = rec.decode() {
+                        s.per_event[ev].lost_samples += lost;
+                        s.total_lost_samples += lost;
+                    }
+                }
+            }
+            PERF_RECORD_LOST => {
+                if let Ok((crate::RecordData::Lost { lost, .. }, _)) = rec.decode() {
+                    s.total_lost += lost;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes room for every event of `meta` (events without records count zero).
+    pub fn cover(&mut self, meta: &crate::Meta) {
+        if self.per_event.len() < meta.events.len() {
+            self.per_event
+                .resize(meta.events.len(), EventStats::default());
+        }
     }
 }
