@@ -53,6 +53,15 @@ impl Stats {
     pub fn collect(r: &mut RecordReader, mut progress: impl FnMut(u64)) -> Result<Stats> {
         let mut s = Stats::default();
         let mut n = 0u64;
+        // Records whose body does not decode: counted, reported once at the end.
+        let mut bad: Option<(u64, String)> = None;
+        let mut nbad = 0u64;
+        let mut note = |e: crate::Error| {
+            nbad += 1;
+            if bad.is_none() {
+                bad = Some((e.offset().unwrap_or(0), e.to_string()));
+            }
+        };
         while let Some(rec) = r.next_record()? {
             let t = rec.raw.type_ as usize;
             s.nr_events[0] += 1;
@@ -69,10 +78,15 @@ impl Stats {
                 PERF_RECORD_SAMPLE => match meta.event_of_sample(rec.raw.payload) {
                     Some(ev) => {
                         s.per_event[ev].samples += 1;
-                        if let Ok(sample) = rec.sample() {
-                            let p = sample.period.unwrap_or(1);
-                            s.per_event[ev].period += p;
-                            s.total_period += p;
+                        // Periods come from the file: sum them the way perf
+                        // does (u64 that wraps), never panic on overflow.
+                        match rec.sample() {
+                            Ok(sample) => {
+                                let p = sample.period.unwrap_or(1);
+                                s.per_event[ev].period = s.per_event[ev].period.wrapping_add(p);
+                                s.total_period = s.total_period.wrapping_add(p);
+                            }
+                            Err(e) => note(e),
                         }
                     }
                     None => s.nr_unknown_id += 1,
@@ -80,23 +94,42 @@ impl Stats {
                 PERF_RECORD_LOST_SAMPLES => {
                     if let Some(ev) = meta.event_of_other(rec.raw.payload) {
                         s.per_event[ev].lost_samples_records += 1;
-                        if let Ok((crate::RecordData::LostSamples { lost }, _)) = rec.decode() {
-                            s.per_event[ev].lost_samples += lost;
-                            s.total_lost_samples += lost;
+                        match rec.decode() {
+                            Ok((crate::RecordData::LostSamples { lost }, _)) => {
+                                s.per_event[ev].lost_samples =
+                                    s.per_event[ev].lost_samples.wrapping_add(lost);
+                                s.total_lost_samples = s.total_lost_samples.wrapping_add(lost);
+                            }
+                            Ok(_) => {}
+                            Err(e) => note(e),
                         }
                     }
                 }
-                PERF_RECORD_LOST => {
-                    if let Ok((crate::RecordData::Lost { lost, .. }, _)) = rec.decode() {
-                        s.total_lost += lost;
+                PERF_RECORD_LOST => match rec.decode() {
+                    Ok((crate::RecordData::Lost { lost, .. }, _)) => {
+                        s.total_lost = s.total_lost.wrapping_add(lost);
                     }
-                }
+                    Ok(_) => {}
+                    Err(e) => note(e),
+                },
                 _ => {}
             }
             n += 1;
             if n % 65536 == 0 {
                 progress(r.position());
             }
+        }
+        if let Some((offset, message)) = bad {
+            let w = r
+                .diagnostics_mut()
+                .warnings
+                .entry("undecodable record")
+                .or_insert(crate::Warning {
+                    count: 0,
+                    first_offset: offset,
+                    message,
+                });
+            w.count += nbad;
         }
         let nev = r.meta().events.len();
         if s.per_event.len() < nev {
