@@ -1,6 +1,8 @@
 //! What a recording says about itself: byte order, events and their ids,
 //! feature sections. Built from the file header or from pipe-mode records.
 
+use std::collections::BTreeMap;
+
 use crate::attr::{Event, EventAttr};
 use crate::bytes::{Cursor, Endian};
 use crate::consts::*;
@@ -19,8 +21,9 @@ pub struct Meta {
     pub header: Option<FileHeader>,
     pub events: Vec<Event>,
     pub features: Features,
-    /// (id, event index), sorted by id.
-    ids: Vec<(u64, usize)>,
+    /// Sample id → event index. A map, not a vector re-sorted per event:
+    /// pipe-mode streams add events one record at a time.
+    ids: BTreeMap<u64, usize>,
 }
 
 impl Meta {
@@ -34,7 +37,7 @@ impl Meta {
                 endian,
                 ..Default::default()
             },
-            ids: Vec::new(),
+            ids: BTreeMap::new(),
         }
     }
 
@@ -45,9 +48,9 @@ impl Meta {
     pub(crate) fn add_event(&mut self, attr: EventAttr, ids: Vec<u64>) {
         let idx = self.events.len();
         for &id in &ids {
-            self.ids.push((id, idx));
+            // A repeated id belongs to the event added last, as in perf's id hash.
+            self.ids.insert(id, idx);
         }
-        self.ids.sort_unstable();
         self.events.push(Event {
             attr,
             ids,
@@ -87,10 +90,7 @@ impl Meta {
     }
 
     fn lookup(&self, id: u64) -> Option<usize> {
-        self.ids
-            .binary_search_by_key(&id, |&(i, _)| i)
-            .ok()
-            .map(|p| self.ids[p].1)
+        self.ids.get(&id).copied()
     }
 
     /// The event a record with sample id `id` belongs to, as perf decides it:

@@ -76,7 +76,10 @@ impl StreamIn {
                 return Ok(false);
             }
             let old = self.buf.len();
-            let need = (want_end as usize - old).max(64 << 10);
+            // Grow by what is missing, but at most 1 MiB per read: a length
+            // field from the stream must not decide an allocation before
+            // the bytes it promises have arrived.
+            let need = (want_end - old as u64).clamp(64 << 10, 1 << 20) as usize;
             self.buf.resize(old + need, 0);
             let got = loop {
                 match self.r.read(&mut self.buf[old..]) {
@@ -254,6 +257,9 @@ impl RecordReader {
     }
     pub fn diagnostics(&self) -> &Diagnostics {
         &self.diag
+    }
+    pub(crate) fn diagnostics_mut(&mut self) -> &mut Diagnostics {
+        &mut self.diag
     }
     pub fn take_diagnostics(&mut self) -> Diagnostics {
         std::mem::take(&mut self.diag)
@@ -609,6 +615,20 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
         });
     }
     let n_attrs = h.attrs.size.checked_div(h.attr_size).unwrap_or(0);
+    if h.attrs
+        .size
+        .checked_rem(h.attr_size)
+        .is_some_and(|r| r != 0)
+    {
+        // perf divides and ignores the rest; say that attrs may be lost.
+        diag.warn("corrupt attr section", 16, || {
+            format!(
+                "the attr section size {} is not a multiple of attr_size {}; \
+                 reading {n_attrs} attrs and ignoring the rest",
+                h.attrs.size, h.attr_size
+            )
+        });
+    }
     for i in 0..n_attrs {
         let at = h.attrs.offset + i * h.attr_size;
         let entry = &data[at as usize..(at + h.attr_size) as usize];

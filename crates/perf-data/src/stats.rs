@@ -25,6 +25,8 @@ pub struct Stats {
     pub total_lost_samples: u64,
     /// Sum of periods of all samples.
     pub total_period: u64,
+    /// Records whose body could not be decoded: count, first offset and why.
+    pub undecodable: Option<(u64, u64, String)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,6 +47,7 @@ impl Default for Stats {
             total_lost: 0,
             total_lost_samples: 0,
             total_period: 0,
+            undecodable: None,
         }
     }
 }
@@ -61,11 +64,30 @@ impl Stats {
                 progress(r.position());
             }
         }
+        if let Some((count, first_offset, message)) = s.undecodable.clone() {
+            let w = r
+                .diagnostics_mut()
+                .warnings
+                .entry("undecodable record")
+                .or_insert(crate::Warning {
+                    count: 0,
+                    first_offset,
+                    message,
+                });
+            w.count += count;
+        }
         let nev = r.meta().events.len();
         if s.per_event.len() < nev {
             s.per_event.resize(nev, EventStats::default());
         }
         Ok(s)
+    }
+
+    fn note(&mut self, e: crate::Error) {
+        match &mut self.undecodable {
+            Some((n, _, _)) => *n += 1,
+            None => self.undecodable = Some((1, e.offset().unwrap_or(0), e.to_string())),
+        }
     }
 
     /// Counts one record (for callers that walk the records themselves).
@@ -87,23 +109,38 @@ impl Stats {
                 Some(ev) => {
                     let attr = &meta.events[ev].attr;
                     if attr.sample_type & PERF_SAMPLE_READ == 0 {
-                        // Only the period is needed; it sits at a fixed offset.
-                        let p = crate::sample::period_of(rec.raw.payload, attr, meta.endian)
-                            .unwrap_or(1);
+                        // Decode fully so damaged samples are counted, but
+                        // only the period is kept.
+                        let p = match rec.sample() {
+                            Ok(sample) => sample.period.unwrap_or(1),
+                            Err(e) => {
+                                s.note(e);
+                                crate::sample::period_of(rec.raw.payload, attr, meta.endian)
+                                    .unwrap_or(1)
+                            }
+                        };
+                        // Periods come from the file: sum them as perf does
+                        // (a u64 that wraps), never panic on overflow.
                         s.per_event[ev].samples += 1;
-                        s.per_event[ev].period += p;
-                        s.total_period += p;
-                    } else if let Ok(sample) = rec.sample() {
-                        // Like perf, a sample carrying counter values is
-                        // delivered once per value, to the value's event.
-                        for v in sample.read.iter().flat_map(|r| r.values()) {
-                            match meta.event_of_id(v.id) {
-                                Some(e) => s.per_event[e].samples += 1,
-                                None => s.nr_unknown_id += 1,
+                        s.per_event[ev].period = s.per_event[ev].period.wrapping_add(p);
+                        s.total_period = s.total_period.wrapping_add(p);
+                    } else {
+                        match rec.sample() {
+                            // Like perf, a sample carrying counter values is
+                            // delivered once per value, to the value's event.
+                            Ok(sample) => {
+                                for v in sample.read.iter().flat_map(|r| r.values()) {
+                                    match meta.event_of_id(v.id) {
+                                        Some(e) => s.per_event[e].samples += 1,
+                                        None => s.nr_unknown_id += 1,
+                                    }
+                                }
+                            }
+                            Err(e) => {
+                                s.per_event[ev].samples += 1;
+                                s.note(e);
                             }
                         }
-                    } else {
-                        s.per_event[ev].samples += 1;
                     }
                 }
                 None => s.nr_unknown_id += 1,
@@ -111,17 +148,24 @@ impl Stats {
             PERF_RECORD_LOST_SAMPLES => {
                 if let Some(ev) = meta.event_of_other(rec.raw.payload) {
                     s.per_event[ev].lost_samples_records += 1;
-                    if let Ok((crate::RecordData::LostSamples { lost }, _)) = rec.decode() {
-                        s.per_event[ev].lost_samples += lost;
-                        s.total_lost_samples += lost;
+                    match rec.decode() {
+                        Ok((crate::RecordData::LostSamples { lost }, _)) => {
+                            s.per_event[ev].lost_samples =
+                                s.per_event[ev].lost_samples.wrapping_add(lost);
+                            s.total_lost_samples = s.total_lost_samples.wrapping_add(lost);
+                        }
+                        Ok(_) => {}
+                        Err(e) => s.note(e),
                     }
                 }
             }
-            PERF_RECORD_LOST => {
-                if let Ok((crate::RecordData::Lost { lost, .. }, _)) = rec.decode() {
-                    s.total_lost += lost;
+            PERF_RECORD_LOST => match rec.decode() {
+                Ok((crate::RecordData::Lost { lost, .. }, _)) => {
+                    s.total_lost = s.total_lost.wrapping_add(lost);
                 }
-            }
+                Ok(_) => {}
+                Err(e) => s.note(e),
+            },
             _ => {}
         }
     }
