@@ -7,15 +7,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const WILD: &str = "/work/shared/conformance/perfdata-wild";
+const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/conformance/perfdata-wild"
+);
 const PERF: &str = "/usr/bin/perf";
 
 fn have_perf() -> bool {
-    let ok = Path::new(PERF).exists();
-    if !ok {
-        eprintln!("skipping: {PERF} is not installed");
-    }
-    ok
+    assert!(
+        Path::new(PERF).exists(),
+        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
+    );
+    true
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -64,10 +67,7 @@ fn compare(file: &Path, flags: &[&str]) {
 }
 
 fn wild_files() -> Vec<PathBuf> {
-    let Ok(dir) = std::fs::read_dir(WILD) else {
-        eprintln!("skipping: {WILD} is missing");
-        return Vec::new();
-    };
+    let dir = std::fs::read_dir(WILD).unwrap_or_else(|e| panic!("{WILD}: {e}"));
     let mut v: Vec<PathBuf> = dir
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {

@@ -9,15 +9,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const WILD: &str = "/work/shared/conformance/perfdata-wild";
+const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/conformance/perfdata-wild"
+);
 const PERF: &str = "/usr/bin/perf";
 
 fn have_perf() -> bool {
-    let ok = Path::new(PERF).exists();
-    if !ok {
-        eprintln!("skipping: {PERF} is not installed");
-    }
-    ok
+    assert!(
+        Path::new(PERF).exists(),
+        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
+    );
+    true
 }
 
 fn wild(name: &str) -> Option<PathBuf> {
@@ -25,8 +28,10 @@ fn wild(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("skipping: {} is missing", p.display());
-        None
+        panic!(
+            "{} is missing (the conformance data beside the repository)",
+            p.display()
+        )
     }
 }
 

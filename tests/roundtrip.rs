@@ -11,7 +11,10 @@ use perf_data::{
     PERF_RECORD_HEADER_FEATURE, PERF_RECORD_HEADER_TRACING_DATA,
 };
 
-const WILD: &str = "/work/shared/conformance/perfdata-wild";
+const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/conformance/perfdata-wild"
+);
 const CORRUPTED: &str = "perf.data.piped.corrupted.zero_size_sample-3.2";
 
 /// Record kinds whose counts a rewrite changes: the wrappers of compressed

@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 use perf_data::stats::Stats;
 use perf_data::*;
 
-const WILD: &str = "/work/shared/conformance/perfdata-wild";
+const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/conformance/perfdata-wild"
+);
 const CORRUPT_WILD: &str = "perf.data.piped.corrupted.zero_size_sample-3.2";
 const TIME_LIMIT: Duration = Duration::from_secs(60);
 
@@ -403,10 +406,10 @@ fn perf_record(dir: &Path, name: &str, extra: &[&str], pipe: bool) -> Vec<u8> {
 fn fresh() -> Option<&'static Fresh> {
     static F: OnceLock<Option<Fresh>> = OnceLock::new();
     F.get_or_init(|| {
-        if !perf_available() {
-            eprintln!("perf not found: skipping tests of fresh recordings");
-            return None;
-        }
+        assert!(
+            perf_available(),
+            "perf 6.1 is required by the differential tests: apt-get install linux-perf"
+        );
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("bad_input-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");

@@ -52,8 +52,9 @@ fn our_order(path: &Path) -> Vec<String> {
         let t = s.time.unwrap_or(0);
         v.push(format!(
             "{}/{} {}.{:06}",
-            s.pid.unwrap_or(0),
-            s.tid.unwrap_or(0),
+            // perf prints pid and tid as signed (-1 for exiting tasks).
+            s.pid.unwrap_or(0) as i32,
+            s.tid.unwrap_or(0) as i32,
             t / 1_000_000_000,
             (t % 1_000_000_000) / 1000
         ));
