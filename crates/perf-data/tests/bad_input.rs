@@ -1372,3 +1372,22 @@ fn fuzz_regressions() {
     }
     assert!(n > 0, "no regression inputs in {}", dir.display());
 }
+
+#[test]
+fn untimed_records_behind_a_big_queue_stay_fast() {
+    // Timed samples that no FINISHED_ROUND releases pile up in the time
+    // queue; untimed records after them are handed out one by one. Each
+    // hand-out must not copy the whole queue.
+    let mut b = PipeBuilder::new(BASE, 0, 0, 0);
+    for i in 0..200_000u64 {
+        b.sample(&[0x1000, 5, 1_000_000 + i % 1000, 1]);
+    }
+    for _ in 0..150_000 {
+        b.record(100, 0, &[]);
+    }
+    let t0 = Instant::now();
+    let run = read(&b.b, Mode::Time, "untimed behind a big queue");
+    assert_eq!(run.samples, 200_000, "{}", run.describe());
+    assert_eq!(run.records, 1 + 200_000 + 150_000);
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+}
