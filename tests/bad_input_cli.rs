@@ -251,6 +251,10 @@ fn wrong_magic_empty_and_garbage_are_errors_naming_the_file() {
         .collect();
     let p = write(d.path(), "garbage.data", &garbage);
     assert_error_names_file(&sear_stats(&p, None), &p);
+
+    // A directory is not a recording either.
+    let o = sear_stats(d.path(), None);
+    assert_error_names_file(&o, d.path());
 }
 
 #[test]
