@@ -80,6 +80,8 @@ pub struct Reader {
     eof: bool,
     limit: usize,
     out_of_order: u64,
+    /// Arena bytes of the entries in `queue`.
+    queued: usize,
 }
 
 impl Reader {
@@ -98,6 +100,7 @@ impl Reader {
             eof: false,
             limit: DEFAULT_QUEUE_LIMIT,
             out_of_order: 0,
+            queued: 0,
         }
     }
 
@@ -209,6 +212,7 @@ impl Reader {
                         self.out_of_order += 1;
                     }
                     self.max_time = self.max_time.max(t);
+                    self.queued += entry.payload + entry.trailing;
                     self.queue.push(entry);
                     if self.arena.len() > self.limit {
                         self.flush_half();
@@ -229,7 +233,13 @@ impl Reader {
             return;
         }
         self.last_flush = self.last_flush.max(self.queue[n - 1].time);
+        let start = self.ready.len();
         self.ready.extend(self.queue.drain(..n));
+        let gone: usize = self.ready[start..]
+            .iter()
+            .map(|e| e.payload + e.trailing)
+            .sum();
+        self.queued -= gone;
     }
 
     fn flush_half(&mut self) {
@@ -247,10 +257,13 @@ impl Reader {
             self.arena.clear();
             return;
         }
-        if self.arena.len() < (4 << 20) {
+        // Copy the live queue only when at least half the arena is dead, so
+        // each byte is copied O(1) times on average; compacting on every
+        // call copied the whole queue once per untimed record handed out.
+        let live = self.queued;
+        if self.arena.len() < (4 << 20) || self.arena.len() - live < live {
             return;
         }
-        let live: usize = self.queue.iter().map(|e| e.payload + e.trailing).sum();
         let mut fresh = Vec::with_capacity(live.max(1 << 20));
         for e in &mut self.queue {
             let s = fresh.len();

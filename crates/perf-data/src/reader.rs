@@ -629,6 +629,10 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
             )
         });
     }
+    // Sections of a sound file do not overlap, so all id sections together
+    // fit in the file; a budget of the file's length keeps attrs that share
+    // one id section from multiplying it (n_attrs × ids).
+    let mut ids_budget = len;
     for i in 0..n_attrs {
         let at = h.attrs.offset + i * h.attr_size;
         let entry = &data[at as usize..(at + h.attr_size) as usize];
@@ -645,7 +649,13 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
                 format!("ids of event {i} point past the end of the file")
             });
             Vec::new()
+        } else if ids_sec.size > ids_budget {
+            diag.warn("overlapping id sections", at, || {
+                format!("the id sections of the events add up to more than the file (event {i}); ids ignored")
+            });
+            Vec::new()
         } else {
+            ids_budget -= ids_sec.size;
             let b = &data[ids_sec.offset as usize..ids_sec.end() as usize];
             let mut c = Cursor::new(b, endian);
             c.u64_array(ids_sec.size / 8, "ids")
@@ -687,6 +697,9 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
     if features_ok {
         let ids: Vec<u32> = h.feature_ids().collect();
         let table = data_sec.end();
+        // As for ids: disjoint sections fit in the file; overlapping ones
+        // must not make us copy the file up to 256 times.
+        let mut budget = len;
         for (k, id) in ids.iter().enumerate() {
             let at = table + 16 * k as u64;
             let Some(b) = data.get(at as usize..at as usize + 16) else {
@@ -707,6 +720,14 @@ fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result
                 });
                 continue;
             }
+            if size > budget {
+                let name = crate::consts::feature::name(*id).unwrap_or("unknown");
+                diag.warn("overlapping feature sections", at, || {
+                    format!("feature {name}: the feature sections add up to more than the file; skipped")
+                });
+                continue;
+            }
+            budget -= size;
             meta.features.sections.insert(
                 *id,
                 FeatureData {

@@ -1375,3 +1375,92 @@ fn fuzz_regressions() {
     }
     assert!(n > 0, "no regression inputs in {}", dir.display());
 }
+
+#[test]
+fn untimed_records_behind_a_big_queue_stay_fast() {
+    // Timed samples that no FINISHED_ROUND releases pile up in the time
+    // queue; untimed records after them are handed out one by one. Each
+    // hand-out must not copy the whole queue.
+    let mut b = PipeBuilder::new(BASE, 0, 0, 0);
+    for i in 0..200_000u64 {
+        b.sample(&[0x1000, 5, 1_000_000 + i % 1000, 1]);
+    }
+    for _ in 0..150_000 {
+        b.record(100, 0, &[]);
+    }
+    let t0 = Instant::now();
+    let run = read(&b.b, Mode::Time, "untimed behind a big queue");
+    assert_eq!(run.samples, 200_000, "{}", run.describe());
+    assert_eq!(run.records, 1 + 200_000 + 150_000);
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn attrs_sharing_one_id_section_do_not_multiply_it() {
+    // 4000 attrs whose ids all point at the same 400 kB: reading each
+    // copy would be 4000 × 50000 ids (1.6 GB).
+    let (n, id_bytes) = (4000u64, 400_000u64);
+    let attrs_at = 104u64;
+    let ids_at = attrs_at + n * 80;
+    let len = ids_at + id_bytes;
+    let mut b = vec![0u8; len as usize];
+    b[..8].copy_from_slice(b"PERFILE2");
+    for (at, v) in [
+        (8, 104),
+        (16, 80),
+        (24, attrs_at),
+        (32, n * 80),
+        (40, len),
+        (48, 0),
+    ] {
+        put_u64(&mut b, at, v);
+    }
+    for i in 0..n {
+        let a = (attrs_at + i * 80) as usize;
+        b[a + 4..a + 8].copy_from_slice(&64u32.to_le_bytes());
+        put_u64(&mut b, a + 24, PERF_SAMPLE_IP | PERF_SAMPLE_ID);
+        put_u64(&mut b, a + 64, ids_at);
+        put_u64(&mut b, a + 72, id_bytes);
+    }
+    for k in 0..id_bytes / 8 {
+        put_u64(&mut b, (ids_at + 8 * k) as usize, k + 1);
+    }
+    let t0 = Instant::now();
+    let run = read(&b, Mode::Bytes, "shared id sections");
+    assert!(run.open_err.is_none(), "{}", run.describe());
+    let w = run
+        .warning("overlapping id sections")
+        .unwrap_or_else(|| panic!("{}", run.describe()));
+    assert_eq!(w.count, n - 1, "{w:?}");
+    assert_eq!(w.first_offset, attrs_at + 80, "{w:?}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn feature_sections_sharing_the_file_are_copied_once() {
+    // Every feature bit set and all 256 sections pointing at the whole file.
+    let good = std::fs::read(Path::new(WILD).join("perf.data.callgraph-3.4")).unwrap();
+    let idx = index(&good);
+    let table = (get_u64(&good, 40) + get_u64(&good, 48)) as usize;
+    let mut b = good.clone();
+    b.resize(b.len().max(table + 256 * 16), 0);
+    let len = b.len() as u64;
+    for at in (72..104).step_by(8) {
+        put_u64(&mut b, at, u64::MAX);
+    }
+    for k in 0..256 {
+        put_u64(&mut b, table + 16 * k, 0);
+        put_u64(&mut b, table + 16 * k + 8, len);
+    }
+    for mode in MODES {
+        let ctx = format!("256 features over the whole file ({mode:?})");
+        let run = read(&b, mode, &ctx);
+        assert!(run.open_err.is_none(), "{ctx}: {}", run.describe());
+        assert_eq!(run.samples, idx.samples(), "{ctx}");
+        let w = run
+            .warning("overlapping feature sections")
+            .unwrap_or_else(|| panic!("{ctx}: {}", run.describe()));
+        assert_eq!(w.count, 255, "{ctx}: {w:?}");
+        assert_eq!(w.first_offset, table as u64 + 16, "{ctx}: {w:?}");
+    }
+}
