@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 
 use perf_data::{RecordReader, PERF_RECORD_COMPRESSED, PERF_RECORD_SAMPLE};
 
-const WILD: &str = "/work/shared/conformance/perfdata-wild";
+const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/conformance/perfdata-wild"
+);
 const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 struct Out {
