@@ -217,6 +217,28 @@ impl<'a> Sample<'a> {
         event: usize,
         endian: crate::Endian,
     ) -> Result<Self, ParseError> {
+        Self::parse_inline(payload, misc, attr, event, endian)
+    }
+
+    /// Checks that a SAMPLE payload decodes and returns only its period.
+    /// Shares the decoder with [`Sample::parse`]; inlining lets the compiler
+    /// drop the work for fields nobody reads.
+    pub fn check_period(
+        payload: &'a [u8],
+        attr: &EventAttr,
+        endian: crate::Endian,
+    ) -> Result<Option<u64>, ParseError> {
+        Self::parse_inline(payload, 0, attr, 0, endian).map(|s| s.period)
+    }
+
+    #[inline(always)]
+    fn parse_inline(
+        payload: &'a [u8],
+        misc: u16,
+        attr: &EventAttr,
+        event: usize,
+        endian: crate::Endian,
+    ) -> Result<Self, ParseError> {
         let st = attr.sample_type;
         let mut c = Cursor::new(payload, endian);
         let mut s = Sample {

@@ -111,14 +111,15 @@ impl Stats {
                     if attr.sample_type & PERF_SAMPLE_READ == 0 {
                         // Decode fully so damaged samples are counted, but
                         // only the period is kept.
-                        let p = match rec.sample() {
-                            Ok(sample) => sample.period.unwrap_or(1),
-                            Err(e) => {
-                                s.note(e);
-                                crate::sample::period_of(rec.raw.payload, attr, meta.endian)
-                                    .unwrap_or(1)
-                            }
-                        };
+                        let p =
+                            match crate::Sample::check_period(rec.raw.payload, attr, meta.endian) {
+                                Ok(p) => p.unwrap_or(1),
+                                Err(e) => {
+                                    s.note(e.at_record(rec.raw.offset, rec.raw.type_));
+                                    crate::sample::period_of(rec.raw.payload, attr, meta.endian)
+                                        .unwrap_or(1)
+                                }
+                            };
                         // Periods come from the file: sum them as perf does
                         // (a u64 that wraps), never panic on overflow.
                         s.per_event[ev].samples += 1;
