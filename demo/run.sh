@@ -20,7 +20,7 @@ echo "== building the demo workload ($here/hotspots.c)"
 gcc -O2 -g -fno-omit-frame-pointer -o "$out/hotspots" "$here/hotspots.c"
 
 echo "== recording it: perf record -e cpu-clock -g -o $out/perf.data"
-perf record -q -e cpu-clock -F 2000 -g -o "$out/perf.data" -- "$out/hotspots" 300
+perf record -q -e cpu-clock -F 2000 -g -o "$out/perf.data" -- "$out/hotspots" 6000
 
 echo "== sear report --header-only"
 "$SEAR" report --header-only -i "$out/perf.data"

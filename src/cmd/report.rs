@@ -100,7 +100,7 @@ fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitC
     dumper.set_branch_mode(
         meta.features.has(perf_data::consts::feature::BRANCH_STACK) && !user_stacks,
     );
-    dumper.preamble(&mut out)?;
+    dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading records of {}", path.display()))?

@@ -85,7 +85,13 @@ pub struct Reader {
 }
 
 impl Reader {
+    /// Time order falls back to file order when the first event's records
+    /// carry no sample_id_all timestamps, as perf does ("unordered processing").
     pub fn new(inner: RecordReader, order: Order) -> Self {
+        let order = match inner.meta().events.first() {
+            Some(e) if !e.attr.sample_id_all() => Order::File,
+            _ => order,
+        };
         Reader {
             inner,
             order,
@@ -114,6 +120,10 @@ impl Reader {
     }
     pub fn meta(&self) -> &Meta {
         self.inner.meta()
+    }
+    /// The order records are actually handed out in (see [`Reader::new`]).
+    pub fn order(&self) -> Order {
+        self.order
     }
     pub fn diagnostics(&self) -> &Diagnostics {
         self.inner.diagnostics()

@@ -60,7 +60,13 @@ impl Dumper {
     }
 
     /// The two lines perf prints before the first record.
-    pub fn preamble(&self, out: &mut dyn Write) -> io::Result<()> {
+    /// `unordered`: the reader fell back to file order (no sample_id_all).
+    pub fn preamble(&self, out: &mut dyn Write, unordered: bool) -> io::Result<()> {
+        if unordered {
+            out.write_all(
+                b"WARNING: No sample_id_all support, falling back to unordered processing\n",
+            )?;
+        }
         out.write_all(
             b"# To display the perf.data header info, please use --header/--header-only options.\n#\n",
         )
@@ -492,6 +498,47 @@ impl Dumper {
                     _ => writeln!(out, "... unknown type")?,
                 }
                 Ok(())
+            }
+            PERF_RECORD_STAT_CONFIG => {
+                // nr (tag, value) pairs; perf prints its three settings.
+                let nr = c.u64("nr").unwrap_or(0).min(payload.len() as u64 / 16);
+                let (mut aggr_mode, mut interval, mut scale) = (0u64, 0u64, 0u64);
+                for _ in 0..nr {
+                    let (Ok(tag), Ok(val)) = (c.u64("tag"), c.u64("val")) else {
+                        break;
+                    };
+                    match tag {
+                        0 => aggr_mode = val,
+                        1 => interval = val,
+                        2 => scale = val,
+                        _ => {}
+                    }
+                }
+                write!(
+                    out,
+                    "\n... aggr_mode {}\n... scale     {}\n... interval  {}\n",
+                    aggr_mode as i32, scale as i32, interval as u32
+                )?;
+                out.write_all(b": unhandled!\n")
+            }
+            PERF_RECORD_STAT => {
+                let id = c.u64("id").unwrap_or(0);
+                let cpu = c.u32("cpu").unwrap_or(0) as i32;
+                let thread = c.u32("thread").unwrap_or(0) as i32;
+                let w = |c: &mut Cursor<'_>| c.u64("value").unwrap_or(0);
+                let (val, ena, run) = (w(&mut c), w(&mut c), w(&mut c));
+                write!(
+                    out,
+                    "\n... id {id}, cpu {cpu}, thread {thread}\n... value {val}, enabled {ena}, running {run}\n"
+                )?;
+                out.write_all(b": unhandled!\n")
+            }
+            PERF_RECORD_STAT_ROUND => {
+                let kind = c.u64("type").unwrap_or(0);
+                let time = c.u64("time").unwrap_or(0);
+                let kind = if kind == 0 { "INTERVAL" } else { "FINAL" };
+                write!(out, "\n... time {time}, type {kind}\n")?;
+                out.write_all(b": unhandled!\n")
             }
             PERF_RECORD_TIME_CONV => {
                 let w = |c: &mut Cursor<'_>| c.u64("time_conv").unwrap_or(0);
