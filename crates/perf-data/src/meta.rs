@@ -24,6 +24,8 @@ pub struct Meta {
     /// Sample id → event index. A map, not a vector re-sorted per event:
     /// pipe-mode streams add events one record at a time.
     ids: BTreeMap<u64, usize>,
+    /// Events by config not yet named by a HEADER_EVENT_TYPE record.
+    by_config: BTreeMap<u64, Vec<usize>>,
 }
 
 impl Meta {
@@ -38,6 +40,7 @@ impl Meta {
                 ..Default::default()
             },
             ids: BTreeMap::new(),
+            by_config: BTreeMap::new(),
         }
     }
 
@@ -51,6 +54,7 @@ impl Meta {
             // A repeated id belongs to the event added last, as in perf's id hash.
             self.ids.insert(id, idx);
         }
+        self.by_config.entry(attr.config).or_default().push(idx);
         self.events.push(Event {
             attr,
             ids,
@@ -82,8 +86,11 @@ impl Meta {
 
     /// Names events from HEADER_EVENT_TYPE-style (config, name) pairs.
     pub(crate) fn set_name_by_config(&mut self, config: u64, name: String) {
-        for e in &mut self.events {
-            if e.attr.config == config && e.name.is_none() {
+        // Each event is visited by the first record naming its config only:
+        // scanning all events per record went quadratic on long streams.
+        for idx in self.by_config.remove(&config).unwrap_or_default() {
+            let e = &mut self.events[idx];
+            if e.name.is_none() {
                 e.name = Some(name.clone());
             }
         }

@@ -5,6 +5,8 @@
 //! an unbounded allocation: every case runs on its own thread with a time
 //! limit, and a panic there fails the test with the case's name.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -24,6 +26,70 @@ const CORRUPT_WILD: &str = "perf.data.piped.corrupted.zero_size_sample-3.2";
 const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------- harness
+
+/// Counts each thread's heap bytes so a case can check its peak allocation.
+struct CountingAlloc;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn note_alloc(delta: isize) {
+    let _ = LIVE.try_with(|l| {
+        let v = l.get() + delta;
+        l.set(v);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(v)));
+    });
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; the
+// bookkeeping touches only const-initialised thread-locals (no allocation).
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            note_alloc(l.size() as isize);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(l) };
+        if !p.is_null() {
+            note_alloc(l.size() as isize);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        note_alloc(-(l.size() as isize));
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            note_alloc(new as isize - l.size() as isize);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+/// Runs `f` and returns its result with the most heap it held at once.
+fn with_peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = LIVE.with(|l| l.get());
+    PEAK.with(|p| p.set(base));
+    let v = f();
+    let peak = PEAK.with(|p| p.get()) - base;
+    (v, peak.max(0) as usize)
+}
+
+/// The most heap a read of `len` input bytes may hold (Rust allocations;
+/// zstd's own window is C memory). Generous, but linear in the input.
+fn heap_bound(len: usize) -> usize {
+    64 * len + (16 << 20)
+}
 
 /// Runs `f` on its own thread; fails the test if it panics or takes too long.
 fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -218,10 +284,18 @@ fn finish(run: Run, ctx: &str) -> Run {
     run
 }
 
-/// Reads `bytes` in `mode` on a thread with a time limit.
+/// Reads `bytes` in `mode` on a thread with a time and a heap limit.
 fn read(bytes: &[u8], mode: Mode, ctx: &str) -> Run {
     let (bytes, ctx2) = (bytes.to_vec(), ctx.to_string());
-    bounded(ctx, move || read_unbounded(bytes, mode, &ctx2))
+    let len = bytes.len();
+    let (run, peak) = bounded(ctx, move || {
+        with_peak(|| read_unbounded(bytes, mode, &ctx2))
+    });
+    assert!(
+        peak <= heap_bound(len),
+        "{ctx}: held {peak} bytes of heap reading {len} bytes"
+    );
+    run
 }
 
 // ---------------------------------------------------------------- indexes of good files
@@ -1463,4 +1537,39 @@ fn feature_sections_sharing_the_file_are_copied_once() {
         assert_eq!(w.count, 255, "{ctx}: {w:?}");
         assert_eq!(w.first_offset, table as u64 + 16, "{ctx}: {w:?}");
     }
+}
+
+#[test]
+fn many_event_type_records_stay_fast() {
+    // Old pipe streams name events with HEADER_EVENT_TYPE (config, name)
+    // records: 20000 events × 100000 such records must not be 2·10^9 steps.
+    let mut b = PipeBuilder::new(BASE, 0, 0, 0);
+    let mut attr = vec![0u8; 64];
+    attr[4..8].copy_from_slice(&64u32.to_le_bytes());
+    put_u64(&mut attr, 24, BASE);
+    for i in 0..20_000u64 {
+        put_u64(&mut attr, 8, i); // config
+        b.record(PERF_RECORD_HEADER_ATTR, 0, &attr);
+    }
+    for j in 0..100_000u64 {
+        let p = [words_to_bytes(&[1_000_000 + j]), b"name\0\0\0\0".to_vec()].concat();
+        b.record(PERF_RECORD_HEADER_EVENT_TYPE, 0, &p);
+    }
+    // One that matches: it names event 1 (config 0; event 0 is the builder's).
+    b.record(
+        PERF_RECORD_HEADER_EVENT_TYPE,
+        0,
+        &[words_to_bytes(&[0]), b"zero\0\0\0\0".to_vec()].concat(),
+    );
+    let bytes = b.b;
+    let t0 = Instant::now();
+    let names = bounded("event types", move || {
+        let mut rr = RecordReader::from_bytes(bytes).unwrap();
+        while rr.next_record().unwrap().is_some() {}
+        let ev = &rr.meta().events;
+        (ev.len(), ev[1].name.clone(), ev[2].name.clone())
+    });
+    assert_eq!(names, (20_001, Some("zero".to_string()), None));
+    // Quadratic took 19 s in a debug build here; linear takes under 1 s.
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
 }
