@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use perf_data::consts::feature;
 use perf_data::records::RecordData;
 use perf_data::{Order, Reader, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_SAMPLE};
-use render::dump::Machine;
+use profile::machine::Machine;
 
 use crate::cli::BuildidListArgs;
 

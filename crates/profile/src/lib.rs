@@ -1,0 +1,25 @@
+//! From records to a profile: session replay now; unwinding, symbolization
+//! and aggregation as they land.
+//!
+//! What it does: [`machine::Machine`] replays COMM/FORK/EXIT/MMAP/MMAP2
+//! records into threads and address-space maps, so a sample can be attributed
+//! to its thread and DSO as perf attributes it. What it does not: read files
+//! (it takes decoded records from `perf-data`) or print.
+//!
+//! ```no_run
+//! use perf_data::{RecordReader, PERF_RECORD_SAMPLE};
+//! use profile::machine::Machine;
+//! let mut r = RecordReader::open("perf.data".as_ref())?;
+//! let mut m = Machine::new();
+//! while let Some(rec) = r.next_record()? {
+//!     if rec.type_() == PERF_RECORD_SAMPLE {
+//!         let (comm, tid, _dso) = m.resolve(&rec.sample()?);
+//!         println!("{comm} {tid}");
+//!     } else if let Ok((data, _)) = rec.decode() {
+//!         m.apply(rec.raw.misc, &data);
+//!     }
+//! }
+//! # Ok::<(), perf_data::Error>(())
+//! ```
+
+pub mod machine;

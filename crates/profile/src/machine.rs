@@ -1,0 +1,368 @@
+//! The session model perf replays from a recording's records: processes,
+//! threads, their comms and address-space maps over time, and the DSOs the
+//! maps show. Follows perf's rules (fork copies or shares the map set, exec
+//! replaces it, anonymous executable memory is a JIT map, ...).
+
+use std::collections::{BTreeMap, HashMap};
+
+use perf_data::consts::*;
+use perf_data::records::RecordData;
+use perf_data::sample::Sample;
+
+const PROT_EXEC: u32 = 4;
+
+/// One mapping: its end and the DSO it shows (an index into `Machine::dsos`).
+#[derive(Debug, Clone)]
+struct Map {
+    end: u64,
+    dso: usize,
+}
+
+/// Non-overlapping maps by start address.
+#[derive(Debug, Clone, Default)]
+struct Maps {
+    by_start: BTreeMap<u64, Map>,
+}
+
+impl Maps {
+    /// Inserts a map, trimming or splitting the maps it overlaps, as a new
+    /// mmap() over old ones does.
+    fn insert(&mut self, start: u64, end: u64, dso: usize) {
+        let overlapping: Vec<u64> = self
+            .by_start
+            .range(..end.max(start.saturating_add(1)))
+            .rev()
+            .take_while(|(_, m)| m.end > start)
+            .map(|(s, _)| *s)
+            .collect();
+        for s in overlapping {
+            let Some(old) = self.by_start.remove(&s) else {
+                continue;
+            };
+            if s < start {
+                self.by_start.insert(
+                    s,
+                    Map {
+                        end: start,
+                        dso: old.dso,
+                    },
+                );
+            }
+            if old.end > end {
+                self.by_start.insert(
+                    end,
+                    Map {
+                        end: old.end,
+                        dso: old.dso,
+                    },
+                );
+            }
+        }
+        self.by_start.insert(start, Map { end, dso });
+    }
+
+    fn find(&self, addr: u64) -> Option<&Map> {
+        let (_, m) = self.by_start.range(..=addr).next_back()?;
+        (addr < m.end).then_some(m)
+    }
+}
+
+#[derive(Debug)]
+struct Thread {
+    pid: i32,
+    tid: i32,
+    /// None until a COMM record (or a fork from a named parent) sets it.
+    comm: Option<String>,
+    /// Index into `Machine::maps`; threads of one process share it.
+    maps: usize,
+}
+
+/// A binary perf knows by name, in the order perf first met it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dso {
+    pub name: String,
+    pub build_id: Option<Vec<u8>>,
+    /// A sample's address fell into one of its maps.
+    pub hit: bool,
+}
+
+/// Where a sample's address landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    Dso(usize),
+    /// perf looked and found no map.
+    NotFound,
+    /// The cpu mode is neither host kernel nor host user.
+    Hypervisor,
+}
+
+/// The threads, maps and DSOs perf's report tracks while it replays a
+/// recording, reduced to what `-D` and `buildid-list` show: which thread
+/// (and comm) a sample belongs to and which DSO its address falls in.
+/// Feed it the records in perf's delivery order.
+#[derive(Debug)]
+pub struct Machine {
+    threads: Vec<Thread>,
+    by_tid: HashMap<i32, usize>,
+    maps: Vec<Maps>,
+    kernel: Maps,
+    dsos: Vec<Dso>,
+    dso_by_name: HashMap<String, usize>,
+    exit_removes_thread: bool,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Machine {
+    pub fn new() -> Self {
+        let mut m = Machine {
+            threads: Vec::new(),
+            by_tid: HashMap::new(),
+            maps: Vec::new(),
+            kernel: Maps::default(),
+            dsos: Vec::new(),
+            dso_by_name: HashMap::new(),
+            exit_removes_thread: false,
+        };
+        // perf registers the idle task before reading any record.
+        let t = m.findnew(0, 0);
+        m.threads[t].comm = Some("swapper".into());
+        m
+    }
+
+    /// perf's report keeps exited threads; `buildid-list` forgets them.
+    pub fn set_exit_removes_thread(&mut self, on: bool) {
+        self.exit_removes_thread = on;
+    }
+
+    pub fn dsos(&self) -> &[Dso] {
+        &self.dsos
+    }
+
+    /// The DSO named `name`, created if new.
+    pub fn findnew_dso(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.dso_by_name.get(name) {
+            return i;
+        }
+        self.dsos.push(Dso {
+            name: name.to_string(),
+            build_id: None,
+            hit: false,
+        });
+        self.dso_by_name
+            .insert(name.to_string(), self.dsos.len() - 1);
+        self.dsos.len() - 1
+    }
+
+    pub fn set_build_id(&mut self, name: &str, build_id: &[u8]) {
+        let d = self.findnew_dso(name);
+        self.dsos[d].build_id = Some(build_id.to_vec());
+    }
+
+    fn new_maps(&mut self) -> usize {
+        self.maps.push(Maps::default());
+        self.maps.len() - 1
+    }
+
+    /// The thread `tid`, adopting `pid` if it is known now, without creating it.
+    fn find(&mut self, pid: i32, tid: i32) -> Option<usize> {
+        let t = *self.by_tid.get(&tid)?;
+        if pid != -1 && self.threads[t].pid != pid {
+            self.threads[t].pid = pid;
+            if pid != tid {
+                let leader = self.findnew(pid, pid);
+                self.threads[t].maps = self.threads[leader].maps;
+            }
+        }
+        Some(t)
+    }
+
+    fn findnew(&mut self, pid: i32, tid: i32) -> usize {
+        if let Some(t) = self.find(pid, tid) {
+            return t;
+        }
+        let maps = if pid == -1 || pid == tid {
+            self.new_maps()
+        } else {
+            let leader = self.findnew(pid, pid);
+            self.threads[leader].maps
+        };
+        self.threads.push(Thread {
+            pid,
+            tid,
+            comm: None,
+            maps,
+        });
+        let t = self.threads.len() - 1;
+        self.by_tid.insert(tid, t);
+        t
+    }
+
+    fn remove(&mut self, t: usize) {
+        let tid = self.threads[t].tid;
+        if self.by_tid.get(&tid) == Some(&t) {
+            self.by_tid.remove(&tid);
+        }
+    }
+
+    /// Applies a record that changes threads or maps. For a FORK whose
+    /// parent was known under another pid, returns that thread's old
+    /// pid/tid (perf drops it and says so in `-D` output).
+    pub fn apply(&mut self, misc: u16, data: &RecordData<'_>) -> Option<(i32, i32)> {
+        match *data {
+            RecordData::Mmap(mm) => {
+                let prot = if misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
+                    0
+                } else {
+                    PROT_EXEC
+                };
+                let (pid, tid) = (mm.pid as i32, mm.tid as i32);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, prot, mm.filename);
+            }
+            RecordData::Mmap2(mm) => {
+                let (pid, tid) = (mm.pid as i32, mm.tid as i32);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.prot, mm.filename);
+            }
+            RecordData::Comm(c) => {
+                let t = self.findnew(c.pid as i32, c.tid as i32);
+                self.threads[t].comm = Some(String::from_utf8_lossy(c.comm).into_owned());
+            }
+            RecordData::Fork(f) => return self.fork(misc, &f),
+            RecordData::Exit(f) => {
+                // Looking a thread up adopts the pid the record gives.
+                if let Some(t) = self.find(f.pid as i32, f.tid as i32) {
+                    if self.exit_removes_thread {
+                        self.remove(t);
+                    }
+                }
+            }
+            RecordData::Ksymbol {
+                addr,
+                len,
+                flags,
+                name,
+                ..
+            } => self.ksymbol(addr, len, flags, name),
+            _ => {}
+        }
+        None
+    }
+
+    fn fork(&mut self, misc: u16, f: &perf_data::records::ForkExit) -> Option<(i32, i32)> {
+        let (pid, tid, ppid, ptid) = (f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32);
+        let existing = self.find(pid, tid);
+        let mut parent = self.findnew(ppid, ptid);
+        let mut dropped = None;
+        if self.threads[parent].pid != ppid {
+            dropped = Some((self.threads[parent].pid, self.threads[parent].tid));
+            self.remove(parent);
+            parent = self.findnew(ppid, ptid);
+        }
+        if let Some(t) = existing {
+            self.remove(t);
+        }
+        let child = self.findnew(pid, tid);
+        if let Some(c) = self.threads[parent].comm.clone() {
+            self.threads[child].comm = Some(c);
+        }
+        // A new process gets a copy of its parent's maps, except for forks
+        // perf synthesized from /proc (marked with the exec bit), whose maps
+        // follow as MMAP records.
+        let (cm, pm) = (self.threads[child].maps, self.threads[parent].maps);
+        if self.threads[child].pid != self.threads[parent].pid
+            && cm != pm
+            && misc & PERF_RECORD_MISC_FORK_EXEC == 0
+        {
+            let copy = self.maps[pm].clone();
+            self.maps[cm] = copy;
+        }
+        dropped
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mmap(&mut self, misc: u16, pid: i32, tid: i32, addr: u64, len: u64, prot: u32, name: &[u8]) {
+        let end = addr.wrapping_add(len);
+        let name = String::from_utf8_lossy(name);
+        if misc & PERF_RECORD_MISC_CPUMODE_MASK == PERF_RECORD_MISC_KERNEL {
+            if name.starts_with("[kernel.kallsyms]") {
+                let end = if addr == 0 && len == 0 { u64::MAX } else { end };
+                let d = self.findnew_dso("[kernel.kallsyms]");
+                self.kernel.insert(addr, end, d);
+            } else {
+                let d = self.findnew_dso(&name);
+                self.kernel.insert(addr, end, d);
+            }
+            return;
+        }
+        let t = self.findnew(pid, tid);
+        let anon = name.starts_with("//anon")
+            || name.starts_with("/dev/zero")
+            || name.starts_with("/anon_hugepage");
+        let no_dso = name.starts_with("[stack") || name.starts_with("/SYSV") || name == "[heap]";
+        // Executable anonymous memory is JIT code perf looks up in perf-PID.map.
+        let d = if (anon || no_dso) && prot & PROT_EXEC != 0 {
+            self.findnew_dso(&format!("/tmp/perf-{pid}.map"))
+        } else {
+            self.findnew_dso(&name)
+        };
+        let maps = self.threads[t].maps;
+        self.maps[maps].insert(addr, end, d);
+    }
+
+    fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
+        if flags & 1 != 0 {
+            if self.kernel.by_start.contains_key(&addr) {
+                self.kernel.by_start.remove(&addr);
+            }
+        } else if self.kernel.find(addr).is_none() {
+            let end = addr.wrapping_add(u64::from(len));
+            let d = self.findnew_dso(&String::from_utf8_lossy(name));
+            self.kernel.insert(addr, end, d);
+        }
+    }
+
+    /// The thread (comm, tid) and landing of a sample's address, marking
+    /// the DSO hit. A thread without a comm shows as `:tid`, like perf.
+    pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {
+        let pid = s.pid.map_or(-1, |p| p as i32);
+        let tid = s.tid.map_or(-1, |t| t as i32);
+        let t = self.findnew(pid, tid);
+        let th = &self.threads[t];
+        let comm = th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid));
+        let ip = s.ip.unwrap_or(0);
+        let map = match s.cpumode() {
+            PERF_RECORD_MISC_KERNEL => self.kernel.find(ip),
+            PERF_RECORD_MISC_USER => self.maps[th.maps].find(ip),
+            _ => return (comm, th.tid, Landing::Hypervisor),
+        };
+        let landing = match map {
+            Some(m) => Landing::Dso(m.dso),
+            None => Landing::NotFound,
+        };
+        let tid = th.tid;
+        if let Landing::Dso(d) = landing {
+            self.dsos[d].hit = true;
+        }
+        (comm, tid, landing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_map_splits_the_one_it_covers() {
+        let mut m = Maps::default();
+        m.insert(0x1000, 0x5000, 1);
+        m.insert(0x2000, 0x3000, 2);
+        assert_eq!(m.find(0x1fff).unwrap().dso, 1);
+        assert_eq!(m.find(0x2000).unwrap().dso, 2);
+        assert_eq!(m.find(0x3000).unwrap().dso, 1);
+        assert!(m.find(0x5000).is_none());
+    }
+}
