@@ -9,6 +9,8 @@ pub const PERF_MAGIC2: u64 = 0x3245_4c49_4652_4550;
 pub const PERF_MAGIC1: u64 = 0x454c_4946_4652_4550;
 /// Size of `perf_file_header`.
 pub const FILE_HEADER_SIZE: u64 = 104;
+/// Size of the header before the feature bitmap was added (early 2010 perf).
+pub const FILE_HEADER_SIZE_NO_FEATURES: u64 = 72;
 /// Size of `perf_pipe_file_header`.
 pub const PIPE_HEADER_SIZE: u64 = 16;
 
@@ -86,26 +88,40 @@ pub fn detect(first16: &[u8]) -> Result<(Kind, Endian)> {
         PIPE_HEADER_SIZE => Ok((Kind::Pipe, endian)),
         // perf's reader accepts any header size of at least the one it knows
         // and ignores the tail; so do we.
-        s if s >= FILE_HEADER_SIZE => Ok((Kind::File, endian)),
+        s if s >= FILE_HEADER_SIZE || s == FILE_HEADER_SIZE_NO_FEATURES => Ok((Kind::File, endian)),
         s => Err(Error::corrupt(
             "perf.data header",
             8,
-            format!("header size {s} is neither 16 (pipe mode) nor at least {FILE_HEADER_SIZE} (file mode)"),
+            format!(
+                "header size {s} is neither 16 (pipe mode) nor {FILE_HEADER_SIZE_NO_FEATURES} or \
+                 at least {FILE_HEADER_SIZE} (file mode)"
+            ),
         )),
     }
 }
 
 /// Parses the file-mode header from the start of the file.
 pub fn parse_file_header(data: &[u8], endian: Endian) -> Result<FileHeader> {
-    if (data.len() as u64) < FILE_HEADER_SIZE {
+    let declared = data
+        .get(8..16)
+        .and_then(|b| b.try_into().ok())
+        .map(|b| endian.u64(b))
+        .unwrap_or(FILE_HEADER_SIZE);
+    // The oldest layout ends before the feature bitmap: no features.
+    let need = if declared == FILE_HEADER_SIZE_NO_FEATURES {
+        FILE_HEADER_SIZE_NO_FEATURES
+    } else {
+        FILE_HEADER_SIZE
+    };
+    if (data.len() as u64) < need {
         return Err(Error::Truncated {
             what: "perf.data file header",
             offset: 0,
-            need: FILE_HEADER_SIZE,
+            need,
             have: data.len() as u64,
         });
     }
-    let mut c = Cursor::new(&data[..FILE_HEADER_SIZE as usize], endian);
+    let mut c = Cursor::new(&data[..need as usize], endian);
     let e = |p: crate::ParseError| Error::corrupt("perf.data file header", p.pos as u64, p.what);
     c.skip(8, "magic").map_err(e)?;
     let size = c.u64("size").map_err(e)?;
@@ -114,13 +130,11 @@ pub fn parse_file_header(data: &[u8], endian: Endian) -> Result<FileHeader> {
     let data_s = Section::read(&mut c).map_err(e)?;
     let event_types = Section::read(&mut c).map_err(e)?;
     let mut features = [0u64; 4];
-    for f in &mut features {
-        *f = c.u64("features").map_err(e)?;
+    if need == FILE_HEADER_SIZE {
+        for f in &mut features {
+            *f = c.u64("features").map_err(e)?;
+        }
     }
-    // Big-endian producers write the bitmap as an array of unsigned longs;
-    // perf's reader handles 32-bit ones by swapping halves. A 32-bit BE
-    // producer writes two u32 per u64: detect via the HOSTNAME bit heuristics
-    // used by perf is not needed for the little-endian files we have seen.
     Ok(FileHeader {
         size,
         attr_size,
@@ -129,4 +143,36 @@ pub fn parse_file_header(data: &[u8], endian: Endian) -> Result<FileHeader> {
         event_types,
         features,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_72_byte_header_has_no_features() {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"PERFILE2");
+        for v in [72u64, 80, 72, 80, 152, 400, 0, 0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(b.len(), 72);
+        assert_eq!(detect(&b[..16]).unwrap(), (Kind::File, Endian::Little));
+        let h = parse_file_header(&b, Endian::Little).unwrap();
+        assert_eq!(
+            h.data,
+            Section {
+                offset: 152,
+                size: 400
+            }
+        );
+        assert_eq!(h.features, [0; 4]);
+        // A 104-byte header cut at 72 bytes is still truncated.
+        let mut b2 = b.clone();
+        b2[8..16].copy_from_slice(&104u64.to_le_bytes());
+        assert!(matches!(
+            parse_file_header(&b2, Endian::Little),
+            Err(Error::Truncated { need: 104, .. })
+        ));
+    }
 }
