@@ -90,6 +90,23 @@ pub struct ReportArgs {
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
+    /// Sort and group samples by these keys, comma-separated (so far: comm,
+    /// pid, tid, dso; symbols come with the symbolizer).
+    #[arg(short = 's', long = "sort", value_name = "KEYS")]
+    pub sort: Option<String>,
+    /// Show only each entry's own samples, not those of its callees (the
+    /// default when there are no call graphs).
+    #[arg(long = "no-children", overrides_with = "children")]
+    pub no_children: bool,
+    /// Accumulate callees' samples into their callers (perf's default with call graphs).
+    #[arg(long = "children")]
+    pub children: bool,
+    /// Treat samples with branch stacks as plain samples (perf otherwise reports branches).
+    #[arg(long = "no-branch-stack")]
+    pub no_branch_stack: bool,
+    /// Call-graph display: `none` hides call graphs (others come with the symbolizer).
+    #[arg(short = 'g', long = "call-graph", value_name = "MODE")]
+    pub call_graph: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -63,10 +63,112 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     if a.dump_raw_trace {
         return dump(&path, reader);
     }
-    anyhow::bail!(
-        "the hotspot report is not implemented yet; use `sear report --stats`, \
-         `--header-only` or `-D`"
-    )
+    hotspots(&a, &path, reader)
+}
+
+/// The hotspot table (so far without symbols and call graphs).
+fn hotspots(
+    a: &ReportArgs,
+    path: &std::path::Path,
+    reader: perf_data::RecordReader,
+) -> Result<ExitCode> {
+    use profile::hist::{sample_keys, Hists, SortKey};
+    let not_yet = "symbols and call graphs in `sear report` are not implemented yet; \
+                   try `sear report --sort comm,dso --no-children -g none`, `--stats`, \
+                   `--header-only` or `-D`";
+    let Some(sort) = &a.sort else {
+        anyhow::bail!("{not_yet}");
+    };
+    let keys: Vec<SortKey> = sort
+        .split(',')
+        .map(|k| SortKey::parse(k.trim()).ok_or_else(|| anyhow::anyhow!("--sort {k}: {not_yet}")))
+        .collect::<Result<_>>()?;
+    let has_callchains = reader
+        .meta()
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+    let graphs_hidden = a.call_graph.as_deref() == Some("none");
+    if has_callchains && (!a.no_children || !graphs_hidden) {
+        anyhow::bail!("{not_yet}");
+    }
+    let branch = reader
+        .meta()
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+    if branch && !a.no_branch_stack {
+        anyhow::bail!(
+            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+        );
+    }
+    if reader.meta().events.len() > 1
+        && reader
+            .meta()
+            .features
+            .has(perf_data::consts::feature::GROUP_DESC)
+    {
+        anyhow::bail!(
+            "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
+        );
+    }
+    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+    let mut machine = profile::machine::Machine::new();
+    let mut hists: Vec<Hists> = Vec::new();
+    let mut stats = Stats::default();
+    while let Some(rec) = reader
+        .next_record()
+        .with_context(|| format!("reading records of {}", path.display()))?
+    {
+        stats.add(&rec);
+        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
+            let Ok(s) = rec.sample() else {
+                continue; // counted by stats as undecodable
+            };
+            if hists.len() <= s.event {
+                hists.resize_with(s.event + 1, Hists::default);
+            }
+            let (comm, tid, landing) = machine.resolve(&s);
+            let k = sample_keys(&keys, &machine, &comm, tid, landing);
+            // Without PERIOD in the sample, perf counts the attr's period.
+            let attr = &rec.meta.events[s.event].attr;
+            hists[s.event].add(k, s.period.unwrap_or(attr.sample_period_or_freq));
+        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
+            if let Ok((data, _)) = rec.decode() {
+                machine.apply(rec.raw.misc, &data);
+            }
+        }
+    }
+    let meta = reader.meta();
+    let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    hists.resize_with(names.len().max(hists.len()), Hists::default);
+    for h in &mut hists {
+        h.sort();
+    }
+    let sections: Vec<render::report::Section<'_>> = hists
+        .iter()
+        .zip(&names)
+        .map(|(h, n)| render::report::Section {
+            event_name: n,
+            hists: h,
+        })
+        .collect();
+    let mut out = super::stdout();
+    let comm_of = |tid: i32| {
+        machine
+            .thread_comm(tid)
+            .unwrap_or_else(|| format!(":{tid}"))
+    };
+    render::report::write_report(
+        &mut out,
+        &keys,
+        stats.total_lost_samples,
+        &sections,
+        &comm_of,
+    )?;
+    super::finish(out)?;
+    crate::ui::print_diagnostics(path, reader.diagnostics());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Event names for the per-event stats blocks.

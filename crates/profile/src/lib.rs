@@ -22,4 +22,5 @@
 //! # Ok::<(), perf_data::Error>(())
 //! ```
 
+pub mod hist;
 pub mod machine;

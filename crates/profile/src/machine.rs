@@ -327,6 +327,12 @@ impl Machine {
 
     /// The thread (comm, tid) and landing of a sample's address, marking
     /// the DSO hit. A thread without a comm shows as `:tid`, like perf.
+    /// The current comm of thread `tid` (perf shows a thread by its last comm).
+    pub fn thread_comm(&self, tid: i32) -> Option<String> {
+        let th = &self.threads[*self.by_tid.get(&tid)?];
+        Some(th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid)))
+    }
+
     pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {
         let pid = s.pid.map_or(-1, |p| p as i32);
         let tid = s.tid.map_or(-1, |t| t as i32);

@@ -13,4 +13,5 @@
 
 pub mod dump;
 pub mod header;
+pub mod report;
 pub mod stats;
