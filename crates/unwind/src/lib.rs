@@ -318,6 +318,11 @@ impl Unwinder {
         }
     }
 
+    /// The start addresses of the modules present, in order.
+    pub fn module_starts(&self) -> Vec<u64> {
+        self.ranges.keys().copied().collect()
+    }
+
     fn remove_overlapping(&mut self, start: u64, end: u64) {
         let hit: Vec<u64> = self
             .ranges
@@ -375,6 +380,24 @@ impl Unwinder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_register_numbers_pick_ip_sp_bp() {
+        // values indexed by perf's numbering: AX..DI, BP=6, SP=7, IP=8.
+        let values = [10, 11, 12, 13, 14, 15, 16, 17, 18];
+        let regs = UserRegs::from_perf_x86_64(|r| values.get(r as usize).copied()).unwrap();
+        assert_eq!(
+            regs,
+            UserRegs {
+                ip: 18,
+                sp: 17,
+                bp: 16
+            }
+        );
+        let no_bp = UserRegs::from_perf_x86_64(|r| (r != 6).then_some(1)).unwrap();
+        assert_eq!(no_bp.bp, 0);
+        assert!(UserRegs::from_perf_x86_64(|r| (r != 8).then_some(1)).is_none());
+    }
 
     #[test]
     fn base_follows_the_segment_the_mapping_shows() {
