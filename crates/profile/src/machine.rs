@@ -11,11 +11,23 @@ use perf_data::sample::Sample;
 
 const PROT_EXEC: u32 = 4;
 
-/// One mapping: its end and the DSO it shows (an index into `Machine::dsos`).
+/// One mapping: its end, the file offset its start shows and the DSO it
+/// shows (an index into `Machine::dsos`).
 #[derive(Debug, Clone)]
 struct Map {
     end: u64,
+    pgoff: u64,
     dso: usize,
+}
+
+/// A user-space mapping as an unwinder needs it: where it lies in the
+/// process, which file offset its start shows, and the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapInfo<'a> {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub filename: &'a str,
 }
 
 /// Non-overlapping maps by start address.
@@ -27,7 +39,7 @@ struct Maps {
 impl Maps {
     /// Inserts a map, trimming or splitting the maps it overlaps, as a new
     /// mmap() over old ones does.
-    fn insert(&mut self, start: u64, end: u64, dso: usize) {
+    fn insert(&mut self, start: u64, end: u64, pgoff: u64, dso: usize) {
         let overlapping: Vec<u64> = self
             .by_start
             .range(..end.max(start.saturating_add(1)))
@@ -44,6 +56,7 @@ impl Maps {
                     s,
                     Map {
                         end: start,
+                        pgoff: old.pgoff,
                         dso: old.dso,
                     },
                 );
@@ -53,12 +66,14 @@ impl Maps {
                     end,
                     Map {
                         end: old.end,
+                        // The right remainder starts further into the file.
+                        pgoff: old.pgoff.wrapping_add(end.wrapping_sub(s)),
                         dso: old.dso,
                     },
                 );
             }
         }
-        self.by_start.insert(start, Map { end, dso });
+        self.by_start.insert(start, Map { end, pgoff, dso });
     }
 
     fn find(&self, addr: u64) -> Option<&Map> {
@@ -221,11 +236,20 @@ impl Machine {
                     PROT_EXEC
                 };
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                self.mmap(misc, pid, tid, mm.addr, mm.len, prot, mm.filename);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, prot, mm.filename);
             }
             RecordData::Mmap2(mm) => {
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.prot, mm.filename);
+                self.mmap(
+                    misc,
+                    pid,
+                    tid,
+                    mm.addr,
+                    mm.len,
+                    mm.pgoff,
+                    mm.prot,
+                    mm.filename,
+                );
             }
             RecordData::Comm(c) => {
                 let t = self.findnew(c.pid as i32, c.tid as i32);
@@ -284,17 +308,27 @@ impl Machine {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn mmap(&mut self, misc: u16, pid: i32, tid: i32, addr: u64, len: u64, prot: u32, name: &[u8]) {
+    fn mmap(
+        &mut self,
+        misc: u16,
+        pid: i32,
+        tid: i32,
+        addr: u64,
+        len: u64,
+        pgoff: u64,
+        prot: u32,
+        name: &[u8],
+    ) {
         let end = addr.wrapping_add(len);
         let name = String::from_utf8_lossy(name);
         if misc & PERF_RECORD_MISC_CPUMODE_MASK == PERF_RECORD_MISC_KERNEL {
             if name.starts_with("[kernel.kallsyms]") {
                 let end = if addr == 0 && len == 0 { u64::MAX } else { end };
                 let d = self.findnew_dso("[kernel.kallsyms]");
-                self.kernel.insert(addr, end, d);
+                self.kernel.insert(addr, end, pgoff, d);
             } else {
                 let d = self.findnew_dso(&name);
-                self.kernel.insert(addr, end, d);
+                self.kernel.insert(addr, end, pgoff, d);
             }
             return;
         }
@@ -310,7 +344,7 @@ impl Machine {
             self.findnew_dso(&name)
         };
         let maps = self.threads[t].maps;
-        self.maps[maps].insert(addr, end, d);
+        self.maps[maps].insert(addr, end, pgoff, d);
     }
 
     fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
@@ -321,8 +355,32 @@ impl Machine {
         } else if self.kernel.find(addr).is_none() {
             let end = addr.wrapping_add(u64::from(len));
             let d = self.findnew_dso(&String::from_utf8_lossy(name));
-            self.kernel.insert(addr, end, d);
+            self.kernel.insert(addr, end, 0, d);
         }
+    }
+
+    /// The user-space maps of thread `tid` (of process `pid`, -1 if
+    /// unknown) as they stand now, by start address; empty for a thread
+    /// never seen. An unwinder builds its module set from these.
+    pub fn user_maps(&self, pid: i32, tid: i32) -> Vec<MapInfo<'_>> {
+        let t = match self.by_tid.get(&tid) {
+            Some(&t) => t,
+            None if pid != -1 => match self.by_tid.get(&pid) {
+                Some(&t) => t,
+                None => return Vec::new(),
+            },
+            None => return Vec::new(),
+        };
+        self.maps[self.threads[t].maps]
+            .by_start
+            .iter()
+            .map(|(&start, m)| MapInfo {
+                start,
+                end: m.end,
+                pgoff: m.pgoff,
+                filename: &self.dsos[m.dso].name,
+            })
+            .collect()
     }
 
     /// The thread (comm, tid) and landing of a sample's address, marking
@@ -364,11 +422,14 @@ mod tests {
     #[test]
     fn new_map_splits_the_one_it_covers() {
         let mut m = Maps::default();
-        m.insert(0x1000, 0x5000, 1);
-        m.insert(0x2000, 0x3000, 2);
+        m.insert(0x1000, 0x5000, 0, 1);
+        m.insert(0x2000, 0x3000, 0x7000, 2);
         assert_eq!(m.find(0x1fff).unwrap().dso, 1);
         assert_eq!(m.find(0x2000).unwrap().dso, 2);
         assert_eq!(m.find(0x3000).unwrap().dso, 1);
         assert!(m.find(0x5000).is_none());
+        // The remainder right of the new map shows the file further on.
+        assert_eq!(m.find(0x3000).unwrap().pgoff, 0x2000);
+        assert_eq!(m.find(0x1000).unwrap().pgoff, 0);
     }
 }

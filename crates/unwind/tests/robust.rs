@@ -1,0 +1,121 @@
+//! Bad input gives short stacks, never a panic: truncated stack copies,
+//! garbage registers, files that are missing or not binaries.
+
+use std::path::Path;
+
+use unwind::{Binaries, Error, Unwinder, UserRegs};
+
+/// This test binary itself, mapped as a whole at a made-up address, gives
+/// the unwinder real CFI to chew on.
+fn unwinder_over_self(base: u64) -> Unwinder {
+    let exe = std::env::current_exe().unwrap();
+    let len = std::fs::metadata(&exe).unwrap().len();
+    let mut bins = Binaries::new();
+    let mut u = Unwinder::new();
+    u.add_module(&mut bins, base, base + len.next_multiple_of(4096), 0, &exe)
+        .unwrap();
+    u
+}
+
+#[test]
+fn frame_pointer_chain_is_followed_and_ends_where_the_stack_copy_ends() {
+    // No modules: every frame is unwound by frame pointer. Build a chain of
+    // three frames: [bp] = next bp, [bp+8] = return address.
+    let sp = 0x7ffc_0000_1000u64;
+    let mut stack = vec![0u8; 0x100];
+    let put = |stack: &mut Vec<u8>, addr: u64, v: u64| {
+        let o = (addr - sp) as usize;
+        stack[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    };
+    put(&mut stack, sp + 0x10, sp + 0x40);
+    put(&mut stack, sp + 0x18, 0x40_1111);
+    put(&mut stack, sp + 0x40, sp + 0x80);
+    put(&mut stack, sp + 0x48, 0x40_2222);
+    put(&mut stack, sp + 0x80, 0);
+    put(&mut stack, sp + 0x88, 0x40_3333);
+    let regs = UserRegs {
+        ip: 0x40_0000,
+        sp,
+        bp: sp + 0x10,
+    };
+    let mut u = Unwinder::new();
+    let full = u.unwind(&regs, &stack, sp, 127);
+    assert_eq!(&full[..4], &[0x40_0000, 0x40_1111, 0x40_2222, 0x40_3333]);
+    // Cut the copy inside the second frame record: the walk stops there.
+    let short = u.unwind(&regs, &stack[..0x44], sp, 127);
+    assert_eq!(short, vec![0x40_0000, 0x40_1111]);
+    // The frame limit holds.
+    assert_eq!(u.unwind(&regs, &stack, sp, 2).len(), 2);
+    assert!(u.unwind(&regs, &stack, sp, 0).is_empty());
+}
+
+#[test]
+fn garbage_registers_and_stacks_give_short_stacks() {
+    let base = 0x5555_0000_0000u64;
+    let mut u = unwinder_over_self(base);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..20_000u64 {
+        let stack: Vec<u8> = (0..(next() % 512)).map(|_| next() as u8).collect();
+        let ip = match i % 3 {
+            0 => next(),
+            // Inside the module, where CFI applies to random bytes.
+            _ => base + next() % 0x10_0000,
+        };
+        let sp = if i % 2 == 0 {
+            next()
+        } else {
+            u64::MAX - (next() % 64)
+        };
+        let regs = UserRegs { ip, sp, bp: next() };
+        let frames = u.unwind(&regs, &stack, sp, 127);
+        assert!(!frames.is_empty() && frames.len() <= 127);
+        assert_eq!(frames[0], ip);
+    }
+    // An empty stack copy: only the leaf.
+    let regs = UserRegs {
+        ip: base + 0x1000,
+        sp: 0x1000,
+        bp: 0x2000,
+    };
+    assert_eq!(u.unwind(&regs, &[], 0x1000, 127), vec![base + 0x1000]);
+}
+
+#[test]
+fn missing_and_non_binary_files_are_errors_not_panics() {
+    let mut bins = Binaries::new();
+    let mut u = Unwinder::new();
+    let missing = u.add_module(&mut bins, 0x1000, 0x2000, 0, Path::new("/nonexistent/x.so"));
+    assert!(matches!(missing, Err(Error::Io { .. })), "{missing:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.so");
+    std::fs::write(&junk, b"\x7fELF but not really").unwrap();
+    let bad = u.add_module(&mut bins, 0x1000, 0x2000, 0, &junk);
+    assert!(matches!(bad, Err(Error::Object { .. })), "{bad:?}");
+    let reversed = u.add_module(&mut bins, 0x2000, 0x1000, 0, &junk);
+    assert!(matches!(reversed, Err(Error::BadRange { .. })));
+}
+
+#[test]
+fn a_new_mapping_replaces_the_modules_it_overlaps() {
+    let exe = std::env::current_exe().unwrap();
+    let mut bins = Binaries::new();
+    let mut u = Unwinder::new();
+    u.add_module(&mut bins, 0x10_0000, 0x20_0000, 0, &exe)
+        .unwrap();
+    u.add_module(&mut bins, 0x18_0000, 0x30_0000, 0, &exe)
+        .unwrap();
+    u.add_module(&mut bins, 0x10_0000, 0x11_0000, 0, &exe)
+        .unwrap();
+    assert_eq!(u.module_starts(), vec![0x10_0000, 0x18_0000]);
+    u.add_module(&mut bins, 0x0f_0000, 0x19_0000, 0, &exe)
+        .unwrap();
+    assert_eq!(u.module_starts(), vec![0x0f_0000]);
+    u.remove_module(0x0f_0000);
+    assert!(u.module_starts().is_empty());
+}
