@@ -86,10 +86,12 @@ impl DebugFinder {
                 .debug_roots
                 .iter()
                 .map(|r| r.join(".build-id").join(head).join(format!("{rest}.debug")));
-            let by_cache = self
-                .buildid_caches
-                .iter()
-                .map(|r| r.join(".build-id").join(head).join(rest).join("debug"));
+            // perf's cache keeps the binary as `elf` (with its DWARF, if it had any) and,
+            // when it found one, the debug file as `debug`.
+            let by_cache = self.buildid_caches.iter().flat_map(|r| {
+                let dir = r.join(".build-id").join(head).join(rest);
+                [dir.join("debug"), dir.join("elf")]
+            });
             for cand in by_root.chain(by_cache) {
                 match check_build_id(&cand, elf.build_id()) {
                     Check::Good => {
@@ -139,6 +141,24 @@ impl DebugFinder {
         } else {
             Reason::NoDebugInfo
         })
+    }
+
+    /// perf's cached copy of the binary with this build id (`ROOT/.build-id/xx/rest/elf`),
+    /// for when the file at the recorded path is gone or was replaced.
+    pub fn cached_binary(&self, build_id: &[u8]) -> Option<PathBuf> {
+        let id = hex(build_id);
+        if id.len() <= 2 {
+            return None;
+        }
+        let (head, rest) = id.split_at(2);
+        self.buildid_caches
+            .iter()
+            .map(|r| r.join(".build-id").join(head).join(rest).join("elf"))
+            .find(|p| {
+                ElfFile::open(p)
+                    .ok()
+                    .is_some_and(|e| e.build_id() == Some(build_id))
+            })
     }
 
     fn debuglink_candidates(&self, binary: &Path, name: &str) -> Vec<PathBuf> {

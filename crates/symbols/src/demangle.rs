@@ -21,6 +21,18 @@ pub fn demangle(name: &str) -> String {
     name.to_owned()
 }
 
+/// Like [`demangle`], but Rust names keep their hash (legacy) and crate disambiguators
+/// (v0), exactly as `c++filt` prints them.
+pub fn demangle_full(name: &str) -> String {
+    if let Some(base) = name.strip_suffix("@plt") {
+        return format!("{}@plt", demangle_full(base));
+    }
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return d.to_string();
+    }
+    demangle(name)
+}
+
 fn demangle_cpp(name: &str) -> Option<String> {
     if !name.starts_with("_Z") {
         return None;

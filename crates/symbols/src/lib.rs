@@ -39,7 +39,7 @@ mod elf;
 
 pub use binary::Binary;
 pub use debug::{DebugFile, DebugFinder, DebugSource};
-pub use demangle::demangle;
+pub use demangle::{demangle, demangle_full};
 pub use dwarf::{DwarfInfo, Frame};
 pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit};
 

@@ -273,3 +273,26 @@ fn plt_entries_are_named_like_objdump() {
         "expected malloc, free, printf... in the PLT:\n{out}"
     );
 }
+
+#[test]
+fn perf_buildid_cache_layout_is_searched() {
+    let b = build("cache");
+    let cache = b.dir.join("dot-debug");
+    let stripped_elf = ElfFile::open(&b.stripped).expect("open");
+    let id = stripped_elf.build_id_hex().expect("build id");
+    // As `perf buildid-cache -a` lays it out: the unstripped binary saved as `elf`.
+    let entry = cache.join(".build-id").join(&id[..2]).join(&id[2..]);
+    place(&b.full, &entry.join("elf"));
+
+    let finder = DebugFinder::with_roots(Vec::new(), vec![cache]);
+    assert_eq!(
+        finder.cached_binary(stripped_elf.build_id().expect("id")),
+        Some(entry.join("elf"))
+    );
+    assert_eq!(finder.cached_binary(&[1, 2, 3, 4]), None);
+    let mut bin = Binary::open(&b.stripped, &finder).expect("open");
+    let found = bin.debug_file().expect("found in the cache");
+    assert_eq!(found.path, entry.join("elf"));
+    let a = hot_addresses(&b.full)[0];
+    assert!(bin.frames(Svma(a)).is_ok());
+}

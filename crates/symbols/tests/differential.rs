@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use symbols::{demangle, Binary, DebugFinder, Svma};
+use symbols::{demangle, demangle_full, Binary, DebugFinder, Svma};
 
 fn no_debug_dirs() -> DebugFinder {
     DebugFinder::with_roots(Vec::new(), Vec::new())
@@ -234,4 +234,84 @@ fn plain_names_are_left_alone() {
     );
     assert_eq!(demangle("_RNvCs1234_7mycrate3foo"), "mycrate::foo");
     assert_eq!(demangle("_Z3fooi@plt"), "foo(int)@plt");
+}
+
+/// Rust symbols of a program rustc builds here, legacy and v0 mangling: `demangle_full`
+/// must equal c++filt; `demangle` must equal it less the legacy hash (perf's form).
+#[test]
+fn rust_demangling_matches_cxxfilt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("r.rs");
+    std::fs::write(
+        &src,
+        r#"
+mod inner {
+    pub struct W<T>(pub T);
+    impl<T: Copy + std::ops::Add<Output = T>> W<T> {
+        #[inline(never)]
+        pub fn twice(&self) -> T { self.0 + self.0 }
+    }
+}
+fn main() {
+    let v: Vec<u64> = (0..10).map(|x| x * 3).collect();
+    let w = inner::W(v.len());
+    println!("{}", w.twice() + inner::W(2u8).twice() as usize);
+}
+"#,
+    )
+    .expect("write");
+    for (label, flags) in [
+        ("legacy", &[][..]),
+        ("v0", &["-C", "symbol-mangling-version=v0"][..]),
+    ] {
+        let bin = dir.path().join(label);
+        run(tool("rustc")
+            .args(["-O", "-o"])
+            .arg(&bin)
+            .args(flags)
+            .arg(&src));
+        let names: Vec<String> = nm_names(&bin, false)
+            .into_iter()
+            .filter(|n| n.starts_with("_R") || n.starts_with("_ZN"))
+            .collect();
+        assert!(names.len() > 100, "{label}: {} Rust symbols", names.len());
+        let input: String = names.iter().map(|n| format!("{n}\n")).collect();
+        let want = run_stdin(&mut tool("c++filt"), &input);
+        // [legacy, v0]: (total, matching)
+        let mut counts = [(0usize, 0usize); 2];
+        let mut bad = Vec::new();
+        for (raw, w) in names.iter().zip(want.lines()) {
+            if !raw.starts_with("_R") && !raw.contains("17h") || !raw.is_ascii() {
+                continue; // a C++ name from the C runtime, checked elsewhere
+            }
+            let kind = usize::from(raw.starts_with("_R"));
+            counts[kind].0 += 1;
+            let full = demangle_full(raw);
+            if full == w {
+                counts[kind].1 += 1;
+            } else {
+                bad.push(format!("{raw}\n  c++filt {w}\n  ours    {full}"));
+            }
+            let short = demangle(raw);
+            let hashless = match w.rsplit_once("::h") {
+                Some((head, hash)) if !raw.starts_with("_R") && hash.len() == 16 => head,
+                _ => w,
+            };
+            if raw.starts_with("_ZN") {
+                assert_eq!(short, hashless, "{raw}");
+            }
+        }
+        let [(lt, lg), (vt, vg)] = counts;
+        eprintln!("rust {label} build: legacy names {lg}/{lt}, v0 names {vg}/{vt} as c++filt");
+        for b in bad.iter().take(5) {
+            eprintln!("{b}");
+        }
+        assert_eq!(lg, lt, "{label}: legacy names must all match");
+        // libiberty writes v0 const generics as `10: usize` where rustc-demangle writes
+        // `10usize`, and drops LLVM's `.0` suffixes; everything else must agree.
+        assert!(
+            vt > 100 && vg as f64 >= 0.95 * vt as f64,
+            "{label}: v0 {vg}/{vt}"
+        );
+    }
 }
