@@ -38,7 +38,14 @@ fn demangle_cpp(name: &str) -> Option<String> {
         return None;
     }
     let sym = Symbol::new(name).ok()?;
-    let out = sym.demangle_with_options(&DemangleOptions::new()).ok()?;
+    // In a local name (`_ZZ<function>E<entity>`) c++filt does not print the enclosing
+    // function's return type; the entity itself has none to lose.
+    let options = if name.starts_with("_ZZ") {
+        DemangleOptions::new().no_return_type()
+    } else {
+        DemangleOptions::new()
+    };
+    let out = sym.demangle_with_options(&options).ok()?;
     let out = template_ctor_fix(name, &sym).unwrap_or(out);
     let out = expand_std_abbreviations(&out);
     let out = literal_suffixes(&out).replace("std::nullptr_t", "decltype(nullptr)");
@@ -46,7 +53,86 @@ fn demangle_cpp(name: &str) -> Option<String> {
     if name.contains("JE") {
         out = drop_empty_packs(out);
     }
+    let out = out.replace("<()...>", "<>");
+    let out = unwrap_pack_expressions(&out);
+    let out = function_pointer_return(&out).unwrap_or(out);
     Some(special_name_wording(out))
+}
+
+/// c++filt prints an expanded pack of expressions (`spT0_` with T0 = {0ul}) as its
+/// elements, `<0ul>`; cpp_demangle as `<(0ul)...>`.
+fn unwrap_pack_expressions(s: &str) -> String {
+    let mut out = s.to_owned();
+    while let Some(end) = out.find(")...") {
+        let Some(start) = out[..end].rfind('(') else {
+            break;
+        };
+        if out[start + 1..end].contains(['(', ')']) {
+            break;
+        }
+        let inner = out[start + 1..end].to_owned();
+        out.replace_range(start..end + 4, &inner);
+    }
+    out
+}
+
+/// A function returning a pointer or reference to a function is written by c++filt
+/// inside the declarator, `long (*&f())(int)`; cpp_demangle writes the return type
+/// whole before the name, `long (*&)(int) f()`.
+fn function_pointer_return(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let (mut angle, mut paren) = (0i32, 0i32);
+    let mut open = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'<' => angle += 1,
+            b'>' => angle -= 1,
+            b'(' if angle == 0 && paren == 0 => {
+                if matches!(bytes.get(i + 1), Some(b'*' | b'&')) {
+                    open = Some(i);
+                }
+                break;
+            }
+            b'(' => paren += 1,
+            b')' => paren -= 1,
+            _ => {}
+        }
+    }
+    let open = open?;
+    if s[..open].contains("operator") {
+        return None;
+    }
+    let close = open + s[open..].find(')')?;
+    let declarator = &s[open + 1..close];
+    if !s[close + 1..].starts_with('(') {
+        return None;
+    }
+    // The function type's parameter list: up to its matching parenthesis.
+    let mut depth = 0;
+    let mut args_end = None;
+    for (i, c) in s[close + 1..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    args_end = Some(close + 1 + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let args_end = args_end?;
+    let rest = s[args_end..].strip_prefix(' ')?;
+    if !rest.contains('(') {
+        return None;
+    }
+    Some(format!(
+        "{}({declarator}{rest}){}",
+        &s[..open],
+        &s[close + 1..args_end]
+    ))
 }
 
 /// An empty template parameter pack (`JE`) prints nothing in c++filt; cpp_demangle leaves
@@ -83,6 +169,22 @@ fn special_name_wording(s: String) -> String {
     for (theirs, ours) in WORDS {
         if let Some(inner) = s.strip_prefix(theirs).and_then(|r| r.strip_suffix(")}")) {
             return format!("{ours}{inner}");
+        }
+    }
+    // `{virtual override thunk({offset(-16)}, X)}`: c++filt does not show the offsets.
+    if let Some(rest) = s
+        .strip_prefix("{virtual override thunk(")
+        .and_then(|r| r.strip_suffix(")}"))
+    {
+        let kind = if rest.starts_with("{offset(") {
+            "non-virtual thunk to "
+        } else if rest.starts_with("{virtual offset(") {
+            "virtual thunk to "
+        } else {
+            return s;
+        };
+        if let Some((_, target)) = rest.split_once("}, ") {
+            return format!("{kind}{target}");
         }
     }
     s

@@ -189,10 +189,11 @@ fn demangling_matches_cxxfilt_on_test_program() {
     for b in &bad {
         eprintln!("{b}");
     }
-    // The goal is 100%; cpp_demangle 0.5 still differs on functions returning function
-    // pointers, some packs and `sr` expressions (see the report printed above).
+    // The goal is 100%. cpp_demangle 0.5 still drops the reference of a pack expansion
+    // over several elements (`DpOT_`) and cannot parse `sr` in enable_if expressions:
+    // 9 of 1217 names here (printed above).
     let rate = good as f64 / names.len() as f64;
-    assert!(rate >= 0.98, "demangling regressed: {:.2}%", rate * 100.0);
+    assert!(rate >= 0.99, "demangling regressed: {:.2}%", rate * 100.0);
 }
 
 #[test]
@@ -213,7 +214,7 @@ fn demangling_rate_on_libstdcxx() {
     for b in bad.iter().take(40) {
         eprintln!("{b}");
     }
-    assert!(rate >= 0.95, "demangling regressed: {:.2}%", rate * 100.0);
+    assert!(rate >= 0.995, "demangling regressed: {:.2}%", rate * 100.0);
 }
 
 #[test]
