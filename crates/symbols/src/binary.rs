@@ -98,3 +98,14 @@ impl Binary {
             .map_err(|r| *r)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The profile crate symbolizes binaries on worker threads.
+    #[test]
+    fn binary_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::Binary>();
+        assert_send::<crate::DebugFinder>();
+    }
+}

@@ -130,6 +130,9 @@ fn check_frames(bin: &Path, end_to_end_floor: f64) {
         inlined_seen > 10,
         "the test program should exercise inlining"
     );
+    for m in bad.iter().take(8) {
+        eprintln!("{m}");
+    }
     assert!(
         walk_rate >= 0.99,
         "mismatches: {}",
@@ -156,7 +159,7 @@ fn cxx_symbols_and_frames_match_binutils() {
     let bin = compile(dir.path(), "prog_cc", CXX_SRC, true, &[]);
     check_symbols(&bin);
     // Deep inline stacks multiply the few names cpp_demangle gets wrong.
-    check_frames(&bin, 0.70);
+    check_frames(&bin, 0.85);
 }
 
 fn demangle_rate(names: &[String]) -> (usize, Vec<String>) {
