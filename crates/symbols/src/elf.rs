@@ -105,7 +105,12 @@ impl ElfFile {
                 }
             })
             .collect();
-        let symbols = collect_symbols(&obj);
+        let mut symbols = collect_symbols(&obj);
+        if obj.section_by_name(".symtab").is_none() {
+            if let Some(mini) = mini_debuginfo_symbols(&obj, path) {
+                symbols = merge(symbols, &mini);
+            }
+        }
         log::debug!(
             "{}: {} function symbols, dwarf: {has_dwarf}",
             path.display(),
@@ -158,12 +163,7 @@ impl ElfFile {
     /// Adds symbols from another file of the same link (a debug file's `.symtab`), keeping
     /// ours where both name one address.
     pub(crate) fn merge_symbols(&mut self, other: &[Symbol]) {
-        let mut all: Vec<Symbol> = std::mem::take(&mut self.symbols);
-        all.extend(other.iter().cloned());
-        // Stable sort: ours come first within one address, so dedup keeps them.
-        all.sort_by_key(|s| s.start);
-        all.dedup_by(|later, first| later.start == first.start);
-        self.symbols = all;
+        self.symbols = merge(std::mem::take(&mut self.symbols), other);
     }
 
     /// The symbol covering `addr`, with the offset into it.
@@ -199,6 +199,52 @@ impl ElfFile {
         let delta = avma.checked_sub(map_start).ok_or(Reason::NotMapped)?;
         let off = pgoff.checked_add(delta).ok_or(Reason::NotMapped)?;
         self.file_offset_to_svma(FileOffset(off))
+    }
+}
+
+fn merge(mut ours: Vec<Symbol>, other: &[Symbol]) -> Vec<Symbol> {
+    ours.extend(other.iter().cloned());
+    // Stable sort: ours come first within one address, so dedup keeps them.
+    ours.sort_by_key(|s| s.start);
+    ours.dedup_by(|later, first| later.start == first.start);
+    ours
+}
+
+/// MiniDebugInfo is at most a symbol table; anything that inflates past this is refused.
+const MINI_DEBUGINFO_LIMIT: usize = 256 << 20;
+
+/// Refuses to grow past a limit, so a hostile xz stream cannot exhaust memory.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MINI_DEBUGINFO_LIMIT {
+            return Err(std::io::Error::other("MiniDebugInfo larger than the limit"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The function symbols of `.gnu_debugdata` (MiniDebugInfo: an xz-compressed ELF file
+/// holding the `.symtab` a stripped binary lost, as Fedora ships them).
+fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<Symbol>> {
+    let data = obj.section_by_name(".gnu_debugdata")?.data().ok()?;
+    let mut out = Bounded(Vec::new());
+    if let Err(e) = lzma_rs::xz_decompress(&mut std::io::Cursor::new(data), &mut out) {
+        log::warn!("{}: .gnu_debugdata: {e}", path.display());
+        return None;
+    }
+    match object::File::parse(&*out.0) {
+        Ok(inner) => Some(collect_symbols(&inner)),
+        Err(e) => {
+            log::warn!("{}: .gnu_debugdata is not ELF: {e}", path.display());
+            None
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! C++/Rust demangling and the search for separate debug files.
 //!
 //! What it does: [`ElfFile`] memory-maps one binary and gives its build id, a sorted table
-//! of function symbols (from `.symtab`, `.dynsym` and synthesised `name@plt` entries) and
+//! of function symbols (from `.symtab`, `.dynsym`, MiniDebugInfo's `.gnu_debugdata` and
+//! synthesised `name@plt` entries) and
 //! the translation of a file offset (an MMAP record's `pgoff`) to the binary's own address
 //! space ([`Svma`]). [`DebugFinder`] finds the file holding its DWARF (the binary itself,
 //! a file named by build id, or one named by `.gnu_debuglink`) and verifies it belongs to

@@ -296,3 +296,54 @@ fn perf_buildid_cache_layout_is_searched() {
     let a = hot_addresses(&b.full)[0];
     assert!(bin.frames(Svma(a)).is_ok());
 }
+
+/// MiniDebugInfo: a stripped binary carrying its symbol table xz-compressed in
+/// `.gnu_debugdata`, made here the way distributions make it.
+#[test]
+fn mini_debuginfo_symbols_are_used() {
+    let b = build("mini");
+    let mini = b.dir.join("mini");
+    run(tool("objcopy")
+        .args(["--strip-debug", "--remove-section=.comment"])
+        .arg(&b.full)
+        .arg(&mini));
+    run(tool("xz").arg("-k").arg(&mini));
+    let with_mini = b.dir.join("prog.mini");
+    run(tool("objcopy")
+        .arg(format!(
+            "--add-section=.gnu_debugdata={}.xz",
+            mini.display()
+        ))
+        .arg(&b.stripped)
+        .arg(&with_mini));
+
+    let plain = ElfFile::open(&b.stripped).expect("open");
+    let elf = ElfFile::open(&with_mini).expect("open");
+    let finder = DebugFinder::with_roots(Vec::new(), Vec::new());
+    let bin = Binary::open(&with_mini, &finder).expect("open");
+    let full = Binary::open(&b.full, &finder).expect("open");
+    let addrs = hot_addresses(&b.full);
+    for a in &addrs {
+        assert_eq!(
+            plain.lookup(Svma(*a)).err(),
+            Some(Reason::NoSymbol),
+            "{a:#x}"
+        );
+        let want = full.symbol(Svma(*a)).map(|h| (h.name, h.offset));
+        assert_eq!(elf.lookup(Svma(*a)).map(|h| (h.name, h.offset)), want);
+        assert_eq!(bin.symbol(Svma(*a)).map(|h| (h.name, h.offset)), want);
+    }
+    // A corrupt section is a warning, not a failure: the binary still opens.
+    let corrupt = b.dir.join("corrupt.xz");
+    std::fs::write(&corrupt, b"\xfd7zXZ\0 not really xz").expect("write");
+    let with_corrupt = b.dir.join("prog.corrupt");
+    run(tool("objcopy")
+        .arg(format!(
+            "--add-section=.gnu_debugdata={}",
+            corrupt.display()
+        ))
+        .arg(&b.stripped)
+        .arg(&with_corrupt));
+    let elf = ElfFile::open(&with_corrupt).expect("open");
+    assert_eq!(elf.lookup(Svma(addrs[0])).err(), Some(Reason::NoSymbol));
+}
