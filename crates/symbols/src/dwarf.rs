@@ -61,11 +61,36 @@ fn load_dwarf(obj: &object::File<'_>) -> Result<gimli::Dwarf<Reader>, gimli::Err
     let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
         let data = obj
             .section_by_name(id.name())
+            .filter(|s| plausible_size(s))
             .and_then(|s| s.uncompressed_data().ok())
             .unwrap_or_default();
         Ok(EndianArcSlice::new(Arc::from(&*data), endian))
     };
     gimli::Dwarf::load(load)
+}
+
+/// zlib and zstd do not inflate beyond about 1000:1, so a compressed section claiming
+/// more is corrupt or hostile and is not given the memory it asks for.
+fn plausible_size(section: &object::Section<'_, '_>) -> bool {
+    match section.compressed_data() {
+        Ok(c) if c.format != object::CompressionFormat::None => {
+            let limit = (c.data.len() as u64)
+                .saturating_mul(1032)
+                .saturating_add(1 << 20);
+            let ok = c.uncompressed_size <= limit;
+            if !ok {
+                log::warn!(
+                    "{}: claims {} bytes from {} compressed, ignored",
+                    section.name().unwrap_or("?"),
+                    c.uncompressed_size,
+                    c.data.len()
+                );
+            }
+            ok
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    }
 }
 
 impl DwarfInfo {

@@ -347,3 +347,37 @@ fn mini_debuginfo_symbols_are_used() {
     let elf = ElfFile::open(&with_corrupt).expect("open");
     assert_eq!(elf.lookup(Svma(addrs[0])).err(), Some(Reason::NoSymbol));
 }
+
+/// Compressed DWARF (`-gz`, SHF_COMPRESSED sections) gives the same frames.
+#[test]
+fn compressed_debug_sections_give_the_same_frames() {
+    let b = build("gz");
+    let gz = compile(
+        &b.dir,
+        "prog_gz",
+        C_SRC,
+        false,
+        &["-DVARIANT_gz", "-gz=zlib"],
+    );
+    let out = run(tool("readelf").arg("-SW").arg(&gz));
+    assert!(
+        out.lines()
+            .any(|l| l.contains(".debug_info") && l.split_whitespace().any(|f| f.contains('C'))),
+        "gcc -gz should compress .debug_info:\n{out}"
+    );
+    let finder = DebugFinder::with_roots(Vec::new(), Vec::new());
+    let mut plain = Binary::open(&b.full, &finder).expect("open");
+    let mut comp = Binary::open(&gz, &finder).expect("open");
+    for a in hot_addresses(&b.full) {
+        let want = plain.frames(Svma(a)).map(<[_]>::to_vec);
+        assert!(want.is_ok());
+        let mut got = comp.frames(Svma(a)).map(<[_]>::to_vec);
+        // Only the source file's name differs between the two builds.
+        if let Ok(frames) = &mut got {
+            for f in frames {
+                f.file = f.file.take().map(|p| p.replace("prog_gz.c", "prog.c"));
+            }
+        }
+        assert_eq!(got, want, "{a:#x}");
+    }
+}
