@@ -80,12 +80,14 @@ impl Binary {
                         .raw_function
                         .as_deref()
                         .is_some_and(|n| n.starts_with("_Z"));
+                    let unnamed = outer.raw_function.is_none();
                     if !linkage {
-                        // Only a mangled symbol is more complete; `main.cold` is not.
+                        // Only a mangled symbol is more complete than a DWARF name
+                        // (`main.cold` is not); any symbol beats no name at all.
                         if let Some(hit) = elf
                             .lookup(addr)
                             .ok()
-                            .filter(|h| h.raw_name.starts_with("_Z"))
+                            .filter(|h| unnamed || h.raw_name.starts_with("_Z"))
                         {
                             outer.raw_function = Some(hit.raw_name.to_owned());
                             outer.function = Some(hit.name);

@@ -1,10 +1,11 @@
 //! Inline-aware line lookup over one debug file's DWARF, with `addr2line`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use gimli::EndianArcSlice;
-use gimli::RunTimeEndian;
+use gimli::{Reader as _, RunTimeEndian};
 use object::{Object, ObjectSection};
 
 use crate::elf::map_file;
@@ -42,6 +43,8 @@ impl Frame {
 /// The DWARF of one debug file, parsed lazily unit by unit as addresses ask for it.
 pub struct DwarfInfo {
     ctx: addr2line::Context<Reader>,
+    /// Per unit (by offset): addr2line's file path → the path binutils prints.
+    file_names: std::cell::RefCell<HashMap<usize, HashMap<String, String>>>,
 }
 
 impl std::fmt::Debug for DwarfInfo {
@@ -93,6 +96,46 @@ fn plausible_size(section: &object::Section<'_, '_>) -> bool {
     }
 }
 
+/// For the files named through directory entry 0 of a unit's line table, addr2line's
+/// rendering (comp_dir/file) and binutils' (comp_dir/dir0/file, when dir0 is relative).
+fn file_name_map(unit: gimli::UnitRef<'_, Reader>) -> HashMap<String, String> {
+    let mut map = HashMap::new();
+    let (Some(program), Some(comp_dir)) = (unit.line_program.as_ref(), unit.comp_dir.as_ref())
+    else {
+        return map;
+    };
+    let header = program.header();
+    let string = |v: gimli::AttributeValue<Reader>| -> Option<String> {
+        let r = unit.attr_string(v).ok()?;
+        Some(r.to_string_lossy().ok()?.into_owned())
+    };
+    let Some(comp_dir) = comp_dir.to_string_lossy().ok().map(|c| c.into_owned()) else {
+        return map;
+    };
+    let Some(dir0) = header.directory(0).and_then(string) else {
+        return map;
+    };
+    if header.version() < 5 || dir0.starts_with('/') || dir0.is_empty() {
+        return map;
+    }
+    for file in header.file_names() {
+        if file.directory_index() != 0 {
+            continue;
+        }
+        let Some(name) = string(file.path_name()) else {
+            continue;
+        };
+        if name.starts_with('/') {
+            continue;
+        }
+        map.insert(
+            format!("{comp_dir}/{name}"),
+            format!("{comp_dir}/{dir0}/{name}"),
+        );
+    }
+    map
+}
+
 impl DwarfInfo {
     /// Parses the DWARF of the file at `path` (and its dwz supplementary file, if any).
     pub fn load(path: &Path) -> Result<DwarfInfo, Reason> {
@@ -121,7 +164,10 @@ impl DwarfInfo {
             log::warn!("{}: {e}", path.display());
             Reason::BadDebugInfo
         })?;
-        Ok(DwarfInfo { ctx })
+        Ok(DwarfInfo {
+            ctx,
+            file_names: Default::default(),
+        })
     }
 
     /// The frames at `addr`, innermost (most deeply inlined) first.
@@ -156,6 +202,28 @@ impl DwarfInfo {
             Some(outer) => outer.inlined = false,
             None => return Err(Reason::NoLineInfo),
         }
+        self.binutils_file_names(addr, &mut out);
         Ok(out)
+    }
+
+    /// addr2line leaves out directory entry 0 (DWARF 5: the compilation directory), while
+    /// binutils and LLVM join it to the compilation directory when it is relative, as in
+    /// glibc's `./stdlib/./stdlib/strtod_l.c`. perf shows binutils' form, so we do too.
+    fn binutils_file_names(&self, addr: Svma, frames: &mut [Frame]) {
+        let Some(unit) = self.ctx.find_dwarf_and_unit(addr.0).skip_all_loads() else {
+            return;
+        };
+        let key = unit
+            .header
+            .offset()
+            .as_debug_info_offset()
+            .map_or(0, |o| o.0);
+        let mut cache = self.file_names.borrow_mut();
+        let names = cache.entry(key).or_insert_with(|| file_name_map(unit));
+        for f in frames {
+            if let Some(fixed) = f.file.as_ref().and_then(|p| names.get(p)) {
+                f.file = Some(fixed.clone());
+            }
+        }
     }
 }

@@ -204,11 +204,14 @@ pub type A2lFrame = (String, String, u32);
 
 /// `addr2line -a -f -i -C -e bin` over `addrs`, frames innermost first.
 pub fn addr2line(bin: &Path, addrs: &[u64]) -> HashMap<u64, Vec<A2lFrame>> {
+    addr2line_with("addr2line", bin, addrs)
+}
+
+/// The same with another implementation of addr2line's interface (llvm-addr2line).
+pub fn addr2line_with(name: &str, bin: &Path, addrs: &[u64]) -> HashMap<u64, Vec<A2lFrame>> {
     let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
     let out = run_stdin(
-        tool("addr2line")
-            .args(["-a", "-f", "-i", "-C", "-e"])
-            .arg(bin),
+        tool(name).args(["-a", "-f", "-i", "-C", "-e"]).arg(bin),
         &input,
     );
     let mut res: HashMap<u64, Vec<A2lFrame>> = HashMap::new();
