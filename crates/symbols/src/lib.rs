@@ -75,6 +75,8 @@ pub enum Reason {
     NotMapped,
     /// The DWARF is present but could not be parsed.
     BadDebugInfo,
+    /// The file exists but could not be read (permissions, I/O error).
+    Unreadable,
 }
 
 impl fmt::Display for Reason {
@@ -88,6 +90,7 @@ impl fmt::Display for Reason {
             Reason::NoLineInfo => "no line info for the address",
             Reason::NotMapped => "file offset outside every loadable segment",
             Reason::BadDebugInfo => "unreadable debug info",
+            Reason::Unreadable => "file cannot be read",
         })
     }
 }
@@ -113,7 +116,7 @@ impl Error {
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Reason::NoSuchFile
             }
-            Error::Io { .. } => Reason::NoSuchFile,
+            Error::Io { .. } => Reason::Unreadable,
             Error::NotElf { .. } => Reason::NotElf,
         }
     }

@@ -381,3 +381,10 @@ fn compressed_debug_sections_give_the_same_frames() {
         assert_eq!(got, want, "{a:#x}");
     }
 }
+
+#[test]
+fn a_directory_is_unreadable_not_missing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = ElfFile::open(dir.path()).expect_err("a directory is no binary");
+    assert_eq!(e.reason(), Reason::Unreadable);
+}
