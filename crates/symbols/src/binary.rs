@@ -1,0 +1,113 @@
+//! A binary with its debug file: the unit that caches lookups per address.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::{DebugFile, DebugFinder, DwarfInfo, ElfFile, Error, Frame, Reason, Svma, SymbolHit};
+
+/// One binary, its verified debug file (if any), and a cache of frame lookups.
+///
+/// The DWARF context is built on the first [`Binary::frames`] call and kept; each address
+/// is looked up once.
+#[derive(Debug)]
+pub struct Binary {
+    elf: ElfFile,
+    debug: Result<DebugFile, Reason>,
+    dwarf: Option<Result<DwarfInfo, Reason>>,
+    cache: HashMap<u64, Result<Vec<Frame>, Reason>>,
+}
+
+impl Binary {
+    /// Opens the binary and finds its debug file. When the binary is stripped, the debug
+    /// file's `.symtab` supplies the symbols (as perf does).
+    pub fn open(path: impl AsRef<Path>, finder: &DebugFinder) -> Result<Binary, Error> {
+        let mut elf = ElfFile::open(path)?;
+        let debug = finder.find(&elf);
+        if let Ok(d) = &debug {
+            if d.path != elf.path() {
+                match ElfFile::open(&d.path) {
+                    Ok(dbg) => elf.merge_symbols(dbg.symbols()),
+                    Err(e) => log::warn!("{e}"),
+                }
+            }
+        }
+        Ok(Binary {
+            elf,
+            debug,
+            dwarf: None,
+            cache: HashMap::new(),
+        })
+    }
+
+    pub fn elf(&self) -> &ElfFile {
+        &self.elf
+    }
+
+    /// The verified debug file, or why there is none.
+    pub fn debug_file(&self) -> Result<&DebugFile, Reason> {
+        self.debug.as_ref().map_err(|r| *r)
+    }
+
+    /// The function symbol covering `addr` and the offset into it.
+    pub fn symbol(&self, addr: Svma) -> Result<SymbolHit<'_>, Reason> {
+        self.elf.lookup(addr)
+    }
+
+    /// The inline frames at `addr`, innermost first, as `addr2line -f -i -C` gives them.
+    pub fn frames(&mut self, addr: Svma) -> Result<&[Frame], Reason> {
+        if self.dwarf.is_none() {
+            let loaded = match &self.debug {
+                Ok(d) => DwarfInfo::load(&d.path),
+                Err(r) => Err(*r),
+            };
+            self.dwarf = Some(loaded);
+        }
+        let dwarf = match &self.dwarf {
+            Some(Ok(d)) => d,
+            Some(Err(r)) => return Err(*r),
+            None => return Err(Reason::NoDebugInfo),
+        };
+        let elf = &self.elf;
+        self.cache
+            .entry(addr.0)
+            .or_insert_with(|| {
+                let mut frames = dwarf.frames(addr)?;
+                // Where DWARF names the outer function only by its plain DW_AT_name (a
+                // template's `foo<int>`), the symbol table's linkage name is the full one;
+                // binutils prefers it too.
+                if let Some(outer) = frames.last_mut() {
+                    let linkage = outer
+                        .raw_function
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("_Z"));
+                    let unnamed = outer.raw_function.is_none();
+                    if !linkage {
+                        // Only a mangled symbol is more complete than a DWARF name
+                        // (`main.cold` is not); any symbol beats no name at all.
+                        if let Some(hit) = elf
+                            .lookup(addr)
+                            .ok()
+                            .filter(|h| unnamed || h.raw_name.starts_with("_Z"))
+                        {
+                            outer.raw_function = Some(hit.raw_name.to_owned());
+                            outer.function = Some(hit.name);
+                        }
+                    }
+                }
+                Ok(frames)
+            })
+            .as_deref()
+            .map_err(|r| *r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The profile crate symbolizes binaries on worker threads.
+    #[test]
+    fn binary_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::Binary>();
+        assert_send::<crate::DebugFinder>();
+    }
+}

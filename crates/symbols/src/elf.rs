@@ -1,0 +1,345 @@
+//! One ELF binary, memory-mapped: build id, function symbols, PT_LOAD segments.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+
+use crate::{demangle, Error, FileOffset, Reason, Svma};
+
+/// A function symbol, with its raw (mangled) name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub start: u64,
+    /// Size in bytes; zero-sized symbols are extended to the next symbol, as perf does.
+    pub size: u64,
+    pub name: String,
+}
+
+/// The symbol covering an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolHit<'a> {
+    /// The demangled name.
+    pub name: String,
+    /// The name as stored in the file.
+    pub raw_name: &'a str,
+    /// Bytes from the symbol's start to the address.
+    pub offset: u64,
+}
+
+/// A PT_LOAD program header: which file bytes land at which Svma.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSegment {
+    pub file_offset: u64,
+    pub file_size: u64,
+    pub svma: u64,
+    pub mem_size: u64,
+}
+
+/// A memory-mapped ELF binary with what symbolization needs from it already extracted.
+pub struct ElfFile {
+    path: PathBuf,
+    // Held so the file stays mapped for as long as we describe it.
+    _map: Mmap,
+    build_id: Option<Vec<u8>>,
+    debuglink: Option<(String, u32)>,
+    has_dwarf: bool,
+    symbols: Vec<Symbol>,
+    loads: Vec<LoadSegment>,
+}
+
+impl std::fmt::Debug for ElfFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElfFile")
+            .field("path", &self.path)
+            .field("symbols", &self.symbols.len())
+            .field("has_dwarf", &self.has_dwarf)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn map_file(path: &Path) -> Result<Mmap, Error> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    // SAFETY: the map is only read. Binaries and debug files are not expected to be
+    // rewritten while we profile them; if one is truncated meanwhile, reads past the new
+    // end fault, which is the documented limit of memory-mapping files.
+    unsafe { Mmap::map(&file) }.map_err(io)
+}
+
+impl ElfFile {
+    /// Maps and indexes the binary at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<ElfFile, Error> {
+        let path = path.as_ref();
+        let map = map_file(path)?;
+        let not_elf = |e: &dyn std::fmt::Display| Error::NotElf {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        let obj = object::File::parse(&*map).map_err(|e| not_elf(&e))?;
+        if obj.format() != object::BinaryFormat::Elf {
+            return Err(not_elf(&"not ELF"));
+        }
+        let build_id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let debuglink = obj
+            .gnu_debuglink()
+            .ok()
+            .flatten()
+            .map(|(name, crc)| (String::from_utf8_lossy(name).into_owned(), crc));
+        let has_dwarf = obj
+            .section_by_name(".debug_info")
+            .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData);
+        let loads = obj
+            .segments()
+            .map(|seg| {
+                let (file_offset, file_size) = seg.file_range();
+                LoadSegment {
+                    file_offset,
+                    file_size,
+                    svma: seg.address(),
+                    mem_size: seg.size(),
+                }
+            })
+            .collect();
+        let mut symbols = collect_symbols(&obj);
+        if obj.section_by_name(".symtab").is_none() {
+            if let Some(mini) = mini_debuginfo_symbols(&obj, path) {
+                symbols = merge(symbols, &mini);
+            }
+        }
+        log::debug!(
+            "{}: {} function symbols, dwarf: {has_dwarf}",
+            path.display(),
+            symbols.len()
+        );
+        Ok(ElfFile {
+            path: path.to_owned(),
+            _map: map,
+            build_id,
+            debuglink,
+            has_dwarf,
+            symbols,
+            loads,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The NT_GNU_BUILD_ID note's bytes, if the binary has one.
+    pub fn build_id(&self) -> Option<&[u8]> {
+        self.build_id.as_deref()
+    }
+
+    /// The build id as lower-case hex, as in `.build-id/` paths.
+    pub fn build_id_hex(&self) -> Option<String> {
+        self.build_id.as_deref().map(hex)
+    }
+
+    /// `.gnu_debuglink`: the debug file's name and the CRC-32 of its contents.
+    pub fn debuglink(&self) -> Option<(&str, u32)> {
+        self.debuglink.as_ref().map(|(n, c)| (n.as_str(), *c))
+    }
+
+    /// Whether the file itself carries `.debug_info`.
+    pub fn has_dwarf(&self) -> bool {
+        self.has_dwarf
+    }
+
+    /// The function symbols, sorted by start address.
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    pub fn load_segments(&self) -> &[LoadSegment] {
+        &self.loads
+    }
+
+    /// Adds symbols from another file of the same link (a debug file's `.symtab`), keeping
+    /// ours where both name one address.
+    pub(crate) fn merge_symbols(&mut self, other: &[Symbol]) {
+        self.symbols = merge(std::mem::take(&mut self.symbols), other);
+    }
+
+    /// The symbol covering `addr`, with the offset into it.
+    pub fn lookup(&self, addr: Svma) -> Result<SymbolHit<'_>, Reason> {
+        let idx = self.symbols.partition_point(|s| s.start <= addr.0);
+        let sym = idx
+            .checked_sub(1)
+            .map(|i| &self.symbols[i])
+            .ok_or(Reason::NoSymbol)?;
+        let offset = addr.0 - sym.start;
+        if offset >= sym.size.max(1) {
+            return Err(Reason::NoSymbol);
+        }
+        Ok(SymbolHit {
+            name: demangle(&sym.name),
+            raw_name: &sym.name,
+            offset,
+        })
+    }
+
+    /// The Svma at which the byte at `offset` in the file is loaded (via PT_LOAD).
+    pub fn file_offset_to_svma(&self, offset: FileOffset) -> Result<Svma, Reason> {
+        self.loads
+            .iter()
+            .find(|l| offset.0 >= l.file_offset && offset.0 - l.file_offset < l.file_size)
+            .map(|l| Svma(offset.0 - l.file_offset + l.svma))
+            .ok_or(Reason::NotMapped)
+    }
+
+    /// The Svma of a process address in a mapping of this file that starts at `map_start`
+    /// with file offset `pgoff` (the fields of an MMAP record).
+    pub fn avma_to_svma(&self, avma: u64, map_start: u64, pgoff: u64) -> Result<Svma, Reason> {
+        let delta = avma.checked_sub(map_start).ok_or(Reason::NotMapped)?;
+        let off = pgoff.checked_add(delta).ok_or(Reason::NotMapped)?;
+        self.file_offset_to_svma(FileOffset(off))
+    }
+}
+
+fn merge(mut ours: Vec<Symbol>, other: &[Symbol]) -> Vec<Symbol> {
+    ours.extend(other.iter().cloned());
+    // Stable sort: ours come first within one address, so dedup keeps them.
+    ours.sort_by_key(|s| s.start);
+    ours.dedup_by(|later, first| later.start == first.start);
+    ours
+}
+
+/// MiniDebugInfo is at most a symbol table; anything that inflates past this is refused.
+const MINI_DEBUGINFO_LIMIT: usize = 256 << 20;
+
+/// Refuses to grow past a limit, so a hostile xz stream cannot exhaust memory.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MINI_DEBUGINFO_LIMIT {
+            return Err(std::io::Error::other("MiniDebugInfo larger than the limit"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The function symbols of `.gnu_debugdata` (MiniDebugInfo: an xz-compressed ELF file
+/// holding the `.symtab` a stripped binary lost, as Fedora ships them).
+fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<Symbol>> {
+    let data = obj.section_by_name(".gnu_debugdata")?.data().ok()?;
+    let mut out = Bounded(Vec::new());
+    if let Err(e) = lzma_rs::xz_decompress(&mut std::io::Cursor::new(data), &mut out) {
+        log::warn!("{}: .gnu_debugdata: {e}", path.display());
+        return None;
+    }
+    match object::File::parse(&*out.0) {
+        Ok(inner) => Some(collect_symbols(&inner)),
+        Err(e) => {
+            log::warn!("{}: .gnu_debugdata is not ELF: {e}", path.display());
+            None
+        }
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Symbol binding rank when several names share one address: perf's preference order
+/// (sized, then non-weak, then global) so that our names match its report.
+fn rank(sym: &Symbol, weak: bool, global: bool) -> (bool, bool, bool) {
+    (sym.size > 0, !weak, global)
+}
+
+fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
+    let mut raw: Vec<(Symbol, (bool, bool, bool))> = Vec::new();
+    let mut push = |s: object::Symbol<'_, '_>| {
+        if !matches!(s.kind(), SymbolKind::Text) || !s.is_definition() || s.address() == 0 {
+            return;
+        }
+        let Ok(name) = s.name() else { return };
+        if name.is_empty() {
+            return;
+        }
+        let sym = Symbol {
+            start: s.address(),
+            size: s.size(),
+            name: name.to_owned(),
+        };
+        let r = rank(&sym, s.is_weak(), s.is_global());
+        raw.push((sym, r));
+    };
+    obj.symbols().for_each(&mut push);
+    obj.dynamic_symbols().for_each(&mut push);
+    raw.extend(
+        plt_symbols(obj)
+            .into_iter()
+            .map(|s| (s, (true, true, true))),
+    );
+
+    // Best first within one address, so dedup keeps it.
+    raw.sort_by(|(a, ra), (b, rb)| a.start.cmp(&b.start).then(rb.cmp(ra)));
+    raw.dedup_by(|later, first| later.0.start == first.0.start);
+    let mut syms: Vec<Symbol> = raw.into_iter().map(|(s, _)| s).collect();
+    // Zero-sized symbols (hand-written assembly) reach to the next symbol, as in perf.
+    for i in 0..syms.len() {
+        if syms[i].size == 0 {
+            if let Some(next) = syms.get(i + 1) {
+                syms[i].size = next.start - syms[i].start;
+            }
+        }
+    }
+    syms
+}
+
+/// `name@plt` entries for the lazy-binding stubs, one per `.rela.plt` entry (x86-64 layout:
+/// 16-byte entries, after the 16-byte PLT0 in `.plt`, or from the start of `.plt.sec`).
+fn plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
+    let mut out = Vec::new();
+    if obj.architecture() != object::Architecture::X86_64 || !obj.is_little_endian() {
+        return out;
+    }
+    let Some(rela) = obj.section_by_name(".rela.plt") else {
+        return out;
+    };
+    let Ok(data) = rela.data() else { return out };
+    let (base, first) = match obj.section_by_name(".plt.sec") {
+        Some(sec) => (sec.address(), 0),
+        None => match obj.section_by_name(".plt") {
+            Some(plt) => (plt.address(), 1),
+            None => return out,
+        },
+    };
+    let Some(dynsyms) = obj.dynamic_symbol_table() else {
+        return out;
+    };
+    for (i, entry) in data.chunks_exact(24).enumerate() {
+        // Elf64_Rela: r_offset, r_info (symbol index in the high half), r_addend.
+        let info = u64::from_le_bytes(entry[8..16].try_into().unwrap_or_default());
+        let sym_index = (info >> 32) as usize;
+        if sym_index == 0 {
+            continue;
+        }
+        let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(sym_index)) else {
+            continue;
+        };
+        let Ok(name) = sym.name() else { continue };
+        out.push(Symbol {
+            start: base + 16 * (i as u64 + first),
+            size: 16,
+            name: format!("{name}@plt"),
+        });
+    }
+    out
+}

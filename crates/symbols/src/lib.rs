@@ -1,0 +1,123 @@
+//! Symbols for sampled addresses: ELF symbol tables, DWARF lines with inline frames,
+//! C++/Rust demangling and the search for separate debug files.
+//!
+//! What it does: [`ElfFile`] memory-maps one binary and gives its build id, a sorted table
+//! of function symbols (from `.symtab`, `.dynsym`, MiniDebugInfo's `.gnu_debugdata` and
+//! synthesised `name@plt` entries) and
+//! the translation of a file offset (an MMAP record's `pgoff`) to the binary's own address
+//! space ([`Svma`]). [`DebugFinder`] finds the file holding its DWARF (the binary itself,
+//! a file named by build id, or one named by `.gnu_debuglink`) and verifies it belongs to
+//! the binary. [`Binary`] ties these together and answers, once per address, the symbol
+//! and the inline frames (innermost first), as `addr2line -f -i -C` prints them.
+//! [`demangle`] turns Itanium C++ and Rust (legacy and v0) names into readable ones.
+//!
+//! What it does not: it knows nothing about processes, maps over time or perf.data (the
+//! caller turns an address in a process into an [`Svma`]), it does not unwind, and it does
+//! not read kallsyms or perf-PID.map yet. A lookup that finds nothing is not an error: it
+//! is a [`Reason`]. Errors are kept for I/O failures the caller should hear about.
+//!
+//! ```no_run
+//! use symbols::{Binary, DebugFinder, Svma};
+//!
+//! let finder = DebugFinder::default();
+//! let mut bin = Binary::open("/usr/bin/ls", &finder).expect("readable ELF");
+//! match bin.symbol(Svma(0x4a10)) {
+//!     Ok(hit) => println!("{}+{:#x}", hit.name, hit.offset),
+//!     Err(reason) => println!("[unknown]: {reason}"),
+//! }
+//! for frame in bin.frames(Svma(0x4a10)).unwrap_or(&[]) {
+//!     println!("{} {}:{} inlined={}", frame.function_or_unknown(), frame.file_or_unknown(),
+//!              frame.line.unwrap_or(0), frame.inlined);
+//! }
+//! ```
+
+mod binary;
+mod crc;
+mod debug;
+mod demangle;
+mod dwarf;
+mod elf;
+
+pub use binary::Binary;
+pub use debug::{DebugFile, DebugFinder, DebugSource};
+pub use demangle::{demangle, demangle_full};
+pub use dwarf::{DwarfInfo, Frame};
+pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit};
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// An address in the ELF file's own address space (as `nm` and `addr2line` use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Svma(pub u64);
+
+/// An offset into the file on disk (what an MMAP record's `pgoff` counts in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileOffset(pub u64);
+
+/// Why a lookup found nothing. Misses are normal in profiling, so they are values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The binary (or a debug file named for it) is not on disk.
+    NoSuchFile,
+    /// The file exists but is not an ELF file this crate can read.
+    NotElf,
+    /// No function symbol covers the address.
+    NoSymbol,
+    /// A debug file was found but its build id (or debuglink CRC) is not the binary's.
+    BuildIdMismatch,
+    /// Neither the binary nor any debug file found for it has DWARF.
+    NoDebugInfo,
+    /// The DWARF has no line or function entry for the address.
+    NoLineInfo,
+    /// The file offset lies outside every PT_LOAD segment.
+    NotMapped,
+    /// The DWARF is present but could not be parsed.
+    BadDebugInfo,
+    /// The file exists but could not be read (permissions, I/O error).
+    Unreadable,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::NoSuchFile => "no such file",
+            Reason::NotElf => "not an ELF file",
+            Reason::NoSymbol => "no symbol covers the address",
+            Reason::BuildIdMismatch => "debug file does not match the binary's build id",
+            Reason::NoDebugInfo => "no debug info",
+            Reason::NoLineInfo => "no line info for the address",
+            Reason::NotMapped => "file offset outside every loadable segment",
+            Reason::BadDebugInfo => "unreadable debug info",
+            Reason::Unreadable => "file cannot be read",
+        })
+    }
+}
+
+/// Failures worth reporting to the user (as opposed to a [`Reason`] for a miss).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("cannot read {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a readable ELF file: {message}")]
+    NotElf { path: PathBuf, message: String },
+}
+
+impl Error {
+    /// The miss this error amounts to, for callers that only count misses.
+    pub fn reason(&self) -> Reason {
+        match self {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Reason::NoSuchFile
+            }
+            Error::Io { .. } => Reason::Unreadable,
+            Error::NotElf { .. } => Reason::NotElf,
+        }
+    }
+}
