@@ -3,6 +3,8 @@
 //! naming the file and a byte offset. Never a panic (exit 101), a signal or a
 //! hang: each run has a time limit.
 
+mod common;
+use common::WILD;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -10,10 +12,6 @@ use std::time::{Duration, Instant};
 
 use perf_data::{RecordReader, PERF_RECORD_COMPRESSED, PERF_RECORD_SAMPLE};
 
-const WILD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/conformance/perfdata-wild"
-);
 const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 struct Out {

@@ -4,22 +4,10 @@
 //! (`/tmp/perf-vdso.so-XXXXXX`, random each run); that name is mapped to
 //! `[vdso]`, which sear prints.
 
+mod common;
+use common::{have_perf, PERF, WILD};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-const WILD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/conformance/perfdata-wild"
-);
-const PERF: &str = "/usr/bin/perf";
-
-fn have_perf() -> bool {
-    assert!(
-        Path::new(PERF).exists(),
-        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
-    );
-    true
-}
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("running a command")

@@ -6,22 +6,10 @@
 //! it makes at run time (`/tmp/perf-vdso.so-XXXXXX`, random each run); sear
 //! prints `[vdso]`, so perf's temporary name is mapped to `[vdso]`.
 
+mod common;
+use common::{have_perf, PERF, WILD};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-const WILD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/conformance/perfdata-wild"
-);
-const PERF: &str = "/usr/bin/perf";
-
-fn have_perf() -> bool {
-    assert!(
-        Path::new(PERF).exists(),
-        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
-    );
-    true
-}
 
 fn wild(name: &str) -> Option<PathBuf> {
     let p = Path::new(WILD).join(name);

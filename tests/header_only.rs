@@ -11,22 +11,10 @@
 //! - reading from stdin: perf and sear both print the pipe's mtime, which is
 //!   not comparable between two runs, so that case compares from line 3 on.
 
+mod common;
+use common::{have_perf, PERF, WILD};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-const PERF: &str = "/usr/bin/perf";
-const WILD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/conformance/perfdata-wild"
-);
-
-fn perf_available() -> bool {
-    assert!(
-        Path::new(PERF).exists(),
-        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
-    );
-    true
-}
 
 fn run(cmd: &mut Command) -> (Vec<u8>, i32) {
     let out = cmd.env("TZ", "UTC").output().expect("spawn");
@@ -82,7 +70,7 @@ fn compare(file: &Path) -> Vec<String> {
 
 #[test]
 fn wild_files_match_perf() {
-    assert!(perf_available());
+    assert!(have_perf());
     let mut files: Vec<PathBuf> = std::fs::read_dir(WILD)
         .expect("conformance directory")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -117,7 +105,7 @@ fn record(dir: &Path, name: &str, args: &[&str], workload: &[&str]) -> PathBuf {
 
 #[test]
 fn fresh_recordings_match_perf() {
-    assert!(perf_available());
+    assert!(have_perf());
     let dir = tempfile::tempdir().expect("tempdir");
     let sleep: &[&str] = &["sleep", "0.05"];
     let cases: &[(&str, &[&str])] = &[
@@ -145,7 +133,7 @@ fn fresh_recordings_match_perf() {
 
 #[test]
 fn stdin_pipe_matches_perf_after_the_mtime_line() {
-    assert!(perf_available());
+    assert!(have_perf());
     let file = Path::new(WILD).join("perf.data.piped.header_features_aligned-6.12");
     let bytes = std::fs::read(&file).expect("read");
     // A real pipe on stdin, as in `perf record -o - | perf report`.
@@ -184,7 +172,7 @@ fn stdin_pipe_matches_perf_after_the_mtime_line() {
 
 #[test]
 fn damaged_feature_sections_never_crash() {
-    assert!(perf_available());
+    assert!(have_perf());
     let dir = tempfile::tempdir().expect("tempdir");
     let f = record(dir.path(), "base", &["-e", "cpu-clock"], &["true"]);
     let orig = std::fs::read(&f).expect("read");

@@ -3,6 +3,8 @@
 //! counts (apart from the record kinds a rewrite legitimately changes), and
 //! sear's own reader must see the same records.
 
+mod common;
+use common::WILD;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -11,10 +13,6 @@ use perf_data::{
     PERF_RECORD_HEADER_FEATURE, PERF_RECORD_HEADER_TRACING_DATA,
 };
 
-const WILD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/conformance/perfdata-wild"
-);
 const CORRUPTED: &str = "perf.data.piped.corrupted.zero_size_sample-3.2";
 
 /// Record kinds whose counts a rewrite changes: the wrappers of compressed

@@ -6,6 +6,21 @@ use std::process::{Command, Output};
 
 pub const PERF: &str = "/usr/bin/perf";
 
+/// The real-world perf.data files beside the repository.
+pub const WILD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/conformance/perfdata-wild"
+);
+
+/// Differential tests need perf 6.1: fail (never skip) without it.
+pub fn have_perf() -> bool {
+    assert!(
+        std::path::Path::new(PERF).exists(),
+        "perf 6.1 is required by the differential tests: apt-get install linux-perf"
+    );
+    true
+}
+
 pub fn sear() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sear"))
 }
@@ -18,7 +33,7 @@ pub fn perf() -> Command {
 }
 
 pub fn wild_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/perfdata-wild")
+    PathBuf::from(WILD)
 }
 
 /// The perf.data files of the conformance folder (sorted).
