@@ -71,16 +71,7 @@ fn compare(file: &Path) -> Vec<String> {
 #[test]
 fn wild_files_match_perf() {
     assert!(have_perf());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(WILD)
-        .expect("conformance directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("perf.data"))
-        })
-        .collect();
-    files.sort();
+    let files = common::wild_files();
     assert!(files.len() >= 18, "expected the wild perf.data files");
     let bad: Vec<String> = files.iter().flat_map(|f| compare(f)).collect();
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
