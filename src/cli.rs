@@ -90,8 +90,8 @@ pub struct ReportArgs {
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
-    /// Sort and group samples by these keys, comma-separated (so far: comm,
-    /// pid, tid, dso; symbols come with the symbolizer).
+    /// Sort and group samples by these keys, comma-separated: comm, pid,
+    /// dso, sym. Default: comm,dso,sym (as perf).
     #[arg(short = 's', long = "sort", value_name = "KEYS")]
     pub sort: Option<String>,
     /// Show only each entry's own samples, not those of its callees (the
@@ -104,9 +104,43 @@ pub struct ReportArgs {
     /// Treat samples with branch stacks as plain samples (perf otherwise reports branches).
     #[arg(long = "no-branch-stack")]
     pub no_branch_stack: bool,
-    /// Call-graph display: `none` hides call graphs (others come with the symbolizer).
+    /// Call-graph display, as perf: `graph` (default) or `none`.
     #[arg(short = 'g', long = "call-graph", value_name = "MODE")]
     pub call_graph: Option<String>,
+    /// Do not expand inline frames in call chains (faster; as perf's --no-inline).
+    #[arg(long = "no-inline", overrides_with = "inline")]
+    pub no_inline: bool,
+    /// Expand inline frames in DWARF-unwound call chains (the default).
+    #[arg(long = "inline")]
+    pub inline: bool,
+    /// Use at most this many frames of each call chain.
+    #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
+    /// Hide rows below this percentage.
+    #[arg(long = "percent-limit", value_name = "PERCENT", default_value_t = 0.0)]
+    pub percent_limit: f64,
+    /// Only samples of these commands (comma-separated).
+    #[arg(long = "comms", value_name = "COMMS")]
+    pub comms: Option<String>,
+    /// Only samples in these shared objects (comma-separated short names).
+    #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
+    pub dsos: Option<String>,
+    /// Only samples of these process ids (comma-separated).
+    #[arg(long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Only samples of these thread ids (comma-separated).
+    #[arg(long = "tid", value_name = "TIDS")]
+    pub tid: Option<String>,
+    /// Only samples in these symbols (comma-separated names as printed).
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
+    pub symbols: Option<String>,
+    /// Print C++ names as perf 6.1 does, without parameter lists and return
+    /// types (sear prints full names by default).
+    #[arg(long = "short-names")]
+    pub short_names: bool,
+    /// Print symbol names as stored in the binary (mangled).
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
 }
 
 #[derive(Debug, Args)]

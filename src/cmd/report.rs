@@ -66,34 +66,42 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     hotspots(&a, &path, reader)
 }
 
-/// The hotspot table (so far without symbols and call graphs).
+/// The hotspot table: pass one replays the records and sums samples by
+/// (thread, comm, stack); pass two symbolizes each unique address once; then
+/// the rows are built, sorted and printed.
 fn hotspots(
     a: &ReportArgs,
     path: &std::path::Path,
     reader: perf_data::RecordReader,
 ) -> Result<ExitCode> {
-    use profile::hist::{sample_keys, Hists, SortKey};
-    let not_yet = "symbols and call graphs in `sear report` are not implemented yet; \
-                   try `sear report --sort comm,dso --no-children -g none`, `--stats`, \
-                   `--header-only` or `-D`";
-    let Some(sort) = &a.sort else {
-        anyhow::bail!("{not_yet}");
-    };
+    use profile::hist::{Filters, HistOptions, Names, SortKey};
+    use profile::resolve::{CollectOptions, Collector};
+    use profile::symbolize::{NameStyle, SymbolizeOptions};
+
+    let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
     let keys: Vec<SortKey> = sort
         .split(',')
-        .map(|k| SortKey::parse(k.trim()).ok_or_else(|| anyhow::anyhow!("--sort {k}: {not_yet}")))
+        .map(|k| {
+            SortKey::parse(k.trim()).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--sort {k}: unknown or not yet supported sort key; \
+                     sear knows comm, pid, dso and sym"
+                )
+            })
+        })
         .collect::<Result<_>>()?;
-    let has_callchains = reader
-        .meta()
+    let meta = reader.meta();
+    let has_callchains = meta
         .events
         .iter()
         .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
-    let graphs_hidden = a.call_graph.as_deref() == Some("none");
-    if has_callchains && (!a.no_children || !graphs_hidden) {
-        anyhow::bail!("{not_yet}");
+    let graph = a.call_graph.as_deref().unwrap_or("graph");
+    let graphs_hidden = graph == "none";
+    if !graphs_hidden && has_callchains && graph != "graph" {
+        anyhow::bail!("call-graph mode `{graph}` is not implemented yet; try `-g none`");
     }
-    let branch = reader
-        .meta()
+    let children = has_callchains && !a.no_children;
+    let branch = meta
         .events
         .iter()
         .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
@@ -102,19 +110,20 @@ fn hotspots(
             "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
         );
     }
-    if reader.meta().events.len() > 1
-        && reader
-            .meta()
-            .features
-            .has(perf_data::consts::feature::GROUP_DESC)
-    {
+    if meta.events.len() > 1 && meta.features.has(perf_data::consts::feature::GROUP_DESC) {
         anyhow::bail!(
             "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
         );
     }
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut machine = profile::machine::Machine::new();
-    let mut hists: Vec<Hists> = Vec::new();
+    for e in meta.features.build_ids().unwrap_or_default() {
+        machine.set_build_id(&e.filename, &e.build_id);
+    }
+    let mut collector = Collector::new(CollectOptions {
+        max_stack: a.max_stack,
+        callchains: has_callchains && (children || !graphs_hidden),
+    });
+    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
     while let Some(rec) = reader
         .next_record()
@@ -125,49 +134,118 @@ fn hotspots(
             let Ok(s) = rec.sample() else {
                 continue; // counted by stats as undecodable
             };
-            if hists.len() <= s.event {
-                hists.resize_with(s.event + 1, Hists::default);
-            }
-            let (comm, tid, landing) = machine.resolve(&s);
-            let k = sample_keys(&keys, &machine, &comm, tid, landing);
             // Without PERIOD in the sample, perf counts the attr's period.
             let attr = &rec.meta.events[s.event].attr;
-            hists[s.event].add(k, s.period.unwrap_or(attr.sample_period_or_freq));
+            let period = s.period.unwrap_or(attr.sample_period_or_freq);
+            collector.add(&mut machine, &s, period);
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if let Ok((data, _)) = rec.decode() {
                 machine.apply(rec.raw.misc, &data);
             }
         }
     }
-    let meta = reader.meta();
-    let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
-    hists.resize_with(names.len().max(hists.len()), Hists::default);
-    for h in &mut hists {
-        h.sort();
+    let names_style = if a.no_demangle {
+        NameStyle::Raw
+    } else if a.short_names {
+        NameStyle::Short
+    } else {
+        NameStyle::Full
+    };
+    let syms = profile::symbolize::symbolize(
+        collector.interner.locs(),
+        machine.dsos(),
+        &SymbolizeOptions {
+            names: names_style,
+            inline: !a.no_inline,
+            finder: symbols::DebugFinder::default(),
+        },
+    );
+    for (dso, reason) in &syms.misses {
+        log::warn!("{dso}: no symbols ({reason})");
     }
-    let sections: Vec<render::report::Section<'_>> = hists
+    let dso_names: Vec<String> = machine
+        .dsos()
         .iter()
-        .zip(&names)
+        .map(|d| profile::hist::dso_short_name(&d.name))
+        .collect();
+    let list = |v: &Option<String>| {
+        v.as_ref()
+            .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect::<Vec<_>>())
+    };
+    let ids = |v: &Option<String>| -> Result<Option<Vec<i32>>> {
+        v.as_ref()
+            .map(|s| {
+                s.split(',')
+                    .map(|x| {
+                        x.trim()
+                            .parse::<i32>()
+                            .with_context(|| format!("`{x}` is not a process or thread id"))
+                    })
+                    .collect()
+            })
+            .transpose()
+    };
+    let filters = Filters {
+        comms: list(&a.comms),
+        dsos: list(&a.dsos),
+        pids: ids(&a.pid)?,
+        tids: ids(&a.tid)?,
+        symbols: list(&a.symbols),
+    };
+    let hopts = HistOptions {
+        keys: keys.clone(),
+        children,
+        callchains: has_callchains && !graphs_hidden,
+        caller_order: true,
+    };
+    let mut report =
+        profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
+    let names = Names {
+        comms: collector.comms(),
+        dso_names,
+        syms: &syms.syms,
+        machine: &machine,
+    };
+    let meta = reader.meta();
+    let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    report
+        .hists
+        .resize_with(event_names.len().max(report.hists.len()), Default::default);
+    for h in &mut report.hists {
+        h.sort(&names, children, hopts.caller_order);
+    }
+    let sections: Vec<render::report::Section<'_>> = report
+        .hists
+        .iter()
+        .zip(&event_names)
         .map(|(h, n)| render::report::Section {
             event_name: n,
             hists: h,
         })
         .collect();
     let mut out = super::stdout();
-    let comm_of = |tid: i32| {
-        machine
-            .thread_comm(tid)
-            .unwrap_or_else(|| format!(":{tid}"))
+    let topts = render::report::TableOptions {
+        keys,
+        children,
+        percent_limit: a.percent_limit,
     };
+    let mut graph_writer = |_: &mut dyn std::io::Write, _: &profile::hist::HistEntry, _: u64| Ok(());
     render::report::write_report(
         &mut out,
-        &keys,
+        &topts,
         stats.total_lost_samples,
         &sections,
-        &comm_of,
+        &names,
+        &mut graph_writer,
     )?;
     super::finish(out)?;
     crate::ui::print_diagnostics(path, reader.diagnostics());
+    if collector.unwind_failures > 0 {
+        log::info!(
+            "{} samples could not be unwound past their first frame",
+            collector.unwind_failures
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,8 +1,13 @@
-//! Histograms of samples by sort keys (perf's `hists`), one per event.
+//! Histograms of samples by sort keys (perf's `hists`), one per event, with
+//! self and accumulated ("children") periods and, per entry, the chains its
+//! call graph is built from.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::machine::{Landing, Machine};
+use crate::resolve::{Collector, Loc, NO_DSO};
+use crate::symbolize::{SymInfo, Symbols};
 
 /// A column perf can sort and group samples by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -11,6 +16,7 @@ pub enum SortKey {
     /// perf's "pid" key is the thread: its tid and comm.
     Pid,
     Dso,
+    Sym,
 }
 
 impl SortKey {
@@ -20,6 +26,7 @@ impl SortKey {
             "comm" => SortKey::Comm,
             "pid" => SortKey::Pid,
             "dso" => SortKey::Dso,
+            "sym" | "symbol" => SortKey::Sym,
             _ => return None,
         })
     }
@@ -29,56 +36,146 @@ impl SortKey {
             SortKey::Comm => "Command",
             SortKey::Pid => "    Pid:Command",
             SortKey::Dso => "Shared Object",
+            SortKey::Sym => "Symbol",
         }
     }
 }
 
-/// The value of one sort key for a sample.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A symbol column value: a symbol, or an address nothing covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymRef {
+    Sym(u32),
+    /// `ip` as perf keeps it (map-relative for a sample's own address,
+    /// raw for a callchain frame), in the DSO `dso` (or [`NO_DSO`]).
+    Addr { ip: u64, dso: u32 },
+}
+
+/// The value of one sort key for an entry. Ids point into [`Names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Key {
-    /// The comm at sample time.
-    Comm(String),
-    /// A thread, shown with its last comm.
-    Thread(i32),
-    /// A DSO's short name; None where the address hit no map.
-    Dso(Option<String>),
+    /// The comm at sample time (an index into [`Names::comms`]).
+    Comm(u32),
+    /// A thread (machine index), shown with its last comm.
+    Thread(u32),
+    /// A DSO (machine index); None where the address hit no map.
+    Dso(Option<u32>),
+    /// The symbol and perf's level character (`.` user, `k` kernel, ...).
+    Sym(SymRef, u8),
 }
 
-impl Key {
-    /// perf's order among entries of equal period.
-    fn cmp_for_sort(&self, other: &Key) -> std::cmp::Ordering {
-        use std::cmp::Ordering::*;
-        match (self, other) {
-            (Key::Comm(a), Key::Comm(b)) => a.cmp(b),
-            (Key::Thread(a), Key::Thread(b)) => a.cmp(b),
+/// Everything keys refer to, for comparing and printing them.
+pub struct Names<'a> {
+    pub comms: &'a [String],
+    /// perf's short name of each DSO of the machine.
+    pub dso_names: Vec<String>,
+    pub syms: &'a [SymInfo],
+    pub machine: &'a Machine,
+}
+
+impl Names<'_> {
+    fn comm(&self, id: u32) -> &str {
+        self.comms.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn dso(&self, d: Option<u32>) -> Option<&str> {
+        d.and_then(|d| self.dso_names.get(d as usize)).map(String::as_str)
+    }
+
+    /// perf's order among entries of equal period (its `se_sort`).
+    fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+        match (a, b) {
+            (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
+            (Key::Thread(x), Key::Thread(y)) => {
+                let tid = |t: u32| self.machine.thread_info(t as usize).tid;
+                tid(*x).cmp(&tid(*y))
+            }
             // Entries without a DSO go after those with one.
-            (Key::Dso(a), Key::Dso(b)) => match (a, b) {
+            (Key::Dso(x), Key::Dso(y)) => match (self.dso(*x), self.dso(*y)) {
                 (Some(a), Some(b)) => a.cmp(b),
-                (None, None) => Equal,
-                (None, Some(_)) => Greater,
-                (Some(_), None) => Less,
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
             },
-            _ => Equal,
+            // By name; unresolved entries after symbols, by address.
+            (Key::Sym(x, _), Key::Sym(y, _)) => match (x, y) {
+                (SymRef::Sym(p), SymRef::Sym(q)) => {
+                    self.syms[*p as usize].name.cmp(&self.syms[*q as usize].name)
+                }
+                (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+                (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+                (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
+                    let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+                    dn(*d).cmp(&dn(*e)).then(p.cmp(q))
+                }
+            },
+            _ => Ordering::Equal,
         }
     }
 
-    /// The text perf prints; `comm_of` gives a thread's last comm.
-    pub fn display(&self, comm_of: &dyn Fn(i32) -> String) -> String {
-        match self {
-            Key::Comm(c) => c.clone(),
-            Key::Thread(tid) => format!("{tid:>7}:{}", comm_of(*tid)),
-            Key::Dso(Some(d)) => d.clone(),
-            Key::Dso(None) => "[unknown]".to_string(),
+    /// The text perf prints for a key.
+    pub fn display(&self, k: &Key) -> String {
+        match k {
+            Key::Comm(c) => self.comm(*c).to_owned(),
+            Key::Thread(t) => {
+                let info = self.machine.thread_info(*t as usize);
+                let comm = self
+                    .machine
+                    .comm_of(*t as usize)
+                    .map_or_else(|| format!(":{}", info.tid), str::to_owned);
+                format!("{:>7}:{comm}", info.tid)
+            }
+            Key::Dso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
+            Key::Sym(s, level) => format!("[{}] {}", *level as char, self.sym_name(s)),
+        }
+    }
+
+    /// A symbol's name as perf prints it in the symbol column and call
+    /// graphs: `name`, `name (inlined)`, or the address in hex.
+    pub fn sym_name(&self, s: &SymRef) -> String {
+        match s {
+            SymRef::Sym(i) => {
+                let s = &self.syms[*i as usize];
+                if s.inlined {
+                    format!("{} (inlined)", s.name)
+                } else {
+                    s.name.clone()
+                }
+            }
+            // C's `%#.16llx`: no `0x` for zero.
+            SymRef::Addr { ip: 0, .. } => "0".repeat(16),
+            SymRef::Addr { ip, .. } => format!("{ip:#018x}"),
         }
     }
 }
 
-/// One row: the values of the sort keys and what fell into it.
+/// Where an entry's call graph comes from: a stack (leaf-first frames in
+/// [`Hists::frames_of`]) and the position of the entry's own frame in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainRef {
+    pub chain: u32,
+    /// 0 for the sample's own entry; the frame's index for an entry a
+    /// children pass added.
+    pub pos: u32,
+    pub period: u64,
+    pub samples: u64,
+}
+
+/// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistEntry {
     pub keys: Vec<Key>,
+    /// The entry's own period (perf's "Self").
     pub period: u64,
     pub samples: u64,
+    /// The period of samples with this entry anywhere on their stack
+    /// (perf's "Children"); equal to `period` without accumulation.
+    pub period_acc: u64,
+    pub samples_acc: u64,
+    /// The thread of the entry's first sample and its longest chain: perf
+    /// breaks ties with them.
+    pub thread: u32,
+    pub max_depth: usize,
+    pub chains: Vec<ChainRef>,
 }
 
 /// The rows of one event.
@@ -90,42 +187,45 @@ pub struct Hists {
     pub total_period: u64,
 }
 
-impl Hists {
-    pub fn add(&mut self, keys: Vec<Key>, period: u64) {
-        self.nr_samples += 1;
-        self.total_period = self.total_period.wrapping_add(period);
-        match self.index.get(&keys) {
-            Some(&i) => {
-                let e = &mut self.entries[i];
-                e.period = e.period.wrapping_add(period);
-                e.samples += 1;
-            }
-            None => {
-                self.index.insert(keys.clone(), self.entries.len());
-                self.entries.push(HistEntry {
-                    keys,
-                    period,
-                    samples: 1,
-                });
-            }
-        }
-    }
+/// A callchain frame: its symbol (or address) and level.
+pub type Frame = (SymRef, u8);
 
-    /// Orders rows as perf prints them: by period, largest first; ties by
-    /// the sort keys in order.
-    pub fn sort(&mut self) {
-        self.entries.sort_by(|a, b| {
-            b.period.cmp(&a.period).then_with(|| {
-                a.keys
-                    .iter()
-                    .zip(&b.keys)
-                    .map(|(x, y)| x.cmp_for_sort(y))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            })
-        });
-        self.index.clear();
+/// How the rows are built.
+#[derive(Debug, Clone)]
+pub struct HistOptions {
+    pub keys: Vec<SortKey>,
+    /// Accumulate callers' periods (perf's `--children`).
+    pub children: bool,
+    /// Keep per-entry chains for call graphs.
+    pub callchains: bool,
+    /// Caller order (perf's default) or callee order: decides how chains
+    /// are stored and so the depth tie-break.
+    pub caller_order: bool,
+}
+
+/// All events' rows plus the interned callchains they refer to.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub hists: Vec<Hists>,
+    /// Interned frames and chains (leaf first, frame ids).
+    pub frames: Vec<Frame>,
+    pub chains: Vec<Vec<u32>>,
+}
+
+impl Report {
+    pub fn frames_of(&self, chain: u32) -> &[u32] {
+        &self.chains[chain as usize]
     }
+}
+
+/// Samples kept by the filters.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub comms: Option<Vec<String>>,
+    pub dsos: Option<Vec<String>>,
+    pub pids: Option<Vec<i32>>,
+    pub tids: Option<Vec<i32>>,
+    pub symbols: Option<Vec<String>>,
 }
 
 /// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
@@ -150,24 +250,292 @@ pub fn dso_short_name(name: &str) -> String {
     base.to_string()
 }
 
-/// The key values of one sample.
+/// The key values of one sample (comm/pid/dso only; kept for `-D` style
+/// callers that do not symbolize).
 pub fn sample_keys(
     keys: &[SortKey],
     machine: &Machine,
     comm: &str,
     tid: i32,
     landing: Landing,
+) -> Vec<String> {
+    keys.iter()
+        .map(|k| match k {
+            SortKey::Comm => comm.to_string(),
+            SortKey::Pid => format!("{tid:>7}:{comm}"),
+            SortKey::Dso | SortKey::Sym => match landing {
+                Landing::Dso(d) => dso_short_name(&machine.dsos()[d].name),
+                Landing::NotFound | Landing::Hypervisor => "[unknown]".into(),
+            },
+        })
+        .collect()
+}
+
+impl Hists {
+    fn entry(&mut self, keys: Vec<Key>, thread: u32) -> &mut HistEntry {
+        let i = match self.index.get(&keys) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(keys.clone(), self.entries.len());
+                self.entries.push(HistEntry {
+                    keys,
+                    period: 0,
+                    samples: 0,
+                    period_acc: 0,
+                    samples_acc: 0,
+                    thread,
+                    max_depth: 0,
+                    chains: Vec::new(),
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[i]
+    }
+
+    /// Orders rows as perf prints them.
+    pub fn sort(&mut self, names: &Names<'_>, children: bool, caller_order: bool) {
+        self.entries.sort_by(|a, b| {
+            let mut o = Ordering::Equal;
+            if children {
+                o = b.period_acc.cmp(&a.period_acc);
+                if o.is_eq() && a.thread == b.thread && (a.max_depth > 0 || b.max_depth > 0) {
+                    // perf puts callers above callees of equal period.
+                    o = b.max_depth.cmp(&a.max_depth);
+                    if !caller_order {
+                        o = o.reverse();
+                    }
+                }
+            }
+            o.then_with(|| b.period.cmp(&a.period)).then_with(|| {
+                a.keys
+                    .iter()
+                    .zip(&b.keys)
+                    .map(|(x, y)| names.cmp_for_sort(x, y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            })
+        });
+        self.index.clear();
+    }
+}
+
+/// Builds the rows of every event from pass one and pass two.
+pub fn build(
+    collector: &Collector,
+    syms: &Symbols,
+    machine: &Machine,
+    dso_names: &[String],
+    opts: &HistOptions,
+    filters: &Filters,
+) -> Report {
+    let mut report = Report::default();
+    let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
+    let locs = collector.interner.locs();
+    let mut stack = Vec::new();
+    let mut chain: Vec<u32> = Vec::new();
+    let need_chain = opts.children || opts.callchains;
+    let comms = collector.comms();
+    for (key, sum) in collector.sums_in_order() {
+        let th = machine.thread_info(key.thread as usize);
+        if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
+            continue;
+        }
+        let leaf = &locs[key.leaf as usize];
+        let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
+        if !filters.keep_sample(dso_names, syms, leaf, &leaf_sym) {
+            continue;
+        }
+        let ev = key.event as usize;
+        if report.hists.len() <= ev {
+            report.hists.resize_with(ev + 1, Hists::default);
+        }
+        // The chain, expanded into frames (inline frames included).
+        chain.clear();
+        if need_chain {
+            collector.interner.stack(key.stack, &mut stack);
+            for &lid in &stack {
+                let l = &locs[lid as usize];
+                match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+                    Some(ls) => {
+                        for &f in &ls.frames {
+                            chain.push(intern_frame(
+                                &mut report.frames,
+                                &mut frame_ids,
+                                (SymRef::Sym(f), l.level),
+                            ));
+                        }
+                    }
+                    None => chain.push(intern_frame(
+                        &mut report.frames,
+                        &mut frame_ids,
+                        (
+                            SymRef::Addr {
+                                ip: l.ip,
+                                dso: l.dso,
+                            },
+                            l.level,
+                        ),
+                    )),
+                }
+            }
+        }
+        let chain_id = if opts.callchains || opts.children {
+            report.chains.push(chain.clone());
+            (report.chains.len() - 1) as u32
+        } else {
+            u32::MAX
+        };
+        let h = &mut report.hists[ev];
+        h.nr_samples += sum.samples;
+        h.total_period = h.total_period.wrapping_add(sum.period);
+        let self_keys = keys_for(
+            &opts.keys,
+            key.comm,
+            key.thread,
+            leaf.dso,
+            leaf_sym,
+            leaf.level,
+        );
+        let depth = chain.len();
+        {
+            let e = h.entry(self_keys.clone(), key.thread);
+            e.period = e.period.wrapping_add(sum.period);
+            e.samples += sum.samples;
+            e.period_acc = e.period_acc.wrapping_add(sum.period);
+            e.samples_acc += sum.samples;
+            if opts.callchains && chain_id != u32::MAX {
+                e.max_depth = e.max_depth.max(depth);
+                e.chains.push(ChainRef {
+                    chain: chain_id,
+                    pos: 0,
+                    period: sum.period,
+                    samples: sum.samples,
+                });
+            }
+        }
+        if !opts.children {
+            continue;
+        }
+        // Every other distinct entry on the stack accumulates the period once.
+        let mut seen: Vec<Vec<Key>> = vec![self_keys];
+        for (pos, &f) in chain.iter().enumerate() {
+            let (sref, level) = report.frames[f as usize];
+            let dso = match sref {
+                SymRef::Sym(s) => Some(syms.syms[s as usize].dso),
+                SymRef::Addr { dso, .. } => (dso != NO_DSO).then_some(dso),
+            };
+            let k = keys_for(
+                &opts.keys,
+                key.comm,
+                key.thread,
+                dso.unwrap_or(NO_DSO),
+                sref,
+                level,
+            );
+            if seen.contains(&k) {
+                continue;
+            }
+            let e = h.entry(k.clone(), key.thread);
+            e.period_acc = e.period_acc.wrapping_add(sum.period);
+            e.samples_acc += sum.samples;
+            if opts.callchains {
+                let part = if opts.caller_order {
+                    pos + 1
+                } else {
+                    depth - pos
+                };
+                e.max_depth = e.max_depth.max(part);
+                e.chains.push(ChainRef {
+                    chain: chain_id,
+                    pos: pos as u32,
+                    period: sum.period,
+                    samples: sum.samples,
+                });
+            }
+            seen.push(k);
+        }
+    }
+    report
+}
+
+fn intern_frame(frames: &mut Vec<Frame>, ids: &mut HashMap<Frame, u32>, f: Frame) -> u32 {
+    *ids.entry(f).or_insert_with(|| {
+        frames.push(f);
+        (frames.len() - 1) as u32
+    })
+}
+
+/// The symbol column of a location: its symbol, else its address (the
+/// map-relative one for a sample's own address, as perf keeps it).
+fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
+    match syms.per_loc.get(lid as usize).and_then(|s| s.sym) {
+        Some(s) => SymRef::Sym(s),
+        None => SymRef::Addr {
+            ip: l.rel,
+            dso: l.dso,
+        },
+    }
+}
+
+fn keys_for(
+    keys: &[SortKey],
+    comm: u32,
+    thread: u32,
+    dso: u32,
+    sym: SymRef,
+    level: u8,
 ) -> Vec<Key> {
     keys.iter()
         .map(|k| match k {
-            SortKey::Comm => Key::Comm(comm.to_string()),
-            SortKey::Pid => Key::Thread(tid),
-            SortKey::Dso => Key::Dso(match landing {
-                Landing::Dso(d) => Some(dso_short_name(&machine.dsos()[d].name)),
-                Landing::NotFound | Landing::Hypervisor => None,
-            }),
+            SortKey::Comm => Key::Comm(comm),
+            SortKey::Pid => Key::Thread(thread),
+            SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
+            SortKey::Sym => Key::Sym(sym, level),
         })
         .collect()
+}
+
+impl Filters {
+    fn keep_thread(&self, comms: &[String], comm: u32, pid: i32, tid: i32) -> bool {
+        if let Some(list) = &self.comms {
+            match comms.get(comm as usize) {
+                Some(c) if list.iter().any(|x| x == c) => {}
+                _ => return false,
+            }
+        }
+        if let Some(p) = &self.pids {
+            if !p.contains(&pid) {
+                return false;
+            }
+        }
+        if let Some(t) = &self.tids {
+            if !t.contains(&tid) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn keep_sample(&self, dso_names: &[String], syms: &Symbols, l: &Loc, s: &SymRef) -> bool {
+        if let Some(list) = &self.dsos {
+            let name = dso_names.get(l.dso as usize);
+            if !name.is_some_and(|n| list.iter().any(|x| x == n)) {
+                return false;
+            }
+        }
+        if let Some(list) = &self.symbols {
+            match s {
+                SymRef::Sym(i) => {
+                    if !list.iter().any(|x| *x == syms.syms[*i as usize].name) {
+                        return false;
+                    }
+                }
+                SymRef::Addr { .. } => return false,
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]

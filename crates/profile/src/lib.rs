@@ -23,4 +23,6 @@
 //! ```
 
 pub mod hist;
+pub mod resolve;
+pub mod symbolize;
 pub mod machine;

@@ -34,12 +34,16 @@ pub struct MapInfo<'a> {
 #[derive(Debug, Clone, Default)]
 struct Maps {
     by_start: BTreeMap<u64, Map>,
+    /// Bumped by every change, so caches built from the maps (an
+    /// unwinder's module set) know when they are stale.
+    generation: u64,
 }
 
 impl Maps {
     /// Inserts a map, trimming or splitting the maps it overlaps, as a new
     /// mmap() over old ones does.
     fn insert(&mut self, start: u64, end: u64, pgoff: u64, dso: usize) {
+        self.generation += 1;
         let overlapping: Vec<u64> = self
             .by_start
             .range(..end.max(start.saturating_add(1)))
@@ -77,9 +81,45 @@ impl Maps {
     }
 
     fn find(&self, addr: u64) -> Option<&Map> {
-        let (_, m) = self.by_start.range(..=addr).next_back()?;
-        (addr < m.end).then_some(m)
+        self.find_with_start(addr).map(|(_, m)| m)
     }
+
+    fn find_with_start(&self, addr: u64) -> Option<(u64, &Map)> {
+        let (&s, m) = self.by_start.range(..=addr).next_back()?;
+        (addr < m.end).then_some((s, m))
+    }
+}
+
+/// The map an address falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapHit {
+    pub dso: usize,
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+}
+
+impl MapHit {
+    /// perf's `map__map_ip`: the address as the DSO sees it. Kernel maps
+    /// (the kallsyms map and modules) keep addresses as they are.
+    pub fn map_ip(&self, addr: u64, kernel: bool) -> u64 {
+        if kernel {
+            addr
+        } else {
+            addr.wrapping_sub(self.start).wrapping_add(self.pgoff)
+        }
+    }
+}
+
+/// A thread as the resolver needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Index of the thread in this machine (stable for the whole replay).
+    pub index: usize,
+    pub pid: i32,
+    pub tid: i32,
+    /// The address space the thread uses (shared by the process's threads).
+    pub maps: usize,
 }
 
 #[derive(Debug)]
@@ -301,7 +341,9 @@ impl Machine {
             && cm != pm
             && misc & PERF_RECORD_MISC_FORK_EXEC == 0
         {
-            let copy = self.maps[pm].clone();
+            let mut copy = self.maps[pm].clone();
+            // Caches keyed by (maps, generation) must see the change.
+            copy.generation = copy.generation.max(self.maps[cm].generation) + 1;
             self.maps[cm] = copy;
         }
         dropped
@@ -389,6 +431,72 @@ impl Machine {
     pub fn thread_comm(&self, tid: i32) -> Option<String> {
         let th = &self.threads[*self.by_tid.get(&tid)?];
         Some(th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid)))
+    }
+
+    /// The thread of a sample, created if new, as perf does.
+    pub fn sample_thread(&mut self, s: &Sample<'_>) -> ThreadInfo {
+        let pid = s.pid.map_or(-1, |p| p as i32);
+        let tid = s.tid.map_or(-1, |t| t as i32);
+        let t = self.findnew(pid, tid);
+        self.thread_info(t)
+    }
+
+    pub fn thread_info(&self, t: usize) -> ThreadInfo {
+        let th = &self.threads[t];
+        ThreadInfo {
+            index: t,
+            pid: th.pid,
+            tid: th.tid,
+            maps: th.maps,
+        }
+    }
+
+    /// A thread's comm now; None before any COMM record named it.
+    pub fn comm_of(&self, t: usize) -> Option<&str> {
+        self.threads[t].comm.as_deref()
+    }
+
+    /// The map `addr` falls in, in the kernel's maps or in the address
+    /// space `maps` (from [`ThreadInfo::maps`]).
+    pub fn find_map(&self, maps: usize, kernel: bool, addr: u64) -> Option<MapHit> {
+        let m = if kernel {
+            &self.kernel
+        } else {
+            self.maps.get(maps)?
+        };
+        m.find_with_start(addr).map(|(start, m)| MapHit {
+            dso: m.dso,
+            start,
+            end: m.end,
+            pgoff: m.pgoff,
+        })
+    }
+
+    /// Changes whenever the address space `maps` changes.
+    pub fn maps_generation(&self, maps: usize) -> u64 {
+        self.maps.get(maps).map_or(0, |m| m.generation)
+    }
+
+    /// The user-space maps of an address space, by start address.
+    pub fn maps_of(&self, maps: usize) -> Vec<MapInfo<'_>> {
+        let Some(m) = self.maps.get(maps) else {
+            return Vec::new();
+        };
+        m.by_start
+            .iter()
+            .map(|(&start, m)| MapInfo {
+                start,
+                end: m.end,
+                pgoff: m.pgoff,
+                filename: &self.dsos[m.dso].name,
+            })
+            .collect()
+    }
+
+    pub fn mark_hit(&mut self, dso: usize) {
+        if let Some(d) = self.dsos.get_mut(dso) {
+            d.hit = true;
+        }
     }
 
     pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {

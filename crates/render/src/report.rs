@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use profile::hist::{Hists, SortKey};
+use profile::hist::{HistEntry, Hists, Key, Names, SortKey, SymRef};
 
 /// One event's section of the report.
 pub struct Section<'a> {
@@ -10,8 +10,18 @@ pub struct Section<'a> {
     pub hists: &'a Hists,
 }
 
-/// Gives a thread's comm as it is at the end of the recording.
-pub type CommOf<'a> = &'a dyn Fn(i32) -> String;
+/// How the table looks.
+#[derive(Debug, Clone)]
+pub struct TableOptions {
+    pub keys: Vec<SortKey>,
+    /// Show the Children column (perf's `--children`).
+    pub children: bool,
+    /// Hide rows below this percentage (perf's `--percent-limit`).
+    pub percent_limit: f64,
+}
+
+/// Writes the call graph under a row (nothing when it has none to show).
+pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, &HistEntry, u64) -> io::Result<()>;
 
 /// perf abbreviates sample counts: 1548 → "1K", 207 → "207 ".
 fn convert_unit(mut v: u64) -> (u64, char) {
@@ -28,17 +38,18 @@ fn convert_unit(mut v: u64) -> (u64, char) {
 /// Writes the report for `sections` (events without samples are skipped).
 pub fn write_report(
     out: &mut dyn Write,
-    keys: &[SortKey],
+    opts: &TableOptions,
     total_lost_samples: u64,
     sections: &[Section<'_>],
-    comm_of: CommOf<'_>,
+    names: &Names<'_>,
+    graph: GraphWriter<'_>,
 ) -> io::Result<()> {
     writeln!(
         out,
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n#\n# Total Lost Samples: {total_lost_samples}\n#"
     )?;
     for s in sections.iter().filter(|s| s.hists.nr_samples > 0) {
-        write_section(out, keys, s, comm_of)?;
+        write_section(out, opts, s, names, graph)?;
         write!(out, "\n\n")?;
     }
     writeln!(
@@ -47,11 +58,15 @@ pub fn write_report(
     )
 }
 
+/// perf prints unresolved addresses 16 hex digits wide.
+const UNRESOLVED_WIDTH: usize = 16;
+
 fn write_section(
     out: &mut dyn Write,
-    keys: &[SortKey],
+    opts: &TableOptions,
     s: &Section<'_>,
-    comm_of: CommOf<'_>,
+    names: &Names<'_>,
+    graph: GraphWriter<'_>,
 ) -> io::Result<()> {
     let (n, unit) = convert_unit(s.hists.nr_samples);
     writeln!(
@@ -59,46 +74,79 @@ fn write_section(
         "# Samples: {n}{unit} of event '{}'\n# Event count (approx.): {}\n#",
         s.event_name, s.hists.total_period
     )?;
-    let rows: Vec<Vec<String>> = s
-        .hists
-        .entries
-        .iter()
-        .map(|e| e.keys.iter().map(|k| k.display(comm_of)).collect())
-        .collect();
-    // Each column is as wide as its header or its widest value.
-    let widths: Vec<usize> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(k.header().len())
-        })
-        .collect();
-    let mut head = String::from("# Overhead");
-    let mut dots = String::from("# ........");
+    let keys = &opts.keys;
+    // Each column is as wide as its header or its widest value, with
+    // perf's extra rules for symbols and unresolved addresses.
+    let mut widths: Vec<usize> = keys.iter().map(|k| k.header().len()).collect();
+    let mut unresolved = false;
+    for e in &s.hists.entries {
+        for (i, k) in e.keys.iter().enumerate() {
+            let w = match k {
+                Key::Sym(SymRef::Sym(id), _) => names.syms[*id as usize].name.chars().count() + 4,
+                Key::Sym(SymRef::Addr { .. }, _) => {
+                    unresolved = true;
+                    UNRESOLVED_WIDTH + 6
+                }
+                k => names.display(k).chars().count(),
+            };
+            widths[i] = widths[i].max(w);
+        }
+    }
+    if unresolved {
+        for (k, w) in keys.iter().zip(widths.iter_mut()) {
+            if *k == SortKey::Dso {
+                *w = (*w).max(UNRESOLVED_WIDTH);
+            }
+        }
+    }
+    let mut head = String::new();
+    let mut dots = String::new();
+    if opts.children {
+        head.push_str("# Children      Self");
+        dots.push_str("# ........  ........");
+    } else {
+        head.push_str("# Overhead");
+        dots.push_str("# ........");
+    }
     for (k, w) in keys.iter().zip(&widths) {
         head.push_str(&format!("  {:<w$}", k.header()));
         dots.push_str(&format!("  {}", ".".repeat(*w)));
     }
     writeln!(out, "{head}\n{dots}\n#")?;
     let total = s.hists.total_period;
-    for (e, row) in s.hists.entries.iter().zip(&rows) {
-        let pct = if total == 0 {
+    let pct = |v: u64| {
+        if total == 0 {
             0.0
         } else {
-            100.0 * e.period as f64 / total as f64
+            100.0 * v as f64 / total as f64
+        }
+    };
+    for e in &s.hists.entries {
+        let shown = if opts.children { e.period_acc } else { e.period };
+        if pct(shown) < opts.percent_limit {
+            continue;
+        }
+        let mut line = if opts.children {
+            format!("{:>9.2}%  {:>7.2}%", pct(e.period_acc), pct(e.period))
+        } else {
+            format!("{:>9.2}%", pct(e.period))
         };
-        let mut line = format!("{pct:>9.2}%");
-        for (v, w) in row.iter().zip(&widths) {
-            let pad = w.saturating_sub(v.chars().count());
+        for (k, w) in e.keys.iter().zip(&widths) {
+            let mut v = names.display(k);
+            if matches!(k, Key::Sym(..)) && v.chars().count() > *w {
+                // perf cuts a symbol (with its " (inlined)") at the column width.
+                v = v.chars().take(*w).collect();
+            }
             line.push_str("  ");
-            line.push_str(v);
-            line.push_str(&" ".repeat(pad));
+            line.push_str(&v);
+            // perf pads every column but the symbol.
+            if !matches!(k, Key::Sym(..)) {
+                let pad = w.saturating_sub(v.chars().count());
+                line.push_str(&" ".repeat(pad));
+            }
         }
         writeln!(out, "{line}")?;
+        graph(out, e, total)?;
     }
     Ok(())
 }

@@ -33,6 +33,71 @@ pub fn demangle_full(name: &str) -> String {
     demangle(name)
 }
 
+/// The short form perf 6.1 prints: C++ names without parameter lists and
+/// return types (`ns::Box<long>::get`, `twice<long>`), Rust names without
+/// their hash; other names unchanged.
+pub fn demangle_short(name: &str) -> String {
+    if let Some(base) = name.strip_suffix("@plt") {
+        return format!("{}@plt", demangle_short(base));
+    }
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        if let Ok(sym) = Symbol::new(name) {
+            let options = DemangleOptions::new().no_params().no_return_type();
+            if let Ok(out) = sym.demangle_with_options(&options) {
+                let out = expand_std_abbreviations(&out);
+                return split_closing_angles(&out);
+            }
+        }
+        // cpp_demangle cannot drop the parameters of some names it can print
+        // in full: cut them from the full form instead.
+        if let Some(full) = demangle_cpp(name) {
+            return strip_signature(&full);
+        }
+    }
+    name.to_owned()
+}
+
+/// `ret ns::f<T>(args) const` → `ns::f<T>`: drops a trailing parameter list
+/// (with qualifiers after it) and a leading return type, at bracket depth 0.
+fn strip_signature(full: &str) -> String {
+    let b = full.as_bytes();
+    let mut s = full;
+    // The parameter list: the last top-level `(...)`.
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, &c) in b.iter().enumerate().rev() {
+        match c {
+            b')' | b'>' => depth += 1,
+            b'(' | b'<' => {
+                depth -= 1;
+                if depth == 0 && c == b'(' {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(i) = open.filter(|&i| i > 0) {
+        s = &full[..i];
+    }
+    // The return type: text before the last top-level space.
+    let mut depth = 0i32;
+    let mut cut = 0;
+    for (i, c) in s.bytes().enumerate() {
+        match c {
+            b'(' | b'<' => depth += 1,
+            b')' | b'>' => depth -= 1,
+            b' ' if depth == 0 => cut = i + 1,
+            _ => {}
+        }
+    }
+    s[cut..].to_owned()
+}
+
 fn demangle_cpp(name: &str) -> Option<String> {
     if !name.starts_with("_Z") {
         return None;

@@ -26,6 +26,8 @@ pub struct SymbolHit<'a> {
     pub raw_name: &'a str,
     /// Bytes from the symbol's start to the address.
     pub offset: u64,
+    /// The symbol's size (zero-sized symbols extended as in [`Symbol::size`]).
+    pub size: u64,
 }
 
 /// A PT_LOAD program header: which file bytes land at which Svma.
@@ -160,10 +162,11 @@ impl ElfFile {
         &self.loads
     }
 
-    /// Adds symbols from another file of the same link (a debug file's `.symtab`), keeping
-    /// ours where both name one address.
+    /// Adds symbols from another file of the same link (a debug file's `.symtab`). Its
+    /// names win where both name one address: perf reads a debug file's `.symtab` in
+    /// place of the binary's `.dynsym`.
     pub(crate) fn merge_symbols(&mut self, other: &[Symbol]) {
-        self.symbols = merge(std::mem::take(&mut self.symbols), other);
+        self.symbols = merge(other.to_vec(), &std::mem::take(&mut self.symbols));
     }
 
     /// The symbol covering `addr`, with the offset into it.
@@ -181,6 +184,7 @@ impl ElfFile {
             name: demangle(&sym.name),
             raw_name: &sym.name,
             offset,
+            size: sym.size,
         })
     }
 
@@ -256,16 +260,50 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// Symbol binding rank when several names share one address: perf's preference order
-/// (sized, then non-weak, then global) so that our names match its report.
-fn rank(sym: &Symbol, weak: bool, global: bool) -> (bool, bool, bool) {
-    (sym.size > 0, !weak, global)
+/// Rank among symbols sharing one address, best highest: perf's `choose_best_symbol`
+/// order (sized, non-weak, global, fewer leading underscores, longer name) so that our
+/// names match its report.
+type Rank = (bool, bool, bool, std::cmp::Reverse<usize>, usize);
+
+fn rank(sym: &Symbol, weak: bool, global: bool) -> Rank {
+    let underscores = sym.name.bytes().take_while(|&b| b == b'_').count();
+    (
+        sym.size > 0,
+        !weak,
+        global,
+        std::cmp::Reverse(underscores),
+        sym.name.len(),
+    )
 }
 
+/// STT_GNU_IFUNC: an indirect function, a function for perf.
+const STT_GNU_IFUNC: u8 = 10;
+
+fn is_function(obj: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
+    let Some(index) = s.section_index() else {
+        return false;
+    };
+    match s.flags() {
+        object::SymbolFlags::Elf { st_info, .. } => match st_info & 0xf {
+            STT_FUNC | STT_GNU_IFUNC => true,
+            // perf keeps labels of code (`_start`, `_dl_start_user`) as functions.
+            // (By section name, as perf: a debug file's sections hold no code.)
+            STT_NOTYPE => obj
+                .section_by_index(index)
+                .is_ok_and(|sec| sec.name().is_ok_and(|n| n.contains("text"))),
+            _ => false,
+        },
+        _ => matches!(s.kind(), SymbolKind::Text),
+    }
+}
+
+const STT_NOTYPE: u8 = 0;
+const STT_FUNC: u8 = 2;
+
 fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
-    let mut raw: Vec<(Symbol, (bool, bool, bool))> = Vec::new();
+    let mut raw: Vec<(Symbol, Rank)> = Vec::new();
     let mut push = |s: object::Symbol<'_, '_>| {
-        if !matches!(s.kind(), SymbolKind::Text) || !s.is_definition() || s.address() == 0 {
+        if !is_function(obj, &s) || s.address() == 0 {
             return;
         }
         let Ok(name) = s.name() else { return };
@@ -285,7 +323,10 @@ fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
     raw.extend(
         plt_symbols(obj)
             .into_iter()
-            .map(|s| (s, (true, true, true))),
+            .map(|s| {
+                let r = rank(&s, false, true);
+                (s, r)
+            }),
     );
 
     // Best first within one address, so dedup keeps it.

@@ -40,7 +40,7 @@ mod elf;
 
 pub use binary::Binary;
 pub use debug::{DebugFile, DebugFinder, DebugSource};
-pub use demangle::{demangle, demangle_full};
+pub use demangle::{demangle, demangle_full, demangle_short};
 pub use dwarf::{DwarfInfo, Frame};
 pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit};
 

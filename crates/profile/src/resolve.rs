@@ -1,0 +1,374 @@
+//! Pass one of a report: every sample becomes a stack of locations
+//! (DSO + address), leaf first, the way perf builds its callchain cursor,
+//! and identical (thread, comm, stack) samples are summed. Nothing is
+//! symbolized here; that happens once per unique location afterwards, so
+//! the cost of symbolization grows with unique addresses, not samples.
+
+use std::collections::HashMap;
+
+use perf_data::consts::*;
+use perf_data::sample::Sample;
+use unwind::{Binaries, Unwinder, UserRegs};
+
+use crate::machine::{Machine, ThreadInfo};
+
+/// No DSO: the address hit no map.
+pub const NO_DSO: u32 = u32::MAX;
+
+/// How an address came into a stack; decides how it is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Origin {
+    /// The sampled instruction itself (the leaf).
+    Exact,
+    /// A return address from a recorded (frame-pointer or kernel)
+    /// callchain: the call is at `ip - 1`.
+    Return,
+    /// A frame of a DWARF-unwound user stack; its `ip` is already the
+    /// call site (`return address - 1`, as perf's libdw unwinder gives it)
+    /// and perf expands its inline frames.
+    Unwound,
+    /// The first frame of a DWARF-unwound stack (the register ip).
+    UnwoundLeaf,
+}
+
+/// One address of a stack, as perf's callchain cursor holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Loc {
+    /// The address in the process.
+    pub ip: u64,
+    /// The address as its DSO sees it (perf's `map__map_ip`).
+    pub rel: u64,
+    /// Index of the DSO in the machine, or [`NO_DSO`].
+    pub dso: u32,
+    /// perf's level character: `.` user, `k` kernel, `H` hypervisor,
+    /// `g` guest kernel, `u` guest user.
+    pub level: u8,
+    pub origin: Origin,
+}
+
+impl Loc {
+    /// The address a symbolizer should look up, in the DSO's terms.
+    pub fn lookup_rel(&self) -> u64 {
+        match self.origin {
+            Origin::Return => self.rel.wrapping_sub(1),
+            _ => self.rel,
+        }
+    }
+
+    /// Whether perf expands this address into inline frames.
+    pub fn expands_inlines(&self) -> bool {
+        matches!(self.origin, Origin::Unwound | Origin::UnwoundLeaf)
+    }
+}
+
+/// Interned locations and stacks.
+#[derive(Debug, Default)]
+pub struct Interner {
+    locs: Vec<Loc>,
+    loc_ids: HashMap<Loc, u32>,
+    /// Stack nodes: (parent node or `u32::MAX`, loc id); root-most first.
+    nodes: Vec<(u32, u32)>,
+    node_ids: HashMap<(u32, u32), u32>,
+}
+
+/// The empty stack.
+pub const EMPTY_STACK: u32 = u32::MAX;
+
+impl Interner {
+    pub fn loc_id(&mut self, l: Loc) -> u32 {
+        if let Some(&i) = self.loc_ids.get(&l) {
+            return i;
+        }
+        let i = self.locs.len() as u32;
+        self.locs.push(l);
+        self.loc_ids.insert(l, i);
+        i
+    }
+
+    pub fn locs(&self) -> &[Loc] {
+        &self.locs
+    }
+
+    /// Interns a leaf-first stack; returns its id ([`EMPTY_STACK`] for none).
+    pub fn stack_id(&mut self, leaf_first: &[Loc]) -> u32 {
+        let mut node = EMPTY_STACK;
+        for l in leaf_first.iter().rev() {
+            let loc = self.loc_id(*l);
+            node = match self.node_ids.get(&(node, loc)) {
+                Some(&n) => n,
+                None => {
+                    let n = self.nodes.len() as u32;
+                    self.nodes.push((node, loc));
+                    self.node_ids.insert((node, loc), n);
+                    n
+                }
+            };
+        }
+        node
+    }
+
+    /// The loc ids of a stack, leaf first.
+    pub fn stack(&self, mut id: u32, out: &mut Vec<u32>) {
+        out.clear();
+        while let Some(&(parent, loc)) = self.nodes.get(id as usize) {
+            out.push(loc);
+            id = parent;
+        }
+    }
+}
+
+/// Samples that share thread, comm, event, leaf location and stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SampleKey {
+    pub event: u32,
+    /// Thread index in the machine.
+    pub thread: u32,
+    /// Comm id (see [`Collector::comms`]).
+    pub comm: u32,
+    /// The sample's own location (perf's `al`), a loc id.
+    pub leaf: u32,
+    /// The callchain, a stack id.
+    pub stack: u32,
+}
+
+/// What samples with one key add up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleSum {
+    pub period: u64,
+    pub samples: u64,
+    /// Order of the first sample with this key.
+    pub first: u64,
+}
+
+/// Options of pass one.
+#[derive(Debug, Clone, Copy)]
+pub struct CollectOptions {
+    /// perf's `--max-stack` (127 by default).
+    pub max_stack: usize,
+    /// Resolve callchains at all (`-g none` and no sort key needing them).
+    pub callchains: bool,
+}
+
+impl Default for CollectOptions {
+    fn default() -> Self {
+        CollectOptions {
+            max_stack: 127,
+            callchains: true,
+        }
+    }
+}
+
+/// Pass one: samples in, summed (key → sum) out.
+pub struct Collector {
+    opts: CollectOptions,
+    pub interner: Interner,
+    sums: HashMap<SampleKey, SampleSum>,
+    comms: Vec<String>,
+    comm_ids: HashMap<String, u32>,
+    binaries: Binaries,
+    unwinders: HashMap<usize, (u64, Unwinder)>,
+    buf: Vec<Loc>,
+    seq: u64,
+    /// Samples whose user stack could not be unwound past the leaf.
+    pub unwind_failures: u64,
+}
+
+fn level_of(cpumode: u16) -> (u8, bool) {
+    match cpumode {
+        PERF_RECORD_MISC_KERNEL => (b'k', true),
+        PERF_RECORD_MISC_USER => (b'.', false),
+        PERF_RECORD_MISC_GUEST_KERNEL => (b'g', true),
+        PERF_RECORD_MISC_GUEST_USER => (b'u', false),
+        _ => (b'H', false),
+    }
+}
+
+impl Collector {
+    pub fn new(opts: CollectOptions) -> Self {
+        Collector {
+            opts,
+            interner: Interner::default(),
+            sums: HashMap::new(),
+            comms: Vec::new(),
+            comm_ids: HashMap::new(),
+            binaries: Binaries::new(),
+            unwinders: HashMap::new(),
+            buf: Vec::new(),
+            seq: 0,
+            unwind_failures: 0,
+        }
+    }
+
+    pub fn comms(&self) -> &[String] {
+        &self.comms
+    }
+
+    pub fn sums(&self) -> &HashMap<SampleKey, SampleSum> {
+        &self.sums
+    }
+
+    /// The sums in the order their first samples came.
+    pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
+        let mut v: Vec<_> = self.sums.iter().map(|(k, s)| (*k, *s)).collect();
+        v.sort_by_key(|(_, s)| s.first);
+        v
+    }
+
+    fn comm_id(&mut self, machine: &Machine, t: usize) -> u32 {
+        // A thread never named shows as `:tid`, like perf.
+        let unnamed;
+        let c = match machine.comm_of(t) {
+            Some(c) => c,
+            None => {
+                unnamed = format!(":{}", machine.thread_info(t).tid);
+                &unnamed
+            }
+        };
+        if let Some(&i) = self.comm_ids.get(c) {
+            return i;
+        }
+        let i = self.comms.len() as u32;
+        self.comms.push(c.to_owned());
+        self.comm_ids.insert(c.to_owned(), i);
+        i
+    }
+
+    /// The location of `addr` in the maps a cpumode selects.
+    fn locate(machine: &Machine, th: &ThreadInfo, cpumode: u16, addr: u64, origin: Origin) -> Loc {
+        let (level, kernel) = level_of(cpumode);
+        let hit = match cpumode {
+            PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_USER => {
+                machine.find_map(th.maps, kernel, addr)
+            }
+            _ => None,
+        };
+        match hit {
+            Some(m) => Loc {
+                ip: addr,
+                rel: m.map_ip(addr, kernel),
+                dso: m.dso as u32,
+                level,
+                origin,
+            },
+            None => Loc {
+                ip: addr,
+                rel: addr,
+                dso: NO_DSO,
+                level,
+                origin,
+            },
+        }
+    }
+
+    /// Adds one sample with its period, replaying nothing: `machine` must
+    /// already hold the records before it.
+    pub fn add(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        let th = machine.sample_thread(s);
+        let comm = self.comm_id(machine, th.index);
+        let leaf = Self::locate(machine, &th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
+        if leaf.dso != NO_DSO {
+            machine.mark_hit(leaf.dso as usize);
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        if self.opts.callchains {
+            self.chain(machine, &th, s, &mut buf);
+        }
+        let stack = self.interner.stack_id(&buf);
+        self.buf = buf;
+        let leaf = self.interner.loc_id(leaf);
+        let key = SampleKey {
+            event: s.event as u32,
+            thread: th.index as u32,
+            comm,
+            leaf,
+            stack,
+        };
+        let seq = self.seq;
+        self.seq += 1;
+        let e = self.sums.entry(key).or_insert(SampleSum {
+            period: 0,
+            samples: 0,
+            first: seq,
+        });
+        e.period = e.period.wrapping_add(period);
+        e.samples += 1;
+    }
+
+    /// perf's callchain for a sample, leaf first: the recorded chain (with
+    /// its context markers), then the DWARF-unwound user stack if the
+    /// sample carries registers and stack.
+    fn chain(&mut self, machine: &Machine, th: &ThreadInfo, s: &Sample<'_>, out: &mut Vec<Loc>) {
+        let max = self.opts.max_stack;
+        if let Some(chain) = &s.callchain {
+            let mut cpumode = PERF_RECORD_MISC_KERNEL;
+            let mut first = true;
+            for ip in chain.iter() {
+                if out.len() >= max {
+                    break;
+                }
+                if ip >= PERF_CONTEXT_MAX {
+                    cpumode = match ip {
+                        PERF_CONTEXT_HV => PERF_RECORD_MISC_HYPERVISOR,
+                        PERF_CONTEXT_KERNEL => PERF_RECORD_MISC_KERNEL,
+                        PERF_CONTEXT_USER => PERF_RECORD_MISC_USER,
+                        PERF_CONTEXT_GUEST_KERNEL => PERF_RECORD_MISC_GUEST_KERNEL,
+                        PERF_CONTEXT_GUEST_USER => PERF_RECORD_MISC_GUEST_USER,
+                        // perf drops the whole chain on an unknown marker.
+                        _ => {
+                            out.clear();
+                            return;
+                        }
+                    };
+                    continue;
+                }
+                let origin = if first { Origin::Exact } else { Origin::Return };
+                first = false;
+                out.push(Self::locate(machine, th, cpumode, ip, origin));
+            }
+        }
+        let (Some(regs), Some(stack)) = (&s.regs_user, &s.stack_user) else {
+            return;
+        };
+        if regs.mask == 0 || stack.valid().is_empty() || out.len() >= max {
+            return;
+        }
+        let Some(uregs) = UserRegs::from_perf_x86_64(|r| regs.get(r)) else {
+            return;
+        };
+        let gen = machine.maps_generation(th.maps);
+        let fresh = matches!(self.unwinders.get(&th.maps), Some((g, _)) if *g == gen);
+        if !fresh {
+            let mut u = Unwinder::new();
+            for m in machine.maps_of(th.maps) {
+                if m.filename.starts_with('/') {
+                    if let Err(e) = u.add_module(
+                        &mut self.binaries,
+                        m.start,
+                        m.end,
+                        m.pgoff,
+                        m.filename.as_ref(),
+                    ) {
+                        log::debug!("no unwind info for {}: {e}", m.filename);
+                    }
+                }
+            }
+            self.unwinders.insert(th.maps, (gen, u));
+        }
+        let Some((_, u)) = self.unwinders.get_mut(&th.maps) else {
+            return;
+        };
+        let frames = u.unwind(&uregs, stack.valid(), uregs.sp, max - out.len());
+        if frames.len() <= 1 {
+            self.unwind_failures += 1;
+        }
+        for (i, &a) in frames.iter().enumerate() {
+            let (ip, origin) = if i == 0 {
+                (a, Origin::UnwoundLeaf)
+            } else {
+                (a.wrapping_sub(1), Origin::Unwound)
+            };
+            out.push(Self::locate(machine, th, PERF_RECORD_MISC_USER, ip, origin));
+        }
+    }
+}

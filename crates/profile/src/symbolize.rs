@@ -1,0 +1,263 @@
+//! Pass two of a report: each unique location gets its symbol and, where
+//! perf expands them, its inline frames. Binaries are opened once, their
+//! lookups run in parallel (one task per DSO), and every result is interned
+//! so later passes compare symbols by id.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use symbols::{Binary, DebugFinder, Reason, Svma};
+
+use crate::machine::Dso;
+use crate::resolve::{Loc, NO_DSO};
+
+/// How names are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameStyle {
+    /// Full demangled names with parameter lists, as `c++filt` prints them.
+    #[default]
+    Full,
+    /// perf 6.1's form: no parameter lists or return types.
+    Short,
+    /// As stored in the binary (mangled).
+    Raw,
+}
+
+impl NameStyle {
+    fn apply(self, raw: &str) -> String {
+        match self {
+            NameStyle::Full => symbols::demangle(raw),
+            NameStyle::Short => symbols::demangle_short(raw),
+            NameStyle::Raw => raw.to_owned(),
+        }
+    }
+}
+
+/// A function symbol, or the fake symbol perf makes for an inlined call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymInfo {
+    pub name: String,
+    pub dso: u32,
+    /// The symbol's range in the DSO's terms (for an inlined frame, the
+    /// range of the function it was inlined into, as perf keeps it).
+    pub start: u64,
+    pub end: u64,
+    pub inlined: bool,
+}
+
+/// What one location resolved to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocSyms {
+    /// The symbol covering the address (perf's `al->sym`).
+    pub sym: Option<u32>,
+    /// The callchain frames this location becomes, innermost first: the
+    /// inline frames and the function (when perf expands inlines and the
+    /// DWARF has them), else just `sym`. Empty when `sym` is None.
+    pub frames: Vec<u32>,
+}
+
+/// Options of pass two.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolizeOptions {
+    pub names: NameStyle,
+    /// Expand inline frames (perf's default; `--no-inline` turns it off).
+    pub inline: bool,
+    pub finder: DebugFinder,
+}
+
+/// Interned symbols and the result per location (by loc id).
+#[derive(Debug, Default)]
+pub struct Symbols {
+    pub syms: Vec<SymInfo>,
+    ids: HashMap<(u32, u64, bool, String), u32>,
+    pub per_loc: Vec<LocSyms>,
+    /// DSOs that could not be symbolized, with why (one warning each).
+    pub misses: Vec<(String, Reason)>,
+}
+
+impl Symbols {
+    fn intern(&mut self, s: SymInfo) -> u32 {
+        // perf tells real symbols apart by (dso, start) and inlined ones by
+        // name within the function they were inlined into.
+        let key = (
+            s.dso,
+            s.start,
+            s.inlined,
+            if s.inlined { s.name.clone() } else { String::new() },
+        );
+        if let Some(&i) = self.ids.get(&key) {
+            return i;
+        }
+        let i = self.syms.len() as u32;
+        self.syms.push(s);
+        self.ids.insert(key, i);
+        i
+    }
+}
+
+/// A location's real symbol and its callchain frames (empty: just the symbol).
+type Found = Option<(RawFrame, Vec<RawFrame>)>;
+
+/// A raw per-location answer from a worker, before interning.
+struct RawFrame {
+    name: String,
+    start: u64,
+    end: u64,
+    inlined: bool,
+}
+
+/// Resolves every location of `locs` against the DSOs they fall in.
+pub fn symbolize(locs: &[Loc], dsos: &[Dso], opts: &SymbolizeOptions) -> Symbols {
+    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (i, l) in locs.iter().enumerate() {
+        if l.dso != NO_DSO {
+            by_dso.entry(l.dso).or_default().push(i as u32);
+        }
+    }
+    let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
+    // Big groups first so the workers finish together.
+    groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
+    type Answer = (u32, Vec<(u32, Found)>, Option<(String, Reason)>);
+    let answers: Vec<Answer> = groups
+        .into_par_iter()
+        .map(|(dso, ids)| {
+            let d = &dsos[dso as usize];
+            let (res, miss) = symbolize_dso(d, &ids, locs, opts);
+            (dso, res, miss)
+        })
+        .collect();
+    let mut out = Symbols {
+        per_loc: vec![LocSyms::default(); locs.len()],
+        ..Default::default()
+    };
+    for (dso, res, miss) in answers {
+        if let Some(m) = miss {
+            out.misses.push(m);
+        }
+        for (loc, found) in res {
+            let Some((real, frames)) = found else { continue };
+            let mut mk = |f: RawFrame| {
+                out.intern(SymInfo {
+                    name: f.name,
+                    dso,
+                    start: f.start,
+                    end: f.end,
+                    inlined: f.inlined,
+                })
+            };
+            let sym = mk(real);
+            let mut ids: Vec<u32> = frames.into_iter().map(&mut mk).collect();
+            if ids.is_empty() {
+                ids.push(sym);
+            }
+            out.per_loc[loc as usize] = LocSyms {
+                sym: Some(sym),
+                frames: ids,
+            };
+        }
+    }
+    out.misses.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn symbolize_dso(
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+    let none = |r: Reason| {
+        (
+            ids.iter().map(|&i| (i, None)).collect::<Vec<_>>(),
+            Some((d.name.clone(), r)),
+        )
+    };
+    if !d.name.starts_with('/') {
+        // [kernel.kallsyms], [vdso], JIT maps and anonymous memory need
+        // their own sources.
+        return none(Reason::NoSuchFile);
+    }
+    let mut bin = match open_binary(&d.name, d.build_id.as_deref(), &opts.finder) {
+        Ok(b) => b,
+        Err(r) => return none(r),
+    };
+    let mut res = Vec::with_capacity(ids.len());
+    for &i in ids {
+        let l = &locs[i as usize];
+        let Ok(svma) = bin
+            .elf()
+            .file_offset_to_svma(symbols::FileOffset(l.lookup_rel()))
+        else {
+            res.push((i, None));
+            continue;
+        };
+        let (name, start, end) = match bin.symbol(svma) {
+            Ok(hit) => {
+                let start = svma.0 - hit.offset;
+                (
+                    opts.names.apply(hit.raw_name),
+                    start,
+                    start.saturating_add(hit.size.max(1)),
+                )
+            }
+            Err(_) => {
+                res.push((i, None));
+                continue;
+            }
+        };
+        let mut frames = Vec::new();
+        if opts.inline && l.expands_inlines() {
+            if let Ok(fs) = bin.frames(Svma(svma.0)) {
+                let n = fs.len();
+                for (k, f) in fs.iter().enumerate() {
+                    let fname = match (&f.raw_function, &f.function) {
+                        (Some(r), _) => opts.names.apply(r),
+                        (None, Some(f)) => f.clone(),
+                        (None, None) => "??".to_owned(),
+                    };
+                    // perf reuses the real symbol for the outer frame when
+                    // the names agree; any other frame is an inline fake.
+                    let inlined = !(k + 1 == n && fname == name);
+                    frames.push(RawFrame {
+                        name: fname,
+                        start,
+                        end,
+                        inlined,
+                    });
+                }
+            }
+        }
+        let real = RawFrame {
+            name,
+            start,
+            end,
+            inlined: false,
+        };
+        res.push((i, Some((real, frames))));
+    }
+    (res, None)
+}
+
+/// Opens the binary a DSO names, never one whose build id differs from the
+/// recorded one: then perf's build-id cache is tried, and else the DSO stays
+/// unresolved.
+fn open_binary(path: &str, build_id: Option<&[u8]>, finder: &DebugFinder) -> Result<Binary, Reason> {
+    let on_disk = Binary::open(Path::new(path), finder);
+    match (on_disk, build_id) {
+        (Ok(b), None) => Ok(b),
+        (Ok(b), Some(want)) if b.elf().build_id().is_none_or(|id| id == want) => Ok(b),
+        (first, Some(want)) => {
+            if let Some(cached) = finder.cached_binary(want) {
+                if let Ok(b) = Binary::open(&cached, finder) {
+                    return Ok(b);
+                }
+            }
+            Err(match first {
+                Ok(_) => Reason::BuildIdMismatch,
+                Err(e) => e.reason(),
+            })
+        }
+        (Err(e), None) => Err(e.reason()),
+    }
+}
