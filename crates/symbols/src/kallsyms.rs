@@ -151,7 +151,8 @@ impl Kallsyms {
                     k.ref_addrs[i].get_or_insert(start);
                 }
             }
-            if !matches!(ty.to_ascii_uppercase(), b'T' | b'W' | b'D' | b'B') || full.starts_with('$')
+            if !matches!(ty.to_ascii_uppercase(), b'T' | b'W' | b'D' | b'B')
+                || full.starts_with('$')
             {
                 continue;
             }
@@ -399,7 +400,7 @@ fn split_line(line: &str) -> Option<(u64, u8, &str)> {
         return None;
     }
     let start = u64::from_str_radix(&line[..digits], 16).ok()?;
-    let rest = line[digits..].as_bytes();
+    let rest = &line.as_bytes()[digits..];
     if rest.len() < 3 || rest[0] != b' ' || rest[2] != b' ' {
         return None;
     }
@@ -576,9 +577,8 @@ mod tests {
 
     #[test]
     fn ends_reach_the_next_symbol_and_the_last_one_a_page() {
-        let k = Kallsyms::parse(
-            "ffffffff81000100 T b\nffffffff81000000 T a\nffffffff81000200 t c\n",
-        );
+        let k =
+            Kallsyms::parse("ffffffff81000100 T b\nffffffff81000000 T a\nffffffff81000200 t c\n");
         assert_eq!(
             names(&k),
             vec![
@@ -769,7 +769,10 @@ mod tests {
         let name = |r: Result<Kallsyms, Reason>| {
             r.map(|k| k.lookup(0xffffffff81000000).unwrap().name.to_owned())
         };
-        assert_eq!(name(f.for_recording(Some(&[1; 20]), None)).unwrap(), "running_kernel");
+        assert_eq!(
+            name(f.for_recording(Some(&[1; 20]), None)).unwrap(),
+            "running_kernel"
+        );
         assert_eq!(name(f.for_recording(None, None)).unwrap(), "running_kernel");
         assert_eq!(
             name(f.for_recording(Some(&[2; 20]), None)),
@@ -780,11 +783,21 @@ mod tests {
             .join("cache/[kernel.kallsyms]")
             .join(hex(&[2; 20]));
         std::fs::create_dir_all(&cached).unwrap();
-        std::fs::write(cached.join("kallsyms"), "ffffffff81000000 T cached_kernel\n").unwrap();
-        assert_eq!(name(f.for_recording(Some(&[2; 20]), None)).unwrap(), "cached_kernel");
+        std::fs::write(
+            cached.join("kallsyms"),
+            "ffffffff81000000 T cached_kernel\n",
+        )
+        .unwrap();
+        assert_eq!(
+            name(f.for_recording(Some(&[2; 20]), None)).unwrap(),
+            "cached_kernel"
+        );
         // kptr_restrict on the running kernel.
-        std::fs::write(dir.path().join("kallsyms"), "0000000000000000 T running_kernel\n")
-            .unwrap();
+        std::fs::write(
+            dir.path().join("kallsyms"),
+            "0000000000000000 T running_kernel\n",
+        )
+        .unwrap();
         assert_eq!(
             name(f.for_recording(Some(&[1; 20]), None)),
             Err(Reason::KernelAddressesHidden)

@@ -112,9 +112,7 @@ impl fmt::Display for Reason {
             Reason::NotMapped => "file offset outside every loadable segment",
             Reason::BadDebugInfo => "unreadable debug info",
             Reason::Unreadable => "file cannot be read",
-            Reason::KernelAddressesHidden => {
-                "kernel symbol addresses are hidden (kptr_restrict)"
-            }
+            Reason::KernelAddressesHidden => "kernel symbol addresses are hidden (kptr_restrict)",
         })
     }
 }

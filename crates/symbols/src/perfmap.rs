@@ -366,7 +366,10 @@ fn strtoull_hex(s: &[u8]) -> (u64, usize) {
     let mut value: u64 = 0;
     let mut overflow = false;
     while let Some(d) = s.get(i).and_then(|c| (*c as char).to_digit(16)) {
-        match value.checked_mul(16).and_then(|v| v.checked_add(u64::from(d))) {
+        match value
+            .checked_mul(16)
+            .and_then(|v| v.checked_add(u64::from(d)))
+        {
             Some(v) => value = v,
             None => overflow = true,
         }
@@ -378,7 +381,14 @@ fn strtoull_hex(s: &[u8]) -> (u64, usize) {
     if overflow {
         return (u64::MAX, i);
     }
-    (if negative { value.wrapping_neg() } else { value }, i)
+    (
+        if negative {
+            value.wrapping_neg()
+        } else {
+            value
+        },
+        i,
+    )
 }
 
 #[cfg(test)]
@@ -391,9 +401,8 @@ mod tests {
 
     #[test]
     fn lines_with_and_without_0x_and_spaces_in_names() {
-        let m = PerfMap::parse(
-            "0x1000 0x10 LazyCompile:~foo /a b.js:1:2\n2000 20 Function: bar baz\n",
-        );
+        let m =
+            PerfMap::parse("0x1000 0x10 LazyCompile:~foo /a b.js:1:2\n2000 20 Function: bar baz\n");
         assert_eq!(m.len(), 2);
         assert_eq!(
             m.lookup(0x100f),
@@ -483,7 +492,10 @@ mod tests {
         }
         let m = PerfMap::parse(&text);
         for s in 0..5000u64 {
-            assert_eq!(m.lookup(0x10000 + s * 0x10 + 3).unwrap().name, format!("sym_{s}"));
+            assert_eq!(
+                m.lookup(0x10000 + s * 0x10 + 3).unwrap().name,
+                format!("sym_{s}")
+            );
         }
         fn depth(m: &PerfMap, n: u32) -> usize {
             if n == NIL {
@@ -511,8 +523,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("perf-1.map");
         let long = "x".repeat(MAX_LINE * 2);
-        std::fs::write(&p, format!("1000 10 first_one\n2000 10 {long}\n3000 10 third_one\n"))
-            .unwrap();
+        std::fs::write(
+            &p,
+            format!("1000 10 first_one\n2000 10 {long}\n3000 10 third_one\n"),
+        )
+        .unwrap();
         let m = PerfMap::load(&p).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m.skipped_lines(), 1);

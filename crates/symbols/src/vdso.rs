@@ -136,7 +136,9 @@ mod tests {
         let elf = ElfFile::from_bytes("[vdso]", &image).expect("vdso is ELF");
         assert!(elf.build_id().is_some());
         assert!(
-            elf.symbols().iter().any(|s| s.name == "__vdso_clock_gettime"),
+            elf.symbols()
+                .iter()
+                .any(|s| s.name == "__vdso_clock_gettime"),
             "{:?}",
             elf.symbols()
         );
@@ -170,7 +172,10 @@ mod tests {
         let slot = dir.path().join("[vdso]").join(hex(&other));
         std::fs::create_dir_all(&slot).unwrap();
         std::fs::write(slot.join("vdso"), &image).unwrap();
-        assert_eq!(find_vdso(&other, &finder).unwrap_err(), Reason::BuildIdMismatch);
+        assert_eq!(
+            find_vdso(&other, &finder).unwrap_err(),
+            Reason::BuildIdMismatch
+        );
         // Under its own id it is found in the cache.
         let slot = dir.path().join("[vdso]").join(hex(&id));
         std::fs::create_dir_all(&slot).unwrap();
@@ -182,8 +187,11 @@ mod tests {
     #[test]
     fn no_vdso_in_maps_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("maps"), "00400000-00401000 r-xp 0 0:0 0 /bin/x\n")
-            .unwrap();
+        std::fs::write(
+            dir.path().join("maps"),
+            "00400000-00401000 r-xp 0 0:0 0 /bin/x\n",
+        )
+        .unwrap();
         assert!(read_vdso_of(dir.path()).is_err());
         std::fs::write(
             dir.path().join("maps"),
