@@ -136,6 +136,7 @@ impl Kallsyms {
         let mut raw: Vec<Raw> = Vec::new();
         let mut any_line = false;
         let mut any_nonzero = false;
+        let mut module_ids = std::collections::HashMap::new();
         for line in text.split('\n') {
             if line.is_empty() {
                 continue;
@@ -160,7 +161,13 @@ impl Kallsyms {
                 Some((n, m)) => (n, Some(m)),
                 None => (full, None),
             };
-            let module = module.map(|m| k.intern_module(m));
+            // Offsets into the name arena are u32: text past 4 GiB of names is refused
+            // line by line rather than wrapped (load() bounds files far below that).
+            if k.names.len() + name.len() > u32::MAX as usize || k.modules.len() >= 1 << 20 {
+                k.skipped += 1;
+                continue;
+            }
+            let module = module.map(|m| k.intern_module(m, &mut module_ids));
             let name = k.push_name(name);
             raw.push(Raw {
                 start,
@@ -271,19 +278,20 @@ impl Kallsyms {
     }
 
     fn push_name(&mut self, name: &str) -> (u32, u32) {
-        // The text is bounded by MAX_FILE, so offsets fit in u32.
+        // parse() checked that the arena stays below u32::MAX bytes.
         let a = self.names.len() as u32;
         self.names.push_str(name);
         (a, self.names.len() as u32)
     }
 
-    fn intern_module(&mut self, m: &str) -> u32 {
-        // Modules' symbols come in runs, so the last one is nearly always the one.
-        if let Some(i) = self.modules.iter().rposition(|x| x == m) {
-            return i as u32;
+    fn intern_module(&mut self, m: &str, ids: &mut std::collections::HashMap<String, u32>) -> u32 {
+        if let Some(&i) = ids.get(m) {
+            return i;
         }
+        let i = self.modules.len() as u32;
         self.modules.push(m.to_owned());
-        (self.modules.len() - 1) as u32
+        ids.insert(m.to_owned(), i);
+        i
     }
 
     fn name_of(&self, r: &Raw) -> &str {

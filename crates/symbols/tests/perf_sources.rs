@@ -445,3 +445,105 @@ fn vdso_symbols_match_perf_script() {
     let (good, total) = tally("vdso", &pairs);
     assert_eq!(good, total);
 }
+
+/// Runs 64 KiB of NOPs in an anonymous executable mapping for a second, so samples land
+/// all over a JIT-like region whose perf map the test writes itself.
+const ANON_C: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void done(int s) { (void)s; _exit(0); }
+
+int main(void) {
+    size_t n = 1 << 16;
+    unsigned char *p = mmap(NULL, n + 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 1;
+    memset(p, 0x90, n);
+    int rel = -(int)(n + 5);
+    p[n] = 0xe9;
+    memcpy(p + n + 1, &rel, 4);
+    signal(SIGALRM, done);
+    alarm(1);
+    ((void (*)(void))p)();
+    return 0;
+}
+"#;
+
+#[test]
+fn overlapping_perf_map_entries_resolve_as_in_perf() {
+    let dir = tempdir();
+    let src = dir.path().join("anon.c");
+    let bin = dir.path().join("anon");
+    std::fs::write(&src, ANON_C).unwrap();
+    run(Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(&src));
+    let data = dir.path().join("a.data");
+    record(&data, &[], &[bin.to_str().unwrap()]);
+    let maps = mmaps(&data);
+    let region = maps
+        .iter()
+        .find(|m| m.name == "//anon" && m.pid > 0)
+        .expect("MMAP record of the anonymous executable region");
+    let pid = region.pid;
+    let b = region.start;
+    // Duplicates, nesting, zero sizes, `0x` prefixes and names with spaces, in an order
+    // that makes perf's tree rotate.
+    let entries = [
+        (0x0, 0x8000, "outer_a"),
+        (0x1000, 0x1000, "inner_b"),
+        (0x0, 0x8000, "dup_of_outer_a"),
+        (0x4000, 0x100, "inner_d"),
+        (0x8000, 0x8000, "second_half"),
+        (0x8000, 0x0, "zero_sized"),
+        (0x9000, 0x2000, "inner_f with spaces"),
+        (0xfff0, 0x20, "crosses_the_end"),
+        (0x2000, 0x3000, "overlaps_b_and_d"),
+        (0x6000, 0x10, "x"),
+        (0xc000, 0x1000, "late_inner"),
+    ];
+    let mut text = String::new();
+    for (i, (off, size, name)) in entries.iter().enumerate() {
+        if i % 2 == 0 {
+            text.push_str(&format!("{:x} {size:x} {name}\n", b + off));
+        } else {
+            text.push_str(&format!("0x{:x} 0x{size:x} {name}\n", b + off));
+        }
+    }
+    let map_path = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    std::fs::write(&map_path, &text).unwrap();
+    let frames = script_frames(&data, "pid,ip,sym,symoff,dso");
+    let _ = std::fs::remove_file(&map_path);
+    let ours_map = PerfMap::parse(&text);
+    assert_eq!(
+        ours_map.len(),
+        entries.len() - 1,
+        "the 1-byte name is skipped"
+    );
+    let pairs: Vec<_> = frames
+        .into_iter()
+        .filter(|f| f.dso == map_path.to_str().unwrap())
+        .map(|f| {
+            let ours = ours_map
+                .lookup(f.ip)
+                .ok()
+                .map(|h| (h.name.to_owned(), h.offset));
+            (f, ours)
+        })
+        .collect();
+    assert!(
+        pairs.len() >= 200,
+        "too few samples in the region: {}",
+        pairs.len()
+    );
+    let names: std::collections::BTreeSet<&str> = pairs
+        .iter()
+        .filter_map(|(f, _)| f.sym.as_ref().map(|s| s.0.as_str()))
+        .collect();
+    eprintln!("perf named: {names:?}");
+    assert!(names.len() >= 4, "samples spread over several entries");
+    let (good, total) = tally("overlapping perf map", &pairs);
+    assert_eq!(good, total);
+}
