@@ -42,8 +42,9 @@ pub struct LoadSegment {
 /// A memory-mapped ELF binary with what symbolization needs from it already extracted.
 pub struct ElfFile {
     path: PathBuf,
-    // Held so the file stays mapped for as long as we describe it.
-    _map: Mmap,
+    // Held so the file stays mapped for as long as we describe it (`None` for an image
+    // read into memory, such as a process's vdso).
+    _map: Option<Mmap>,
     build_id: Option<Vec<u8>>,
     debuglink: Option<(String, u32)>,
     has_dwarf: bool,
@@ -78,11 +79,20 @@ impl ElfFile {
     pub fn open(path: impl AsRef<Path>) -> Result<ElfFile, Error> {
         let path = path.as_ref();
         let map = map_file(path)?;
+        let mut elf = ElfFile::from_bytes(path, &map)?;
+        elf._map = Some(map);
+        Ok(elf)
+    }
+
+    /// Indexes an ELF image already in memory; `path` is only its name in messages and
+    /// in [`ElfFile::path`] (e.g. `[vdso]`).
+    pub fn from_bytes(path: impl AsRef<Path>, data: &[u8]) -> Result<ElfFile, Error> {
+        let path = path.as_ref();
         let not_elf = |e: &dyn std::fmt::Display| Error::NotElf {
             path: path.to_owned(),
             message: e.to_string(),
         };
-        let obj = object::File::parse(&*map).map_err(|e| not_elf(&e))?;
+        let obj = object::File::parse(data).map_err(|e| not_elf(&e))?;
         if obj.format() != object::BinaryFormat::Elf {
             return Err(not_elf(&"not ELF"));
         }
@@ -120,7 +130,7 @@ impl ElfFile {
         );
         Ok(ElfFile {
             path: path.to_owned(),
-            _map: map,
+            _map: None,
             build_id,
             debuglink,
             has_dwarf,

@@ -11,10 +11,22 @@
 //! and the inline frames (innermost first), as `addr2line -f -i -C` prints them.
 //! [`demangle`] turns Itanium C++ and Rust (legacy and v0) names into readable ones.
 //!
+//! Symbols that do not come from an ELF file on disk, each with perf 6.1's rules:
+//! [`Kallsyms`] for the kernel and its modules (and [`KernelFinder::for_recording`] for
+//! perf's decision whether the running kernel's or a cached kallsyms belongs to a
+//! recording), [`PerfMap`] for JIT code listed in `/tmp/perf-PID.map`, and [`find_vdso`]
+//! for the `[vdso]` image with a recorded build id.
+//!
 //! What it does not: it knows nothing about processes, maps over time or perf.data (the
-//! caller turns an address in a process into an [`Svma`]), it does not unwind, and it does
-//! not read kallsyms or perf-PID.map yet. A lookup that finds nothing is not an error: it
-//! is a [`Reason`]. Errors are kept for I/O failures the caller should hear about.
+//! caller turns an address in a process into an [`Svma`], and decides which source an
+//! address belongs to: kernel, JIT map, vdso or file), and it does not unwind. A lookup
+//! that finds nothing is not an error: it is a [`Reason`]. Errors are kept for I/O
+//! failures the caller should hear about.
+//!
+//! How perf turns a sampled address into the lookup address: kernel and module samples
+//! are looked up as they are ([`Kallsyms::lookup`]); JIT samples (anonymous executable
+//! maps) as they are ([`PerfMap::lookup`]); `[vdso]` and file-backed samples at
+//! `ip - map_start + pgoff`, turned into an [`Svma`] by [`ElfFile::avma_to_svma`].
 //!
 //! ```no_run
 //! use symbols::{Binary, DebugFinder, Svma};
@@ -37,12 +49,18 @@ mod debug;
 mod demangle;
 mod dwarf;
 mod elf;
+mod kallsyms;
+mod perfmap;
+mod vdso;
 
 pub use binary::Binary;
 pub use debug::{DebugFile, DebugFinder, DebugSource};
 pub use demangle::{demangle, demangle_full, demangle_short};
 pub use dwarf::{DwarfInfo, Frame};
 pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit};
+pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
+pub use perfmap::{JitHit, PerfMap};
+pub use vdso::{find_vdso, read_own_vdso};
 
 use std::fmt;
 use std::path::PathBuf;
@@ -77,6 +95,9 @@ pub enum Reason {
     BadDebugInfo,
     /// The file exists but could not be read (permissions, I/O error).
     Unreadable,
+    /// The kernel hid its symbol addresses (all zero: `kptr_restrict`, or a reader
+    /// without `CAP_SYSLOG`), so kernel symbols are unavailable.
+    KernelAddressesHidden,
 }
 
 impl fmt::Display for Reason {
@@ -91,6 +112,7 @@ impl fmt::Display for Reason {
             Reason::NotMapped => "file offset outside every loadable segment",
             Reason::BadDebugInfo => "unreadable debug info",
             Reason::Unreadable => "file cannot be read",
+            Reason::KernelAddressesHidden => "kernel symbol addresses are hidden (kptr_restrict)",
         })
     }
 }
