@@ -154,6 +154,7 @@ fn hotspots(
     let syms = profile::symbolize::symbolize(
         collector.interner.locs(),
         machine.dsos(),
+        machine.kernel_reloc(),
         &SymbolizeOptions {
             names: names_style,
             inline: !a.no_inline,

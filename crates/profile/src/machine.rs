@@ -164,6 +164,7 @@ pub struct Machine {
     dsos: Vec<Dso>,
     dso_by_name: HashMap<String, usize>,
     exit_removes_thread: bool,
+    kernel_reloc: Option<(String, u64)>,
 }
 
 impl Default for Machine {
@@ -182,6 +183,7 @@ impl Machine {
             dsos: Vec::new(),
             dso_by_name: HashMap::new(),
             exit_removes_thread: false,
+            kernel_reloc: None,
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
@@ -364,7 +366,10 @@ impl Machine {
         let end = addr.wrapping_add(len);
         let name = String::from_utf8_lossy(name);
         if misc & PERF_RECORD_MISC_CPUMODE_MASK == PERF_RECORD_MISC_KERNEL {
-            if name.starts_with("[kernel.kallsyms]") {
+            if let Some(suffix) = name.strip_prefix("[kernel.kallsyms]") {
+                if self.kernel_reloc.is_none() && !suffix.is_empty() {
+                    self.kernel_reloc = Some((suffix.to_owned(), pgoff));
+                }
                 let end = if addr == 0 && len == 0 { u64::MAX } else { end };
                 let d = self.findnew_dso("[kernel.kallsyms]");
                 self.kernel.insert(addr, end, pgoff, d);
@@ -491,6 +496,12 @@ impl Machine {
                 filename: &self.dsos[m.dso].name,
             })
             .collect()
+    }
+
+    /// The kernel MMAP record's reference symbol (`_text`) and its address
+    /// at record time, for relocating kallsyms taken at another boot.
+    pub fn kernel_reloc(&self) -> Option<(&str, u64)> {
+        self.kernel_reloc.as_ref().map(|(n, a)| (n.as_str(), *a))
     }
 
     pub fn mark_hit(&mut self, dso: usize) {

@@ -55,6 +55,15 @@ impl Loc {
         }
     }
 
+    /// The process address a symbolizer should look up (for kernel and
+    /// JIT symbols, which are in process addresses).
+    pub fn lookup_ip(&self) -> u64 {
+        match self.origin {
+            Origin::Return => self.ip.wrapping_sub(1),
+            _ => self.ip,
+        }
+    }
+
     /// Whether perf expands this address into inline frames.
     pub fn expands_inlines(&self) -> bool {
         matches!(self.origin, Origin::Unwound | Origin::UnwoundLeaf)

@@ -108,13 +108,33 @@ struct RawFrame {
 }
 
 /// Resolves every location of `locs` against the DSOs they fall in.
-pub fn symbolize(locs: &[Loc], dsos: &[Dso], opts: &SymbolizeOptions) -> Symbols {
+/// `kernel_reloc` is the kernel MMAP record's reference symbol and address
+/// ([`crate::machine::Machine::kernel_reloc`]).
+pub fn symbolize(
+    locs: &[Loc],
+    dsos: &[Dso],
+    kernel_reloc: Option<(&str, u64)>,
+    opts: &SymbolizeOptions,
+) -> Symbols {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::new();
     for (i, l) in locs.iter().enumerate() {
         if l.dso != NO_DSO {
             by_dso.entry(l.dso).or_default().push(i as u32);
         }
     }
+    // The kernel's symbols serve the kernel and its modules: load them once.
+    let any_kernel = by_dso.keys().any(|&d| is_kernel_dso(&dsos[d as usize].name));
+    let kernel = if any_kernel {
+        let id = dsos
+            .iter()
+            .find(|d| d.name == "[kernel.kallsyms]")
+            .and_then(|d| d.build_id.as_deref());
+        let reloc = kernel_reloc.map(|(name, addr)| symbols::RefReloc { name, addr });
+        symbols::KernelFinder::default().for_recording(id, reloc)
+    } else {
+        Err(Reason::NoSuchFile)
+    };
+    let kernel = &kernel;
     let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
     // Big groups first so the workers finish together.
     groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
@@ -123,7 +143,11 @@ pub fn symbolize(locs: &[Loc], dsos: &[Dso], opts: &SymbolizeOptions) -> Symbols
         .into_par_iter()
         .map(|(dso, ids)| {
             let d = &dsos[dso as usize];
-            let (res, miss) = symbolize_dso(d, &ids, locs, opts);
+            let (res, miss) = if is_kernel_dso(&d.name) {
+                symbolize_kernel(d, &ids, locs, kernel)
+            } else {
+                symbolize_dso(d, &ids, locs, opts)
+            };
             (dso, res, miss)
         })
         .collect();
@@ -173,14 +197,33 @@ fn symbolize_dso(
             Some((d.name.clone(), r)),
         )
     };
-    if !d.name.starts_with('/') {
-        // [kernel.kallsyms], [vdso], JIT maps and anonymous memory need
-        // their own sources.
-        return none(Reason::NoSuchFile);
+    if let Some(pid) = d
+        .name
+        .strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        let _ = pid;
+        return symbolize_jit(d, ids, locs);
     }
-    let mut bin = match open_binary(&d.name, d.build_id.as_deref(), &opts.finder) {
-        Ok(b) => b,
-        Err(r) => return none(r),
+    let mut bin = if d.name == "[vdso]" {
+        let found = d
+            .build_id
+            .as_deref()
+            .ok_or(Reason::NoSuchFile)
+            .and_then(|id| symbols::find_vdso(id, &opts.finder));
+        match found {
+            Ok(elf) => Binary::from_elf(elf),
+            Err(r) => return none(r),
+        }
+    } else if d.name.starts_with('/') {
+        match open_binary(&d.name, d.build_id.as_deref(), &opts.finder) {
+            Ok(b) => b,
+            Err(r) => return none(r),
+        }
+    } else {
+        // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
+        return none(Reason::NoSuchFile);
     };
     let mut res = Vec::with_capacity(ids.len());
     for &i in ids {
@@ -260,4 +303,89 @@ fn open_binary(path: &str, build_id: Option<&[u8]>, finder: &DebugFinder) -> Res
         }
         (Err(e), None) => Err(e.reason()),
     }
+}
+
+/// Names perf gives the kernel image and its modules.
+fn is_kernel_dso(name: &str) -> bool {
+    name.starts_with("[kernel.kallsyms]")
+        || (name.starts_with('[') && name != "[vdso]" && name != "[vsyscall]" && !name.starts_with("[stack") && name != "[heap]" && name != "[unknown]")
+        || name.ends_with(".ko")
+        || name.contains(".ko.")
+}
+
+fn symbolize_kernel(
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    kernel: &Result<symbols::Kallsyms, Reason>,
+) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+    let k = match kernel {
+        Ok(k) => k,
+        Err(r) => {
+            return (
+                ids.iter().map(|&i| (i, None)).collect(),
+                Some((d.name.clone(), *r)),
+            )
+        }
+    };
+    let short = crate::hist::dso_short_name(&d.name);
+    let res = ids
+        .iter()
+        .map(|&i| {
+            let l = &locs[i as usize];
+            let found = k.lookup(l.lookup_ip()).ok().and_then(|hit| {
+                // A module's symbol counts only inside that module's map.
+                let ok = match hit.module {
+                    None => d.name.starts_with("[kernel.kallsyms]"),
+                    Some(m) => m == short,
+                };
+                ok.then(|| {
+                    let start = l.lookup_ip() - hit.offset;
+                    (
+                        RawFrame {
+                            name: hit.name.to_owned(),
+                            start,
+                            end: start + 1,
+                            inlined: false,
+                        },
+                        Vec::new(),
+                    )
+                })
+            });
+            (i, found)
+        })
+        .collect();
+    (res, None)
+}
+
+fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+    let map = match symbols::PerfMap::load(&d.name) {
+        Ok(m) => m,
+        Err(e) => {
+            return (
+                ids.iter().map(|&i| (i, None)).collect(),
+                Some((d.name.clone(), e.reason())),
+            )
+        }
+    };
+    let res = ids
+        .iter()
+        .map(|&i| {
+            let l = &locs[i as usize];
+            let found = map.lookup(l.lookup_ip()).ok().map(|hit| {
+                let start = l.lookup_ip() - hit.offset;
+                (
+                    RawFrame {
+                        name: hit.name.to_owned(),
+                        start,
+                        end: start + 1,
+                        inlined: false,
+                    },
+                    Vec::new(),
+                )
+            });
+            (i, found)
+        })
+        .collect();
+    (res, None)
 }

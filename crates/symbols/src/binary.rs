@@ -39,6 +39,16 @@ impl Binary {
         })
     }
 
+    /// A binary from an already opened ELF file (a vdso image), without debug info.
+    pub fn from_elf(elf: ElfFile) -> Binary {
+        Binary {
+            elf,
+            debug: Err(Reason::NoDebugInfo),
+            dwarf: None,
+            cache: HashMap::new(),
+        }
+    }
+
     pub fn elf(&self) -> &ElfFile {
         &self.elf
     }
