@@ -22,5 +22,6 @@
 //! # Ok::<(), perf_data::Error>(())
 //! ```
 
+pub mod callchain;
 pub mod hist;
 pub mod machine;

@@ -11,6 +11,7 @@
 //! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
 //! ```
 
+pub mod callgraph;
 pub mod dump;
 pub mod header;
 pub mod report;
