@@ -383,7 +383,7 @@ fn c_double_to_u64(x: f64) -> u64 {
     const TWO63: f64 = 9_223_372_036_854_775_808.0;
     // cvttsd2si: truncation, or 0x8000_0000_0000_0000 when out of range.
     let cvt = |y: f64| -> u64 {
-        if y.is_nan() || y >= TWO63 || y < -TWO63 {
+        if y.is_nan() || !(-TWO63..TWO63).contains(&y) {
             1 << 63
         } else {
             (y as i64) as u64
@@ -672,9 +672,7 @@ impl CallTree {
                         .collect();
                     // perf's rb_insert_callchain puts equal values after
                     // those already there: a stable descending sort.
-                    kept.sort_by(|&a, &b| {
-                        self.node(b).cumul_hits().cmp(&self.node(a).cumul_hits())
-                    });
+                    kept.sort_by_key(|&c| std::cmp::Reverse(self.node(c).cumul_hits()));
                     sorted.children[i] = kept;
                 }
             }
@@ -700,7 +698,7 @@ impl CallTree {
                         h != 0 && h >= min_hit
                     })
                     .collect();
-                chains.sort_by(|&a, &b| self.node(b).hit.cmp(&self.node(a).hit));
+                chains.sort_by_key(|&c| std::cmp::Reverse(self.node(c).hit));
                 sorted.chains = chains;
             }
             PrintType::None => {}

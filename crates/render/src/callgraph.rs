@@ -413,3 +413,291 @@ impl Printer<'_> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: &[&str] = &["main", "a", "b", "c", "hot"];
+
+    fn name_of(f: FrameId) -> String {
+        NAMES
+            .get(f as usize)
+            .map_or_else(|| format!("f{f}"), |s| s.to_string())
+    }
+
+    fn render(tree: &CallTree, g: &str, entry: u64, total: u64, style: &Style<'_>) -> String {
+        let params = CallGraphParams::parse(g).unwrap();
+        let sorted = tree.sort(&params, total, &|a, b| a.cmp(&b));
+        let graph = EntryGraph {
+            tree,
+            sorted: &sorted,
+            entry_period: entry,
+            total_period: total,
+        };
+        let mut out = Vec::new();
+        write_callgraph(&mut out, &graph, &params, style, &name_of).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn plain() -> Style<'static> {
+        Style::default()
+    }
+
+    /// hot <- a <- main (60), hot <- b <- main (30), hot (10): callee order.
+    fn sample_tree() -> CallTree {
+        let mut t = CallTree::new();
+        t.add(&[4, 1, 0], 60);
+        t.add(&[4, 2, 0], 30);
+        t.add(&[4], 10);
+        t
+    }
+
+    #[test]
+    fn empty_tree_prints_nothing() {
+        let t = CallTree::new();
+        for g in ["graph", "fractal", "flat", "folded", "none"] {
+            assert_eq!(render(&t, g, 0, 0, &plain()), "", "{g}");
+        }
+    }
+
+    #[test]
+    fn single_frame() {
+        let mut t = CallTree::new();
+        t.add(&[1], 5);
+        assert_eq!(
+            render(&t, "graph", 5, 10, &plain()),
+            "            |\n            ---a\n\n"
+        );
+        // With --sort sym the only frame is the entry itself: nothing is
+        // left, and perf then prints no blank line either.
+        let sym = Style {
+            hide_first_frame: true,
+            ..plain()
+        };
+        assert_eq!(render(&t, "graph", 5, 10, &sym), "");
+        assert_eq!(
+            render(&t, "flat", 5, 10, &plain()),
+            "           50.00%\n                a\n\n"
+        );
+        assert_eq!(render(&t, "folded,0,count", 5, 10, &plain()), "1 a\n");
+    }
+
+    #[test]
+    fn graph_with_remainder_of_own_hits() {
+        let t = sample_tree();
+        let want = concat!(
+            "            |\n",
+            "            ---hot\n",
+            "               |          \n",
+            "               |--60.00%--a\n",
+            "               |          main\n",
+            "               |          \n",
+            "                --30.00%--b\n",
+            "                          main\n",
+            "\n",
+        );
+        assert_eq!(render(&t, "graph", 100, 100, &plain()), want);
+        // Fractal shows what the children leave of hot (its own 10) as
+        // "[...]", keeping the pipe open for it (and, as perf, with no
+        // separator line before it).
+        let want = concat!(
+            "            |\n",
+            "            ---hot\n",
+            "               |          \n",
+            "               |--60.00%--a\n",
+            "               |          main\n",
+            "               |          \n",
+            "               |--30.00%--b\n",
+            "               |          main\n",
+            "                --10.00%--[...]\n",
+            "\n",
+        );
+        assert_eq!(render(&t, "fractal", 100, 100, &plain()), want);
+        // With counts perf counts the remainder as the parent's
+        // children_count minus the printed children's counts, which leaves
+        // out the parent's own samples: here 0, so no "[...]" line, though
+        // the pipe was already kept open for it.
+        let want = concat!(
+            "            |\n",
+            "            ---hot\n",
+            "               |          \n",
+            "               |--1--a\n",
+            "               |          main\n",
+            "               |          \n",
+            "               |--1--b\n",
+            "               |          main\n",
+            "\n",
+        );
+        assert_eq!(render(&t, "fractal,0,count", 100, 100, &plain()), want);
+    }
+
+    #[test]
+    fn several_top_nodes_get_values() {
+        let mut t = CallTree::new();
+        t.add(&[1, 0], 3);
+        t.add(&[2, 0], 1);
+        let want = concat!(
+            "            |          \n",
+            "            |--75.00%--a\n",
+            "            |          main\n",
+            "            |          \n",
+            "             --25.00%--b\n",
+            "                       main\n",
+            "\n",
+        );
+        assert_eq!(render(&t, "graph", 4, 4, &plain()), want);
+        assert_eq!(
+            render(&t, "graph,0,period", 4, 4, &plain()),
+            want.replace("75.00%", "3").replace("25.00%", "1")
+        );
+        // A left margin shifts every line.
+        let shifted = render(
+            &t,
+            "graph",
+            4,
+            4,
+            &Style {
+                left_margin: 2,
+                ..plain()
+            },
+        );
+        assert!(shifted
+            .lines()
+            .filter(|l| !l.is_empty())
+            .all(|l| l.starts_with("              ")));
+    }
+
+    #[test]
+    fn threshold_cutting_everything_prints_nothing() {
+        let t = sample_tree();
+        // 100.5% of 100 truncates to 100 in perf (kept); 102% does not.
+        assert_ne!(render(&t, "graph,100.5", 100, 100, &plain()), "");
+        for g in [
+            "graph,102",
+            "fractal,101",
+            "flat,102",
+            "folded,102",
+            "graph,-1",
+            "graph,nan",
+        ] {
+            assert_eq!(render(&t, g, 100, 100, &plain()), "", "{g}");
+        }
+    }
+
+    #[test]
+    fn print_limit() {
+        let t = sample_tree();
+        // One child per level: "a" keeps its pipe since it is not the last.
+        let want = concat!(
+            "            |\n",
+            "            ---hot\n",
+            "               |          \n",
+            "               |--60.00%--a\n",
+            "               |          main\n",
+            "\n",
+        );
+        assert_eq!(render(&t, "graph,0,1", 100, 100, &plain()), want);
+        assert_eq!(
+            render(&t, "folded,0,2,callee", 100, 100, &plain()),
+            "60.00% hot;a;main\n30.00% hot;b;main\n"
+        );
+        assert_eq!(
+            render(&t, "flat,0,1", 100, 100, &plain())
+                .matches('%')
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn flat_and_folded() {
+        let t = sample_tree();
+        assert_eq!(
+            render(&t, "folded,0,period", 100, 100, &plain()),
+            "60 hot;a;main\n30 hot;b;main\n10 hot\n"
+        );
+        let sep = Style {
+            field_sep: Some("|"),
+            ..plain()
+        };
+        assert_eq!(
+            render(&t, "folded,0,count", 100, 100, &sep),
+            "1 hot|a|main\n1 hot|b|main\n1 hot\n"
+        );
+        // Flat prints cumulated values: hot's own chain shows 100%.
+        let flat = render(&t, "flat,0", 100, 100, &plain());
+        assert!(
+            flat.ends_with("           100.00%\n                hot\n\n"),
+            "{flat}"
+        );
+        assert!(flat.starts_with(
+            "           60.00%\n                hot\n                a\n                main\n\n"
+        ));
+    }
+
+    #[test]
+    fn huge_and_zero_totals() {
+        let mut t = CallTree::new();
+        t.add(&[1, 0], u64::MAX);
+        t.add(&[2, 0], u64::MAX);
+        let out = render(&t, "graph,0,period", u64::MAX, u64::MAX, &plain());
+        assert!(out.contains("--18446744073709551615--a\n"), "{out}");
+        let out = render(&t, "graph,0", u64::MAX, u64::MAX, &plain());
+        assert!(out.contains("--100.00%--a\n"), "{out}");
+        let out = render(&t, "graph,0", 0, 0, &plain());
+        assert!(out.contains("--0.00%--a\n"), "{out}");
+    }
+
+    #[test]
+    fn long_names_are_cut_like_perf() {
+        let mut t = CallTree::new();
+        t.add(&[1, 2], 1);
+        let params = CallGraphParams::parse("folded").unwrap();
+        let sorted = t.sort(&params, 1, &|a, b| a.cmp(&b));
+        let graph = EntryGraph {
+            tree: &t,
+            sorted: &sorted,
+            entry_period: 1,
+            total_period: 1,
+        };
+        let long = |_f: FrameId| "x".repeat(5000);
+        let mut out = Vec::new();
+        write_callgraph(&mut out, &graph, &params, &plain(), &long).unwrap();
+        let want = format!("100.00% {x};{x}\n", x = "x".repeat(1023));
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
+    #[test]
+    fn deep_trees_wrap_the_depth_mask_like_perf() {
+        // A spine 10, 11, 12, ... with a leaf (100 + level) off every
+        // level, under one top node that closes the first column.
+        let mut t = CallTree::new();
+        for k in 1..45u32 {
+            let mut chain: Vec<FrameId> = (0..k).map(|i| 10 + i).collect();
+            chain.push(100 + k);
+            t.add(&chain, 1);
+        }
+        // entry_period 0 keeps the top node's value (and column).
+        let out = render(&t, "graph,0", 0, 1, &plain());
+        let depth = |l: &str| (l.trim_end().len() - 12) / 11;
+        let col0 = |l: &str| l.as_bytes().get(12).copied();
+        let lines: Vec<&str> = out.lines().skip(2).filter(|l| l.len() > 12).collect();
+        // Below the top, column 1 is closed (the top node is the last
+        // child) ...
+        assert!(lines
+            .iter()
+            .filter(|l| depth(l) < 32)
+            .all(|l| col0(l) == Some(b' ')));
+        // ... until depth 33, where perf's `1 << 32` is `1 << 0` on x86 and
+        // reopens it.
+        assert!(lines.iter().any(|l| depth(l) > 33 && col0(l) == Some(b'|')));
+        // And long chains render without recursion.
+        let mut t = CallTree::new();
+        let chain: Vec<FrameId> = (0..200_000).collect();
+        t.add(&chain, 1);
+        t.add(&chain[..100_000], 1);
+        let out = render(&t, "flat,0", 2, 2, &plain());
+        assert_eq!(out.lines().count(), 2 + 200_000 + 2 + 100_000 + 2 - 2);
+    }
+}

@@ -260,8 +260,9 @@ fn entry_row(line: &str) -> Option<String> {
     if pcts == 0 {
         return None;
     }
-    if rest.starts_with('[') {
-        return Some(rest.get(4..)?.trim_end().to_string());
+    // "[.] " or "[k] ": no DSO column ("[unknown]" may start one).
+    if rest.len() > 4 && rest.as_bytes()[0] == b'[' && rest.as_bytes()[2..4] == *b"] " {
+        return Some(rest[4..].trim_end().to_string());
     }
     // `--sort dso,sym`: "libc.so.6   [.] name" becomes "libc.so.6\tname".
     let (dso, sym) = rest.split_once("  ")?;
