@@ -160,6 +160,41 @@ fn abbrev_of(tok: &str, word: &str) -> bool {
     !tok.is_empty() && word.as_bytes().starts_with(tok.as_bytes())
 }
 
+impl std::fmt::Display for CallGraphParams {
+    /// The canonical `-g` argument, which [`CallGraphParams::parse`] (and
+    /// perf) read back as the same params: `graph,0.5,0,caller,function,percent`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match self.print_type {
+            PrintType::Graph => "graph",
+            PrintType::Fractal => "fractal",
+            PrintType::Flat => "flat",
+            PrintType::Folded => "folded",
+            PrintType::None => return f.write_str("none"),
+        };
+        // f64's Display is the shortest text that reads back to the same
+        // value ("inf", "NaN" included, which strtod accepts).
+        write!(f, "{mode},{},{}", self.threshold, self.print_limit)?;
+        match self.order {
+            Some(ChainOrder::Caller) => f.write_str(",caller")?,
+            Some(ChainOrder::Callee) => f.write_str(",callee")?,
+            None => {}
+        }
+        f.write_str(match self.key {
+            ChainKey::Function => ",function",
+            ChainKey::Address => ",address",
+            ChainKey::Srcline => ",srcline",
+        })?;
+        if self.branch {
+            f.write_str(",branch")?;
+        }
+        f.write_str(match self.value {
+            ChainValue::Percent => ",percent",
+            ChainValue::Period => ",period",
+            ChainValue::Count => ",count",
+        })
+    }
+}
+
 impl CallGraphParams {
     /// Parses `-g`'s argument like perf's `__parse_callchain_report_opt`:
     /// comma-separated tokens in any order (empty ones skipped), each an
@@ -810,6 +845,32 @@ mod tests {
         assert_eq!(CallGraphParams::parse("a").unwrap().key, ChainKey::Address);
         assert_eq!(CallGraphParams::parse("s").unwrap().key, ChainKey::Srcline);
         assert!(CallGraphParams::parse("b").unwrap().branch);
+    }
+
+    #[test]
+    fn display_reads_back() {
+        for s in [
+            "f,2,3,callee,co",
+            "fr",
+            "fo,a,b,peri",
+            "none",
+            "graph,-inf,caller",
+            "s,1e-9",
+        ] {
+            let p = CallGraphParams::parse(s).unwrap();
+            let again = CallGraphParams::parse(&p.to_string()).unwrap();
+            assert_eq!(again, p, "{s} -> {p}");
+        }
+        assert_eq!(
+            CallGraphParams::parse(REPORT_DEFAULT_OPT)
+                .unwrap()
+                .to_string(),
+            "graph,0.5,0,caller,function,percent"
+        );
+        assert_eq!(
+            CallGraphParams::default().to_string(),
+            "graph,0.5,0,function,percent"
+        );
     }
 
     #[test]

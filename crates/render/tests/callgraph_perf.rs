@@ -421,6 +421,73 @@ fn check(rec: &Recording, data: &Path, case: &Case, failures: &mut Vec<String>) 
     blocks.len()
 }
 
+/// `-g` arguments perf accepts must parse, and mean what perf makes of
+/// them: the report with the argument equals the report with our
+/// canonical form of it. Those perf rejects must not parse.
+fn check_option_parsing(data: &Path, failures: &mut Vec<String>) {
+    let report = |g: &str| {
+        let out = perf()
+            .args([
+                "report",
+                "--stdio",
+                "--no-inline",
+                "--sort",
+                "sym",
+                "--no-children",
+                "-g",
+                g,
+                "-i",
+            ])
+            .arg(data)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).replace("--[...] (inlined)\n", "--[...]\n");
+        // The tip at the end is chosen at random.
+        let text = text
+            .rsplit_once("# (Tip")
+            .map_or(text.clone(), |(body, _)| body.to_string());
+        (out.status.success(), text)
+    };
+    let args = [
+        "f,0",
+        "calle,0.2",
+        "fr,co,1",
+        "p,fo",
+        "per,fl,0",
+        "peri,fo",
+        "0.5abc,callee",
+        "2,7x",
+        ",,graph,,0,,",
+        "inf,fr",
+        "nan",
+        "graph,0,1,2",
+        "0x1p-1,ca",
+        "n,graph",
+        "fr,1,-1",
+        "a",
+        "graph,caller,x",
+        "graphs",
+        ".",
+        "1,x",
+        "percentage",
+        "",
+    ];
+    for g in args {
+        let (perf_ok, perf_text) = report(g);
+        match CallGraphParams::parse(g) {
+            Ok(p) if perf_ok => {
+                let (ok, text) = report(&p.to_string());
+                if !ok || text != perf_text {
+                    failures.push(format!("-g {g:?}: perf reads it differently from {p}"));
+                }
+            }
+            Ok(p) => failures.push(format!("-g {g:?}: perf rejects it, we parse {p}")),
+            Err(e) if perf_ok => failures.push(format!("-g {g:?}: perf accepts it, we say {e}")),
+            Err(_) => {}
+        }
+    }
+}
+
 #[test]
 fn callgraph_blocks_match_perf_report() {
     assert!(
@@ -496,6 +563,7 @@ fn callgraph_blocks_match_perf_report() {
         }
     }
     assert!(compared > 300, "only {compared} entries compared");
+    check_option_parsing(&data, &mut failures);
     assert!(
         failures.is_empty(),
         "{} of {compared} entry blocks differ from perf; first ones:\n{}",
