@@ -407,6 +407,7 @@ fn check(rec: &Recording, data: &Path, case: &Case, failures: &mut Vec<String>) 
         write_callgraph(&mut out, &graph, &params, &style, &name_of).unwrap();
         let got = String::from_utf8(out).unwrap();
         if &got != want {
+            // CG_DUMP=dir keeps both sides of each difference for diffing.
             if let Ok(d) = std::env::var("CG_DUMP") {
                 let n = failures.len();
                 std::fs::write(format!("{d}/{n}.perf"), want).unwrap();
