@@ -3,8 +3,11 @@
 //!
 //! What it does: [`machine::Machine`] replays COMM/FORK/EXIT/MMAP/MMAP2
 //! records into threads and address-space maps, so a sample can be attributed
-//! to its thread and DSO as perf attributes it. What it does not: read files
-//! (it takes decoded records from `perf-data`) or print.
+//! to its thread and DSO as perf attributes it. [`callchain`] is perf's
+//! call-graph tree: `-g` parsing, merging chains of interned frames,
+//! sorting and thresholds, and which chain each `--children` entry gets.
+//! What it does not: read files (it takes decoded records from
+//! `perf-data`) or print.
 //!
 //! ```no_run
 //! use perf_data::{RecordReader, PERF_RECORD_SAMPLE};
@@ -22,6 +25,7 @@
 //! # Ok::<(), perf_data::Error>(())
 //! ```
 
+pub mod callchain;
 pub mod hist;
 pub mod resolve;
 pub mod symbolize;

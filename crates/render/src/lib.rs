@@ -1,7 +1,8 @@
 //! Pure renderers: a model in, bytes to any `io::Write` out.
 //!
 //! What it does: formats what sear computed the way perf prints it
-//! (`perf report --stats`, `--header-only`, `-D`, ...). What it does not:
+//! (`perf report --stats`, `--header-only`, `-D`, the call graphs under
+//! report entries in [`callgraph`], ...). What it does not:
 //! read files, compute anything, or decide where output goes.
 //!
 //! ```
@@ -11,6 +12,7 @@
 //! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
 //! ```
 
+pub mod callgraph;
 pub mod dump;
 pub mod header;
 pub mod report;
