@@ -138,6 +138,11 @@ pub struct ReportArgs {
     /// types (sear prints full names by default).
     #[arg(long = "short-names")]
     pub short_names: bool,
+    /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
+    /// instead of at address - 1 (inside the call). Only calls that end a
+    /// function and garbage frames differ.
+    #[arg(long = "raw-return-addresses")]
+    pub raw_return_addresses: bool,
     /// Print symbol names as stored in the binary (mangled).
     #[arg(long = "no-demangle")]
     pub no_demangle: bool,

@@ -95,12 +95,16 @@ fn hotspots(
         .events
         .iter()
         .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
-    let graph = a.call_graph.as_deref().unwrap_or("graph");
-    let graphs_hidden = graph == "none";
-    if !graphs_hidden && has_callchains && graph != "graph" {
-        anyhow::bail!("call-graph mode `{graph}` is not implemented yet; try `-g none`");
-    }
+    use profile::callchain::{CallGraphParams, ChainOrder};
+    let params = match a.call_graph.as_deref() {
+        None => CallGraphParams::default(),
+        Some(g) => {
+            CallGraphParams::parse(g).map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?
+        }
+    };
+    let graphs_hidden = !params.enabled();
     let children = has_callchains && !a.no_children;
+    let order = params.resolved_order(children);
     let branch = meta
         .events
         .iter()
@@ -122,6 +126,7 @@ fn hotspots(
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         callchains: has_callchains && (children || !graphs_hidden),
+        adjust_returns: !a.raw_return_addresses,
     });
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
@@ -170,8 +175,11 @@ fn hotspots(
         .map(|d| profile::hist::dso_short_name(&d.name))
         .collect();
     let list = |v: &Option<String>| {
-        v.as_ref()
-            .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect::<Vec<_>>())
+        v.as_ref().map(|s| {
+            s.split(',')
+                .map(|x| x.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
     };
     let ids = |v: &Option<String>| -> Result<Option<Vec<i32>>> {
         v.as_ref()
@@ -197,7 +205,7 @@ fn hotspots(
         keys: keys.clone(),
         children,
         callchains: has_callchains && !graphs_hidden,
-        caller_order: true,
+        caller_order: order == ChainOrder::Caller,
     };
     let mut report =
         profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
@@ -226,11 +234,48 @@ fn hotspots(
         .collect();
     let mut out = super::stdout();
     let topts = render::report::TableOptions {
-        keys,
+        keys: keys.clone(),
         children,
         percent_limit: a.percent_limit,
     };
-    let mut graph_writer = |_: &mut dyn std::io::Write, _: &profile::hist::HistEntry, _: u64| Ok(());
+    let hide_first_frame = keys.first() == Some(&SortKey::Sym);
+    let show_graphs = has_callchains && !graphs_hidden;
+    let frame_order = |x: u32, y: u32| frame_order(&report, &syms.syms, x, y);
+    let mut graph_writer = |out: &mut dyn std::io::Write,
+                            e: &profile::hist::HistEntry,
+                            hists: &profile::hist::Hists|
+     -> std::io::Result<()> {
+        if !show_graphs || e.chains.is_empty() {
+            return Ok(());
+        }
+        let mut tree = profile::callchain::CallTree::new();
+        for c in &e.chains {
+            let frames = report.frames_of(c.chain);
+            tree.add(frames.get(c.pos as usize..).unwrap_or(&[]), c.period);
+        }
+        let sorted = tree.sort(&params, hists.callchain_period, &frame_order);
+        let graph = render::callgraph::EntryGraph {
+            tree: &tree,
+            sorted: &sorted,
+            entry_period: if children { e.period_acc } else { e.period },
+            total_period: hists.total_period,
+        };
+        let style = render::callgraph::Style {
+            hide_first_frame,
+            ..Default::default()
+        };
+        let name_of = |f: u32| {
+            let (sref, _) = report.frames[f as usize];
+            match sref {
+                // Call graphs print unresolved addresses plainly.
+                // (C's `%#llx`: plain `0` for zero.)
+                profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
+                profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
+                s => names.sym_name(&s),
+            }
+        };
+        render::callgraph::write_callgraph(out, &graph, &params, &style, &name_of)
+    };
     render::report::write_report(
         &mut out,
         &topts,
@@ -248,6 +293,25 @@ fn hotspots(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// perf's order among sibling frames of equal weight (its `match_chain`):
+/// by DSO, then symbol start (inlined frames by name), else by address.
+fn frame_order(
+    report: &profile::hist::Report,
+    syms: &[profile::symbolize::SymInfo],
+    x: u32,
+    y: u32,
+) -> std::cmp::Ordering {
+    use profile::hist::SymRef;
+    let key = |f: u32| match report.frames[f as usize].0 {
+        SymRef::Sym(i) => {
+            let s = &syms[i as usize];
+            (s.dso, s.start, if s.inlined { s.name.as_str() } else { "" })
+        }
+        SymRef::Addr { ip, dso } => (dso, ip, ""),
+    };
+    key(x).cmp(&key(y))
 }
 
 /// Event names for the per-event stats blocks.

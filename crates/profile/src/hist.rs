@@ -47,7 +47,10 @@ pub enum SymRef {
     Sym(u32),
     /// `ip` as perf keeps it (map-relative for a sample's own address,
     /// raw for a callchain frame), in the DSO `dso` (or [`NO_DSO`]).
-    Addr { ip: u64, dso: u32 },
+    Addr {
+        ip: u64,
+        dso: u32,
+    },
 }
 
 /// The value of one sort key for an entry. Ids point into [`Names`].
@@ -78,7 +81,8 @@ impl Names<'_> {
     }
 
     fn dso(&self, d: Option<u32>) -> Option<&str> {
-        d.and_then(|d| self.dso_names.get(d as usize)).map(String::as_str)
+        d.and_then(|d| self.dso_names.get(d as usize))
+            .map(String::as_str)
     }
 
     /// perf's order among entries of equal period (its `se_sort`).
@@ -98,9 +102,9 @@ impl Names<'_> {
             },
             // By name; unresolved entries after symbols, by address.
             (Key::Sym(x, _), Key::Sym(y, _)) => match (x, y) {
-                (SymRef::Sym(p), SymRef::Sym(q)) => {
-                    self.syms[*p as usize].name.cmp(&self.syms[*q as usize].name)
-                }
+                (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                    .name
+                    .cmp(&self.syms[*q as usize].name),
                 (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
                 (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
                 (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
@@ -148,8 +152,9 @@ impl Names<'_> {
     }
 }
 
-/// Where an entry's call graph comes from: a stack (leaf-first frames in
-/// [`Hists::frames_of`]) and the position of the entry's own frame in it.
+/// Where an entry's call graph comes from: a chain ([`Report::frames_of`],
+/// in insertion order: root first for caller order) and the position of the
+/// entry's own frame in it; the entry's chain is the rest from there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChainRef {
     pub chain: u32,
@@ -185,6 +190,9 @@ pub struct Hists {
     pub entries: Vec<HistEntry>,
     pub nr_samples: u64,
     pub total_period: u64,
+    /// The period of samples that have a callchain (perf's
+    /// `callchain_period`, what call-graph thresholds are relative to).
+    pub callchain_period: u64,
 }
 
 /// A callchain frame: its symbol (or address) and level.
@@ -198,8 +206,9 @@ pub struct HistOptions {
     pub children: bool,
     /// Keep per-entry chains for call graphs.
     pub callchains: bool,
-    /// Caller order (perf's default) or callee order: decides how chains
-    /// are stored and so the depth tie-break.
+    /// Caller order (perf's default with children) or callee order: decides
+    /// how chains are stored, which part each entry gets and so the depth
+    /// tie-break.
     pub caller_order: bool,
 }
 
@@ -207,7 +216,7 @@ pub struct HistOptions {
 #[derive(Debug, Default)]
 pub struct Report {
     pub hists: Vec<Hists>,
-    /// Interned frames and chains (leaf first, frame ids).
+    /// Interned frames and chains (frame ids, in insertion order).
     pub frames: Vec<Frame>,
     pub chains: Vec<Vec<u32>>,
 }
@@ -380,7 +389,12 @@ pub fn build(
                 }
             }
         }
-        let chain_id = if opts.callchains || opts.children {
+        // perf's cursor holds the chain in the order in effect: root first
+        // for caller order.
+        if opts.caller_order {
+            chain.reverse();
+        }
+        let chain_id = if opts.callchains {
             report.chains.push(chain.clone());
             (report.chains.len() - 1) as u32
         } else {
@@ -389,13 +403,11 @@ pub fn build(
         let h = &mut report.hists[ev];
         h.nr_samples += sum.samples;
         h.total_period = h.total_period.wrapping_add(sum.period);
+        if !chain.is_empty() {
+            h.callchain_period = h.callchain_period.wrapping_add(sum.period);
+        }
         let self_keys = keys_for(
-            &opts.keys,
-            key.comm,
-            key.thread,
-            leaf.dso,
-            leaf_sym,
-            leaf.level,
+            &opts.keys, key.comm, key.thread, leaf.dso, leaf_sym, leaf.level,
         );
         let depth = chain.len();
         {
@@ -404,7 +416,7 @@ pub fn build(
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if opts.callchains && chain_id != u32::MAX {
+            if chain_id != u32::MAX {
                 e.max_depth = e.max_depth.max(depth);
                 e.chains.push(ChainRef {
                     chain: chain_id,
@@ -417,35 +429,31 @@ pub fn build(
         if !opts.children {
             continue;
         }
-        // Every other distinct entry on the stack accumulates the period once.
+        // perf walks the chain in its order; each frame's entry (once per
+        // sample: recursion and the self entry are skipped) accumulates the
+        // period and gets the chain from that frame on.
         let mut seen: Vec<Vec<Key>> = vec![self_keys];
+        // perf fills one location per frame and only sets its level for
+        // frames with a map: a frame without one shows the level before it.
+        let mut level = leaf.level;
         for (pos, &f) in chain.iter().enumerate() {
-            let (sref, level) = report.frames[f as usize];
+            let (sref, frame_level) = report.frames[f as usize];
             let dso = match sref {
-                SymRef::Sym(s) => Some(syms.syms[s as usize].dso),
-                SymRef::Addr { dso, .. } => (dso != NO_DSO).then_some(dso),
+                SymRef::Sym(s) => syms.syms[s as usize].dso,
+                SymRef::Addr { dso, .. } => dso,
             };
-            let k = keys_for(
-                &opts.keys,
-                key.comm,
-                key.thread,
-                dso.unwrap_or(NO_DSO),
-                sref,
-                level,
-            );
+            if dso != NO_DSO {
+                level = frame_level;
+            }
+            let k = keys_for(&opts.keys, key.comm, key.thread, dso, sref, level);
             if seen.contains(&k) {
                 continue;
             }
             let e = h.entry(k.clone(), key.thread);
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if opts.callchains {
-                let part = if opts.caller_order {
-                    pos + 1
-                } else {
-                    depth - pos
-                };
-                e.max_depth = e.max_depth.max(part);
+            if chain_id != u32::MAX {
+                e.max_depth = e.max_depth.max(depth - pos);
                 e.chains.push(ChainRef {
                     chain: chain_id,
                     pos: pos as u32,

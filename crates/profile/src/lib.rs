@@ -27,6 +27,6 @@
 
 pub mod callchain;
 pub mod hist;
+pub mod machine;
 pub mod resolve;
 pub mod symbolize;
-pub mod machine;

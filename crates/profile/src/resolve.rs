@@ -156,6 +156,10 @@ pub struct CollectOptions {
     pub max_stack: usize,
     /// Resolve callchains at all (`-g none` and no sort key needing them).
     pub callchains: bool,
+    /// Look recorded return addresses up at `address - 1` (inside the call
+    /// instruction, so a call that ends a function is not charged to the
+    /// next one). perf 6.1 looks them up as recorded.
+    pub adjust_returns: bool,
 }
 
 impl Default for CollectOptions {
@@ -163,6 +167,7 @@ impl Default for CollectOptions {
         CollectOptions {
             max_stack: 127,
             callchains: true,
+            adjust_returns: true,
         }
     }
 }
@@ -331,7 +336,11 @@ impl Collector {
                     };
                     continue;
                 }
-                let origin = if first { Origin::Exact } else { Origin::Return };
+                let origin = if first || !self.opts.adjust_returns {
+                    Origin::Exact
+                } else {
+                    Origin::Return
+                };
                 first = false;
                 out.push(Self::locate(machine, th, cpumode, ip, origin));
             }

@@ -27,7 +27,16 @@ pub enum NameStyle {
 impl NameStyle {
     fn apply(self, raw: &str) -> String {
         match self {
-            NameStyle::Full => symbols::demangle(raw),
+            NameStyle::Full => {
+                let d = symbols::demangle(raw);
+                // A name the full demangler cannot read still gets its
+                // readable part rather than staying mangled.
+                if d == raw && raw.starts_with("_Z") {
+                    symbols::demangle_short(raw)
+                } else {
+                    d
+                }
+            }
             NameStyle::Short => symbols::demangle_short(raw),
             NameStyle::Raw => raw.to_owned(),
         }
@@ -84,7 +93,11 @@ impl Symbols {
             s.dso,
             s.start,
             s.inlined,
-            if s.inlined { s.name.clone() } else { String::new() },
+            if s.inlined {
+                s.name.clone()
+            } else {
+                String::new()
+            },
         );
         if let Some(&i) = self.ids.get(&key) {
             return i;
@@ -98,6 +111,9 @@ impl Symbols {
 
 /// A location's real symbol and its callchain frames (empty: just the symbol).
 type Found = Option<(RawFrame, Vec<RawFrame>)>;
+
+/// A DSO's answers per location, and why it could not be read, if so.
+type DsoAnswer = (Vec<(u32, Found)>, Option<(String, Reason)>);
 
 /// A raw per-location answer from a worker, before interning.
 struct RawFrame {
@@ -123,7 +139,9 @@ pub fn symbolize(
         }
     }
     // The kernel's symbols serve the kernel and its modules: load them once.
-    let any_kernel = by_dso.keys().any(|&d| is_kernel_dso(&dsos[d as usize].name));
+    let any_kernel = by_dso
+        .keys()
+        .any(|&d| is_kernel_dso(&dsos[d as usize].name));
     let kernel = if any_kernel {
         let id = dsos
             .iter()
@@ -160,7 +178,9 @@ pub fn symbolize(
             out.misses.push(m);
         }
         for (loc, found) in res {
-            let Some((real, frames)) = found else { continue };
+            let Some((real, frames)) = found else {
+                continue;
+            };
             let mut mk = |f: RawFrame| {
                 out.intern(SymInfo {
                     name: f.name,
@@ -185,12 +205,7 @@ pub fn symbolize(
     out
 }
 
-fn symbolize_dso(
-    d: &Dso,
-    ids: &[u32],
-    locs: &[Loc],
-    opts: &SymbolizeOptions,
-) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) -> DsoAnswer {
     let none = |r: Reason| {
         (
             ids.iter().map(|&i| (i, None)).collect::<Vec<_>>(),
@@ -252,16 +267,15 @@ fn symbolize_dso(
         let mut frames = Vec::new();
         if opts.inline && l.expands_inlines() {
             if let Ok(fs) = bin.frames(Svma(svma.0)) {
-                let n = fs.len();
-                for (k, f) in fs.iter().enumerate() {
+                for f in fs {
                     let fname = match (&f.raw_function, &f.function) {
                         (Some(r), _) => opts.names.apply(r),
                         (None, Some(f)) => f.clone(),
                         (None, None) => "??".to_owned(),
                     };
-                    // perf reuses the real symbol for the outer frame when
-                    // the names agree; any other frame is an inline fake.
-                    let inlined = !(k + 1 == n && fname == name);
+                    // perf reuses the real symbol for any frame named like
+                    // it; every other frame is an inline fake.
+                    let inlined = fname != name;
                     frames.push(RawFrame {
                         name: fname,
                         start,
@@ -285,7 +299,11 @@ fn symbolize_dso(
 /// Opens the binary a DSO names, never one whose build id differs from the
 /// recorded one: then perf's build-id cache is tried, and else the DSO stays
 /// unresolved.
-fn open_binary(path: &str, build_id: Option<&[u8]>, finder: &DebugFinder) -> Result<Binary, Reason> {
+fn open_binary(
+    path: &str,
+    build_id: Option<&[u8]>,
+    finder: &DebugFinder,
+) -> Result<Binary, Reason> {
     let on_disk = Binary::open(Path::new(path), finder);
     match (on_disk, build_id) {
         (Ok(b), None) => Ok(b),
@@ -308,7 +326,12 @@ fn open_binary(path: &str, build_id: Option<&[u8]>, finder: &DebugFinder) -> Res
 /// Names perf gives the kernel image and its modules.
 fn is_kernel_dso(name: &str) -> bool {
     name.starts_with("[kernel.kallsyms]")
-        || (name.starts_with('[') && name != "[vdso]" && name != "[vsyscall]" && !name.starts_with("[stack") && name != "[heap]" && name != "[unknown]")
+        || (name.starts_with('[')
+            && name != "[vdso]"
+            && name != "[vsyscall]"
+            && !name.starts_with("[stack")
+            && name != "[heap]"
+            && name != "[unknown]")
         || name.ends_with(".ko")
         || name.contains(".ko.")
 }
@@ -318,7 +341,7 @@ fn symbolize_kernel(
     ids: &[u32],
     locs: &[Loc],
     kernel: &Result<symbols::Kallsyms, Reason>,
-) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+) -> DsoAnswer {
     let k = match kernel {
         Ok(k) => k,
         Err(r) => {
@@ -358,7 +381,7 @@ fn symbolize_kernel(
     (res, None)
 }
 
-fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> (Vec<(u32, Found)>, Option<(String, Reason)>) {
+fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> DsoAnswer {
     let map = match symbols::PerfMap::load(&d.name) {
         Ok(m) => m,
         Err(e) => {

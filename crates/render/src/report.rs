@@ -21,7 +21,7 @@ pub struct TableOptions {
 }
 
 /// Writes the call graph under a row (nothing when it has none to show).
-pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, &HistEntry, u64) -> io::Result<()>;
+pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, &HistEntry, &Hists) -> io::Result<()>;
 
 /// perf abbreviates sample counts: 1548 → "1K", 207 → "207 ".
 fn convert_unit(mut v: u64) -> (u64, char) {
@@ -122,7 +122,11 @@ fn write_section(
         }
     };
     for e in &s.hists.entries {
-        let shown = if opts.children { e.period_acc } else { e.period };
+        let shown = if opts.children {
+            e.period_acc
+        } else {
+            e.period
+        };
         if pct(shown) < opts.percent_limit {
             continue;
         }
@@ -146,7 +150,7 @@ fn write_section(
             }
         }
         writeln!(out, "{line}")?;
-        graph(out, e, total)?;
+        graph(out, e, s.hists)?;
     }
     Ok(())
 }

@@ -56,8 +56,33 @@ pub fn demangle_short(name: &str) -> String {
         if let Some(full) = demangle_cpp(name) {
             return strip_signature(&full);
         }
+        if let Some(short) = name_part_only(name) {
+            return short;
+        }
     }
     name.to_owned()
+}
+
+/// Demangles only the name of a symbol whose return type or parameters
+/// cpp_demangle cannot parse: the longest prefix of the encoding that forms
+/// a valid symbol with a dummy signature is the name.
+fn name_part_only(name: &str) -> Option<String> {
+    let body = name.strip_prefix("_Z")?;
+    // Quadratic in the name's length: bounded to keep hostile names cheap.
+    if body.len() > 512 {
+        return None;
+    }
+    let options = DemangleOptions::new().no_params().no_return_type();
+    (1..body.len())
+        .rev()
+        .filter(|&i| body.is_char_boundary(i))
+        .find_map(|i| {
+            ["vv", "v"].iter().find_map(|sig| {
+                let sym = Symbol::new(format!("_Z{}{sig}", &body[..i])).ok()?;
+                let out = sym.demangle_with_options(&options).ok()?;
+                Some(split_closing_angles(&expand_std_abbreviations(&out)))
+            })
+        })
 }
 
 /// `ret ns::f<T>(args) const` → `ns::f<T>`: drops a trailing parameter list
@@ -391,4 +416,24 @@ fn expand_std_abbreviations(s: &str) -> String {
         rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+#[cfg(test)]
+mod short_tests {
+    use super::demangle_short;
+
+    #[test]
+    fn short_names_drop_signatures_like_perf() {
+        assert_eq!(demangle_short("_ZN2ns3BoxIlE3getEi"), "ns::Box<long>::get");
+        assert_eq!(
+            demangle_short("_Z5twiceIlET_RKN2ns3BoxIS0_EEi"),
+            "twice<long>"
+        );
+        assert_eq!(demangle_short("main"), "main");
+        // cpp_demangle cannot parse this return type; the name still comes out.
+        assert_eq!(
+            demangle_short("_ZSt4swapIiENSt9enable_ifIXsrSt6__and_IJSt6__not_ISt15__is_tuple_likeIT_EESt21is_move_constructibleIS4_ESt18is_move_assignableIS4_EEE5valueEvE4typeERS4_SE_"),
+            "std::swap<int>"
+        );
+    }
 }

@@ -330,14 +330,10 @@ fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
     };
     obj.symbols().for_each(&mut push);
     obj.dynamic_symbols().for_each(&mut push);
-    raw.extend(
-        plt_symbols(obj)
-            .into_iter()
-            .map(|s| {
-                let r = rank(&s, false, true);
-                (s, r)
-            }),
-    );
+    raw.extend(plt_symbols(obj).into_iter().map(|s| {
+        let r = rank(&s, false, true);
+        (s, r)
+    }));
 
     // Best first within one address, so dedup keeps it.
     raw.sort_by(|(a, ra), (b, rb)| a.start.cmp(&b.start).then(rb.cmp(ra)));
