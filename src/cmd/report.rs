@@ -251,7 +251,11 @@ fn hotspots(
         let mut tree = profile::callchain::CallTree::new();
         for c in &e.chains {
             let frames = report.frames_of(c.chain);
-            tree.add(frames.get(c.pos as usize..).unwrap_or(&[]), c.period);
+            tree.add_samples(
+                frames.get(c.pos as usize..).unwrap_or(&[]),
+                c.period,
+                c.samples,
+            );
         }
         let sorted = tree.sort(&params, hists.callchain_period, &frame_order);
         let graph = render::callgraph::EntryGraph {

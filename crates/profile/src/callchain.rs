@@ -549,6 +549,13 @@ impl CallTree {
     /// order. An empty chain adds nothing, as in perf. Sums saturate
     /// instead of wrapping at 2^64.
     pub fn add(&mut self, chain: &[FrameId], period: u64) {
+        self.add_samples(chain, period, 1);
+    }
+
+    /// Adds `count` samples with one chain and their summed period at once,
+    /// as `count` calls of [`CallTree::add`] would (what callers that sum
+    /// identical samples first use).
+    pub fn add_samples(&mut self, chain: &[FrameId], period: u64, count: u64) {
         if chain.is_empty() {
             return;
         }
@@ -559,7 +566,7 @@ impl CallTree {
             {
                 let p = self.node_mut(parent);
                 p.children_hit = p.children_hit.saturating_add(period);
-                p.children_count = p.children_count.saturating_add(1);
+                p.children_count = p.children_count.saturating_add(count);
             }
             let first = chain[pos];
             let found = self
@@ -575,7 +582,7 @@ impl CallTree {
                     children: Vec::new(),
                     hit: period,
                     children_hit: 0,
-                    count: 1,
+                    count,
                     children_count: 0,
                 });
                 self.node_mut(parent).children.push(id);
@@ -591,13 +598,13 @@ impl CallTree {
             pos += matched;
             let exhausted = pos == chain.len();
             if matched < frames.len() {
-                self.split(child, matched, &chain[pos..], period);
+                self.split(child, matched, &chain[pos..], period, count);
                 return;
             }
             if exhausted {
                 let c = self.node_mut(child);
                 c.hit = c.hit.saturating_add(period);
-                c.count = c.count.saturating_add(1);
+                c.count = c.count.saturating_add(count);
                 return;
             }
             parent = child;
@@ -607,7 +614,7 @@ impl CallTree {
     /// perf's split_add_child: `node` keeps its first `at` frames, a new
     /// child takes the rest with the node's hits and children, and the
     /// remaining chain (if any) becomes a second child.
-    fn split(&mut self, node: NodeId, at: usize, rest: &[FrameId], period: u64) {
+    fn split(&mut self, node: NodeId, at: usize, rest: &[FrameId], period: u64, count: u64) {
         let n = self.node_mut(node);
         let tail_frames = n.frames.split_off(at);
         let tail = Node {
@@ -631,19 +638,19 @@ impl CallTree {
         n.children_count = tail_count;
         if rest.is_empty() {
             n.hit = period;
-            n.count = 1;
+            n.count = count;
         } else {
             n.hit = 0;
             n.count = 0;
             n.children_hit = n.children_hit.saturating_add(period);
-            n.children_count = n.children_count.saturating_add(1);
+            n.children_count = n.children_count.saturating_add(count);
             let id = self.push(Node {
                 frames: rest.to_vec(),
                 parent: Some(node),
                 children: Vec::new(),
                 hit: period,
                 children_hit: 0,
-                count: 1,
+                count,
                 children_count: 0,
             });
             self.node_mut(node).children.push(id);

@@ -308,8 +308,10 @@ impl Hists {
             let mut o = Ordering::Equal;
             if children {
                 o = b.period_acc.cmp(&a.period_acc);
-                if o.is_eq() && a.thread == b.thread && (a.max_depth > 0 || b.max_depth > 0) {
-                    // perf puts callers above callees of equal period.
+                if o.is_eq() {
+                    // perf puts callers above callees of equal period (only
+                    // within one thread; a sort needs a total order, so we
+                    // apply it to all).
                     o = b.max_depth.cmp(&a.max_depth);
                     if !caller_order {
                         o = o.reverse();
