@@ -119,9 +119,9 @@ done
 cell() {  # tool case -> "wall s  cpu s  rss MB" or the failure
   local t=$1 c=$2
   if [ -n "${R[$t.$c.fail]:-}" ]; then
-    printf '%-36s' "$t: failed: $(echo "${R[$t.$c.fail]}" | cut -c1-22)…"
+    printf '%-36s' "$t: failed: $(echo "${R[$t.$c.fail]}" | cut -c1-19)..."
   elif [ -n "${R[$t.$c.wall]:-}" ]; then
-    printf '%8.2fs %8.2fs %8.1f MB   ' "${R[$t.$c.wall]}" "${R[$t.$c.cpu]}" "$(awk -v k="${R[$t.$c.rss]}" 'BEGIN { print k / 1024 }')"
+    printf '%8.2fs %8.2fs %9.1f MiB   ' "${R[$t.$c.wall]}" "${R[$t.$c.cpu]}" "$(awk -v k="${R[$t.$c.rss]}" 'BEGIN { print k / 1024 }')"
   else
     printf '%-36s' "(not run)"
   fi
