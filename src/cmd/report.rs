@@ -240,46 +240,45 @@ fn hotspots(
     };
     let hide_first_frame = keys.first() == Some(&SortKey::Sym);
     let show_graphs = has_callchains && !graphs_hidden;
-    let frame_order = |x: u32, y: u32| frame_order(&report, &syms.syms, x, y);
-    let mut graph_writer = |out: &mut dyn std::io::Write,
-                            e: &profile::hist::HistEntry,
-                            hists: &profile::hist::Hists|
-     -> std::io::Result<()> {
-        if !show_graphs || e.chains.is_empty() {
-            return Ok(());
-        }
-        let mut tree = profile::callchain::CallTree::new();
-        for c in &e.chains {
-            let frames = report.frames_of(c.chain);
-            tree.add_samples(
-                frames.get(c.pos as usize..).unwrap_or(&[]),
-                c.period,
-                c.samples,
-            );
-        }
-        let sorted = tree.sort(&params, hists.callchain_period, &frame_order);
-        let graph = render::callgraph::EntryGraph {
-            tree: &tree,
-            sorted: &sorted,
-            entry_period: if children { e.period_acc } else { e.period },
-            total_period: hists.total_period,
-        };
-        let style = render::callgraph::Style {
-            hide_first_frame,
-            ..Default::default()
-        };
-        let name_of = |f: u32| {
-            let (sref, _) = report.frames[f as usize];
-            match sref {
-                // Call graphs print unresolved addresses plainly.
-                // (C's `%#llx`: plain `0` for zero.)
-                profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
-                profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
-                s => names.sym_name(&s),
+    // Call graphs are built and formatted per entry on all cores, then
+    // printed in order.
+    let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
+        report
+            .hists
+            .iter()
+            .map(|h| {
+                use rayon::prelude::*;
+                h.entries
+                    .par_iter()
+                    .map(|e| {
+                        let mut buf = Vec::new();
+                        let _ = entry_graph(
+                            &mut buf,
+                            e,
+                            h,
+                            &report,
+                            &syms.syms,
+                            &names,
+                            &params,
+                            children,
+                            hide_first_frame,
+                            topts.percent_limit,
+                        );
+                        buf
+                    })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut graph_writer =
+        |out: &mut dyn std::io::Write, section: usize, row: usize| -> std::io::Result<()> {
+            match graphs.get(section).and_then(|g| g.get(row)) {
+                Some(b) => out.write_all(b),
+                None => Ok(()),
             }
         };
-        render::callgraph::write_callgraph(out, &graph, &params, &style, &name_of)
-    };
     render::report::write_report(
         &mut out,
         &topts,
@@ -297,6 +296,71 @@ fn hotspots(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Formats one entry's call graph (nothing for entries the table hides or
+/// whose graph the threshold would empty).
+#[allow(clippy::too_many_arguments)]
+fn entry_graph(
+    out: &mut dyn std::io::Write,
+    e: &profile::hist::HistEntry,
+    hists: &profile::hist::Hists,
+    report: &profile::hist::Report,
+    syms: &[profile::symbolize::SymInfo],
+    names: &profile::hist::Names<'_>,
+    params: &profile::callchain::CallGraphParams,
+    children: bool,
+    hide_first_frame: bool,
+    percent_limit: f64,
+) -> std::io::Result<()> {
+    use profile::callchain::PrintType;
+    if e.chains.is_empty() {
+        return Ok(());
+    }
+    let entry_period = if children { e.period_acc } else { e.period };
+    let total = hists.total_period;
+    if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
+        return Ok(());
+    }
+    // No node of the tree can weigh more than all its chains together.
+    let chains_period: u64 = e.chains.iter().map(|c| c.period).fold(0, u64::wrapping_add);
+    if params.print_type != PrintType::Fractal
+        && chains_period < params.min_hit(hists.callchain_period)
+    {
+        return Ok(());
+    }
+    let mut tree = profile::callchain::CallTree::new();
+    for c in &e.chains {
+        let frames = report.frames_of(c.chain);
+        tree.add_samples(
+            frames.get(c.pos as usize..).unwrap_or(&[]),
+            c.period,
+            c.samples,
+        );
+    }
+    let order = |x: u32, y: u32| frame_order(report, syms, x, y);
+    let sorted = tree.sort(params, hists.callchain_period, &order);
+    let graph = render::callgraph::EntryGraph {
+        tree: &tree,
+        sorted: &sorted,
+        entry_period,
+        total_period: total,
+    };
+    let style = render::callgraph::Style {
+        hide_first_frame,
+        ..Default::default()
+    };
+    let name_of = |f: u32| {
+        let (sref, _) = report.frames[f as usize];
+        match sref {
+            // Call graphs print unresolved addresses plainly (C's `%#llx`:
+            // plain `0` for zero).
+            profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
+            profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
+            s => names.sym_name(&s),
+        }
+    };
+    render::callgraph::write_callgraph(out, &graph, params, &style, &name_of)
 }
 
 /// perf's order among sibling frames of equal weight (its `match_chain`):

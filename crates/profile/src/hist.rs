@@ -2,8 +2,8 @@
 //! self and accumulated ("children") periods and, per entry, the chains its
 //! call graph is built from.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use crate::machine::{Landing, Machine};
 use crate::resolve::{Collector, Loc, NO_DSO};
@@ -62,8 +62,9 @@ pub enum Key {
     Thread(u32),
     /// A DSO (machine index); None where the address hit no map.
     Dso(Option<u32>),
-    /// The symbol and perf's level character (`.` user, `k` kernel, ...).
-    Sym(SymRef, u8),
+    /// The symbol. (perf's level character, `.` user, `k` kernel, ..., is
+    /// not part of an entry's identity: see [`HistEntry::level`].)
+    Sym(SymRef),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -101,7 +102,7 @@ impl Names<'_> {
                 (Some(_), None) => Ordering::Less,
             },
             // By name; unresolved entries after symbols, by address.
-            (Key::Sym(x, _), Key::Sym(y, _)) => match (x, y) {
+            (Key::Sym(x), Key::Sym(y)) => match (x, y) {
                 (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
                     .name
                     .cmp(&self.syms[*q as usize].name),
@@ -116,8 +117,8 @@ impl Names<'_> {
         }
     }
 
-    /// The text perf prints for a key.
-    pub fn display(&self, k: &Key) -> String {
+    /// The text perf prints for a key of an entry whose level is `level`.
+    pub fn display(&self, k: &Key, level: u8) -> String {
         match k {
             Key::Comm(c) => self.comm(*c).to_owned(),
             Key::Thread(t) => {
@@ -129,7 +130,7 @@ impl Names<'_> {
                 format!("{:>7}:{comm}", info.tid)
             }
             Key::Dso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
-            Key::Sym(s, level) => format!("[{}] {}", *level as char, self.sym_name(s)),
+            Key::Sym(s) => format!("[{}] {}", level as char, self.sym_name(s)),
         }
     }
 
@@ -181,6 +182,8 @@ pub struct HistEntry {
     pub thread: u32,
     pub max_depth: usize,
     pub chains: Vec<ChainRef>,
+    /// perf's level character of the sample that created the entry.
+    pub level: u8,
 }
 
 /// The rows of one event.
@@ -281,25 +284,24 @@ pub fn sample_keys(
 }
 
 impl Hists {
-    fn entry(&mut self, keys: Vec<Key>, thread: u32) -> &mut HistEntry {
-        let i = match self.index.get(&keys) {
-            Some(&i) => i,
-            None => {
-                self.index.insert(keys.clone(), self.entries.len());
-                self.entries.push(HistEntry {
-                    keys,
-                    period: 0,
-                    samples: 0,
-                    period_acc: 0,
-                    samples_acc: 0,
-                    thread,
-                    max_depth: 0,
-                    chains: Vec::new(),
-                });
-                self.entries.len() - 1
-            }
-        };
-        &mut self.entries[i]
+    /// The index of the entry with `keys`, created if new (allocating only then).
+    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8) -> usize {
+        if let Some(&i) = self.index.get(keys) {
+            return i;
+        }
+        self.index.insert(keys.to_vec(), self.entries.len());
+        self.entries.push(HistEntry {
+            keys: keys.to_vec(),
+            period: 0,
+            samples: 0,
+            period_acc: 0,
+            samples_acc: 0,
+            thread,
+            max_depth: 0,
+            chains: Vec::new(),
+            level,
+        });
+        self.entries.len() - 1
     }
 
     /// Orders rows as perf prints them.
@@ -341,10 +343,12 @@ pub fn build(
     filters: &Filters,
 ) -> Report {
     let mut report = Report::default();
-    let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
+    let mut frame_ids: HashMap<Frame, u32> = HashMap::default();
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    let mut keybuf: Vec<Key> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
     let need_chain = opts.children || opts.callchains;
     let comms = collector.comms();
     for (key, sum) in collector.sums_in_order() {
@@ -408,12 +412,18 @@ pub fn build(
         if !chain.is_empty() {
             h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         }
-        let self_keys = keys_for(
-            &opts.keys, key.comm, key.thread, leaf.dso, leaf_sym, leaf.level,
+        keys_for(
+            &mut keybuf,
+            &opts.keys,
+            key.comm,
+            key.thread,
+            leaf.dso,
+            leaf_sym,
         );
         let depth = chain.len();
+        let self_index = h.entry_index(&keybuf, key.thread, leaf.level);
         {
-            let e = h.entry(self_keys.clone(), key.thread);
+            let e = &mut h.entries[self_index];
             e.period = e.period.wrapping_add(sum.period);
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
@@ -434,7 +444,8 @@ pub fn build(
         // perf walks the chain in its order; each frame's entry (once per
         // sample: recursion and the self entry are skipped) accumulates the
         // period and gets the chain from that frame on.
-        let mut seen: Vec<Vec<Key>> = vec![self_keys];
+        seen.clear();
+        seen.push(self_index);
         // perf fills one location per frame and only sets its level for
         // frames with a map: a frame without one shows the level before it.
         let mut level = leaf.level;
@@ -447,11 +458,13 @@ pub fn build(
             if dso != NO_DSO {
                 level = frame_level;
             }
-            let k = keys_for(&opts.keys, key.comm, key.thread, dso, sref, level);
-            if seen.contains(&k) {
+            keys_for(&mut keybuf, &opts.keys, key.comm, key.thread, dso, sref);
+            let idx = h.entry_index(&keybuf, key.thread, level);
+            if seen.contains(&idx) {
                 continue;
             }
-            let e = h.entry(k.clone(), key.thread);
+            seen.push(idx);
+            let e = &mut h.entries[idx];
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
             if chain_id != u32::MAX {
@@ -463,7 +476,6 @@ pub fn build(
                     samples: sum.samples,
                 });
             }
-            seen.push(k);
         }
     }
     report
@@ -488,22 +500,14 @@ fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
     }
 }
 
-fn keys_for(
-    keys: &[SortKey],
-    comm: u32,
-    thread: u32,
-    dso: u32,
-    sym: SymRef,
-    level: u8,
-) -> Vec<Key> {
-    keys.iter()
-        .map(|k| match k {
-            SortKey::Comm => Key::Comm(comm),
-            SortKey::Pid => Key::Thread(thread),
-            SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
-            SortKey::Sym => Key::Sym(sym, level),
-        })
-        .collect()
+fn keys_for(out: &mut Vec<Key>, keys: &[SortKey], comm: u32, thread: u32, dso: u32, sym: SymRef) {
+    out.clear();
+    out.extend(keys.iter().map(|k| match k {
+        SortKey::Comm => Key::Comm(comm),
+        SortKey::Pid => Key::Thread(thread),
+        SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
+        SortKey::Sym => Key::Sym(sym),
+    }));
 }
 
 impl Filters {

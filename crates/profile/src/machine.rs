@@ -3,7 +3,9 @@
 //! maps show. Follows perf's rules (fork copies or shares the map set, exec
 //! replaces it, anonymous executable memory is a JIT map, ...).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use perf_data::consts::*;
 use perf_data::records::RecordData;
@@ -177,11 +179,11 @@ impl Machine {
     pub fn new() -> Self {
         let mut m = Machine {
             threads: Vec::new(),
-            by_tid: HashMap::new(),
+            by_tid: HashMap::default(),
             maps: Vec::new(),
             kernel: Maps::default(),
             dsos: Vec::new(),
-            dso_by_name: HashMap::new(),
+            dso_by_name: HashMap::default(),
             exit_removes_thread: false,
             kernel_reloc: None,
         };

@@ -4,7 +4,7 @@
 //! symbolized here; that happens once per unique location afterwards, so
 //! the cost of symbolization grows with unique addresses, not samples.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use perf_data::consts::*;
 use perf_data::sample::Sample;
@@ -202,11 +202,11 @@ impl Collector {
         Collector {
             opts,
             interner: Interner::default(),
-            sums: HashMap::new(),
+            sums: HashMap::default(),
             comms: Vec::new(),
-            comm_ids: HashMap::new(),
+            comm_ids: HashMap::default(),
             binaries: Binaries::new(),
-            unwinders: HashMap::new(),
+            unwinders: HashMap::default(),
             buf: Vec::new(),
             seq: 0,
             unwind_failures: 0,

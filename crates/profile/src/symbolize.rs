@@ -3,7 +3,7 @@
 //! lookups run in parallel (one task per DSO), and every result is interned
 //! so later passes compare symbols by id.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -132,7 +132,7 @@ pub fn symbolize(
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
 ) -> Symbols {
-    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, l) in locs.iter().enumerate() {
         if l.dso != NO_DSO {
             by_dso.entry(l.dso).or_default().push(i as u32);

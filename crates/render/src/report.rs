@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use profile::hist::{HistEntry, Hists, Key, Names, SortKey, SymRef};
+use profile::hist::{Hists, Key, Names, SortKey, SymRef};
 
 /// One event's section of the report.
 pub struct Section<'a> {
@@ -20,8 +20,9 @@ pub struct TableOptions {
     pub percent_limit: f64,
 }
 
-/// Writes the call graph under a row (nothing when it has none to show).
-pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, &HistEntry, &Hists) -> io::Result<()>;
+/// Writes the call graph under a row (nothing when it has none to show),
+/// given the section's index in `sections` and the row's in its entries.
+pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, usize, usize) -> io::Result<()>;
 
 /// perf abbreviates sample counts: 1548 → "1K", 207 → "207 ".
 fn convert_unit(mut v: u64) -> (u64, char) {
@@ -48,8 +49,11 @@ pub fn write_report(
         out,
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n#\n# Total Lost Samples: {total_lost_samples}\n#"
     )?;
-    for s in sections.iter().filter(|s| s.hists.nr_samples > 0) {
-        write_section(out, opts, s, names, graph)?;
+    for (i, s) in sections.iter().enumerate() {
+        if s.hists.nr_samples == 0 {
+            continue;
+        }
+        write_section(out, opts, i, s, names, graph)?;
         write!(out, "\n\n")?;
     }
     writeln!(
@@ -64,6 +68,7 @@ const UNRESOLVED_WIDTH: usize = 16;
 fn write_section(
     out: &mut dyn Write,
     opts: &TableOptions,
+    section: usize,
     s: &Section<'_>,
     names: &Names<'_>,
     graph: GraphWriter<'_>,
@@ -82,12 +87,12 @@ fn write_section(
     for e in &s.hists.entries {
         for (i, k) in e.keys.iter().enumerate() {
             let w = match k {
-                Key::Sym(SymRef::Sym(id), _) => names.syms[*id as usize].name.chars().count() + 4,
-                Key::Sym(SymRef::Addr { .. }, _) => {
+                Key::Sym(SymRef::Sym(id)) => names.syms[*id as usize].name.chars().count() + 4,
+                Key::Sym(SymRef::Addr { .. }) => {
                     unresolved = true;
                     UNRESOLVED_WIDTH + 6
                 }
-                k => names.display(k).chars().count(),
+                k => names.display(k, e.level).chars().count(),
             };
             widths[i] = widths[i].max(w);
         }
@@ -121,7 +126,7 @@ fn write_section(
             100.0 * v as f64 / total as f64
         }
     };
-    for e in &s.hists.entries {
+    for (row, e) in s.hists.entries.iter().enumerate() {
         let shown = if opts.children {
             e.period_acc
         } else {
@@ -136,7 +141,7 @@ fn write_section(
             format!("{:>9.2}%", pct(e.period))
         };
         for (k, w) in e.keys.iter().zip(&widths) {
-            let mut v = names.display(k);
+            let mut v = names.display(k, e.level);
             if matches!(k, Key::Sym(..)) && v.chars().count() > *w {
                 // perf cuts a symbol (with its " (inlined)") at the column width.
                 v = v.chars().take(*w).collect();
@@ -150,7 +155,7 @@ fn write_section(
             }
         }
         writeln!(out, "{line}")?;
-        graph(out, e, s.hists)?;
+        graph(out, section, row)?;
     }
     Ok(())
 }

@@ -375,13 +375,16 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
         // Elf64_Rela: r_offset, r_info (symbol index in the high half), r_addend.
         let info = u64::from_le_bytes(entry[8..16].try_into().unwrap_or_default());
         let sym_index = (info >> 32) as usize;
-        if sym_index == 0 {
-            continue;
-        }
-        let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(sym_index)) else {
-            continue;
+        // IRELATIVE slots name no symbol: perf calls them `@plt`.
+        let name = if sym_index == 0 {
+            ""
+        } else {
+            let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(sym_index)) else {
+                continue;
+            };
+            let Ok(name) = sym.name() else { continue };
+            name
         };
-        let Ok(name) = sym.name() else { continue };
         out.push(Symbol {
             start: base + 16 * (i as u64 + first),
             size: 16,
