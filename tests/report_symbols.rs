@@ -203,9 +203,10 @@ fn folded_stacks(text: &str) -> HashMap<(String, String), u64> {
 }
 
 /// A report as a sorted list of blocks (an entry's row with its call
-/// graph): perf orders entries of equal weight by details (the thread that
-/// created them) sear does not reproduce, so content is compared, and the
-/// order separately.
+/// graph, its lines sorted): perf orders entries and graph lines of equal
+/// weight by details (the thread that created an entry, tree insertion
+/// order) sear reproduces only approximately, so content is compared, and
+/// the exact order is counted separately.
 fn blocks(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for l in text.lines() {
@@ -217,6 +218,15 @@ fn blocks(text: &str) -> Vec<String> {
             b.push_str(l);
             b.push('\n');
         }
+    }
+    // Lines of equal weight inside a graph are ordered by perf's tree
+    // insertion order, which sear reproduces only approximately.
+    for b in &mut out {
+        // (Blank lines too: the section's closing ones follow whichever
+        // entry comes last.)
+        let mut lines: Vec<&str> = b.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.sort_unstable();
+        *b = lines.join("\n");
     }
     out.sort();
     out
