@@ -117,6 +117,14 @@ impl Names<'_> {
         }
     }
 
+    /// A thread's comm at the end of the recording (`:tid` if never named).
+    pub fn thread_comm(&self, t: u32) -> String {
+        match self.machine.comm_of(t as usize) {
+            Some(c) => c.to_owned(),
+            None => format!(":{}", self.machine.thread_info(t as usize).tid),
+        }
+    }
+
     /// The text perf prints for a key of an entry whose level is `level`.
     pub fn display(&self, k: &Key, level: u8) -> String {
         match k {

@@ -92,6 +92,9 @@ fn write_section(
                     unresolved = true;
                     UNRESOLVED_WIDTH + 6
                 }
+                // perf sizes the comm column by the comm the entry's
+                // thread has at the end, not the one the entry shows.
+                Key::Comm(_) => names.thread_comm(e.thread).chars().count(),
                 k => names.display(k, e.level).chars().count(),
             };
             widths[i] = widths[i].max(w);
