@@ -22,9 +22,11 @@ gcc -O2 -g -fno-omit-frame-pointer -o "$out/hotspots" "$here/hotspots.c"
 echo "== recording it: perf record -e cpu-clock -g -o $out/perf.data"
 perf record -q -e cpu-clock -F 2000 -g -o "$out/perf.data" -- "$out/hotspots" 6000
 
-echo "== sear report --header-only"
-"$SEAR" report --header-only -i "$out/perf.data"
 echo "== sear report --stats"
 "$SEAR" report --stats -i "$out/perf.data"
+echo "== sear report --no-children -g none (the hottest symbols)"
+"$SEAR" report --stdio --no-children -g none -i "$out/perf.data" | head -30
+echo "== sear report (children and call graphs, first 60 lines)"
+"$SEAR" report --stdio -i "$out/perf.data" | head -60
 echo
-echo "The recording is $out/perf.data; try: $SEAR report -D -i $out/perf.data | less"
+echo "The recording is $out/perf.data; try: $SEAR report -i $out/perf.data | less"
