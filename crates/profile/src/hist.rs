@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
-use crate::machine::{Landing, Machine};
+use crate::machine::Machine;
 use crate::resolve::{Collector, Loc, NO_DSO};
 use crate::symbolize::{SymInfo, Symbols};
 
@@ -268,27 +268,6 @@ pub fn dso_short_name(name: &str) -> String {
         }
     }
     base.to_string()
-}
-
-/// The key values of one sample (comm/pid/dso only; kept for `-D` style
-/// callers that do not symbolize).
-pub fn sample_keys(
-    keys: &[SortKey],
-    machine: &Machine,
-    comm: &str,
-    tid: i32,
-    landing: Landing,
-) -> Vec<String> {
-    keys.iter()
-        .map(|k| match k {
-            SortKey::Comm => comm.to_string(),
-            SortKey::Pid => format!("{tid:>7}:{comm}"),
-            SortKey::Dso | SortKey::Sym => match landing {
-                Landing::Dso(d) => dso_short_name(&machine.dsos()[d].name),
-                Landing::NotFound | Landing::Hypervisor => "[unknown]".into(),
-            },
-        })
-        .collect()
 }
 
 impl Hists {

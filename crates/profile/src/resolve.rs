@@ -217,10 +217,6 @@ impl Collector {
         &self.comms
     }
 
-    pub fn sums(&self) -> &HashMap<SampleKey, SampleSum> {
-        &self.sums
-    }
-
     /// The sums in the order their first samples came.
     pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
         let mut v: Vec<_> = self.sums.iter().map(|(k, s)| (*k, *s)).collect();

@@ -115,6 +115,27 @@ type Found = Option<(RawFrame, Vec<RawFrame>)>;
 /// A DSO's answers per location, and why it could not be read, if so.
 type DsoAnswer = (Vec<(u32, Found)>, Option<(String, Reason)>);
 
+/// Every location of a DSO that could not be read stays unresolved.
+fn unreadable(d: &Dso, ids: &[u32], r: Reason) -> DsoAnswer {
+    (
+        ids.iter().map(|&i| (i, None)).collect(),
+        Some((d.name.clone(), r)),
+    )
+}
+
+/// A symbol from a table without sizes or inline frames (kallsyms, JIT
+/// maps): found at `ip`, `offset` bytes into it.
+fn plain_symbol(name: &str, ip: u64, offset: u64) -> (RawFrame, Vec<RawFrame>) {
+    let start = ip - offset;
+    let real = RawFrame {
+        name: name.to_owned(),
+        start,
+        end: start + 1,
+        inlined: false,
+    };
+    (real, Vec::new())
+}
+
 /// A raw per-location answer from a worker, before interning.
 struct RawFrame {
     name: String,
@@ -206,19 +227,13 @@ pub fn symbolize(
 }
 
 fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) -> DsoAnswer {
-    let none = |r: Reason| {
-        (
-            ids.iter().map(|&i| (i, None)).collect::<Vec<_>>(),
-            Some((d.name.clone(), r)),
-        )
-    };
-    if let Some(pid) = d
+    let none = |r: Reason| unreadable(d, ids, r);
+    let is_jit_map = d
         .name
         .strip_prefix("/tmp/perf-")
         .and_then(|r| r.strip_suffix(".map"))
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        let _ = pid;
+        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    if is_jit_map {
         return symbolize_jit(d, ids, locs);
     }
     let mut bin = if d.name == "[vdso]" {
@@ -344,12 +359,7 @@ fn symbolize_kernel(
 ) -> DsoAnswer {
     let k = match kernel {
         Ok(k) => k,
-        Err(r) => {
-            return (
-                ids.iter().map(|&i| (i, None)).collect(),
-                Some((d.name.clone(), *r)),
-            )
-        }
+        Err(r) => return unreadable(d, ids, *r),
     };
     let short = crate::hist::dso_short_name(&d.name);
     let res = ids
@@ -362,18 +372,7 @@ fn symbolize_kernel(
                     None => d.name.starts_with("[kernel.kallsyms]"),
                     Some(m) => m == short,
                 };
-                ok.then(|| {
-                    let start = l.lookup_ip() - hit.offset;
-                    (
-                        RawFrame {
-                            name: hit.name.to_owned(),
-                            start,
-                            end: start + 1,
-                            inlined: false,
-                        },
-                        Vec::new(),
-                    )
-                })
+                ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset))
             });
             (i, found)
         })
@@ -384,29 +383,16 @@ fn symbolize_kernel(
 fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> DsoAnswer {
     let map = match symbols::PerfMap::load(&d.name) {
         Ok(m) => m,
-        Err(e) => {
-            return (
-                ids.iter().map(|&i| (i, None)).collect(),
-                Some((d.name.clone(), e.reason())),
-            )
-        }
+        Err(e) => return unreadable(d, ids, e.reason()),
     };
     let res = ids
         .iter()
         .map(|&i| {
             let l = &locs[i as usize];
-            let found = map.lookup(l.lookup_ip()).ok().map(|hit| {
-                let start = l.lookup_ip() - hit.offset;
-                (
-                    RawFrame {
-                        name: hit.name.to_owned(),
-                        start,
-                        end: start + 1,
-                        inlined: false,
-                    },
-                    Vec::new(),
-                )
-            });
+            let found = map
+                .lookup(l.lookup_ip())
+                .ok()
+                .map(|hit| plain_symbol(hit.name, l.lookup_ip(), hit.offset));
             (i, found)
         })
         .collect();
