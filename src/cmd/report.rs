@@ -120,9 +120,26 @@ fn hotspots(
         );
     }
     let mut machine = profile::machine::Machine::new();
-    for e in meta.features.build_ids().unwrap_or_default() {
+    let build_ids = meta.features.build_ids().unwrap_or_default();
+    for e in &build_ids {
         machine.set_build_id(&e.filename, &e.build_id);
     }
+    // Reading /proc/kallsyms takes a tenth of a second: do it on another
+    // core during pass one when the file names its kernel up front.
+    let kernel_id = build_ids
+        .iter()
+        .find(|e| e.filename == "[kernel.kallsyms]")
+        .map(|e| e.build_id.clone());
+    let wants_kernel = meta
+        .events
+        .iter()
+        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
+    let kernel_prefetch = (kernel_id.is_some() && wants_kernel).then(|| {
+        let id = kernel_id.clone();
+        std::thread::spawn(move || {
+            symbols::KernelFinder::default().load_for_recording(id.as_deref())
+        })
+    });
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         callchains: has_callchains && (children || !graphs_hidden),
@@ -156,7 +173,16 @@ fn hotspots(
     } else {
         NameStyle::Full
     };
-    let syms = profile::symbolize::symbolize(
+    // The prefetched kernel symbols serve only if pass one kept the kernel's
+    // build id the features named.
+    let preloaded = kernel_prefetch.and_then(|h| h.join().ok()).filter(|_| {
+        machine
+            .dsos()
+            .iter()
+            .find(|d| d.name == "[kernel.kallsyms]")
+            .is_none_or(|d| d.build_id == kernel_id)
+    });
+    let syms = profile::symbolize::symbolize_with_kernel(
         collector.interner.locs(),
         machine.dsos(),
         machine.kernel_reloc(),
@@ -165,6 +191,7 @@ fn hotspots(
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
         },
+        preloaded,
     );
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
@@ -207,8 +234,17 @@ fn hotspots(
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
     };
-    let mut report =
-        profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
+    log::debug!(
+        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
+        collector.distinct_samples(),
+        collector.interner.locs().len(),
+        collector.interner.stack_nodes(),
+        syms.syms.len()
+    );
+    let sums = collector.take_sums_in_order();
+    let mut report = profile::hist::build(
+        &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
+    );
     let names = Names {
         comms: collector.comms(),
         dso_names,
@@ -323,7 +359,11 @@ fn entry_graph(
         return Ok(());
     }
     // No node of the tree can weigh more than all its chains together.
-    let chains_period: u64 = e.chains.iter().map(|c| c.period).fold(0, u64::wrapping_add);
+    let chains_period: u64 = e
+        .chains
+        .iter()
+        .map(|c| report.chain_weight(c.chain).0)
+        .fold(0, u64::wrapping_add);
     if params.print_type != PrintType::Fractal
         && chains_period < params.min_hit(hists.callchain_period)
     {
@@ -332,11 +372,8 @@ fn entry_graph(
     let mut tree = profile::callchain::CallTree::new();
     for c in &e.chains {
         let frames = report.frames_of(c.chain);
-        tree.add_samples(
-            frames.get(c.pos as usize..).unwrap_or(&[]),
-            c.period,
-            c.samples,
-        );
+        let (period, samples) = report.chain_weight(c.chain);
+        tree.add_samples(frames.get(c.pos as usize..).unwrap_or(&[]), period, samples);
     }
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
     let sorted = tree.sort(params, hists.callchain_period, &order);

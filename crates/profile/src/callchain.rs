@@ -442,9 +442,10 @@ pub struct NodeId(u32);
 pub struct Node {
     frames: Vec<FrameId>,
     parent: Option<NodeId>,
-    /// Children, unordered; perf's insertion-time order is recovered at
-    /// sort time from the caller's frame order.
-    children: Vec<NodeId>,
+    /// Children with their first frames (kept here so a lookup scans one
+    /// array), unordered; perf's order is recovered at sort time from the
+    /// caller's frame order.
+    children: Vec<(FrameId, NodeId)>,
     hit: u64,
     children_hit: u64,
     count: u64,
@@ -573,8 +574,8 @@ impl CallTree {
                 .node(parent)
                 .children
                 .iter()
-                .copied()
-                .find(|&c| self.node(c).frames.first() == Some(&first));
+                .find(|&&(f, _)| f == first)
+                .map(|&(_, c)| c);
             let Some(child) = found else {
                 let id = self.push(Node {
                     frames: chain[pos..].to_vec(),
@@ -585,7 +586,7 @@ impl CallTree {
                     count,
                     children_count: 0,
                 });
-                self.node_mut(parent).children.push(id);
+                self.node_mut(parent).children.push((first, id));
                 return;
             };
             // append_chain: how far the chain follows this node's frames.
@@ -627,13 +628,14 @@ impl CallTree {
             children_count: n.children_count,
         };
         let (tail_hits, tail_count) = (tail.cumul_hits(), tail.cumul_count());
-        let moved = tail.children.clone();
+        let moved: Vec<NodeId> = tail.children.iter().map(|&(_, c)| c).collect();
+        let tail_first = tail.frames.first().copied().unwrap_or(0);
         let tail_id = self.push(tail);
         for c in moved {
             self.node_mut(c).parent = Some(tail_id);
         }
         let n = self.node_mut(node);
-        n.children.push(tail_id);
+        n.children.push((tail_first, tail_id));
         n.children_hit = tail_hits;
         n.children_count = tail_count;
         if rest.is_empty() {
@@ -653,7 +655,7 @@ impl CallTree {
                 count,
                 children_count: 0,
             });
-            self.node_mut(node).children.push(id);
+            self.node_mut(node).children.push((rest[0], id));
         }
     }
 
@@ -688,12 +690,8 @@ impl CallTree {
         // Siblings in perf's rb_root_in order: greatest first frame first.
         let in_order = |id: NodeId| -> Vec<NodeId> {
             let mut c = self.node(id).children.clone();
-            c.sort_by(|&a, &b| {
-                let fa = self.node(a).frames.first().copied().unwrap_or(0);
-                let fb = self.node(b).frames.first().copied().unwrap_or(0);
-                frame_order(fb, fa)
-            });
-            c
+            c.sort_by(|&(fa, _), &(fb, _)| frame_order(fb, fa));
+            c.into_iter().map(|(_, n)| n).collect::<Vec<NodeId>>()
         };
         match params.print_type {
             PrintType::Graph | PrintType::Fractal => {
@@ -962,7 +960,7 @@ mod tests {
         let kids: Vec<_> = top
             .children
             .iter()
-            .map(|&c| t.node(c).frames().to_vec())
+            .map(|&(_, c)| t.node(c).frames().to_vec())
             .collect();
         assert_eq!(kids, vec![vec![3], vec![4]]);
         // A chain ending inside a node splits it and takes the upper part.
@@ -971,10 +969,10 @@ mod tests {
         assert_eq!(top.frames(), &[1]);
         assert_eq!((top.hit(), top.count(), top.children_hit()), (1, 1, 22));
         assert_eq!(top.cumul_hits(), 23);
-        let mid = top.children[0];
+        let mid = top.children[0].1;
         assert_eq!(t.node(mid).frames(), &[2]);
         assert_eq!(t.node(mid).parent(), Some(NodeId(1)));
-        for &c in &t.node(mid).children {
+        for &(_, c) in &t.node(mid).children {
             assert_eq!(t.node(c).parent(), Some(mid));
         }
     }

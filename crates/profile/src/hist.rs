@@ -170,8 +170,6 @@ pub struct ChainRef {
     /// 0 for the sample's own entry; the frame's index for an entry a
     /// children pass added.
     pub pos: u32,
-    pub period: u64,
-    pub samples: u64,
 }
 
 /// One row.
@@ -227,14 +225,42 @@ pub struct HistOptions {
 #[derive(Debug, Default)]
 pub struct Report {
     pub hists: Vec<Hists>,
-    /// Interned frames and chains (frame ids, in insertion order).
+    /// Interned frames.
     pub frames: Vec<Frame>,
-    pub chains: Vec<Vec<u32>>,
+    /// Every chain's frame ids (in insertion order), one after another;
+    /// chain `i` is `chain_frames[chain_starts[i]..chain_starts[i + 1]]`.
+    chain_frames: Vec<u32>,
+    chain_starts: Vec<usize>,
+    /// Each chain's (period, samples): every entry that refers to a chain
+    /// gets its whole weight.
+    chain_weights: Vec<(u64, u64)>,
 }
 
 impl Report {
     pub fn frames_of(&self, chain: u32) -> &[u32] {
-        &self.chains[chain as usize]
+        let i = chain as usize;
+        match (self.chain_starts.get(i), self.chain_starts.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.chain_frames[a..b],
+            _ => &[],
+        }
+    }
+
+    /// A chain's period and sample count.
+    pub fn chain_weight(&self, chain: u32) -> (u64, u64) {
+        self.chain_weights
+            .get(chain as usize)
+            .copied()
+            .unwrap_or((0, 0))
+    }
+
+    fn push_chain(&mut self, frames: &[u32], period: u64, samples: u64) -> u32 {
+        self.chain_weights.push((period, samples));
+        if self.chain_starts.is_empty() {
+            self.chain_starts.push(0);
+        }
+        self.chain_frames.extend_from_slice(frames);
+        self.chain_starts.push(self.chain_frames.len());
+        (self.chain_starts.len() - 2) as u32
     }
 }
 
@@ -321,8 +347,11 @@ impl Hists {
 }
 
 /// Builds the rows of every event from pass one and pass two.
+/// `sums` are the collector's sums in order
+/// ([`Collector::take_sums_in_order`]).
 pub fn build(
     collector: &Collector,
+    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
     syms: &Symbols,
     machine: &Machine,
     dso_names: &[String],
@@ -335,10 +364,18 @@ pub fn build(
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
     let mut keybuf: Vec<Key> = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
+    // Entries a sample already added its period to, as a stamp per entry
+    // index (the sample's number), so recursion costs O(1) per frame.
+    let mut seen: Vec<u32> = Vec::new();
+    let mut stamp: u32 = 0;
+    // A frame's entry within one (event, comm, thread): the sort keys here
+    // are functions of those and the frame, so each is hashed only once.
+    let mut frame_entry: HashMap<(u32, u32, u32, u32), usize> = HashMap::default();
     let need_chain = opts.children || opts.callchains;
+    let mut loc_frames: Vec<Option<(u32, u32)>> = Vec::new();
+    let mut loc_frame_ids: Vec<u32> = Vec::new();
     let comms = collector.comms();
-    for (key, sum) in collector.sums_in_order() {
+    for (key, sum) in sums {
         let th = machine.thread_info(key.thread as usize);
         if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
             continue;
@@ -357,29 +394,43 @@ pub fn build(
         if need_chain {
             collector.interner.stack(key.stack, &mut stack);
             for &lid in &stack {
-                let l = &locs[lid as usize];
-                match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
-                    Some(ls) => {
-                        for &f in &ls.frames {
-                            chain.push(intern_frame(
+                // A location's frames are interned once and then copied.
+                let (a, b) = match loc_frames.get(lid as usize).copied().flatten() {
+                    Some(r) => r,
+                    None => {
+                        let l = &locs[lid as usize];
+                        let a = loc_frame_ids.len() as u32;
+                        match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+                            Some(ls) => {
+                                for &f in &ls.frames {
+                                    loc_frame_ids.push(intern_frame(
+                                        &mut report.frames,
+                                        &mut frame_ids,
+                                        (SymRef::Sym(f), l.level),
+                                    ));
+                                }
+                            }
+                            None => loc_frame_ids.push(intern_frame(
                                 &mut report.frames,
                                 &mut frame_ids,
-                                (SymRef::Sym(f), l.level),
-                            ));
+                                (
+                                    SymRef::Addr {
+                                        ip: l.ip,
+                                        dso: l.dso,
+                                    },
+                                    l.level,
+                                ),
+                            )),
                         }
+                        let r = (a, loc_frame_ids.len() as u32);
+                        if loc_frames.len() <= lid as usize {
+                            loc_frames.resize(lid as usize + 1, None);
+                        }
+                        loc_frames[lid as usize] = Some(r);
+                        r
                     }
-                    None => chain.push(intern_frame(
-                        &mut report.frames,
-                        &mut frame_ids,
-                        (
-                            SymRef::Addr {
-                                ip: l.ip,
-                                dso: l.dso,
-                            },
-                            l.level,
-                        ),
-                    )),
-                }
+                };
+                chain.extend_from_slice(&loc_frame_ids[a as usize..b as usize]);
             }
         }
         // perf's cursor holds the chain in the order in effect: root first
@@ -388,8 +439,7 @@ pub fn build(
             chain.reverse();
         }
         let chain_id = if opts.callchains {
-            report.chains.push(chain.clone());
-            (report.chains.len() - 1) as u32
+            report.push_chain(&chain, sum.period, sum.samples)
         } else {
             u32::MAX
         };
@@ -420,8 +470,6 @@ pub fn build(
                 e.chains.push(ChainRef {
                     chain: chain_id,
                     pos: 0,
-                    period: sum.period,
-                    samples: sum.samples,
                 });
             }
         }
@@ -431,8 +479,20 @@ pub fn build(
         // perf walks the chain in its order; each frame's entry (once per
         // sample: recursion and the self entry are skipped) accumulates the
         // period and gets the chain from that frame on.
-        seen.clear();
-        seen.push(self_index);
+        stamp = stamp.wrapping_add(1);
+        if stamp == 0 {
+            seen.iter_mut().for_each(|s| *s = 0);
+            stamp = 1;
+        }
+        let mark = |seen: &mut Vec<u32>, idx: usize| -> bool {
+            if seen.len() <= idx {
+                seen.resize(idx + 1, 0);
+            }
+            let fresh = seen[idx] != stamp;
+            seen[idx] = stamp;
+            fresh
+        };
+        mark(&mut seen, self_index);
         // perf fills one location per frame and only sets its level for
         // frames with a map: a frame without one shows the level before it.
         let mut level = leaf.level;
@@ -445,12 +505,18 @@ pub fn build(
             if dso != NO_DSO {
                 level = frame_level;
             }
-            keys_for(&mut keybuf, &opts.keys, key.comm, key.thread, dso, sref);
-            let idx = h.entry_index(&keybuf, key.thread, level);
-            if seen.contains(&idx) {
+            let idx = match frame_entry.get(&(key.event, key.comm, key.thread, f)) {
+                Some(&i) => i,
+                None => {
+                    keys_for(&mut keybuf, &opts.keys, key.comm, key.thread, dso, sref);
+                    let i = h.entry_index(&keybuf, key.thread, level);
+                    frame_entry.insert((key.event, key.comm, key.thread, f), i);
+                    i
+                }
+            };
+            if !mark(&mut seen, idx) {
                 continue;
             }
-            seen.push(idx);
             let e = &mut h.entries[idx];
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
@@ -459,10 +525,13 @@ pub fn build(
                 e.chains.push(ChainRef {
                     chain: chain_id,
                     pos: pos as u32,
-                    period: sum.period,
-                    samples: sum.samples,
                 });
             }
+        }
+    }
+    for h in &mut report.hists {
+        for e in &mut h.entries {
+            e.chains.shrink_to_fit();
         }
     }
     report
