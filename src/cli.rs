@@ -22,6 +22,11 @@ pub struct Cli {
     /// Only errors on stderr.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Never page output. On a terminal, reports otherwise go through
+    /// $SEAR_PAGER, $PERF_PAGER, $PAGER or `less` (set one to `cat` or
+    /// empty to turn paging off).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -64,6 +64,11 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
 }
 
+/// [`stdout`] through the pager on a terminal (see [`crate::ui::pager`]).
+pub fn paged_stdout() -> io::BufWriter<crate::ui::pager::Sink> {
+    io::BufWriter::with_capacity(1 << 16, crate::ui::pager::open())
+}
+
 pub fn finish(mut out: impl Write) -> Result<()> {
     out.flush().context("writing output")
 }

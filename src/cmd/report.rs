@@ -26,7 +26,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
             show_info: a.show_info,
             utc_offset: local_utc_offset,
         };
-        let mut out = super::stdout();
+        let mut out = super::paged_stdout();
         render::header::write_header(&mut out, reader.meta(), &info)?;
         if reader.meta().is_pipe() {
             // perf prints pipe-mode features as their records arrive, after
@@ -268,7 +268,7 @@ fn hotspots(
             hists: h,
         })
         .collect();
-    let mut out = super::stdout();
+    let mut out = super::paged_stdout();
     let topts = render::report::TableOptions {
         keys: keys.clone(),
         children,
@@ -439,7 +439,7 @@ fn stats_names(meta: &perf_data::Meta) -> Vec<String> {
 /// then the record counts.
 fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    let mut out = super::stdout();
+    let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
     let mut stats = Stats::default();
     let meta = reader.meta();
