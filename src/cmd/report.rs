@@ -350,31 +350,20 @@ fn entry_graph(
     percent_limit: f64,
 ) -> std::io::Result<()> {
     use profile::callchain::PrintType;
-    if e.chains.is_empty() {
-        return Ok(());
-    }
     let entry_period = if children { e.period_acc } else { e.period };
     let total = hists.total_period;
     if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
         return Ok(());
     }
-    // No node of the tree can weigh more than all its chains together.
-    let chains_period: u64 = e
-        .chains
-        .iter()
-        .map(|c| report.chain_weight(c.chain).0)
-        .fold(0, u64::wrapping_add);
+    // No node of the tree can weigh more than all its chains together:
+    // the entry's accumulated period (its self period without children).
+    let chains_period = e.period_acc;
     if params.print_type != PrintType::Fractal
         && chains_period < params.min_hit(hists.callchain_period)
     {
         return Ok(());
     }
-    let mut tree = profile::callchain::CallTree::new();
-    for c in &e.chains {
-        let frames = report.frames_of(c.chain);
-        let (period, samples) = report.chain_weight(c.chain);
-        tree.add_samples(frames.get(c.pos as usize..).unwrap_or(&[]), period, samples);
-    }
+    let tree = report.entry_call_tree(e);
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
     let sorted = tree.sort(params, hists.callchain_period, &order);
     let graph = render::callgraph::EntryGraph {

@@ -161,17 +161,6 @@ impl Names<'_> {
     }
 }
 
-/// Where an entry's call graph comes from: a chain ([`Report::frames_of`],
-/// in insertion order: root first for caller order) and the position of the
-/// entry's own frame in it; the entry's chain is the rest from there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChainRef {
-    pub chain: u32,
-    /// 0 for the sample's own entry; the frame's index for an entry a
-    /// children pass added.
-    pub pos: u32,
-}
-
 /// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistEntry {
@@ -187,7 +176,15 @@ pub struct HistEntry {
     /// breaks ties with them.
     pub thread: u32,
     pub max_depth: usize,
-    pub chains: Vec<ChainRef>,
+    /// The entry's index when it was made (stable across sorting): what
+    /// [`Term::entry`] refers to.
+    pub id: u32,
+    /// Chains of the entry's own samples, whole: their ends ([`Term`] ids).
+    pub ends: Vec<u32>,
+    /// Chains of samples that pass the entry (`--children`): the trie
+    /// nodes where its frame first occurs; each node's subtree, minus the
+    /// entry's own samples, is the part of those chains from the entry on.
+    pub subtrees: Vec<u32>,
     /// perf's level character of the sample that created the entry.
     pub level: u8,
 }
@@ -227,40 +224,140 @@ pub struct Report {
     pub hists: Vec<Hists>,
     /// Interned frames.
     pub frames: Vec<Frame>,
-    /// Every chain's frame ids (in insertion order), one after another;
-    /// chain `i` is `chain_frames[chain_starts[i]..chain_starts[i + 1]]`.
-    chain_frames: Vec<u32>,
-    chain_starts: Vec<usize>,
-    /// Each chain's (period, samples): every entry that refers to a chain
-    /// gets its whole weight.
-    chain_weights: Vec<(u64, u64)>,
+    /// Every sample's chain (in insertion order) as a path in one trie of
+    /// frames, with a root per (event, comm, thread).
+    trie: ChainTrie,
+}
+
+/// Where a sample's chain ends, with its weight and own entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Term {
+    pub node: u32,
+    /// The [`HistEntry::id`] of the sample's own (self) entry.
+    pub entry: u32,
+    pub period: u64,
+    pub samples: u64,
+    /// The next term at the same node, or `NONE`.
+    next: u32,
+}
+
+/// The chains of all samples, sharing common starts.
+#[derive(Debug, Default)]
+struct ChainTrie {
+    /// Per node: parent (`NONE` for a root), frame, first child, next sibling, first term.
+    parent: Vec<u32>,
+    frame: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    first_term: Vec<u32>,
+    terms: Vec<Term>,
+    ids: HashMap<(u32, u32), u32>,
+    roots: HashMap<(u32, u32, u32), u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl ChainTrie {
+    fn push(&mut self, parent: u32, frame: u32) -> u32 {
+        let id = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.frame.push(frame);
+        self.first_child.push(NONE);
+        self.next_sibling.push(NONE);
+        self.first_term.push(NONE);
+        if parent != NONE {
+            self.next_sibling[id as usize] = self.first_child[parent as usize];
+            self.first_child[parent as usize] = id;
+        }
+        id
+    }
+
+    fn root(&mut self, event: u32, comm: u32, thread: u32) -> u32 {
+        if let Some(&r) = self.roots.get(&(event, comm, thread)) {
+            return r;
+        }
+        let r = self.push(NONE, NONE);
+        self.roots.insert((event, comm, thread), r);
+        r
+    }
+
+    /// The child of `parent` for `frame` and whether it is new.
+    fn child(&mut self, parent: u32, frame: u32) -> (u32, bool) {
+        if let Some(&c) = self.ids.get(&(parent, frame)) {
+            return (c, false);
+        }
+        let c = self.push(parent, frame);
+        self.ids.insert((parent, frame), c);
+        (c, true)
+    }
+
+    fn add_term(&mut self, node: u32, entry: u32, period: u64, samples: u64) -> u32 {
+        let id = self.terms.len() as u32;
+        self.terms.push(Term {
+            node,
+            entry,
+            period,
+            samples,
+            next: self.first_term[node as usize],
+        });
+        self.first_term[node as usize] = id;
+        id
+    }
+
+    fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(
+            Some(self.first_child[node as usize]).filter(|&c| c != NONE),
+            |&c| Some(self.next_sibling[c as usize]).filter(|&n| n != NONE),
+        )
+    }
+
+    fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
+        std::iter::successors(
+            self.terms.get(self.first_term[node as usize] as usize),
+            |t| self.terms.get(t.next as usize),
+        )
+    }
 }
 
 impl Report {
-    pub fn frames_of(&self, chain: u32) -> &[u32] {
-        let i = chain as usize;
-        match (self.chain_starts.get(i), self.chain_starts.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.chain_frames[a..b],
-            _ => &[],
+    /// An entry's call graph: perf's callchain tree of the chains it
+    /// collected (its own samples' whole chains and, with `--children`,
+    /// the rest of every chain from the entry's first frame in it).
+    pub fn entry_call_tree(&self, e: &HistEntry) -> crate::callchain::CallTree {
+        use crate::callchain::TrieBuilder;
+        let t = &self.trie;
+        let mut b = TrieBuilder::new();
+        let mut path = Vec::new();
+        for &term in &e.ends {
+            let Some(term) = t.terms.get(term as usize) else {
+                continue;
+            };
+            path.clear();
+            let mut n = term.node;
+            while t.parent[n as usize] != NONE {
+                path.push(t.frame[n as usize]);
+                n = t.parent[n as usize];
+            }
+            path.reverse();
+            b.add_chain(&path, term.period, term.samples);
         }
-    }
-
-    /// A chain's period and sample count.
-    pub fn chain_weight(&self, chain: u32) -> (u64, u64) {
-        self.chain_weights
-            .get(chain as usize)
-            .copied()
-            .unwrap_or((0, 0))
-    }
-
-    fn push_chain(&mut self, frames: &[u32], period: u64, samples: u64) -> u32 {
-        self.chain_weights.push((period, samples));
-        if self.chain_starts.is_empty() {
-            self.chain_starts.push(0);
+        let mut work = Vec::new();
+        for &top in &e.subtrees {
+            let start = b.child(TrieBuilder::ROOT, t.frame[top as usize]);
+            work.push((top, start));
+            while let Some((n, bn)) = work.pop() {
+                for term in t.terms_at(n) {
+                    if term.entry != e.id {
+                        b.add_hit(bn, term.period, term.samples);
+                    }
+                }
+                for c in t.children(n) {
+                    let bc = b.child(bn, t.frame[c as usize]);
+                    work.push((c, bc));
+                }
+            }
         }
-        self.chain_frames.extend_from_slice(frames);
-        self.chain_starts.push(self.chain_frames.len());
-        (self.chain_starts.len() - 2) as u32
+        b.into_call_tree()
     }
 }
 
@@ -311,7 +408,9 @@ impl Hists {
             samples_acc: 0,
             thread,
             max_depth: 0,
-            chains: Vec::new(),
+            id: self.entries.len() as u32,
+            ends: Vec::new(),
+            subtrees: Vec::new(),
             level,
         });
         self.entries.len() - 1
@@ -367,11 +466,24 @@ pub fn build(
     // Entries a sample already added its period to, as a stamp per entry
     // index (the sample's number), so recursion costs O(1) per frame.
     let mut seen: Vec<u32> = Vec::new();
+    // The same, for entries whose frame already occurred on the chain
+    // (the self entry not counted).
+    let mut path_seen: Vec<u32> = Vec::new();
+    let mut path_nodes: Vec<u32> = Vec::new();
+    let mut new_nodes: Vec<bool> = Vec::new();
     let mut stamp: u32 = 0;
     // A frame's entry within one (event, comm, thread): the sort keys here
     // are functions of those and the frame, so each is hashed only once.
     let mut frame_entry: HashMap<(u32, u32, u32, u32), usize> = HashMap::default();
     let need_chain = opts.children || opts.callchains;
+    let dso_rows: Vec<u32> = {
+        let mut first: HashMap<&str, u32> = HashMap::default();
+        dso_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| *first.entry(n.as_str()).or_insert(i as u32))
+            .collect()
+    };
     let mut loc_frames: Vec<Option<(u32, u32)>> = Vec::new();
     let mut loc_frame_ids: Vec<u32> = Vec::new();
     let comms = collector.comms();
@@ -438,11 +550,19 @@ pub fn build(
         if opts.caller_order {
             chain.reverse();
         }
-        let chain_id = if opts.callchains {
-            report.push_chain(&chain, sum.period, sum.samples)
-        } else {
-            u32::MAX
-        };
+        // The chain's path in the trie, and which of its nodes are new.
+        path_nodes.clear();
+        new_nodes.clear();
+        let keep_chain = opts.callchains && !chain.is_empty();
+        if keep_chain {
+            let mut node = report.trie.root(key.event, key.comm, key.thread);
+            for &f in &chain {
+                let (n, new) = report.trie.child(node, f);
+                path_nodes.push(n);
+                new_nodes.push(new);
+                node = n;
+            }
+        }
         let h = &mut report.hists[ev];
         h.nr_samples += sum.samples;
         h.total_period = h.total_period.wrapping_add(sum.period);
@@ -452,6 +572,7 @@ pub fn build(
         keys_for(
             &mut keybuf,
             &opts.keys,
+            &dso_rows,
             key.comm,
             key.thread,
             leaf.dso,
@@ -465,14 +586,17 @@ pub fn build(
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if chain_id != u32::MAX {
+            if opts.callchains {
                 e.max_depth = e.max_depth.max(depth);
-                e.chains.push(ChainRef {
-                    chain: chain_id,
-                    pos: 0,
-                });
+            }
+            if keep_chain {
+                let end = path_nodes[path_nodes.len() - 1];
+                let id = e.id;
+                let term = report.trie.add_term(end, id, sum.period, sum.samples);
+                report.hists[ev].entries[self_index].ends.push(term);
             }
         }
+        let h = &mut report.hists[ev];
         if !opts.children {
             continue;
         }
@@ -482,6 +606,7 @@ pub fn build(
         stamp = stamp.wrapping_add(1);
         if stamp == 0 {
             seen.iter_mut().for_each(|s| *s = 0);
+            path_seen.iter_mut().for_each(|s| *s = 0);
             stamp = 1;
         }
         let mark = |seen: &mut Vec<u32>, idx: usize| -> bool {
@@ -508,30 +633,40 @@ pub fn build(
             let idx = match frame_entry.get(&(key.event, key.comm, key.thread, f)) {
                 Some(&i) => i,
                 None => {
-                    keys_for(&mut keybuf, &opts.keys, key.comm, key.thread, dso, sref);
+                    keys_for(
+                        &mut keybuf,
+                        &opts.keys,
+                        &dso_rows,
+                        key.comm,
+                        key.thread,
+                        dso,
+                        sref,
+                    );
                     let i = h.entry_index(&keybuf, key.thread, level);
                     frame_entry.insert((key.event, key.comm, key.thread, f), i);
                     i
                 }
             };
+            // Where a frame's entry first occurs on the path is a property
+            // of the trie node: recorded once, when the node is made.
+            if mark(&mut path_seen, idx) && keep_chain && new_nodes[pos] {
+                h.entries[idx].subtrees.push(path_nodes[pos]);
+            }
             if !mark(&mut seen, idx) {
                 continue;
             }
             let e = &mut h.entries[idx];
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if chain_id != u32::MAX {
+            if opts.callchains {
                 e.max_depth = e.max_depth.max(depth - pos);
-                e.chains.push(ChainRef {
-                    chain: chain_id,
-                    pos: pos as u32,
-                });
             }
         }
     }
     for h in &mut report.hists {
         for e in &mut h.entries {
-            e.chains.shrink_to_fit();
+            e.ends.shrink_to_fit();
+            e.subtrees.shrink_to_fit();
         }
     }
     report
@@ -556,8 +691,20 @@ fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
     }
 }
 
-fn keys_for(out: &mut Vec<Key>, keys: &[SortKey], comm: u32, thread: u32, dso: u32, sym: SymRef) {
+/// The sort keys of a sample or frame. `dso_rows` maps each DSO to the
+/// first one with its short name: perf's dso key compares short names, so
+/// two binaries named alike (`a/sear`, `b/sear`) share a row.
+fn keys_for(
+    out: &mut Vec<Key>,
+    keys: &[SortKey],
+    dso_rows: &[u32],
+    comm: u32,
+    thread: u32,
+    dso: u32,
+    sym: SymRef,
+) {
     out.clear();
+    let dso = dso_rows.get(dso as usize).copied().unwrap_or(dso);
     out.extend(keys.iter().map(|k| match k {
         SortKey::Comm => Key::Comm(comm),
         SortKey::Pid => Key::Thread(thread),
