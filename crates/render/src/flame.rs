@@ -1,0 +1,108 @@
+//! Folded stacks to an interactive SVG flame graph (flamegraph.pl's: hover
+//! details, click to zoom, search with highlighted matches and "matched %",
+//! reset zoom), drawn by the `inferno` crate.
+
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use inferno::flamegraph::{self, color::Palette, Direction};
+use profile::collapse::FoldedLine;
+
+/// The palettes `--colors` accepts.
+pub const PALETTES: &[&str] = &[
+    "hot", "mem", "io", "wakeup", "java", "js", "perl", "python", "rust", "red", "green", "blue",
+    "aqua", "yellow", "purple", "orange",
+];
+
+/// How to draw the graph.
+#[derive(Debug, Clone)]
+pub struct FlameOptions {
+    /// Default: "Flame Graph", or "Icicle Graph" when inverted.
+    pub title: Option<String>,
+    pub subtitle: Option<String>,
+    /// Image width in pixels (default 1200).
+    pub width: Option<usize>,
+    /// One of [`PALETTES`]. Default: `hot`, or `java` when frames carry
+    /// `_[k]`/`_[j]`/`_[i]` marks, which it colours apart (kernel orange,
+    /// JIT green, inline aqua).
+    pub palette: Option<String>,
+    /// Colour by a hash of the name instead of at random (both are
+    /// reproducible: the random colours are seeded).
+    pub hash: bool,
+    /// Icicle graph: roots at the top.
+    pub inverted: bool,
+    /// Merge stacks leaf first.
+    pub reverse: bool,
+    /// Keep the input's order on the x axis (time) instead of sorting.
+    pub flame_chart: bool,
+    /// Frames narrower than this many pixels are left out.
+    pub min_width: f64,
+    /// What a count is ("samples").
+    pub count_name: Option<String>,
+}
+
+impl Default for FlameOptions {
+    fn default() -> Self {
+        FlameOptions {
+            title: None,
+            subtitle: None,
+            width: None,
+            palette: None,
+            hash: false,
+            inverted: false,
+            reverse: false,
+            flame_chart: false,
+            min_width: 0.1,
+            count_name: None,
+        }
+    }
+}
+
+/// True if some frame ends with a `_[k]`, `_[j]` or `_[i]` mark.
+pub fn has_annotations(lines: &[FoldedLine<'_>]) -> bool {
+    lines.iter().any(|l| {
+        l.stack
+            .split(';')
+            .any(|f| f.ends_with("_[k]") || f.ends_with("_[j]") || f.ends_with("_[i]"))
+    })
+}
+
+/// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
+/// "no valid input" placeholder SVG (the caller warns).
+pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
+    let palette = match &o.palette {
+        Some(p) => {
+            Palette::from_str(p).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?
+        }
+        None if has_annotations(lines) => Palette::from_str("java").map_err(io::Error::other)?,
+        None => Palette::from_str("hot").map_err(io::Error::other)?,
+    };
+    let mut opts = flamegraph::Options::default();
+    opts.colors = palette;
+    opts.hash = o.hash;
+    opts.deterministic = true;
+    opts.title = match &o.title {
+        Some(t) => t.clone(),
+        None if o.inverted => "Icicle Graph".into(),
+        None => "Flame Graph".into(),
+    };
+    opts.subtitle = o.subtitle.clone();
+    opts.image_width = o.width;
+    if o.inverted {
+        opts.direction = Direction::Inverted;
+    }
+    opts.reverse_stack_order = o.reverse;
+    opts.flame_chart = o.flame_chart;
+    opts.min_width = o.min_width;
+    if let Some(c) = &o.count_name {
+        opts.count_name = c.clone();
+    }
+    let text: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{} {}", l.stack, l.count))
+        .collect();
+    match flamegraph::from_lines(&mut opts, text.iter().map(String::as_str), out) {
+        Err(e) if lines.is_empty() && e.kind() == io::ErrorKind::InvalidData => Ok(()),
+        r => r,
+    }
+}
