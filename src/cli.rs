@@ -98,7 +98,7 @@ pub struct FlameArgs {
     #[arg(long, value_name = "TEXT")]
     pub subtitle: Option<String>,
     /// Image width in pixels (default 1200).
-    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(10..=1_000_000))]
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
     pub width: Option<u32>,
     /// Colour palette. Default: hot, or java when frames carry
     /// `_[k]`/`_[j]`/`_[i]` marks (kernel orange, JIT green, inline aqua).
@@ -116,9 +116,9 @@ pub struct FlameArgs {
     /// Flame chart: keep the input's order (time) on the x axis instead of sorting.
     #[arg(long)]
     pub flamechart: bool,
-    /// Omit frames narrower than this many pixels (default 0.1).
-    #[arg(long, value_name = "PIXELS", default_value_t = 0.1, value_parser = non_negative)]
-    pub minwidth: f64,
+    /// Omit frames narrower than this: pixels, or a percentage of the total with `%`.
+    #[arg(long, value_name = "PIXELS", default_value = "0.1")]
+    pub minwidth: render::flame::MinWidth,
     /// What the counts are, in hover details (default: samples).
     #[arg(long, value_name = "NAME")]
     pub countname: Option<String>,
@@ -249,13 +249,6 @@ pub struct BuildidListArgs {
     /// Print the running kernel's build id and stop.
     #[arg(short = 'k', long = "kernel")]
     pub kernel: bool,
-}
-
-fn non_negative(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a number of pixels >= 0")),
-    }
 }
 
 pub fn parse() -> Result<Cli, clap::Error> {

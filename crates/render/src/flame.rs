@@ -35,8 +35,8 @@ pub struct FlameOptions {
     pub reverse: bool,
     /// Keep the input's order on the x axis (time) instead of sorting.
     pub flame_chart: bool,
-    /// Frames narrower than this many pixels are left out.
-    pub min_width: f64,
+    /// Frames narrower than this are left out.
+    pub min_width: MinWidth,
     /// What a count is ("samples").
     pub count_name: Option<String>,
 }
@@ -52,8 +52,42 @@ impl Default for FlameOptions {
             inverted: false,
             reverse: false,
             flame_chart: false,
-            min_width: 0.1,
+            min_width: MinWidth::Pixels(0.1),
             count_name: None,
+        }
+    }
+}
+
+/// Pixels left and right of the frames (inferno's padding).
+const XPAD: usize = 10;
+/// Narrowest image drawn.
+pub const MIN_IMAGE_WIDTH: usize = 100;
+const DEFAULT_IMAGE_WIDTH: usize = 1200;
+
+/// The narrowest frame drawn, as flamegraph.pl's `--minwidth` takes it:
+/// pixels (`0.1`) or a percentage of the total (`0.5%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MinWidth {
+    Pixels(f64),
+    Percent(f64),
+}
+
+impl FromStr for MinWidth {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (num, pct) = match s.strip_suffix('%') {
+            Some(n) => (n, true),
+            None => (s, false),
+        };
+        match num.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(if pct {
+                MinWidth::Percent(v)
+            } else {
+                MinWidth::Pixels(v)
+            }),
+            _ => Err(format!(
+                "`{s}` is not a width: pixels (0.1) or a percentage (0.5%)"
+            )),
         }
     }
 }
@@ -87,20 +121,30 @@ pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -
         None => "Flame Graph".into(),
     };
     opts.subtitle = o.subtitle.clone();
-    opts.image_width = o.width;
+    let width = o.width.unwrap_or(DEFAULT_IMAGE_WIDTH).max(MIN_IMAGE_WIDTH);
+    opts.image_width = Some(width);
     if o.inverted {
         opts.direction = Direction::Inverted;
     }
     opts.reverse_stack_order = o.reverse;
     opts.flame_chart = o.flame_chart;
-    opts.min_width = o.min_width;
+    // inferno takes a percentage of the frames' width.
+    opts.min_width = match o.min_width {
+        MinWidth::Percent(p) => p,
+        MinWidth::Pixels(px) => px * 100.0 / (width - 2 * XPAD) as f64,
+    };
     if let Some(c) = &o.count_name {
         opts.count_name = c.clone();
     }
-    let text: Vec<String> = lines
+    let mut text: Vec<String> = lines
         .iter()
         .map(|l| format!("{} {}", l.stack, l.count))
         .collect();
+    if o.flame_chart {
+        // inferno draws a flame chart's lines right to left; flamegraph.pl
+        // (and a timeline) puts the first line on the left.
+        text.reverse();
+    }
     match flamegraph::from_lines(&mut opts, text.iter().map(String::as_str), out) {
         Err(e) if lines.is_empty() && e.kind() == io::ErrorKind::InvalidData => Ok(()),
         r => r,
