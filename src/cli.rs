@@ -68,8 +68,8 @@ pub struct CollapseArgs {
     /// Show the address of frames without a symbol: `[module <ADDR>]`.
     #[arg(long)]
     pub addrs: bool,
-    /// Expand inline frames from the binaries' DWARF, marked `_[i]` (addresses
-    /// are taken as the binary's own: exact for non-PIE executables).
+    /// Expand inline frames from the binaries' DWARF (the binaries named in the
+    /// text, read from disk), marked `_[i]`.
     #[arg(long)]
     pub inline: bool,
     /// Fold only samples of this event (default: the first event in the input).

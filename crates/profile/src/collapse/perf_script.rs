@@ -42,7 +42,7 @@ use std::path::Path;
 
 use perf_data::Diagnostics;
 use rustc_hash::FxHashMap as HashMap;
-use symbols::{Binary, DebugFinder, Svma};
+use symbols::{Binary, DebugFinder, FileOffset, Svma};
 
 use super::Folded;
 
@@ -649,9 +649,7 @@ impl Inliner {
 
     /// The frames at `pc` in `module`, innermost first, each with whether it
     /// was inlined; `None` when the binary or its DWARF cannot tell (the frame
-    /// is then kept as perf printed it). The text's addresses are taken as the
-    /// binary's own (true for non-PIE executables); one outside the binary's
-    /// loaded segments is not looked up.
+    /// is then kept as perf printed it).
     fn frames(
         &mut self,
         module: &[u8],
@@ -680,14 +678,19 @@ impl Inliner {
         let bin = bin.as_mut()?;
         // A return address is looked up inside the call that made it.
         let addr = if leaf { pc } else { pc.checked_sub(1)? };
-        let inside = bin
-            .elf()
+        // Old perf printed the binary's own addresses (`4005b1` in a non-PIE
+        // executable); newer perf prints offsets into the file (`1157` for the
+        // same code). Where the two agree (most shared objects) it is the same.
+        let elf = bin.elf();
+        let inside = elf
             .load_segments()
             .iter()
             .any(|s| addr >= s.svma && addr - s.svma < s.mem_size);
-        if !inside {
-            return None;
-        }
+        let addr = if inside {
+            addr
+        } else {
+            elf.file_offset_to_svma(FileOffset(addr)).ok()?.0
+        };
         let frames = bin.frames(Svma(addr)).ok()?;
         if frames.is_empty() || frames.iter().any(|f| f.function.is_none()) {
             return None;
