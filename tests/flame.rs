@@ -299,6 +299,10 @@ fn bad_input_gives_warnings_and_a_graph() {
     assert!(out.stderr.contains("total overflow"), "{}", out.stderr);
     let svg = parse(&out.stdout);
     frame(&svg, "b\u{fffd}");
+    // Control characters would make the XML unreadable: replaced.
+    let out = sear(&["flame"], b"a;b\x01c 2\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    frame(&parse(&out.stdout), "b\u{fffd}c");
     frame(&svg, "d");
     // a;c would make the total overflow: left out.
     assert!(svg.frames.iter().all(|f| f.name() != "c"));

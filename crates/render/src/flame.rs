@@ -2,6 +2,7 @@
 //! details, click to zoom, search with highlighted matches and "matched %",
 //! reset zoom), drawn by the `inferno` crate.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::str::FromStr;
 
@@ -101,6 +102,25 @@ pub fn has_annotations(lines: &[FoldedLine<'_>]) -> bool {
     })
 }
 
+/// `s` without the characters XML 1.0 forbids (control characters other than
+/// tab and newlines, U+FFFE, U+FFFF), which would make the SVG unreadable;
+/// each becomes U+FFFD.
+fn xml_safe(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+            || matches!(c, '\u{fffe}' | '\u{ffff}')
+    };
+    if s.chars().any(bad) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| if bad(c) { '\u{fffd}' } else { c })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 /// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
 /// "no valid input" placeholder SVG (the caller warns).
 pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
@@ -138,7 +158,7 @@ pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -
     }
     let mut text: Vec<String> = lines
         .iter()
-        .map(|l| format!("{} {}", l.stack, l.count))
+        .map(|l| format!("{} {}", xml_safe(l.stack), l.count))
         .collect();
     if o.flame_chart {
         // inferno draws a flame chart's lines right to left; flamegraph.pl

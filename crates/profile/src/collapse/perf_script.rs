@@ -31,8 +31,9 @@
 //! - A sample counts only once its blank line is read: a last sample without
 //!   one (cut-off text) is dropped, with a warning.
 //!
-//! Lines that fit none of these shapes, lines over 1 MiB, stacks over 65536
-//! frames and periods over `u64::MAX` are skipped with counted warnings.
+//! Lines that fit none of these shapes, lines over 1 MiB, frames past 65536
+//! (or 16 MiB of names) in one sample and periods over `u64::MAX` are skipped
+//! with counted warnings.
 
 use std::collections::hash_map::Entry;
 use std::ffi::OsStr;
@@ -50,6 +51,8 @@ use super::Folded;
 pub const MAX_LINE: usize = 1 << 20;
 /// Most frames kept of one sample (perf's own limit is far lower).
 pub const MAX_FRAMES: usize = 1 << 16;
+/// Most bytes of frame names kept of one sample.
+pub const MAX_STACK_BYTES: usize = 16 << 20;
 
 /// What a stack counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
