@@ -40,6 +40,97 @@ pub enum Command {
     BuildidList(BuildidListArgs),
     /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
     Inject(InjectArgs),
+    /// Fold the stacks of `perf script` text into `root;...;leaf COUNT` lines
+    /// (like FlameGraph's stackcollapse-perf.pl).
+    Collapse(CollapseArgs),
+    /// Draw an interactive SVG flame graph from folded stacks (like flamegraph.pl).
+    Flame(FlameArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CollapseArgs {
+    /// `perf script` text; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE", conflicts_with = "input")]
+    pub file: Option<PathBuf>,
+    /// A recording to fold directly (perf.data).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// First frame `comm-PID`.
+    #[arg(long)]
+    pub pid: bool,
+    /// First frame `comm-PID/TID`.
+    #[arg(long)]
+    pub tid: bool,
+    /// Mark kernel frames with `_[k]`.
+    #[arg(long)]
+    pub kernel: bool,
+    /// Mark JIT frames (`/tmp/perf-PID.map`) with `_[j]`.
+    #[arg(long)]
+    pub jit: bool,
+    /// Both --kernel and --jit.
+    #[arg(long)]
+    pub all: bool,
+    /// Show the address of frames without a symbol: `[module <ADDR>]`.
+    #[arg(long)]
+    pub addrs: bool,
+    /// Expand inline frames from the binaries' DWARF (the binaries named in the
+    /// text, read from disk), marked `_[i]`.
+    #[arg(long)]
+    pub inline: bool,
+    /// Fold only samples of this event (default: the first event in the input).
+    #[arg(long = "event-filter", value_name = "EVENT")]
+    pub event_filter: Option<String>,
+    /// Count samples instead of summing their periods.
+    #[arg(long)]
+    pub samples: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FlameArgs {
+    /// Folded stacks (or `perf script` text); `-` or nothing reads stdin.
+    #[arg(value_name = "FILE", conflicts_with = "input")]
+    pub file: Option<PathBuf>,
+    /// Input file (folded stacks, `perf script` text or a recording).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Write the SVG here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Title at the top.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// Second line under the title.
+    #[arg(long, value_name = "TEXT")]
+    pub subtitle: Option<String>,
+    /// Image width in pixels (default 1200).
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    pub width: Option<u32>,
+    /// Colour palette. Default: hot, or java when frames carry
+    /// `_[k]`/`_[j]`/`_[i]` marks (kernel orange, JIT green, inline aqua).
+    #[arg(long, value_name = "PALETTE", value_parser = clap::builder::PossibleValuesParser::new(render::flame::PALETTES))]
+    pub colors: Option<String>,
+    /// Colour by a hash of the function name (the same name, the same colour).
+    #[arg(long)]
+    pub hash: bool,
+    /// Icicle graph: roots at the top, stacks grow downwards.
+    #[arg(long)]
+    pub inverted: bool,
+    /// Reverse each stack (leaf first) before merging: a callee-rooted graph.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Flame chart: keep the input's order (time) on the x axis instead of sorting.
+    #[arg(long)]
+    pub flamechart: bool,
+    /// Omit frames narrower than this: pixels, or a percentage of the total with `%`.
+    #[arg(long, value_name = "PIXELS", default_value = "0.1")]
+    pub minwidth: render::flame::MinWidth,
+    /// What the counts are, in hover details (default: samples).
+    #[arg(long, value_name = "NAME")]
+    pub countname: Option<String>,
+    /// With `perf script` text or a recording as input: graph this event
+    /// (default: the first in the input). One graph per event.
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
 }
 
 #[derive(Debug, Args)]
