@@ -13,6 +13,7 @@ mod buildid_list;
 mod collapse;
 mod flame;
 mod inject;
+mod replay;
 mod report;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {

@@ -75,8 +75,8 @@ fn hotspots(
     reader: perf_data::RecordReader,
 ) -> Result<ExitCode> {
     use profile::hist::{Filters, HistOptions, Names, SortKey};
-    use profile::resolve::{CollectOptions, Collector};
-    use profile::symbolize::{NameStyle, SymbolizeOptions};
+    use profile::resolve::CollectOptions;
+    use profile::symbolize::NameStyle;
 
     let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
     let keys: Vec<SortKey> = sort
@@ -119,53 +119,6 @@ fn hotspots(
             "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
         );
     }
-    let mut machine = profile::machine::Machine::new();
-    let build_ids = meta.features.build_ids().unwrap_or_default();
-    for e in &build_ids {
-        machine.set_build_id(&e.filename, &e.build_id);
-    }
-    // Reading /proc/kallsyms takes a tenth of a second: do it on another
-    // core during pass one when the file names its kernel up front.
-    let kernel_id = build_ids
-        .iter()
-        .find(|e| e.filename == "[kernel.kallsyms]")
-        .map(|e| e.build_id.clone());
-    let wants_kernel = meta
-        .events
-        .iter()
-        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let kernel_prefetch = (kernel_id.is_some() && wants_kernel).then(|| {
-        let id = kernel_id.clone();
-        std::thread::spawn(move || {
-            symbols::KernelFinder::default().load_for_recording(id.as_deref())
-        })
-    });
-    let mut collector = Collector::new(CollectOptions {
-        max_stack: a.max_stack,
-        callchains: has_callchains && (children || !graphs_hidden),
-        adjust_returns: !a.raw_return_addresses,
-    });
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    let mut stats = Stats::default();
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        stats.add(&rec);
-        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
-            let Ok(s) = rec.sample() else {
-                continue; // counted by stats as undecodable
-            };
-            // Without PERIOD in the sample, perf counts the attr's period.
-            let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            collector.add(&mut machine, &s, period);
-        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
-                machine.apply(rec.raw.misc, &data);
-            }
-        }
-    }
     let names_style = if a.no_demangle {
         NameStyle::Raw
     } else if a.short_names {
@@ -173,26 +126,25 @@ fn hotspots(
     } else {
         NameStyle::Full
     };
-    // The prefetched kernel symbols serve only if pass one kept the kernel's
-    // build id the features named.
-    let preloaded = kernel_prefetch.and_then(|h| h.join().ok()).filter(|_| {
-        machine
-            .dsos()
-            .iter()
-            .find(|d| d.name == "[kernel.kallsyms]")
-            .is_none_or(|d| d.build_id == kernel_id)
-    });
-    let syms = profile::symbolize::symbolize_with_kernel(
-        collector.interner.locs(),
-        machine.dsos(),
-        machine.kernel_reloc(),
-        &SymbolizeOptions {
+    let super::replay::Replayed {
+        mut collector,
+        machine,
+        syms,
+        stats,
+        reader,
+    } = super::replay::replay(
+        path,
+        reader,
+        &super::replay::ReplayOptions {
+            collect: CollectOptions {
+                max_stack: a.max_stack,
+                callchains: has_callchains && (children || !graphs_hidden),
+                adjust_returns: !a.raw_return_addresses,
+            },
             names: names_style,
             inline: !a.no_inline,
-            finder: symbols::DebugFinder::default(),
         },
-        preloaded,
-    );
+    )?;
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
     }
