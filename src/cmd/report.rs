@@ -74,22 +74,11 @@ fn hotspots(
     path: &std::path::Path,
     reader: perf_data::RecordReader,
 ) -> Result<ExitCode> {
+    use profile::fields::{Layout, LayoutOptions};
     use profile::hist::{Filters, HistOptions, Names, SortKey};
     use profile::resolve::{CollectOptions, Collector};
     use profile::symbolize::{NameStyle, SymbolizeOptions};
 
-    let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
-    let keys: Vec<SortKey> = sort
-        .split(',')
-        .map(|k| {
-            SortKey::parse(k.trim()).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--sort {k}: unknown or not yet supported sort key; \
-                     sear knows comm, pid, dso and sym"
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
     let meta = reader.meta();
     let has_callchains = meta
         .events
@@ -104,6 +93,18 @@ fn hotspots(
     };
     let graphs_hidden = !params.enabled();
     let children = has_callchains && !a.no_children;
+    let layout = Layout::new(&LayoutOptions {
+        fields: a.fields.as_deref(),
+        sort: a.sort.as_deref(),
+        children,
+        show_nr_samples: a.show_nr_samples,
+        show_total_period: a.show_total_period,
+        show_cpu_utilization: a.show_cpu_utilization,
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let keys: Vec<SortKey> = layout.keys();
+    let relative = a.percentage.as_deref() == Some("relative");
+    let groups = EventGroups::new(meta, a.group, a.no_group);
     let order = params.resolved_order(children);
     let branch = meta
         .events
@@ -112,11 +113,6 @@ fn hotspots(
     if branch && !a.no_branch_stack {
         anyhow::bail!(
             "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-        );
-    }
-    if meta.events.len() > 1 && meta.features.has(perf_data::consts::feature::GROUP_DESC) {
-        anyhow::bail!(
-            "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
         );
     }
     let mut machine = profile::machine::Machine::new();
@@ -130,6 +126,8 @@ fn hotspots(
     });
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
+    let mut last_read: std::collections::HashMap<u64, u64> = Default::default();
+    let mut unknown_read_ids = 0u64;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading records of {}", path.display()))?
@@ -139,10 +137,35 @@ fn hotspots(
             let Ok(s) = rec.sample() else {
                 continue; // counted by stats as undecodable
             };
-            // Without PERIOD in the sample, perf counts the attr's period.
             let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            collector.add(&mut machine, &s, period);
+            match s.read {
+                // Counter values read with the sample (leader sampling,
+                // `:S`): as perf, each value's change since that counter's
+                // last sample is a sample of its own event.
+                Some(read) if attr.sample_type & perf_data::PERF_SAMPLE_READ != 0 => {
+                    for v in read.values() {
+                        let event = v.id.and_then(|id| rec.meta.event_of_id(Some(id)));
+                        let (Some(id), Some(event)) = (v.id, event) else {
+                            unknown_read_ids += 1;
+                            continue;
+                        };
+                        let last = last_read.entry(id).or_insert(0);
+                        let delta = v.value.wrapping_sub(*last);
+                        *last = v.value;
+                        if delta == 0 {
+                            continue;
+                        }
+                        let mut member = s.clone();
+                        member.event = event;
+                        collector.add(&mut machine, &member, delta);
+                    }
+                }
+                _ => {
+                    // Without PERIOD in the sample, perf counts the attr's period.
+                    let period = s.period.unwrap_or(attr.sample_period_or_freq);
+                    collector.add(&mut machine, &s, period);
+                }
+            }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if let Ok((data, _)) = rec.decode() {
                 machine.apply(rec.raw.misc, &data);
@@ -206,6 +229,7 @@ fn hotspots(
         children,
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
+        cpumode: layout.needs_cpumode(),
     };
     let mut report =
         profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
@@ -216,38 +240,67 @@ fn hotspots(
         machine: &machine,
     };
     let meta = reader.meta();
-    let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    let nr_events = meta.events.len();
     report
         .hists
-        .resize_with(event_names.len().max(report.hists.len()), Default::default);
-    for h in &mut report.hists {
-        h.sort(&names, children, hopts.caller_order);
+        .resize_with(nr_events.max(report.hists.len()), Default::default);
+    // One section per event, or per group in group view.
+    let mut section_events = Vec::new();
+    for ev in 0..nr_events {
+        if groups.view && groups.leader[ev] != ev {
+            continue;
+        }
+        section_events.push(ev);
+        if groups.view {
+            let members = groups.members(ev);
+            if !members.is_empty() {
+                report.link_group(ev, &members);
+            }
+        }
     }
-    let sections: Vec<render::report::Section<'_>> = report
-        .hists
+    for h in &mut report.hists {
+        h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
+    }
+    let section_names: Vec<String> = section_events
         .iter()
-        .zip(&event_names)
-        .map(|(h, n)| render::report::Section {
+        .map(|&ev| groups.section_name(meta, ev))
+        .collect();
+    let sections: Vec<render::report::Section<'_>> = section_events
+        .iter()
+        .zip(&section_names)
+        .map(|(&ev, n)| render::report::Section {
             event_name: n,
-            hists: h,
+            plural: !groups.members(ev).is_empty(),
+            hists: &report.hists[ev],
+            members: if groups.view {
+                groups
+                    .members(ev)
+                    .iter()
+                    .filter_map(|&m| report.hists.get(m))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         })
         .collect();
     let mut out = super::stdout();
     let topts = render::report::TableOptions {
         keys: keys.clone(),
+        layout: layout.clone(),
         children,
         percent_limit: a.percent_limit,
+        relative,
     };
     let hide_first_frame = keys.first() == Some(&SortKey::Sym);
     let show_graphs = has_callchains && !graphs_hidden;
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
     let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
-        report
-            .hists
+        section_events
             .iter()
-            .map(|h| {
+            .map(|&ev| {
                 use rayon::prelude::*;
+                let h = &report.hists[ev];
                 h.entries
                     .par_iter()
                     .map(|e| {
@@ -263,6 +316,7 @@ fn hotspots(
                             children,
                             hide_first_frame,
                             topts.percent_limit,
+                            relative,
                         );
                         buf
                     })
@@ -289,6 +343,13 @@ fn hotspots(
     )?;
     super::finish(out)?;
     crate::ui::print_diagnostics(path, reader.diagnostics());
+    if unknown_read_ids > 0 {
+        log::warn!(
+            "{}: {unknown_read_ids} counter values read with samples name no known event; \
+             they are left out",
+            path.display()
+        );
+    }
     if collector.unwind_failures > 0 {
         log::info!(
             "{} samples could not be unwound past their first frame",
@@ -312,20 +373,21 @@ fn entry_graph(
     children: bool,
     hide_first_frame: bool,
     percent_limit: f64,
+    relative: bool,
 ) -> std::io::Result<()> {
     use profile::callchain::PrintType;
     if e.chains.is_empty() {
         return Ok(());
     }
     let entry_period = if children { e.period_acc } else { e.period };
-    let total = hists.total_period;
+    let total = hists.percent_base(relative);
     if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
         return Ok(());
     }
     // No node of the tree can weigh more than all its chains together.
     let chains_period: u64 = e.chains.iter().map(|c| c.period).fold(0, u64::wrapping_add);
     if params.print_type != PrintType::Fractal
-        && chains_period < params.min_hit(hists.callchain_period)
+        && chains_period < params.min_hit(hists.callchain_base(relative))
     {
         return Ok(());
     }
@@ -339,7 +401,7 @@ fn entry_graph(
         );
     }
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
-    let sorted = tree.sort(params, hists.callchain_period, &order);
+    let sorted = tree.sort(params, hists.callchain_base(relative), &order);
     let graph = render::callgraph::EntryGraph {
         tree: &tree,
         sorted: &sorted,
@@ -380,6 +442,90 @@ fn frame_order(
         SymRef::Addr { ip, dso } => (dso, ip, ""),
     };
     key(x).cmp(&key(y))
+}
+
+/// The recording's event groups (perf's GROUP_DESC) and whether the
+/// report shows them together.
+struct EventGroups {
+    /// Each event's group leader (itself if it leads or is alone).
+    leader: Vec<usize>,
+    /// Group names by leader (None: anonymous).
+    names: Vec<Option<String>>,
+    /// Group view (perf's `--group`, on by default for recordings with
+    /// groups).
+    view: bool,
+    /// `--group` or `--no-group` on a recording without groups: all events
+    /// form one, named by its members only.
+    forced: bool,
+}
+
+impl EventGroups {
+    fn new(meta: &perf_data::Meta, group: bool, no_group: bool) -> Self {
+        let n = meta.events.len();
+        let mut leader: Vec<usize> = (0..n).collect();
+        let mut names = vec![None; n];
+        let descs = meta
+            .features
+            .get(perf_data::consts::feature::GROUP_DESC)
+            .and_then(|b| perf_data::features::parse_group_desc(b, meta.endian).ok())
+            .unwrap_or_default();
+        // As perf rebuilds them: a leader's index, then its members after it.
+        for d in &descs {
+            let l = d.leader_idx as usize;
+            let end = l.saturating_add(d.nr_members as usize).min(n);
+            if l >= n || d.nr_members < 2 {
+                continue;
+            }
+            for m in leader.iter_mut().take(end).skip(l) {
+                *m = l;
+            }
+            if d.name != "{anon_group}" {
+                names[l] = Some(d.name.clone());
+            }
+        }
+        let has_groups = leader.iter().enumerate().any(|(i, &l)| l != i);
+        // perf's --group and --no-group alike make all events of a
+        // recording without groups one group (its headers then say
+        // "events" for the first), only --group shows it as one.
+        let forced = (group || no_group) && !has_groups && n > 1;
+        if forced {
+            leader.iter_mut().for_each(|l| *l = 0);
+        }
+        EventGroups {
+            leader,
+            names,
+            view: !no_group && (group || has_groups),
+            forced,
+        }
+    }
+
+    /// The other members of the group `ev` leads.
+    fn members(&self, ev: usize) -> Vec<usize> {
+        (0..self.leader.len())
+            .filter(|&m| m != ev && self.leader[m] == ev)
+            .collect()
+    }
+
+    /// The section header's name: the event's, or in group view the
+    /// group's (perf's `evsel__group_desc`).
+    fn section_name(&self, meta: &perf_data::Meta, ev: usize) -> String {
+        let name = |i: usize| meta.events.get(i).map(|e| e.name()).unwrap_or_default();
+        let members = self.members(ev);
+        if !self.view || members.is_empty() {
+            return name(ev);
+        }
+        let list = std::iter::once(ev)
+            .chain(members)
+            .map(name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.forced {
+            list
+        } else {
+            let group = self.names[ev].as_deref().unwrap_or("anon group");
+            format!("{group} {{ {list} }}")
+        }
+    }
 }
 
 /// Event names for the per-event stats blocks.

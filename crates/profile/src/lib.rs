@@ -26,6 +26,7 @@
 //! ```
 
 pub mod callchain;
+pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;
