@@ -290,6 +290,17 @@ fn hotspots(
         children,
         percent_limit: a.percent_limit,
         relative,
+        single_filters: [
+            (SortKey::Comm, &filters.comms),
+            (SortKey::Dso, &filters.dsos),
+            (SortKey::Sym, &filters.symbols),
+        ]
+        .into_iter()
+        .filter_map(|(k, list)| match list.as_deref() {
+            Some([one]) => Some((k, one.clone())),
+            _ => None,
+        })
+        .collect(),
     };
     let hide_first_frame = keys.first() == Some(&SortKey::Sym);
     let show_graphs = has_callchains && !graphs_hidden;
@@ -380,10 +391,13 @@ fn entry_graph(
         return Ok(());
     }
     let entry_period = if children { e.period_acc } else { e.period };
-    let total = hists.percent_base(relative);
-    if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
+    let base = hists.percent_base(relative);
+    if base > 0 && 100.0 * entry_period as f64 / (base as f64) < percent_limit {
         return Ok(());
     }
+    // Graph percentages are of all samples even with `--percentage
+    // relative`, as in perf.
+    let total = hists.percent_base(false);
     // No node of the tree can weigh more than all its chains together.
     let chains_period: u64 = e.chains.iter().map(|c| c.period).fold(0, u64::wrapping_add);
     if params.print_type != PrintType::Fractal

@@ -32,6 +32,37 @@ pub struct TableOptions {
     /// Percentages of the samples the filters kept (`--percentage
     /// relative`) instead of all samples (perf's default, `absolute`).
     pub relative: bool,
+    /// Sort keys filtered to a single value (`--comms X`, `--dsos X`,
+    /// `--symbols X`) with that value: perf hides their columns and names
+    /// the value in the header instead.
+    pub single_filters: Vec<(SortKey, String)>,
+}
+
+impl TableOptions {
+    fn single_filter(&self, c: Column) -> Option<&str> {
+        match c {
+            Column::Key(k) => self
+                .single_filters
+                .iter()
+                .find(|(f, _)| *f == k)
+                .map(|(_, v)| v.as_str()),
+            Column::Field(_) => None,
+        }
+    }
+
+    /// The columns shown: all but those of single-value filters, unless
+    /// that would hide every key column.
+    fn shown_columns(&self) -> Vec<Column> {
+        let cols = &self.layout.columns;
+        let all_hidden = cols
+            .iter()
+            .filter(|c| matches!(c, Column::Key(_)))
+            .all(|c| self.single_filter(*c).is_some());
+        cols.iter()
+            .copied()
+            .filter(|c| all_hidden || self.single_filter(*c).is_none())
+            .collect()
+    }
 }
 
 /// Writes the call graph under a row (nothing when it has none to show),
@@ -61,8 +92,19 @@ pub fn write_report(
 ) -> io::Result<()> {
     writeln!(
         out,
-        "# To display the perf.data header info, please use --header/--header-only options.\n#\n#\n# Total Lost Samples: {total_lost_samples}\n#"
+        "# To display the perf.data header info, please use --header/--header-only options.\n#"
     )?;
+    for &c in &opts.layout.columns {
+        if let Some(v) = opts.single_filter(c) {
+            let what = match c {
+                Column::Key(SortKey::Comm) => "comm",
+                Column::Key(SortKey::Dso) => "dso",
+                _ => "symbol",
+            };
+            writeln!(out, "# {what}: {v}")?;
+        }
+    }
+    writeln!(out, "#\n# Total Lost Samples: {total_lost_samples}\n#")?;
     for (i, s) in sections.iter().enumerate() {
         if s.hists.nr_samples == 0 {
             continue;
@@ -114,8 +156,7 @@ fn write_section(
     // perf's extra rules for symbols and unresolved addresses; a value
     // column holds one value per group member.
     let mut cols: Vec<ColumnFormat> = opts
-        .layout
-        .columns
+        .shown_columns()
         .iter()
         .map(|&c| {
             let header = opts.layout.header(c).len();
