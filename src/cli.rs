@@ -29,7 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read perf.data and show what it contains (like `perf report`).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),

@@ -302,7 +302,10 @@ fn hotspots(
         })
         .collect(),
     };
-    let hide_first_frame = keys.first() == Some(&SortKey::Sym);
+    // perf omits the entry's own frame (it shows as the row) only when
+    // the --sort text starts with "sym" and no -F is given.
+    let hide_first_frame =
+        a.fields.is_none() && a.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     let show_graphs = has_callchains && !graphs_hidden;
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.

@@ -67,7 +67,7 @@ impl Field {
     }
 
     /// The width of one value (perf's `fmt->len`).
-    pub fn len(self) -> usize {
+    pub fn value_width(self) -> usize {
         match self {
             Field::Samples | Field::Period => 12,
             Field::OverheadGuestSys | Field::OverheadGuestUs => 9,

@@ -163,7 +163,7 @@ fn write_section(
             match c {
                 Column::Field(f) => ColumnFormat {
                     column: c,
-                    width: header.max(f.len() * nr_members),
+                    width: header.max(f.value_width() * nr_members),
                     key: None,
                 },
                 Column::Key(k) => ColumnFormat {
@@ -283,7 +283,7 @@ fn write_values(
     zero: &Stat,
     pct: &dyn Fn(u64, u64) -> f64,
 ) {
-    let len = f.len();
+    let len = f.value_width();
     let mut one = |v: u64, total: u64| {
         if f.is_percent() {
             let w = len - 2;
