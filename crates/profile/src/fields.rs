@@ -164,9 +164,10 @@ impl Layout {
             for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let c = Column::parse(name).ok_or_else(|| {
                     format!(
-                        "{what} {name}: unknown or not yet supported key; sear knows \
-                         comm, pid, dso, sym, overhead, overhead_children, overhead_sys, \
-                         overhead_us, overhead_guest_sys, overhead_guest_us, sample and period"
+                        "{what} {name}: unknown or not yet supported key; sear knows the \
+                         sort keys comm, pid, dso and sym and the fields overhead, \
+                         overhead_children, overhead_sys, overhead_us, overhead_guest_sys, \
+                         overhead_guest_us, sample and period"
                     )
                 })?;
                 if !out.contains(&c) {
