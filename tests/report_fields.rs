@@ -5,8 +5,8 @@
 //! - `-F/--fields` (value fields and sort keys, with and without `--sort`,
 //!   `+` lists), `-n`, `--show-total-period`, `--show-cpu-utilization`;
 //! - files with several events (`-e a,b` and `-e a -e b`): one section each;
-//! - event groups (`{a,b}` and leader sampling `{a,b}:S`): perf's group
-//!   view, `--group` and `--no-group`;
+//! - event groups (`{a,b}` and leader sampling `{a,b}:S`, also in pipe
+//!   mode): perf's group view, `--group` and `--no-group`;
 //! - `--percentage` and single-value filters.
 //!
 //! Headers must be equal line for line. Rows must be equal in order where
@@ -305,6 +305,15 @@ fn several_events_and_groups_equal_perf() {
                 "group-s.data",
                 &["{cpu-clock,page-faults}:S"],
                 &prog,
+            ),
+        ),
+        (
+            "group-S-pipe",
+            perf_record(
+                dir.path(),
+                "group-pipe.data",
+                &["-e", "{cpu-clock,page-faults}:S", "-F", "2000", "-g", "-o-"],
+                &[prog.display().to_string(), "1500".into()],
             ),
         ),
         (

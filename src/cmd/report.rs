@@ -79,11 +79,6 @@ fn hotspots(
     use profile::resolve::{CollectOptions, Collector};
     use profile::symbolize::{NameStyle, SymbolizeOptions};
 
-    let meta = reader.meta();
-    let has_callchains = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
     use profile::callchain::{CallGraphParams, ChainOrder};
     let params = match a.call_graph.as_deref() {
         None => CallGraphParams::default(),
@@ -92,36 +87,27 @@ fn hotspots(
         }
     };
     let graphs_hidden = !params.enabled();
-    let children = has_callchains && !a.no_children;
-    let layout = Layout::new(&LayoutOptions {
+    // What the events record is known only after all records in pipe
+    // mode (their attrs come as records): the columns are checked now and
+    // decided then.
+    let layout_options = |children| LayoutOptions {
         fields: a.fields.as_deref(),
         sort: a.sort.as_deref(),
         children,
         show_nr_samples: a.show_nr_samples,
         show_total_period: a.show_total_period,
         show_cpu_utilization: a.show_cpu_utilization,
-    })
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let keys: Vec<SortKey> = layout.keys();
+    };
+    Layout::new(&layout_options(!a.no_children)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let relative = a.percentage.as_deref() == Some("relative");
-    let groups = EventGroups::new(meta, a.group, a.no_group);
-    let order = params.resolved_order(children);
-    let branch = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-    if branch && !a.no_branch_stack {
-        anyhow::bail!(
-            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-        );
-    }
+    let meta = reader.meta();
     let mut machine = profile::machine::Machine::new();
     for e in meta.features.build_ids().unwrap_or_default() {
         machine.set_build_id(&e.filename, &e.build_id);
     }
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
-        callchains: has_callchains && (children || !graphs_hidden),
+        callchains: !a.no_children || !graphs_hidden,
         adjust_returns: !a.raw_return_addresses,
     });
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
@@ -171,6 +157,27 @@ fn hotspots(
                 machine.apply(rec.raw.misc, &data);
             }
         }
+    }
+    let meta = reader.meta();
+    let has_callchains = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+    // perf decides on children before it sees the attrs of a pipe: never
+    // children there, but the graph order children would have had.
+    let pipe = meta.is_pipe();
+    let children = has_callchains && !a.no_children && !pipe;
+    let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let keys: Vec<SortKey> = layout.keys();
+    let order = params.resolved_order(if pipe { !a.no_children } else { children });
+    let branch = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+    if branch && !a.no_branch_stack {
+        anyhow::bail!(
+            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+        );
     }
     let names_style = if a.no_demangle {
         NameStyle::Raw
@@ -240,6 +247,8 @@ fn hotspots(
         machine: &machine,
     };
     let meta = reader.meta();
+    // (After all records: in pipe mode, GROUP_DESC comes as one.)
+    let groups = EventGroups::new(meta, a.group, a.no_group);
     let nr_events = meta.events.len();
     report
         .hists

@@ -377,34 +377,6 @@ impl Hists {
         });
         self.entries.len() - 1
     }
-
-    /// Orders rows as perf prints them.
-    pub fn sort(&mut self, names: &Names<'_>, children: bool, caller_order: bool) {
-        self.entries.sort_by(|a, b| {
-            let mut o = Ordering::Equal;
-            if children {
-                o = b.period_acc.cmp(&a.period_acc);
-                if o.is_eq() {
-                    // perf puts callers above callees of equal period (only
-                    // within one thread; a sort needs a total order, so we
-                    // apply it to all).
-                    o = b.max_depth.cmp(&a.max_depth);
-                    if !caller_order {
-                        o = o.reverse();
-                    }
-                }
-            }
-            o.then_with(|| b.period.cmp(&a.period)).then_with(|| {
-                a.keys
-                    .iter()
-                    .zip(&b.keys)
-                    .map(|(x, y)| names.cmp_for_sort(x, y))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            })
-        });
-        self.index.clear();
-    }
 }
 
 /// Builds the rows of every event from pass one and pass two.

@@ -106,7 +106,9 @@ pub fn write_report(
     }
     writeln!(out, "#\n# Total Lost Samples: {total_lost_samples}\n#")?;
     for (i, s) in sections.iter().enumerate() {
-        if s.hists.nr_samples == 0 {
+        // (perf looks at all samples, filtered or not, and at the
+        // leader's only in group view.)
+        if s.hists.all_samples == 0 {
             continue;
         }
         write_section(out, opts, i, s, names, graph)?;
