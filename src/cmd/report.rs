@@ -101,6 +101,20 @@ fn hotspots(
     Layout::new(&layout_options(!a.no_children)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let relative = a.percentage.as_deref() == Some("relative");
     let meta = reader.meta();
+    let check_branch_mode = |meta: &perf_data::Meta| -> Result<()> {
+        let branch = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+        if branch && !a.no_branch_stack {
+            anyhow::bail!(
+                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+            );
+        }
+        Ok(())
+    };
+    // (Again after the records, for pipes.)
+    check_branch_mode(meta)?;
     let mut machine = profile::machine::Machine::new();
     for e in meta.features.build_ids().unwrap_or_default() {
         machine.set_build_id(&e.filename, &e.build_id);
@@ -170,15 +184,7 @@ fn hotspots(
     let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys: Vec<SortKey> = layout.keys();
     let order = params.resolved_order(if pipe { !a.no_children } else { children });
-    let branch = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-    if branch && !a.no_branch_stack {
-        anyhow::bail!(
-            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-        );
-    }
+    check_branch_mode(meta)?;
     let names_style = if a.no_demangle {
         NameStyle::Raw
     } else if a.short_names {

@@ -6,6 +6,9 @@
 //! to its thread and DSO as perf attributes it. [`callchain`] is perf's
 //! call-graph tree: `-g` parsing, merging chains of interned frames,
 //! sorting and thresholds, and which chain each `--children` entry gets.
+//! [`hist`] sums samples into rows by sort keys, one histogram per event,
+//! and pairs the rows of event groups; [`fields`] decides the columns
+//! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
