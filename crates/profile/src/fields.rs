@@ -209,11 +209,11 @@ impl Layout {
             }
         }
         if let Some(f) = o.fields {
-            let f = f.strip_prefix('+').unwrap_or(f);
-            if f.trim().is_empty() {
-                return Err("--fields: empty list".to_owned());
+            let list = f.strip_prefix('+').unwrap_or(f);
+            if list.split(',').all(|x| x.trim().is_empty()) {
+                return Err(format!("--fields {f:?}: no field named"));
             }
-            parse(f, "--fields", &mut columns)?;
+            parse(list, "--fields", &mut columns)?;
         }
         for c in &sort {
             if !columns.contains(c) {
@@ -418,6 +418,13 @@ mod tests {
                 K(SortKey::Sym)
             ]
         );
+        for bad in ["", "+", ",", " , "] {
+            assert!(Layout::new(&LayoutOptions {
+                fields: Some(bad),
+                ..Default::default()
+            })
+            .is_err());
+        }
         assert!(Layout::new(&LayoutOptions {
             fields: Some("nosuch"),
             ..Default::default()
