@@ -234,6 +234,7 @@ fn fields_equal_perf() {
             "none",
         ],
         vec!["-F", "overhead_children,overhead,sym", "-g", "none"],
+        vec!["-F", "overhead_children,sym", "--no-children", "-g", "none"],
         vec!["-F", "+sample", "-g", "none"],
         vec!["-F", "+period,pid", "--no-children", "-g", "none"],
         vec!["-n"],

@@ -246,6 +246,11 @@ fn write_section(
             line.push_str("  ");
             let start = line.chars().count();
             match col.column {
+                // Without children, perf has no children period to show.
+                Column::Field(Field::OverheadChildren) if !opts.children => {
+                    let w = Field::OverheadChildren.value_width() - 1;
+                    line.push_str(&format!(" {:>w$}", "N/A"));
+                }
                 Column::Field(f) => {
                     write_values(&mut line, f, e, total, &member_totals, &zero, &pct);
                 }
