@@ -34,7 +34,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read perf.data and show what it contains (like `perf report`).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
@@ -190,6 +190,34 @@ pub struct ReportArgs {
     /// dso, sym. Default: comm,dso,sym (as perf).
     #[arg(short = 's', long = "sort", value_name = "KEYS")]
     pub sort: Option<String>,
+    /// The columns, comma-separated: value fields (overhead,
+    /// overhead_children, overhead_sys, overhead_us, overhead_guest_sys,
+    /// overhead_guest_us, sample, period) and sort keys. Sort keys not
+    /// listed are appended; without --sort, rows are sorted by these
+    /// columns in order. A list starting with `+` adds to the default columns.
+    #[arg(short = 'F', long = "fields", value_name = "FIELDS")]
+    pub fields: Option<String>,
+    /// Add a Samples column (number of samples).
+    #[arg(short = 'n', long = "show-nr-samples")]
+    pub show_nr_samples: bool,
+    /// Add a Period column (sum of the samples' periods).
+    #[arg(long = "show-total-period")]
+    pub show_total_period: bool,
+    /// Add sys and usr columns (own overhead in kernel and user mode).
+    #[arg(long = "show-cpu-utilization")]
+    pub show_cpu_utilization: bool,
+    /// Show the events of a group together, one column per member (the
+    /// default for recordings with groups); without groups, all events
+    /// form one.
+    #[arg(long = "group", overrides_with = "no_group")]
+    pub group: bool,
+    /// Show each event of a group in its own section.
+    #[arg(long = "no-group", overrides_with = "group")]
+    pub no_group: bool,
+    /// With filters: percentages of all samples (`absolute`, the default,
+    /// as perf) or of the samples kept (`relative`).
+    #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]
+    pub percentage: Option<String>,
     /// Show only each entry's own samples, not those of its callees (the
     /// default when there are no call graphs).
     #[arg(long = "no-children", overrides_with = "children")]

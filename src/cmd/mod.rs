@@ -18,7 +18,7 @@ mod report;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Report(a) => report::run(a),
+        Command::Report(a) => report::run(*a),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),

@@ -26,6 +26,8 @@ pub struct Replayed {
     pub syms: Symbols,
     pub stats: Stats,
     pub reader: perf_data::Reader,
+    /// Counter values read with samples (`:S`) whose id names no event.
+    pub unknown_read_ids: u64,
 }
 
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
@@ -54,6 +56,8 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     let mut collector = Collector::new(o.collect);
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
+    let mut last_read: std::collections::HashMap<u64, u64> = Default::default();
+    let mut unknown_read_ids = 0u64;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading records of {}", path.display()))?
@@ -63,10 +67,35 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             let Ok(s) = rec.sample() else {
                 continue; // counted by stats as undecodable
             };
-            // Without PERIOD in the sample, perf counts the attr's period.
             let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            collector.add(&mut machine, &s, period);
+            match s.read {
+                // Counter values read with the sample (leader sampling,
+                // `:S`): as perf, each value's change since that counter's
+                // last sample is a sample of its own event.
+                Some(read) if attr.sample_type & perf_data::PERF_SAMPLE_READ != 0 => {
+                    for v in read.values() {
+                        let event = v.id.and_then(|id| rec.meta.event_of_id(Some(id)));
+                        let (Some(id), Some(event)) = (v.id, event) else {
+                            unknown_read_ids += 1;
+                            continue;
+                        };
+                        let last = last_read.entry(id).or_insert(0);
+                        let delta = v.value.wrapping_sub(*last);
+                        *last = v.value;
+                        if delta == 0 {
+                            continue;
+                        }
+                        let mut member = s.clone();
+                        member.event = event;
+                        collector.add(&mut machine, &member, delta);
+                    }
+                }
+                _ => {
+                    // Without PERIOD in the sample, perf counts the attr's period.
+                    let period = s.period.unwrap_or(attr.sample_period_or_freq);
+                    collector.add(&mut machine, &s, period);
+                }
+            }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if let Ok((data, _)) = rec.decode() {
                 machine.apply(rec.raw.misc, &data);
@@ -99,5 +128,6 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         syms,
         stats,
         reader,
+        unknown_read_ids,
     })
 }

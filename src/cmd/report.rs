@@ -74,27 +74,11 @@ fn hotspots(
     path: &std::path::Path,
     reader: perf_data::RecordReader,
 ) -> Result<ExitCode> {
+    use profile::fields::{Layout, LayoutOptions};
     use profile::hist::{Filters, HistOptions, Names, SortKey};
     use profile::resolve::CollectOptions;
     use profile::symbolize::NameStyle;
 
-    let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
-    let keys: Vec<SortKey> = sort
-        .split(',')
-        .map(|k| {
-            SortKey::parse(k.trim()).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--sort {k}: unknown or not yet supported sort key; \
-                     sear knows comm, pid, dso and sym"
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
-    let meta = reader.meta();
-    let has_callchains = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
     use profile::callchain::{CallGraphParams, ChainOrder};
     let params = match a.call_graph.as_deref() {
         None => CallGraphParams::default(),
@@ -103,22 +87,34 @@ fn hotspots(
         }
     };
     let graphs_hidden = !params.enabled();
-    let children = has_callchains && !a.no_children;
-    let order = params.resolved_order(children);
-    let branch = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-    if branch && !a.no_branch_stack {
-        anyhow::bail!(
-            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-        );
-    }
-    if meta.events.len() > 1 && meta.features.has(perf_data::consts::feature::GROUP_DESC) {
-        anyhow::bail!(
-            "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
-        );
-    }
+    // What the events record is known only after all records in pipe
+    // mode (their attrs come as records): the columns are checked now and
+    // decided then.
+    let layout_options = |children| LayoutOptions {
+        fields: a.fields.as_deref(),
+        sort: a.sort.as_deref(),
+        children,
+        show_nr_samples: a.show_nr_samples,
+        show_total_period: a.show_total_period,
+        show_cpu_utilization: a.show_cpu_utilization,
+    };
+    Layout::new(&layout_options(!a.no_children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let relative = a.percentage.as_deref() == Some("relative");
+    let meta = reader.meta();
+    let check_branch_mode = |meta: &perf_data::Meta| -> Result<()> {
+        let branch = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+        if branch && !a.no_branch_stack {
+            anyhow::bail!(
+                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+            );
+        }
+        Ok(())
+    };
+    // (Again after the records, for pipes.)
+    check_branch_mode(meta)?;
     let names_style = if a.no_demangle {
         NameStyle::Raw
     } else if a.short_names {
@@ -132,19 +128,33 @@ fn hotspots(
         syms,
         stats,
         reader,
+        unknown_read_ids,
     } = super::replay::replay(
         path,
         reader,
         &super::replay::ReplayOptions {
             collect: CollectOptions {
                 max_stack: a.max_stack,
-                callchains: has_callchains && (children || !graphs_hidden),
+                callchains: !a.no_children || !graphs_hidden,
                 adjust_returns: !a.raw_return_addresses,
             },
             names: names_style,
             inline: !a.no_inline,
         },
     )?;
+    let meta = reader.meta();
+    let has_callchains = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+    // perf decides on children before it sees the attrs of a pipe: never
+    // children there, but the graph order children would have had.
+    let pipe = meta.is_pipe();
+    let children = has_callchains && !a.no_children && !pipe;
+    let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let keys: Vec<SortKey> = layout.keys();
+    let order = params.resolved_order(if pipe { !a.no_children } else { children });
+    check_branch_mode(meta)?;
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
     }
@@ -185,6 +195,7 @@ fn hotspots(
         children,
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
+        cpumode: layout.needs_cpumode(),
     };
     log::debug!(
         "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
@@ -204,38 +215,83 @@ fn hotspots(
         machine: &machine,
     };
     let meta = reader.meta();
-    let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    // (After all records: in pipe mode, GROUP_DESC comes as one.)
+    let groups = EventGroups::new(meta, a.group, a.no_group);
+    let nr_events = meta.events.len();
     report
         .hists
-        .resize_with(event_names.len().max(report.hists.len()), Default::default);
-    for h in &mut report.hists {
-        h.sort(&names, children, hopts.caller_order);
+        .resize_with(nr_events.max(report.hists.len()), Default::default);
+    // One section per event, or per group in group view.
+    let mut section_events = Vec::new();
+    for ev in 0..nr_events {
+        if groups.view && groups.leader[ev] != ev {
+            continue;
+        }
+        section_events.push(ev);
+        if groups.view {
+            let members = groups.members(ev);
+            if !members.is_empty() {
+                report.link_group(ev, &members);
+            }
+        }
     }
-    let sections: Vec<render::report::Section<'_>> = report
-        .hists
+    for h in &mut report.hists {
+        h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
+    }
+    let section_names: Vec<String> = section_events
         .iter()
-        .zip(&event_names)
-        .map(|(h, n)| render::report::Section {
+        .map(|&ev| groups.section_name(meta, ev))
+        .collect();
+    let sections: Vec<render::report::Section<'_>> = section_events
+        .iter()
+        .zip(&section_names)
+        .map(|(&ev, n)| render::report::Section {
             event_name: n,
-            hists: h,
+            plural: !groups.members(ev).is_empty(),
+            hists: &report.hists[ev],
+            members: if groups.view {
+                groups
+                    .members(ev)
+                    .iter()
+                    .filter_map(|&m| report.hists.get(m))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         })
         .collect();
     let mut out = super::paged_stdout();
     let topts = render::report::TableOptions {
         keys: keys.clone(),
+        layout: layout.clone(),
         children,
         percent_limit: a.percent_limit,
+        relative,
+        single_filters: [
+            (SortKey::Comm, &filters.comms),
+            (SortKey::Dso, &filters.dsos),
+            (SortKey::Sym, &filters.symbols),
+        ]
+        .into_iter()
+        .filter_map(|(k, list)| match list.as_deref() {
+            Some([one]) => Some((k, one.clone())),
+            _ => None,
+        })
+        .collect(),
     };
-    let hide_first_frame = keys.first() == Some(&SortKey::Sym);
+    // perf omits the entry's own frame (it shows as the row) only when
+    // the --sort text starts with "sym" and no -F is given.
+    let hide_first_frame =
+        a.fields.is_none() && a.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     let show_graphs = has_callchains && !graphs_hidden;
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
     let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
-        report
-            .hists
+        section_events
             .iter()
-            .map(|h| {
+            .map(|&ev| {
                 use rayon::prelude::*;
+                let h = &report.hists[ev];
                 h.entries
                     .par_iter()
                     .map(|e| {
@@ -251,6 +307,7 @@ fn hotspots(
                             children,
                             hide_first_frame,
                             topts.percent_limit,
+                            relative,
                         );
                         buf
                     })
@@ -277,6 +334,13 @@ fn hotspots(
     )?;
     super::finish(out)?;
     crate::ui::print_diagnostics(path, reader.diagnostics());
+    if unknown_read_ids > 0 {
+        log::warn!(
+            "{}: {unknown_read_ids} counter values read with samples name no known event; \
+             they are left out",
+            path.display()
+        );
+    }
     if collector.unwind_failures > 0 {
         log::info!(
             "{} samples could not be unwound past their first frame",
@@ -300,24 +364,28 @@ fn entry_graph(
     children: bool,
     hide_first_frame: bool,
     percent_limit: f64,
+    relative: bool,
 ) -> std::io::Result<()> {
     use profile::callchain::PrintType;
     let entry_period = if children { e.period_acc } else { e.period };
-    let total = hists.total_period;
-    if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
+    let base = hists.percent_base(relative);
+    if base > 0 && 100.0 * entry_period as f64 / (base as f64) < percent_limit {
         return Ok(());
     }
+    // Graph percentages are of all samples even with `--percentage
+    // relative`, as in perf.
+    let total = hists.percent_base(false);
     // No node of the tree can weigh more than all its chains together:
     // the entry's accumulated period (its self period without children).
     let chains_period = e.period_acc;
     if params.print_type != PrintType::Fractal
-        && chains_period < params.min_hit(hists.callchain_period)
+        && chains_period < params.min_hit(hists.callchain_base(relative))
     {
         return Ok(());
     }
     let tree = report.entry_call_tree(e);
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
-    let sorted = tree.sort(params, hists.callchain_period, &order);
+    let sorted = tree.sort(params, hists.callchain_base(relative), &order);
     let graph = render::callgraph::EntryGraph {
         tree: &tree,
         sorted: &sorted,
@@ -358,6 +426,90 @@ fn frame_order(
         SymRef::Addr { ip, dso } => (dso, ip, ""),
     };
     key(x).cmp(&key(y))
+}
+
+/// The recording's event groups (perf's GROUP_DESC) and whether the
+/// report shows them together.
+struct EventGroups {
+    /// Each event's group leader (itself if it leads or is alone).
+    leader: Vec<usize>,
+    /// Group names by leader (None: anonymous).
+    names: Vec<Option<String>>,
+    /// Group view (perf's `--group`, on by default for recordings with
+    /// groups).
+    view: bool,
+    /// `--group` or `--no-group` on a recording without groups: all events
+    /// form one, named by its members only.
+    forced: bool,
+}
+
+impl EventGroups {
+    fn new(meta: &perf_data::Meta, group: bool, no_group: bool) -> Self {
+        let n = meta.events.len();
+        let mut leader: Vec<usize> = (0..n).collect();
+        let mut names = vec![None; n];
+        let descs = meta
+            .features
+            .get(perf_data::consts::feature::GROUP_DESC)
+            .and_then(|b| perf_data::features::parse_group_desc(b, meta.endian).ok())
+            .unwrap_or_default();
+        // As perf rebuilds them: a leader's index, then its members after it.
+        for d in &descs {
+            let l = d.leader_idx as usize;
+            let end = l.saturating_add(d.nr_members as usize).min(n);
+            if l >= n || d.nr_members < 2 {
+                continue;
+            }
+            for m in leader.iter_mut().take(end).skip(l) {
+                *m = l;
+            }
+            if d.name != "{anon_group}" {
+                names[l] = Some(d.name.clone());
+            }
+        }
+        let has_groups = leader.iter().enumerate().any(|(i, &l)| l != i);
+        // perf's --group and --no-group alike make all events of a
+        // recording without groups one group (its headers then say
+        // "events" for the first), only --group shows it as one.
+        let forced = (group || no_group) && !has_groups && n > 1;
+        if forced {
+            leader.iter_mut().for_each(|l| *l = 0);
+        }
+        EventGroups {
+            leader,
+            names,
+            view: !no_group && (group || has_groups),
+            forced,
+        }
+    }
+
+    /// The other members of the group `ev` leads.
+    fn members(&self, ev: usize) -> Vec<usize> {
+        (0..self.leader.len())
+            .filter(|&m| m != ev && self.leader[m] == ev)
+            .collect()
+    }
+
+    /// The section header's name: the event's, or in group view the
+    /// group's (perf's `evsel__group_desc`).
+    fn section_name(&self, meta: &perf_data::Meta, ev: usize) -> String {
+        let name = |i: usize| meta.events.get(i).map(|e| e.name()).unwrap_or_default();
+        let members = self.members(ev);
+        if !self.view || members.is_empty() {
+            return name(ev);
+        }
+        let list = std::iter::once(ev)
+            .chain(members)
+            .map(name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.forced {
+            list
+        } else {
+            let group = self.names[ev].as_deref().unwrap_or("anon group");
+            format!("{group} {{ {list} }}")
+        }
+    }
 }
 
 /// Event names for the per-event stats blocks.

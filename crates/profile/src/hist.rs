@@ -5,8 +5,9 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
+use crate::fields::Stat;
 use crate::machine::Machine;
-use crate::resolve::{Collector, Loc, NO_DSO};
+use crate::resolve::{Collector, Loc, EMPTY_STACK, NO_DSO};
 use crate::symbolize::{SymInfo, Symbols};
 
 /// A column perf can sort and group samples by.
@@ -87,7 +88,7 @@ impl Names<'_> {
     }
 
     /// perf's order among entries of equal period (its `se_sort`).
-    fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+    pub(crate) fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
@@ -101,17 +102,15 @@ impl Names<'_> {
                 (None, Some(_)) => Ordering::Greater,
                 (Some(_), None) => Ordering::Less,
             },
-            // By name; unresolved entries after symbols, by address.
+            // By name; unresolved entries after symbols, equal among
+            // themselves (perf's `cmp_null`): later sort columns decide.
             (Key::Sym(x), Key::Sym(y)) => match (x, y) {
                 (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
                     .name
                     .cmp(&self.syms[*q as usize].name),
                 (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
                 (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
-                (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
-                    let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
-                    dn(*d).cmp(&dn(*e)).then(p.cmp(q))
-                }
+                (SymRef::Addr { .. }, SymRef::Addr { .. }) => Ordering::Equal,
             },
             _ => Ordering::Equal,
         }
@@ -187,6 +186,23 @@ pub struct HistEntry {
     pub subtrees: Vec<u32>,
     /// perf's level character of the sample that created the entry.
     pub level: u8,
+    /// Own period by cpumode (see [`Stat::modes`]), when asked for.
+    pub modes: [u64; 4],
+    /// In a group's leader, the entry's values in each other member's
+    /// rows (perf's pairs), in member order.
+    pub group: Vec<Stat>,
+}
+
+impl HistEntry {
+    pub fn stat(&self) -> Stat {
+        Stat {
+            period: self.period,
+            samples: self.samples,
+            period_acc: self.period_acc,
+            samples_acc: self.samples_acc,
+            modes: self.modes,
+        }
+    }
 }
 
 /// The rows of one event.
@@ -199,6 +215,10 @@ pub struct Hists {
     /// The period of samples that have a callchain (perf's
     /// `callchain_period`, what call-graph thresholds are relative to).
     pub callchain_period: u64,
+    /// Samples and period including those the filters dropped.
+    pub all_samples: u64,
+    pub all_period: u64,
+    pub all_callchain_period: u64,
 }
 
 /// A callchain frame: its symbol (or address) and level.
@@ -216,6 +236,8 @@ pub struct HistOptions {
     /// how chains are stored, which part each entry gets and so the depth
     /// tie-break.
     pub caller_order: bool,
+    /// Keep own periods by cpumode (sys/usr columns).
+    pub cpumode: bool,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -359,6 +381,37 @@ impl Report {
         }
         b.into_call_tree()
     }
+
+    /// Pairs the rows of an event group for perf's group view (its
+    /// `hists__match` and `hists__link`): each of the leader's rows gets
+    /// the values of the row with the same keys in every member, and rows
+    /// only a member has are added to the leader with zero values of its
+    /// own. Call before sorting.
+    pub fn link_group(&mut self, leader: usize, members: &[usize]) {
+        let Some(mut lead) = self.hists.get_mut(leader).map(std::mem::take) else {
+            return;
+        };
+        for (slot, &m) in members.iter().enumerate() {
+            let Some(mh) = self.hists.get(m).filter(|_| m != leader) else {
+                continue;
+            };
+            for e in &mut lead.entries {
+                e.group.resize(members.len(), Stat::default());
+            }
+            for me in &mh.entries {
+                let i = match lead.index.get(&me.keys) {
+                    Some(&i) => i,
+                    None => {
+                        let i = lead.entry_index(&me.keys, me.thread, me.level);
+                        lead.entries[i].group.resize(members.len(), Stat::default());
+                        i
+                    }
+                };
+                lead.entries[i].group[slot] = me.stat();
+            }
+        }
+        self.hists[leader] = lead;
+    }
 }
 
 /// Samples kept by the filters.
@@ -394,6 +447,38 @@ pub fn dso_short_name(name: &str) -> String {
 }
 
 impl Hists {
+    /// What percentages are of: all samples' period (perf's default,
+    /// `--percentage absolute`) or only those the filters kept (`relative`).
+    pub fn percent_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.total_period
+        } else {
+            self.all_period
+        }
+    }
+
+    /// (samples, period) for the section header, as `percent_base`.
+    pub fn header_totals(&self, relative: bool) -> (u64, u64) {
+        if relative {
+            (self.nr_samples, self.total_period)
+        } else {
+            (self.all_samples, self.all_period)
+        }
+    }
+
+    /// What call-graph thresholds are relative to, as `percent_base`.
+    pub fn callchain_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.callchain_period
+        } else {
+            self.all_callchain_period
+        }
+    }
+
+    pub(crate) fn clear_index(&mut self) {
+        self.index.clear();
+    }
+
     /// The index of the entry with `keys`, created if new (allocating only then).
     fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8) -> usize {
         if let Some(&i) = self.index.get(keys) {
@@ -412,36 +497,10 @@ impl Hists {
             ends: Vec::new(),
             subtrees: Vec::new(),
             level,
+            modes: [0; 4],
+            group: Vec::new(),
         });
         self.entries.len() - 1
-    }
-
-    /// Orders rows as perf prints them.
-    pub fn sort(&mut self, names: &Names<'_>, children: bool, caller_order: bool) {
-        self.entries.sort_by(|a, b| {
-            let mut o = Ordering::Equal;
-            if children {
-                o = b.period_acc.cmp(&a.period_acc);
-                if o.is_eq() {
-                    // perf puts callers above callees of equal period (only
-                    // within one thread; a sort needs a total order, so we
-                    // apply it to all).
-                    o = b.max_depth.cmp(&a.max_depth);
-                    if !caller_order {
-                        o = o.reverse();
-                    }
-                }
-            }
-            o.then_with(|| b.period.cmp(&a.period)).then_with(|| {
-                a.keys
-                    .iter()
-                    .zip(&b.keys)
-                    .map(|(x, y)| names.cmp_for_sort(x, y))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            })
-        });
-        self.index.clear();
     }
 }
 
@@ -488,6 +547,18 @@ pub fn build(
     let mut loc_frame_ids: Vec<u32> = Vec::new();
     let comms = collector.comms();
     for (key, sum) in sums {
+        let ev = key.event as usize;
+        if report.hists.len() <= ev {
+            report.hists.resize_with(ev + 1, Hists::default);
+        }
+        {
+            let h = &mut report.hists[ev];
+            h.all_samples += sum.samples;
+            h.all_period = h.all_period.wrapping_add(sum.period);
+            if need_chain && key.stack != EMPTY_STACK {
+                h.all_callchain_period = h.all_callchain_period.wrapping_add(sum.period);
+            }
+        }
         let th = machine.thread_info(key.thread as usize);
         if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
             continue;
@@ -496,10 +567,6 @@ pub fn build(
         let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
         if !filters.keep_sample(dso_names, syms, leaf, &leaf_sym) {
             continue;
-        }
-        let ev = key.event as usize;
-        if report.hists.len() <= ev {
-            report.hists.resize_with(ev + 1, Hists::default);
         }
         // The chain, expanded into frames (inline frames included).
         chain.clear();
@@ -586,6 +653,20 @@ pub fn build(
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
+            if opts.cpumode {
+                // perf charges the sample's cpumode, which its leaf's
+                // level says.
+                let m = match leaf.level {
+                    b'k' => Some(0),
+                    b'.' => Some(1),
+                    b'g' => Some(2),
+                    b'u' => Some(3),
+                    _ => None,
+                };
+                if let Some(m) = m {
+                    e.modes[m] = e.modes[m].wrapping_add(sum.period);
+                }
+            }
             if opts.callchains {
                 e.max_depth = e.max_depth.max(depth);
             }
@@ -709,7 +790,11 @@ fn keys_for(
         SortKey::Comm => Key::Comm(comm),
         SortKey::Pid => Key::Thread(thread),
         SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
-        SortKey::Sym => Key::Sym(sym),
+        // perf tells unresolved symbols apart by address only.
+        SortKey::Sym => Key::Sym(match sym {
+            SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
+            s => s,
+        }),
     }));
 }
 

@@ -8,6 +8,9 @@
 //! sorting and thresholds, and which chain each `--children` entry gets.
 //! [`collapse`] folds stacks (`root;...;leaf COUNT`), from `perf script`
 //! text by the rules of `stackcollapse-perf.pl`.
+//! [`hist`] sums samples into rows by sort keys, one histogram per event,
+//! and pairs the rows of event groups; [`fields`] decides the columns
+//! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -29,6 +32,7 @@
 
 pub mod callchain;
 pub mod collapse;
+pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;
