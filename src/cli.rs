@@ -40,19 +40,23 @@ pub enum Command {
     BuildidList(BuildidListArgs),
     /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
     Inject(InjectArgs),
-    /// Fold the stacks of `perf script` text into `root;...;leaf COUNT` lines
-    /// (like FlameGraph's stackcollapse-perf.pl).
+    /// Fold the stacks of a recording (`-i perf.data`) or of `perf script`
+    /// text into `root;...;leaf COUNT` lines (like `perf script |
+    /// stackcollapse-perf.pl`).
     Collapse(CollapseArgs),
-    /// Draw an interactive SVG flame graph from folded stacks (like flamegraph.pl).
+    /// Draw an interactive SVG flame graph from a recording (`-i
+    /// perf.data`), folded stacks or `perf script` text (like flamegraph.pl).
     Flame(FlameArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct CollapseArgs {
-    /// `perf script` text; `-` or nothing reads stdin.
+    /// A recording (perf.data, file or pipe mode) or `perf script` text;
+    /// `-` or nothing reads stdin.
     #[arg(value_name = "FILE", conflicts_with = "input")]
     pub file: Option<PathBuf>,
-    /// A recording to fold directly (perf.data).
+    /// A recording to fold directly (perf.data): stacks unwound and
+    /// symbolized by sear, inline frames included where perf shows them.
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     pub input: Option<PathBuf>,
     /// First frame `comm-PID`.
@@ -83,6 +87,14 @@ pub struct CollapseArgs {
     /// Count samples instead of summing their periods.
     #[arg(long)]
     pub samples: bool,
+    /// Recordings: look frame-pointer return addresses up as recorded, as
+    /// perf 6.1 does (by default at address - 1, inside the call).
+    #[arg(long)]
+    pub raw_return_addresses: bool,
+    /// Recordings: at most this many frames per stack, from the leaf (perf's
+    /// --max-stack).
+    #[arg(long, value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
 }
 
 #[derive(Debug, Args)]

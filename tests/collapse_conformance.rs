@@ -165,7 +165,7 @@ fn bad_input_gives_warnings() {
 }
 
 #[test]
-fn recordings_are_detected_with_a_clear_error() {
+fn damaged_recordings_give_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     for (name, magic) in [("file.data", &b"PERFILE2"[..]), ("be.data", b"2ELIFREP")] {
         let p = dir.path().join(name);
@@ -178,20 +178,12 @@ fn recordings_are_detected_with_a_clear_error() {
         ] {
             let out = sear(&args, b"");
             assert_eq!(out.code, 1, "{args:?}");
-            assert!(
-                out.stderr.contains("is a perf.data recording"),
-                "{}",
-                out.stderr
-            );
-            assert!(out.stderr.contains("perf script"), "{}", out.stderr);
+            assert!(out.stderr.contains(name), "{}", out.stderr);
+            assert!(out.stderr.contains("byte offset"), "{}", out.stderr);
         }
-        // Pipe mode on stdin too.
+        // On stdin too.
         let out = sear(&["collapse"], &bytes);
         assert_eq!(out.code, 1);
-        assert!(
-            out.stderr.contains("is a perf.data recording"),
-            "{}",
-            out.stderr
-        );
+        assert!(out.stderr.contains("perf.data"), "{}", out.stderr);
     }
 }

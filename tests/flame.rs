@@ -1,7 +1,7 @@
 //! `sear flame`: the SVG is well-formed XML with one `<g>` per frame (plus the
 //! root "all"), the title set, and --inverted, --reverse, --minwidth, --width,
 //! --colors and --flamechart changing the graph as they should; bad input
-//! gives warnings and a placeholder graph, recordings a clear error.
+//! gives warnings and a placeholder graph, damaged recordings a clear error.
 
 mod textcli;
 
@@ -335,7 +335,7 @@ fn output_file_and_recordings() {
     let out = sear(&["flame", "-i", rec.to_str().unwrap()], b"");
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("is a perf.data recording"),
+        out.stderr.contains("perf.data") && out.stderr.contains("byte offset"),
         "{}",
         out.stderr
     );

@@ -13,7 +13,7 @@ pub fn run(a: CollapseArgs) -> Result<ExitCode> {
     let path = a.input.as_deref().or(a.file.as_deref());
     let input = super::open_text(path, "`perf script` text")?;
     match input.kind {
-        InputKind::PerfData => collapse_recording(&input, &a),
+        InputKind::PerfData => collapse_recording(input, &a),
         InputKind::Text => collapse_text(input, &a),
     }
 }
@@ -47,8 +47,94 @@ fn collapse_text(mut input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Folding a recording directly: replaying its samples, unwinding and
-/// symbolizing them (planned; `-i perf.data` lands here).
-fn collapse_recording(input: &TextInput, _a: &CollapseArgs) -> Result<ExitCode> {
-    Err(super::recording_not_supported_yet(&input.name, "collapse"))
+/// Folding a recording directly: its samples replayed, unwound and
+/// symbolized (perf's short names, which the folding rules would cut
+/// parameter lists from anyway), then folded by the text rules.
+fn collapse_recording(input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
+    let name = input.name.clone();
+    let (folded, diag) = fold_recording(
+        input,
+        &options(a),
+        &RecordingOptions {
+            mark_inline: a.inline,
+            raw_return_addresses: a.raw_return_addresses,
+            max_stack: a.max_stack,
+        },
+    )?;
+    crate::ui::print_diagnostics(name.as_ref(), &diag);
+    let mut out = super::stdout();
+    render::folded::write_folded(&mut out, &folded)?;
+    super::finish(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a recording is replayed for folding.
+pub struct RecordingOptions {
+    pub mark_inline: bool,
+    pub raw_return_addresses: bool,
+    pub max_stack: usize,
+}
+
+/// A recording's folded stacks (shared with `sear flame`).
+pub fn fold_recording(
+    input: TextInput,
+    opts: &Options,
+    r: &RecordingOptions,
+) -> Result<(profile::collapse::Folded, perf_data::Diagnostics)> {
+    let (path, reader) = match &input.path {
+        Some(p) => (p.clone(), super::open(p)?),
+        None => (
+            std::path::PathBuf::from("-"),
+            perf_data::RecordReader::from_stream(Box::new(input.reader))
+                .context("reading perf.data from stdin")?,
+        ),
+    };
+    let super::replay::Replayed {
+        mut collector,
+        machine,
+        syms,
+        reader,
+        ..
+    } = super::replay::replay(
+        &path,
+        reader,
+        &super::replay::ReplayOptions {
+            collect: profile::resolve::CollectOptions {
+                max_stack: r.max_stack,
+                callchains: true,
+                adjust_returns: !r.raw_return_addresses,
+            },
+            names: profile::symbolize::NameStyle::Short,
+            inline: true,
+        },
+    )?;
+    for (dso, reason) in &syms.misses {
+        log::warn!("{dso}: no symbols ({reason})");
+    }
+    crate::ui::print_diagnostics(&path, reader.diagnostics());
+    let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
+    let sums = collector.take_sums_in_order();
+    if let Some(asked) = &opts.event_filter {
+        if !event_names
+            .iter()
+            .any(|e| profile::collapse::recording::event_matches(e, asked))
+        {
+            anyhow::bail!(
+                "{}: no event {asked} in this recording (it has {})",
+                input.name,
+                event_names.join(", ")
+            );
+        }
+    }
+    Ok(profile::collapse::recording::fold(
+        &profile::collapse::recording::Recording {
+            collector: &collector,
+            sums: &sums,
+            syms: &syms,
+            machine: &machine,
+            event_names: &event_names,
+            mark_inline: r.mark_inline,
+        },
+        opts,
+    ))
 }

@@ -15,10 +15,39 @@ use crate::cli::FlameArgs;
 
 pub fn run(a: FlameArgs) -> Result<ExitCode> {
     let path = a.input.as_deref().or(a.file.as_deref());
-    let mut input = super::open_text(path, "folded stacks or `perf script` text")?;
+    let mut input = super::open_text(path, "a recording, folded stacks or `perf script` text")?;
     if input.kind == InputKind::PerfData {
-        // One graph per event will come from replaying the recording (`--event` picks).
-        return Err(super::recording_not_supported_yet(&input.name, "flame"));
+        // One event's graph (`--event` picks; the first sampled by default),
+        // kernel, JIT and inline frames marked for their colours.
+        let name = input.name.clone();
+        let (folded, diag) = super::collapse::fold_recording(
+            input,
+            &Options {
+                annotate_kernel: true,
+                annotate_jit: true,
+                event_filter: a.event.clone(),
+                ..Options::default()
+            },
+            &super::collapse::RecordingOptions {
+                mark_inline: true,
+                raw_return_addresses: false,
+                max_stack: 127,
+            },
+        )?;
+        crate::ui::print_diagnostics(name.as_ref(), &diag);
+        let stacks: Vec<(String, u64)> = folded
+            .sorted()
+            .into_iter()
+            .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
+            .collect();
+        let lines: Vec<FoldedLine<'_>> = stacks
+            .iter()
+            .map(|(s, n)| FoldedLine {
+                stack: s,
+                count: *n,
+            })
+            .collect();
+        return draw(&a, &name, &lines);
     }
     let mut bytes = Vec::new();
     input
@@ -70,11 +99,13 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
         crate::ui::print_diagnostics(input.name.as_ref(), &diag);
         lines
     };
+    draw(&a, &input.name, &lines)
+}
+
+/// Writes the SVG of `lines` where `-o` says.
+fn draw(a: &FlameArgs, name: &str, lines: &[FoldedLine<'_>]) -> Result<ExitCode> {
     if lines.is_empty() {
-        log::warn!(
-            "{}: no stacks to draw; writing an empty graph that says so",
-            input.name
-        );
+        log::warn!("{name}: no stacks to draw; writing an empty graph that says so");
     }
 
     let opts = FlameOptions {
@@ -94,13 +125,13 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
             let f =
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
             let mut w = std::io::BufWriter::new(f);
-            write_svg(&mut w, &lines, &opts).with_context(|| format!("writing {}", p.display()))?;
+            write_svg(&mut w, lines, &opts).with_context(|| format!("writing {}", p.display()))?;
             w.flush()
                 .with_context(|| format!("writing {}", p.display()))?;
         }
         _ => {
             let mut out = super::stdout();
-            write_svg(&mut out, &lines, &opts).context("writing the SVG")?;
+            write_svg(&mut out, lines, &opts).context("writing the SVG")?;
             super::finish(out)?;
         }
     }

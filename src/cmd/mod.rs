@@ -10,7 +10,7 @@ use perf_data::RecordReader;
 use crate::cli::{Cli, Command, InputArgs};
 
 mod buildid_list;
-mod collapse;
+pub mod collapse;
 mod flame;
 mod inject;
 mod replay;
@@ -99,12 +99,14 @@ pub fn sniff(head: &[u8]) -> InputKind {
 pub struct TextInput {
     pub name: String,
     pub kind: InputKind,
-    pub reader: Box<dyn BufRead>,
+    pub reader: Box<dyn BufRead + Send>,
+    /// The file it came from (None: stdin).
+    pub path: Option<PathBuf>,
 }
 
 /// Opens `path` (stdin for `-` or `None`) and looks at its first bytes.
 pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
-    let (name, mut inner): (String, Box<dyn Read>) = match path {
+    let (name, mut inner): (String, Box<dyn Read + Send>) = match path {
         None => {
             if io::stdin().is_terminal() {
                 anyhow::bail!("no input: give {what} as FILE or on stdin");
@@ -127,13 +129,11 @@ pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
         1 << 16,
         io::Cursor::new(head).chain(inner),
     ));
-    Ok(TextInput { name, kind, reader })
-}
-
-/// The hook for commands that will also take recordings directly.
-pub fn recording_not_supported_yet(name: &str, cmd: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{name} is a perf.data recording: `sear {cmd}` does not read recordings directly yet; \
-         for now, turn it into text first: `perf script -i FILE | sear {cmd}`"
-    )
+    let path = path.filter(|p| *p != Path::new("-")).map(Path::to_path_buf);
+    Ok(TextInput {
+        name,
+        kind,
+        reader,
+        path,
+    })
 }

@@ -255,12 +255,12 @@ impl Collector {
         &self.comms
     }
 
-    /// The sums in the order their first samples came.
     /// How many distinct (event, thread, comm, leaf, stack) sums there are.
     pub fn distinct_samples(&self) -> usize {
         self.sums.len()
     }
 
+    /// The sums in the order their first samples came.
     pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
         let mut v: Vec<_> = self.sums.iter().map(|(k, s)| (*k, *s)).collect();
         v.sort_by_key(|(_, s)| s.first);

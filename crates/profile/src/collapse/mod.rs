@@ -20,6 +20,7 @@
 //! ```
 
 pub mod perf_script;
+pub mod recording;
 
 use rustc_hash::FxHashMap as HashMap;
 

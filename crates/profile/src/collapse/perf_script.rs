@@ -360,6 +360,46 @@ impl Collapser {
         }
     }
 
+    /// The folded names (leaf first) one frame line would add to a sample
+    /// of a `java` comm or another: `ADDR FUNC (MODULE)` as `perf script`
+    /// prints it, FUNC without its `+0x` offset. Lets a recording be folded
+    /// by exactly the rules of text input.
+    pub fn frame_names(
+        &mut self,
+        java: bool,
+        pc: &[u8],
+        func: &[u8],
+        module: &[u8],
+    ) -> Vec<Vec<u8>> {
+        let saved = self.sample.take();
+        let names = std::mem::take(&mut self.names);
+        let ends = std::mem::take(&mut self.ends);
+        self.sample = Some(Sample {
+            pname: Vec::new(),
+            count: 0,
+            skip: false,
+            java,
+            offset: 0,
+        });
+        self.frame(Frame { pc, func, module });
+        let mut out = Vec::with_capacity(self.ends.len());
+        let mut start = 0;
+        for &e in &self.ends {
+            out.push(self.names[start..e].to_vec());
+            start = e;
+        }
+        self.sample = saved;
+        self.names = names;
+        self.ends = ends;
+        out
+    }
+
+    /// Adds a stack folded elsewhere (`root;...;leaf`) with its count.
+    pub fn add_folded(&mut self, stack: &[u8], count: u64) {
+        self.samples += 1;
+        self.folded.add(stack, count, 0, &mut self.diag);
+    }
+
     /// Tidies and annotates one frame name and adds it to the sample.
     fn push_name(
         &mut self,
