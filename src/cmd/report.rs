@@ -79,17 +79,19 @@ fn hotspots(
     use profile::symbolize::{NameStyle, SymbolizeOptions};
 
     let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
-    let keys: Vec<SortKey> = sort
-        .split(',')
-        .map(|k| {
-            SortKey::parse(k.trim()).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--sort {k}: unknown or not yet supported sort key; \
-                     sear knows comm, pid, dso and sym"
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+    let mut keys: Vec<SortKey> = SortKey::parse_list(sort).map_err(|k| {
+        anyhow::anyhow!(
+            "--sort {k}: unknown or not yet supported sort key; sear knows {}",
+            profile::hist::SORT_KEY_NAMES
+        )
+    })?;
+    // perf adds the parent key to any sort order when -p is given.
+    if a.parent.is_some() && !keys.contains(&SortKey::Parent) {
+        keys.push(SortKey::Parent);
+    }
+    let parent_pattern = a.parent.as_deref().unwrap_or("^sys_|^do_page_fault");
+    let parent_regex = regex_lite::Regex::new(parent_pattern)
+        .with_context(|| format!("-p/--parent {parent_pattern}: not a valid regex"))?;
     let meta = reader.meta();
     let has_callchains = meta
         .events
@@ -104,6 +106,12 @@ fn hotspots(
     };
     let graphs_hidden = !params.enabled();
     let children = has_callchains && !a.no_children;
+    let want_parent = keys.contains(&SortKey::Parent);
+    if want_parent && !has_callchains {
+        anyhow::bail!(
+            "selected --sort parent, but the recording has no callchains (record with -g)"
+        );
+    }
     let order = params.resolved_order(children);
     let branch = meta
         .events
@@ -125,8 +133,9 @@ fn hotspots(
     }
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
-        callchains: has_callchains && (children || !graphs_hidden),
+        callchains: has_callchains && (children || !graphs_hidden || want_parent),
         adjust_returns: !a.raw_return_addresses,
+        by_cpu: keys.contains(&SortKey::Cpu),
     });
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
@@ -164,6 +173,7 @@ fn hotspots(
             names: names_style,
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
+            srclines: keys.iter().any(|k| k.needs_srclines()),
         },
     );
     for (dso, reason) in &syms.misses {
@@ -206,6 +216,7 @@ fn hotspots(
         children,
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
+        parent: want_parent.then_some(parent_regex),
     };
     let mut report =
         profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
@@ -214,6 +225,7 @@ fn hotspots(
         dso_names,
         syms: &syms.syms,
         machine: &machine,
+        strings: &report.strings,
     };
     let meta = reader.meta();
     let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
@@ -237,6 +249,7 @@ fn hotspots(
         keys: keys.clone(),
         children,
         percent_limit: a.percent_limit,
+        exclude_other: a.exclude_other,
     };
     let hide_first_frame = keys.first() == Some(&SortKey::Sym);
     let show_graphs = has_callchains && !graphs_hidden;

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
 use crate::machine::Machine;
-use crate::resolve::{Collector, Loc, NO_DSO};
+use crate::resolve::{Collector, Loc, Origin, NO_DSO};
 use crate::symbolize::{SymInfo, Symbols};
 
 /// A column perf can sort and group samples by.
@@ -17,19 +17,61 @@ pub enum SortKey {
     Pid,
     Dso,
     Sym,
+    /// `file:line` of the sample's address (innermost inline frame).
+    Srcline,
+    /// The file of `Srcline`.
+    Srcfile,
+    /// The first callchain symbol matching the parent regex, else `[other]`.
+    Parent,
+    Cpu,
+    /// The symbol and the address's offset into it (newer perf's `symoff`).
+    SymOff,
+    SymSize,
+    /// The size of the map the address fell in.
+    DsoSize,
+    /// perf's placeholder IPC column, added to any `--sort` naming `symbol`
+    /// (IPC needs branch stacks; without them it shows dashes).
+    IpcNull,
 }
 
+/// The `--sort` names sear knows, for messages.
+pub const SORT_KEY_NAMES: &str =
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, symbol_size, dso_size";
+
 impl SortKey {
-    /// Parses perf's `--sort` names.
+    /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
+    /// key is already per thread, so `tid` is accepted as the same.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "comm" => SortKey::Comm,
-            "pid" => SortKey::Pid,
+            "pid" | "tid" => SortKey::Pid,
             "dso" => SortKey::Dso,
             "sym" | "symbol" => SortKey::Sym,
+            "srcline" => SortKey::Srcline,
+            "srcfile" => SortKey::Srcfile,
+            "parent" => SortKey::Parent,
+            "cpu" => SortKey::Cpu,
+            "symoff" => SortKey::SymOff,
+            "symbol_size" => SortKey::SymSize,
+            "dso_size" => SortKey::DsoSize,
             _ => return None,
         })
     }
+
+    /// Parses a `--sort` list the way perf reads it: unknown names are
+    /// returned as the error; a list naming `symbol` anywhere (perf looks
+    /// for the substring) gets perf's IPC placeholder column appended.
+    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, String> {
+        let mut keys = Vec::new();
+        for k in list.split(',').map(str::trim) {
+            keys.push(SortKey::parse(k).ok_or_else(|| k.to_owned())?);
+        }
+        if list.contains("symbol") {
+            keys.push(SortKey::IpcNull);
+        }
+        Ok(keys)
+    }
+
     /// The column header perf prints.
     pub fn header(self) -> &'static str {
         match self {
@@ -37,7 +79,43 @@ impl SortKey {
             SortKey::Pid => "    Pid:Command",
             SortKey::Dso => "Shared Object",
             SortKey::Sym => "Symbol",
+            SortKey::Srcline => "Source:Line",
+            SortKey::Srcfile => "Source File",
+            SortKey::Parent => "Parent symbol",
+            SortKey::Cpu => "CPU",
+            SortKey::SymOff => "Symbol Offset",
+            SortKey::SymSize => "Symbol size",
+            SortKey::DsoSize => "DSO size",
+            SortKey::IpcNull => "IPC   [IPC Coverage]",
         }
+    }
+
+    /// Whether perf pads the value to the column width itself (so also in
+    /// the last column); the others are padded only when a column follows.
+    pub fn pads_value(self) -> bool {
+        !matches!(
+            self,
+            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+        )
+    }
+
+    /// Columns as wide as their header whatever the values (perf sizes
+    /// them by the header only; longer values overflow).
+    pub fn header_width_only(self) -> bool {
+        matches!(
+            self,
+            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull
+        )
+    }
+
+    /// Numbers perf right-aligns.
+    pub fn right_aligned(self) -> bool {
+        matches!(self, SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize)
+    }
+
+    /// Whether the key needs each location's source line.
+    pub fn needs_srclines(self) -> bool {
+        matches!(self, SortKey::Srcline | SortKey::Srcfile)
     }
 }
 
@@ -65,6 +143,22 @@ pub enum Key {
     /// The symbol. (perf's level character, `.` user, `k` kernel, ..., is
     /// not part of an entry's identity: see [`HistEntry::level`].)
     Sym(SymRef),
+    /// perf's srcline text (an index into [`Names::strings`]): entries with
+    /// equal text are one entry, as in perf.
+    Srcline(u32),
+    /// perf's srcfile text (an index into [`Names::strings`]).
+    Srcfile(u32),
+    /// The parent symbol's name (an index into [`Names::strings`]), None for
+    /// `[other]`.
+    Parent(Option<u32>),
+    /// The CPU, `u32::MAX` for none (perf's -1).
+    Cpu(u32),
+    /// A symbol and the offset into it (for an unresolved address, 0).
+    SymOff(SymRef, u64),
+    SymSize(u64),
+    /// The map's size, None without a map.
+    DsoSize(Option<u64>),
+    IpcNull,
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -74,6 +168,8 @@ pub struct Names<'a> {
     pub dso_names: Vec<String>,
     pub syms: &'a [SymInfo],
     pub machine: &'a Machine,
+    /// Texts of srcline, srcfile and parent keys ([`Report::strings`]).
+    pub strings: &'a [String],
 }
 
 impl Names<'_> {
@@ -86,9 +182,41 @@ impl Names<'_> {
             .map(String::as_str)
     }
 
+    fn string(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn cmp_sym(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                .name
+                .cmp(&self.syms[*q as usize].name),
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
+                let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+                dn(*d).cmp(&dn(*e)).then(p.cmp(q))
+            }
+        }
+    }
+
     /// perf's order among entries of equal period (its `se_sort`).
     fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
+            (Key::Srcline(x), Key::Srcline(y)) | (Key::Srcfile(x), Key::Srcfile(y)) => {
+                self.string(*x).cmp(self.string(*y))
+            }
+            // Named parents before `[other]`.
+            (Key::Parent(x), Key::Parent(y)) => match (x, y) {
+                (Some(p), Some(q)) => self.string(*p).cmp(self.string(*q)),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+            },
+            (Key::Cpu(x), Key::Cpu(y)) => (*x as i32).cmp(&(*y as i32)),
+            (Key::SymOff(x, p), Key::SymOff(y, q)) => self.cmp_sym(x, y).then(p.cmp(q)),
+            (Key::SymSize(x), Key::SymSize(y)) => x.cmp(y),
+            (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -102,17 +230,7 @@ impl Names<'_> {
                 (Some(_), None) => Ordering::Less,
             },
             // By name; unresolved entries after symbols, by address.
-            (Key::Sym(x), Key::Sym(y)) => match (x, y) {
-                (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
-                    .name
-                    .cmp(&self.syms[*q as usize].name),
-                (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
-                (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
-                (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
-                    let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
-                    dn(*d).cmp(&dn(*e)).then(p.cmp(q))
-                }
-            },
+            (Key::Sym(x), Key::Sym(y)) => self.cmp_sym(x, y),
             _ => Ordering::Equal,
         }
     }
@@ -139,6 +257,26 @@ impl Names<'_> {
             }
             Key::Dso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
             Key::Sym(s) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::Srcline(i) | Key::Srcfile(i) => self.string(*i).to_owned(),
+            Key::Parent(Some(i)) => self.string(*i).to_owned(),
+            Key::Parent(None) => "[other]".to_owned(),
+            // C's `%3.3d`: at least three digits.
+            Key::Cpu(c) => {
+                let c = *c as i32;
+                if c < 0 {
+                    format!("-{:03}", c.unsigned_abs())
+                } else {
+                    format!("{c:03}")
+                }
+            }
+            Key::SymOff(s @ SymRef::Sym(_), off) => {
+                format!("[{}] {}+{off:#x}", level as char, self.sym_name(s))
+            }
+            Key::SymOff(s, _) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::SymSize(n) => n.to_string(),
+            Key::DsoSize(Some(n)) => n.to_string(),
+            Key::DsoSize(None) => "unknown".to_owned(),
+            Key::IpcNull => "-      -".to_owned(),
         }
     }
 
@@ -221,6 +359,8 @@ pub struct HistOptions {
     /// how chains are stored, which part each entry gets and so the depth
     /// tie-break.
     pub caller_order: bool,
+    /// perf's `-p/--parent` regex for the parent key.
+    pub parent: Option<regex_lite::Regex>,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -230,6 +370,8 @@ pub struct Report {
     /// Interned frames and chains (frame ids, in insertion order).
     pub frames: Vec<Frame>,
     pub chains: Vec<Vec<u32>>,
+    /// Texts the srcline, srcfile and parent keys refer to.
+    pub strings: Vec<String>,
 }
 
 impl Report {
@@ -334,10 +476,17 @@ pub fn build(
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    // The location each frame of `chain` came from.
+    let mut chain_locs: Vec<u32> = Vec::new();
     let mut keybuf: Vec<Key> = Vec::new();
     let mut seen: Vec<usize> = Vec::new();
     let need_chain = opts.children || opts.callchains;
     let comms = collector.comms();
+    let mut keys = KeyMaker::new(&opts.keys, locs, syms, dso_names);
+    let want_parent = opts.keys.contains(&SortKey::Parent);
+    let mut parents: HashMap<u32, Option<u32>> = HashMap::default();
+    // Per symbol: 0 not yet asked, 1 no match, 2 match.
+    let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
     for (key, sum) in collector.sums_in_order() {
         let th = machine.thread_info(key.thread as usize);
         if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
@@ -354,8 +503,11 @@ pub fn build(
         }
         // The chain, expanded into frames (inline frames included).
         chain.clear();
-        if need_chain {
+        chain_locs.clear();
+        if need_chain || want_parent {
             collector.interner.stack(key.stack, &mut stack);
+        }
+        if need_chain {
             for &lid in &stack {
                 let l = &locs[lid as usize];
                 match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
@@ -366,19 +518,23 @@ pub fn build(
                                 &mut frame_ids,
                                 (SymRef::Sym(f), l.level),
                             ));
+                            chain_locs.push(lid);
                         }
                     }
-                    None => chain.push(intern_frame(
-                        &mut report.frames,
-                        &mut frame_ids,
-                        (
-                            SymRef::Addr {
-                                ip: l.ip,
-                                dso: l.dso,
-                            },
-                            l.level,
-                        ),
-                    )),
+                    None => {
+                        chain.push(intern_frame(
+                            &mut report.frames,
+                            &mut frame_ids,
+                            (
+                                SymRef::Addr {
+                                    ip: l.ip,
+                                    dso: l.dso,
+                                },
+                                l.level,
+                            ),
+                        ));
+                        chain_locs.push(lid);
+                    }
                 }
             }
         }
@@ -386,7 +542,15 @@ pub fn build(
         // for caller order.
         if opts.caller_order {
             chain.reverse();
+            chain_locs.reverse();
         }
+        let parent = match (&opts.parent, want_parent) {
+            (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
+                let m = find_parent(&stack, locs, syms, re, opts.caller_order, &mut sym_matches);
+                m.map(|s| keys.intern(&syms.syms[s as usize].name))
+            }),
+            _ => None,
+        };
         let chain_id = if opts.callchains {
             report.chains.push(chain.clone());
             (report.chains.len() - 1) as u32
@@ -399,14 +563,16 @@ pub fn build(
         if !chain.is_empty() {
             h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         }
-        keys_for(
-            &mut keybuf,
-            &opts.keys,
-            key.comm,
-            key.thread,
-            leaf.dso,
-            leaf_sym,
-        );
+        let mut ctx = KeyCtx {
+            comm: key.comm,
+            thread: key.thread,
+            cpu: key.cpu,
+            dso: leaf.dso,
+            sym: leaf_sym,
+            loc: key.leaf,
+            parent,
+        };
+        keys.make(&mut keybuf, &ctx);
         let depth = chain.len();
         let self_index = h.entry_index(&keybuf, key.thread, leaf.level);
         {
@@ -436,7 +602,7 @@ pub fn build(
         // perf fills one location per frame and only sets its level for
         // frames with a map: a frame without one shows the level before it.
         let mut level = leaf.level;
-        for (pos, &f) in chain.iter().enumerate() {
+        for (pos, (&f, &lid)) in chain.iter().zip(&chain_locs).enumerate() {
             let (sref, frame_level) = report.frames[f as usize];
             let dso = match sref {
                 SymRef::Sym(s) => syms.syms[s as usize].dso,
@@ -445,7 +611,10 @@ pub fn build(
             if dso != NO_DSO {
                 level = frame_level;
             }
-            keys_for(&mut keybuf, &opts.keys, key.comm, key.thread, dso, sref);
+            ctx.dso = dso;
+            ctx.sym = sref;
+            ctx.loc = lid;
+            keys.make(&mut keybuf, &ctx);
             let idx = h.entry_index(&keybuf, key.thread, level);
             if seen.contains(&idx) {
                 continue;
@@ -465,7 +634,193 @@ pub fn build(
             }
         }
     }
+    report.strings = keys.strings;
     report
+}
+
+/// perf's parent of a sample: the first frame of the recorded callchain,
+/// in the order in effect (leaf first for callee order, root first for
+/// caller order), whose symbol matches the regex. perf matches while it
+/// resolves the recorded chain only, so DWARF-unwound frames never count.
+fn find_parent(
+    stack: &[u32],
+    locs: &[Loc],
+    syms: &Symbols,
+    re: &regex_lite::Regex,
+    caller_order: bool,
+    cache: &mut [u8],
+) -> Option<u32> {
+    let recorded =
+        |&&lid: &&u32| matches!(locs[lid as usize].origin, Origin::Exact | Origin::Return);
+    let mut check = |lid: u32| {
+        let s = syms.per_loc.get(lid as usize)?.sym?;
+        let c = cache.get_mut(s as usize)?;
+        if *c == 0 {
+            *c = if re.is_match(&syms.syms[s as usize].name) {
+                2
+            } else {
+                1
+            };
+        }
+        (*c == 2).then_some(s)
+    };
+    if caller_order {
+        stack.iter().rev().filter(recorded).find_map(|&l| check(l))
+    } else {
+        stack.iter().filter(recorded).find_map(|&l| check(l))
+    }
+}
+
+/// What one entry's keys are made of.
+struct KeyCtx {
+    comm: u32,
+    thread: u32,
+    cpu: u32,
+    dso: u32,
+    sym: SymRef,
+    /// The location (loc id) the entry's address came from.
+    loc: u32,
+    parent: Option<u32>,
+}
+
+/// Makes entries' keys, computing per location (once) the texts of keys
+/// perf compares as text.
+struct KeyMaker<'a> {
+    keys: &'a [SortKey],
+    locs: &'a [Loc],
+    syms: &'a Symbols,
+    dso_names: &'a [String],
+    strings: Vec<String>,
+    string_ids: HashMap<String, u32>,
+    /// Per loc id: its srcline and srcfile string ids (`u32::MAX`: not yet).
+    srclines: Vec<(u32, u32)>,
+}
+
+/// perf's text for an address without a source line or map.
+const SRCLINE_UNKNOWN: &str = "??:0";
+
+impl<'a> KeyMaker<'a> {
+    fn new(
+        keys: &'a [SortKey],
+        locs: &'a [Loc],
+        syms: &'a Symbols,
+        dso_names: &'a [String],
+    ) -> Self {
+        let lines = keys.iter().any(|k| k.needs_srclines());
+        KeyMaker {
+            keys,
+            locs,
+            syms,
+            dso_names,
+            strings: Vec::new(),
+            string_ids: HashMap::default(),
+            srclines: if lines {
+                vec![(u32::MAX, u32::MAX); locs.len()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.string_ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_owned());
+        self.string_ids.insert(s.to_owned(), i);
+        i
+    }
+
+    /// perf's srcline and srcfile texts of a location: `file:line`, where
+    /// DWARF (or, as `??:0`, the symbol table) covers the address; else
+    /// `symbol+offset` (decimal) or `dso[address]`; `??:0` without a map.
+    /// The srcfile is the file part of a found line, else empty.
+    fn srcline(&mut self, lid: u32) -> (u32, u32) {
+        if let Some(&(l, f)) = self.srclines.get(lid as usize) {
+            if l != u32::MAX {
+                return (l, f);
+            }
+        }
+        let loc = &self.locs[lid as usize];
+        let ls = self.syms.per_loc.get(lid as usize);
+        let (line, file) = if loc.dso == NO_DSO {
+            (SRCLINE_UNKNOWN.to_owned(), String::new())
+        } else if let Some(pos) = ls.and_then(|l| l.line) {
+            let name = self
+                .syms
+                .files
+                .get(pos.file as usize)
+                .map_or("??", String::as_str);
+            let text = format!("{name}:{}", pos.line);
+            let file = if text == SRCLINE_UNKNOWN {
+                String::new()
+            } else {
+                // perf cuts the text at its first colon.
+                text.split(':').next().unwrap_or("").to_owned()
+            };
+            (text, file)
+        } else if let Some((s, ls)) = ls.and_then(|l| l.sym.map(|s| (s, l))) {
+            let name = &self.syms.syms[s as usize].name;
+            (format!("{name}+{}", ls.sym_offset), String::new())
+        } else {
+            let dso = self
+                .dso_names
+                .get(loc.dso as usize)
+                .map_or("", String::as_str);
+            (format!("{dso}[{:x}]", loc.rel), String::new())
+        };
+        let ids = (self.intern(&line), self.intern(&file));
+        if let Some(slot) = self.srclines.get_mut(lid as usize) {
+            *slot = ids;
+        }
+        ids
+    }
+
+    fn make(&mut self, out: &mut Vec<Key>, c: &KeyCtx) {
+        out.clear();
+        for k in self.keys {
+            let key = match k {
+                SortKey::Comm => Key::Comm(c.comm),
+                SortKey::Pid => Key::Thread(c.thread),
+                SortKey::Dso => Key::Dso((c.dso != NO_DSO).then_some(c.dso)),
+                SortKey::Sym => Key::Sym(c.sym),
+                SortKey::Srcline => Key::Srcline(self.srcline(c.loc).0),
+                SortKey::Srcfile => Key::Srcfile(self.srcline(c.loc).1),
+                SortKey::Parent => Key::Parent(c.parent),
+                SortKey::Cpu => Key::Cpu(c.cpu),
+                SortKey::SymOff => {
+                    let off = match c.sym {
+                        SymRef::Sym(_) => self
+                            .syms
+                            .per_loc
+                            .get(c.loc as usize)
+                            .map_or(0, |l| l.sym_offset),
+                        SymRef::Addr { .. } => 0,
+                    };
+                    Key::SymOff(c.sym, off)
+                }
+                SortKey::SymSize => Key::SymSize(match c.sym {
+                    SymRef::Sym(s) => self.syms.syms[s as usize].size,
+                    SymRef::Addr { .. } => 0,
+                }),
+                SortKey::DsoSize => {
+                    let l = &self.locs[c.loc as usize];
+                    let kernel = self
+                        .dso_names
+                        .get(l.dso as usize)
+                        .is_some_and(|n| n == "[kernel.kallsyms]");
+                    let size = match self.syms.kernel_extent {
+                        Some((start, end)) if kernel => end.wrapping_sub(start),
+                        _ => l.map_size,
+                    };
+                    Key::DsoSize((l.dso != NO_DSO).then_some(size))
+                }
+                SortKey::IpcNull => Key::IpcNull,
+            };
+            out.push(key);
+        }
+    }
 }
 
 fn intern_frame(frames: &mut Vec<Frame>, ids: &mut HashMap<Frame, u32>, f: Frame) -> u32 {
@@ -485,16 +840,6 @@ fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
             dso: l.dso,
         },
     }
-}
-
-fn keys_for(out: &mut Vec<Key>, keys: &[SortKey], comm: u32, thread: u32, dso: u32, sym: SymRef) {
-    out.clear();
-    out.extend(keys.iter().map(|k| match k {
-        SortKey::Comm => Key::Comm(comm),
-        SortKey::Pid => Key::Thread(thread),
-        SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
-        SortKey::Sym => Key::Sym(sym),
-    }));
 }
 
 impl Filters {

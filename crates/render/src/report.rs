@@ -1,5 +1,6 @@
 //! `perf report --stdio` text: the header block and one table per event.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use profile::hist::{Hists, Key, Names, SortKey, SymRef};
@@ -18,6 +19,8 @@ pub struct TableOptions {
     pub children: bool,
     /// Hide rows below this percentage (perf's `--percent-limit`).
     pub percent_limit: f64,
+    /// Hide rows without a parent symbol (perf's `-x/--exclude-other`).
+    pub exclude_other: bool,
 }
 
 /// Writes the call graph under a row (nothing when it has none to show),
@@ -80,12 +83,45 @@ fn write_section(
         s.event_name, s.hists.total_period
     )?;
     let keys = &opts.keys;
+    // perf's -x hides rows without a parent (the totals keep them).
+    let hidden = |e: &profile::hist::HistEntry| {
+        opts.exclude_other && !e.keys.iter().any(|k| matches!(k, Key::Parent(Some(_))))
+    };
     // Each column is as wide as its header or its widest value, with
     // perf's extra rules for symbols and unresolved addresses.
     let mut widths: Vec<usize> = keys.iter().map(|k| k.header().len()).collect();
     let mut unresolved = false;
-    for e in &s.hists.entries {
-        for (i, k) in e.keys.iter().enumerate() {
+    // perf computes an entry's srcline (and srcfile) text only when a
+    // sample's tree insertion compares it with an entry equal in the keys
+    // before it: a second sample merging into the entry, or another entry
+    // with those keys (a binary tree search passes a neighbour). It sizes
+    // the column by the texts computed by then and cuts the others.
+    let lazy: Vec<Option<HashMap<&[Key], usize>>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            k.needs_srclines().then(|| {
+                let mut m: HashMap<&[Key], usize> = HashMap::new();
+                for e in &s.hists.entries {
+                    *m.entry(&e.keys[..i.min(e.keys.len())]).or_default() += 1;
+                }
+                m
+            })
+        })
+        .collect();
+    let computed = |i: usize, e: &profile::hist::HistEntry| match &lazy[i] {
+        Some(m) => {
+            e.samples.max(e.samples_acc) >= 2
+                || m.get(&e.keys[..i.min(e.keys.len())])
+                    .is_some_and(|&n| n >= 2)
+        }
+        None => true,
+    };
+    for e in s.hists.entries.iter().filter(|e| !hidden(e)) {
+        for (i, (k, sk)) in e.keys.iter().zip(keys).enumerate() {
+            if sk.header_width_only() || !computed(i, e) {
+                continue;
+            }
             let w = match k {
                 Key::Sym(SymRef::Sym(id)) => names.syms[*id as usize].name.chars().count() + 4,
                 Key::Sym(SymRef::Addr { .. }) => {
@@ -95,6 +131,7 @@ fn write_section(
                 // perf sizes the comm column by the comm the entry's
                 // thread has at the end, not the one the entry shows.
                 Key::Comm(_) => names.thread_comm(e.thread).chars().count(),
+                Key::Parent(None) => 0,
                 k => names.display(k, e.level).chars().count(),
             };
             widths[i] = widths[i].max(w);
@@ -130,6 +167,9 @@ fn write_section(
         }
     };
     for (row, e) in s.hists.entries.iter().enumerate() {
+        if hidden(e) {
+            continue;
+        }
         let shown = if opts.children {
             e.period_acc
         } else {
@@ -143,17 +183,28 @@ fn write_section(
         } else {
             format!("{:>9.2}%", pct(e.period))
         };
-        for (k, w) in e.keys.iter().zip(&widths) {
+        let last = e.keys.len().saturating_sub(1);
+        for (i, ((k, sk), w)) in e.keys.iter().zip(keys).zip(&widths).enumerate() {
             let mut v = names.display(k, e.level);
-            if matches!(k, Key::Sym(..)) && v.chars().count() > *w {
-                // perf cuts a symbol (with its " (inlined)") at the column width.
+            let cut = matches!(
+                k,
+                Key::Sym(..) | Key::SymOff(..) | Key::Srcline(_) | Key::Srcfile(_)
+            );
+            if cut && v.chars().count() > *w {
+                // perf cuts a symbol (with its " (inlined)") or source line
+                // at the column width.
                 v = v.chars().take(*w).collect();
             }
             line.push_str("  ");
+            let pad = w.saturating_sub(v.chars().count());
+            if sk.right_aligned() {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(&v);
+                continue;
+            }
             line.push_str(&v);
-            // perf pads every column but the symbol.
-            if !matches!(k, Key::Sym(..)) {
-                let pad = w.saturating_sub(v.chars().count());
+            // Symbols and source lines are padded only when a column follows.
+            if sk.pads_value() || i != last {
                 line.push_str(&" ".repeat(pad));
             }
         }
