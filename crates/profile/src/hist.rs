@@ -155,10 +155,13 @@ pub enum Key {
     Cpu(u32),
     /// A symbol and the offset into it (for an unresolved address, 0).
     SymOff(SymRef, u64),
-    SymSize(u64),
+    /// The symbol's size, None without a symbol (perf's `unknown`).
+    SymSize(Option<u64>),
     /// The map's size, None without a map.
     DsoSize(Option<u64>),
-    IpcNull,
+    /// perf's IPC placeholder shows dashes but compares entries by symbol
+    /// (its `sort__sym_cmp`), so it splits entries as a symbol key would.
+    IpcNull(SymRef),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -200,6 +203,34 @@ impl Names<'_> {
         }
     }
 
+    /// perf's `sort__sym_cmp` as an order: unresolved addresses by
+    /// address, after symbols; symbols by DSO name, then start address
+    /// (inlined ones by name first).
+    fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        let dso = |s: &SymRef| match s {
+            SymRef::Sym(i) => self.syms[*i as usize].dso,
+            SymRef::Addr { dso, .. } => *dso,
+        };
+        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
+            return p.cmp(q);
+        }
+        let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+        dn(dso(x)).cmp(&dn(dso(y))).then_with(|| match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => {
+                let (a, b) = (&self.syms[*p as usize], &self.syms[*q as usize]);
+                let by_name = if a.inlined || b.inlined {
+                    a.name.cmp(&b.name)
+                } else {
+                    Ordering::Equal
+                };
+                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
+            }
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
+        })
+    }
+
     /// perf's order among entries of equal period (its `se_sort`).
     fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
@@ -215,7 +246,8 @@ impl Names<'_> {
             },
             (Key::Cpu(x), Key::Cpu(y)) => (*x as i32).cmp(&(*y as i32)),
             (Key::SymOff(x, p), Key::SymOff(y, q)) => self.cmp_sym(x, y).then(p.cmp(q)),
-            (Key::SymSize(x), Key::SymSize(y)) => x.cmp(y),
+            (Key::SymSize(x), Key::SymSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
+            (Key::IpcNull(x), Key::IpcNull(y)) => self.cmp_by_address(x, y),
             (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
@@ -273,10 +305,11 @@ impl Names<'_> {
                 format!("[{}] {}+{off:#x}", level as char, self.sym_name(s))
             }
             Key::SymOff(s, _) => format!("[{}] {}", level as char, self.sym_name(s)),
-            Key::SymSize(n) => n.to_string(),
+            Key::SymSize(Some(n)) => n.to_string(),
+            Key::SymSize(None) => "unknown".to_owned(),
             Key::DsoSize(Some(n)) => n.to_string(),
             Key::DsoSize(None) => "unknown".to_owned(),
-            Key::IpcNull => "-      -".to_owned(),
+            Key::IpcNull(_) => "-      -".to_owned(),
         }
     }
 
@@ -801,8 +834,8 @@ impl<'a> KeyMaker<'a> {
                     Key::SymOff(c.sym, off)
                 }
                 SortKey::SymSize => Key::SymSize(match c.sym {
-                    SymRef::Sym(s) => self.syms.syms[s as usize].size,
-                    SymRef::Addr { .. } => 0,
+                    SymRef::Sym(s) => Some(self.syms.syms[s as usize].size),
+                    SymRef::Addr { .. } => None,
                 }),
                 SortKey::DsoSize => {
                     let l = &self.locs[c.loc as usize];
@@ -816,7 +849,7 @@ impl<'a> KeyMaker<'a> {
                     };
                     Key::DsoSize((l.dso != NO_DSO).then_some(size))
                 }
-                SortKey::IpcNull => Key::IpcNull,
+                SortKey::IpcNull => Key::IpcNull(c.sym),
             };
             out.push(key);
         }
