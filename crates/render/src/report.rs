@@ -190,6 +190,9 @@ fn write_section(
                 k,
                 Key::Sym(..) | Key::SymOff(..) | Key::Srcline(_) | Key::Srcfile(_)
             );
+            // (Not a symbol before another column: perf appends its
+            // " (inlined)" after the cut name there.)
+            let cut = cut && (i == last || !matches!(k, Key::Sym(..) | Key::SymOff(..)));
             if cut && v.chars().count() > *w {
                 // perf cuts a symbol (with its " (inlined)") or source line
                 // at the column width.
