@@ -96,6 +96,29 @@ fn table(text: &str) -> (Vec<String>, Vec<String>) {
     (head, rows)
 }
 
+/// A report as sorted blocks (a row with its call graph, lines sorted),
+/// as tests/report_symbols.rs compares them.
+fn blocks(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines().filter(|l| !l.starts_with("# (Tip")) {
+        let is_row = l.len() > 10 && l.as_bytes()[9] == b'%';
+        if is_row || out.is_empty() || l.starts_with('#') {
+            out.push(String::new());
+        }
+        if let Some(b) = out.last_mut() {
+            b.push_str(l);
+            b.push('\n');
+        }
+    }
+    for b in &mut out {
+        let mut lines: Vec<&str> = b.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.sort_unstable();
+        *b = lines.join("\n");
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn sort_keys_equal_perf() {
     assert!(have_perf());
@@ -202,8 +225,42 @@ fn sort_keys_equal_perf() {
             }
         }
     }
+    // With call graphs (frame pointers: perf's and sear's stacks agree).
+    let graph_sets: Vec<(&PathBuf, Vec<&str>)> = vec![
+        (
+            &fp,
+            vec!["--no-children", "--sort", "parent", "-p", "leaf|main|^top"],
+        ),
+        (
+            &fp,
+            vec!["--no-children", "--sort", "comm,parent", "-p", "^top", "-x"],
+        ),
+        (
+            &fp,
+            vec!["--children", "--sort", "sym,parent", "-p", "^top"],
+        ),
+        (
+            &fp,
+            vec!["--no-children", "--sort", "cpu,sym", "-g", "caller"],
+        ),
+        (&static_fp, vec!["--no-children", "--sort", "srcline"]),
+        (
+            &static_fp,
+            vec!["--no-children", "--sort", "dso,srcfile", "-g", "caller"],
+        ),
+    ];
+    for (f, args) in &graph_sets {
+        let (p, s) = (perf_report(f, args), sear_report(f, args));
+        compared += 1;
+        if blocks(&p) != blocks(&s) || !p.contains('|') {
+            failures.push(format!(
+                "{} {args:?} (call graphs)\n--- perf:\n{p}\n--- sear:\n{s}",
+                f.display()
+            ));
+        }
+    }
     eprintln!(
-        "{} of {compared} tables equal perf's",
+        "{} of {compared} reports equal perf's",
         compared - failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -922,6 +922,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sort_lists_parse_as_perf_reads_them() {
+        assert_eq!(
+            SortKey::parse_list("tid,srcline"),
+            Ok(vec![SortKey::Pid, SortKey::Srcline])
+        );
+        // perf appends its IPC placeholder to any list naming "symbol".
+        assert_eq!(
+            SortKey::parse_list("dso,symbol_size"),
+            Ok(vec![SortKey::Dso, SortKey::SymSize, SortKey::IpcNull])
+        );
+        assert_eq!(SortKey::parse_list("sym"), Ok(vec![SortKey::Sym]));
+        assert_eq!(SortKey::parse_list("comm,bogus"), Err("bogus".to_owned()));
+        assert_eq!(SortKey::parse("ipc_null"), None);
+    }
+
+    #[test]
     fn short_names_follow_perf() {
         assert_eq!(dso_short_name("/usr/lib/libc.so.6"), "libc.so.6");
         assert_eq!(dso_short_name("/tmp/perf-2046.map"), "[JIT] tid 2046");
