@@ -22,6 +22,11 @@ pub struct Cli {
     /// Only errors on stderr.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Never page output. On a terminal, reports otherwise go through
+    /// $SEAR_PAGER, $PERF_PAGER, $PAGER or `less` (set one to `cat` or
+    /// empty to turn paging off).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -29,12 +34,103 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read perf.data and show what it contains (like `perf report`).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
     /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
     Inject(InjectArgs),
+    /// Fold the stacks of `perf script` text into `root;...;leaf COUNT` lines
+    /// (like FlameGraph's stackcollapse-perf.pl).
+    Collapse(CollapseArgs),
+    /// Draw an interactive SVG flame graph from folded stacks (like flamegraph.pl).
+    Flame(FlameArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CollapseArgs {
+    /// `perf script` text; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE", conflicts_with = "input")]
+    pub file: Option<PathBuf>,
+    /// A recording to fold directly (perf.data).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// First frame `comm-PID`.
+    #[arg(long)]
+    pub pid: bool,
+    /// First frame `comm-PID/TID`.
+    #[arg(long)]
+    pub tid: bool,
+    /// Mark kernel frames with `_[k]`.
+    #[arg(long)]
+    pub kernel: bool,
+    /// Mark JIT frames (`/tmp/perf-PID.map`) with `_[j]`.
+    #[arg(long)]
+    pub jit: bool,
+    /// Both --kernel and --jit.
+    #[arg(long)]
+    pub all: bool,
+    /// Show the address of frames without a symbol: `[module <ADDR>]`.
+    #[arg(long)]
+    pub addrs: bool,
+    /// Expand inline frames from the binaries' DWARF (the binaries named in the
+    /// text, read from disk), marked `_[i]`.
+    #[arg(long)]
+    pub inline: bool,
+    /// Fold only samples of this event (default: the first event in the input).
+    #[arg(long = "event-filter", value_name = "EVENT")]
+    pub event_filter: Option<String>,
+    /// Count samples instead of summing their periods.
+    #[arg(long)]
+    pub samples: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FlameArgs {
+    /// Folded stacks (or `perf script` text); `-` or nothing reads stdin.
+    #[arg(value_name = "FILE", conflicts_with = "input")]
+    pub file: Option<PathBuf>,
+    /// Input file (folded stacks, `perf script` text or a recording).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Write the SVG here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Title at the top.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// Second line under the title.
+    #[arg(long, value_name = "TEXT")]
+    pub subtitle: Option<String>,
+    /// Image width in pixels (default 1200).
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    pub width: Option<u32>,
+    /// Colour palette. Default: hot, or java when frames carry
+    /// `_[k]`/`_[j]`/`_[i]` marks (kernel orange, JIT green, inline aqua).
+    #[arg(long, value_name = "PALETTE", value_parser = clap::builder::PossibleValuesParser::new(render::flame::PALETTES))]
+    pub colors: Option<String>,
+    /// Colour by a hash of the function name (the same name, the same colour).
+    #[arg(long)]
+    pub hash: bool,
+    /// Icicle graph: roots at the top, stacks grow downwards.
+    #[arg(long)]
+    pub inverted: bool,
+    /// Reverse each stack (leaf first) before merging: a callee-rooted graph.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Flame chart: keep the input's order (time) on the x axis instead of sorting.
+    #[arg(long)]
+    pub flamechart: bool,
+    /// Omit frames narrower than this: pixels, or a percentage of the total with `%`.
+    #[arg(long, value_name = "PIXELS", default_value = "0.1")]
+    pub minwidth: render::flame::MinWidth,
+    /// What the counts are, in hover details (default: samples).
+    #[arg(long, value_name = "NAME")]
+    pub countname: Option<String>,
+    /// With `perf script` text or a recording as input: graph this event
+    /// (default: the first in the input). One graph per event.
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +202,34 @@ pub struct ReportArgs {
     /// all samples).
     #[arg(short = 'x', long = "exclude-other")]
     pub exclude_other: bool,
+    /// The columns, comma-separated: value fields (overhead,
+    /// overhead_children, overhead_sys, overhead_us, overhead_guest_sys,
+    /// overhead_guest_us, sample, period) and sort keys. Sort keys not
+    /// listed are appended; without --sort, rows are sorted by these
+    /// columns in order. A list starting with `+` adds to the default columns.
+    #[arg(short = 'F', long = "fields", value_name = "FIELDS")]
+    pub fields: Option<String>,
+    /// Add a Samples column (number of samples).
+    #[arg(short = 'n', long = "show-nr-samples")]
+    pub show_nr_samples: bool,
+    /// Add a Period column (sum of the samples' periods).
+    #[arg(long = "show-total-period")]
+    pub show_total_period: bool,
+    /// Add sys and usr columns (own overhead in kernel and user mode).
+    #[arg(long = "show-cpu-utilization")]
+    pub show_cpu_utilization: bool,
+    /// Show the events of a group together, one column per member (the
+    /// default for recordings with groups); without groups, all events
+    /// form one.
+    #[arg(long = "group", overrides_with = "no_group")]
+    pub group: bool,
+    /// Show each event of a group in its own section.
+    #[arg(long = "no-group", overrides_with = "group")]
+    pub no_group: bool,
+    /// With filters: percentages of all samples (`absolute`, the default,
+    /// as perf) or of the samples kept (`relative`).
+    #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]
+    pub percentage: Option<String>,
     /// Show only each entry's own samples, not those of its callees (the
     /// default when there are no call graphs).
     #[arg(long = "no-children", overrides_with = "children")]

@@ -17,6 +17,9 @@ fn main() -> ExitCode {
         }
     };
     ui::init_logging(cli.verbose, cli.quiet);
+    if cli.no_pager {
+        ui::pager::disable();
+    }
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {

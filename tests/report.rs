@@ -52,12 +52,12 @@ fn hotspot_table_equals_perf_on_wild_files() {
         .into_iter()
         .filter(|f| {
             let n = f.file_name().unwrap().to_string_lossy().into_owned();
-            // Not yet: event groups (perf prints one column per member) and
-            // the corrupted stream (perf refuses it; sear reports what came first).
-            n != "perf.data.lost_samples-4.4" && !n.contains("corrupted")
+            // Not the corrupted stream (perf refuses it; sear reports what
+            // came first).
+            !n.contains("corrupted")
         })
         .collect();
-    assert_eq!(files.len(), 16, "conformance files missing");
+    assert_eq!(files.len(), 17, "conformance files missing");
     let failures = compare(&files);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

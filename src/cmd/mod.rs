@@ -1,6 +1,6 @@
 //! One module per subcommand: parse options, call the libraries, write output.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,14 +10,19 @@ use perf_data::RecordReader;
 use crate::cli::{Cli, Command, InputArgs};
 
 mod buildid_list;
+mod collapse;
+mod flame;
 mod inject;
+mod replay;
 mod report;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Report(a) => report::run(a),
+        Command::Report(a) => report::run(*a),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),
+        Command::Collapse(a) => collapse::run(a),
+        Command::Flame(a) => flame::run(a),
     }
 }
 
@@ -64,6 +69,71 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
 }
 
+/// [`stdout`] through the pager on a terminal (see [`crate::ui::pager`]).
+pub fn paged_stdout() -> io::BufWriter<crate::ui::pager::Sink> {
+    io::BufWriter::with_capacity(1 << 16, crate::ui::pager::open())
+}
+
 pub fn finish(mut out: impl Write) -> Result<()> {
     out.flush().context("writing output")
+}
+
+/// What a text command's input turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// A recording (file or pipe mode, either byte order, or perf's old v1).
+    PerfData,
+    /// Anything else: `perf script` text, folded stacks.
+    Text,
+}
+
+/// The input kind from the first bytes.
+pub fn sniff(head: &[u8]) -> InputKind {
+    match head.get(..8) {
+        Some(b"PERFILE2" | b"2ELIFREP" | b"PERFFILE") => InputKind::PerfData,
+        _ => InputKind::Text,
+    }
+}
+
+/// An opened input of a text command: FILE, or stdin for `-` or none.
+pub struct TextInput {
+    pub name: String,
+    pub kind: InputKind,
+    pub reader: Box<dyn BufRead>,
+}
+
+/// Opens `path` (stdin for `-` or `None`) and looks at its first bytes.
+pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
+    let (name, mut inner): (String, Box<dyn Read>) = match path {
+        None => {
+            if io::stdin().is_terminal() {
+                anyhow::bail!("no input: give {what} as FILE or on stdin");
+            }
+            ("stdin".into(), Box::new(io::stdin()))
+        }
+        Some(p) if p == Path::new("-") => ("stdin".into(), Box::new(io::stdin())),
+        Some(p) => {
+            let f = std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?;
+            (p.display().to_string(), Box::new(f))
+        }
+    };
+    let mut head = Vec::with_capacity(8);
+    (&mut inner)
+        .take(8)
+        .read_to_end(&mut head)
+        .with_context(|| format!("reading {name}"))?;
+    let kind = sniff(&head);
+    let reader = Box::new(io::BufReader::with_capacity(
+        1 << 16,
+        io::Cursor::new(head).chain(inner),
+    ));
+    Ok(TextInput { name, kind, reader })
+}
+
+/// The hook for commands that will also take recordings directly.
+pub fn recording_not_supported_yet(name: &str, cmd: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name} is a perf.data recording: `sear {cmd}` does not read recordings directly yet; \
+         for now, turn it into text first: `perf script -i FILE | sear {cmd}`"
+    )
 }

@@ -26,7 +26,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
             show_info: a.show_info,
             utc_offset: local_utc_offset,
         };
-        let mut out = super::stdout();
+        let mut out = super::paged_stdout();
         render::header::write_header(&mut out, reader.meta(), &info)?;
         if reader.meta().is_pipe() {
             // perf prints pipe-mode features as their records arrive, after
@@ -74,29 +74,14 @@ fn hotspots(
     path: &std::path::Path,
     reader: perf_data::RecordReader,
 ) -> Result<ExitCode> {
+    use profile::fields::{Layout, LayoutOptions};
     use profile::hist::{Filters, HistOptions, Names, SortKey};
-    use profile::resolve::{CollectOptions, Collector};
-    use profile::symbolize::{NameStyle, SymbolizeOptions};
+    use profile::resolve::CollectOptions;
+    use profile::symbolize::NameStyle;
 
-    let sort = a.sort.as_deref().unwrap_or("comm,dso,sym");
-    let mut keys: Vec<SortKey> = SortKey::parse_list(sort).map_err(|k| {
-        anyhow::anyhow!(
-            "--sort {k}: unknown or not yet supported sort key; sear knows {}",
-            profile::hist::SORT_KEY_NAMES
-        )
-    })?;
-    // perf adds the parent key to any sort order when -p is given.
-    if a.parent.is_some() && !keys.contains(&SortKey::Parent) {
-        keys.push(SortKey::Parent);
-    }
     let parent_pattern = a.parent.as_deref().unwrap_or("^sys_|^do_page_fault");
     let parent_regex = regex_lite::Regex::new(parent_pattern)
         .with_context(|| format!("-p/--parent {parent_pattern}: not a valid regex"))?;
-    let meta = reader.meta();
-    let has_callchains = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
     use profile::callchain::{CallGraphParams, ChainOrder};
     let params = match a.call_graph.as_deref() {
         None => CallGraphParams::default(),
@@ -105,59 +90,40 @@ fn hotspots(
         }
     };
     let graphs_hidden = !params.enabled();
-    let children = has_callchains && !a.no_children;
-    let want_parent = keys.contains(&SortKey::Parent);
-    if want_parent && !has_callchains {
-        anyhow::bail!(
-            "selected --sort parent, but the recording has no callchains (record with -g)"
-        );
-    }
-    let order = params.resolved_order(children);
-    let branch = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-    if branch && !a.no_branch_stack {
-        anyhow::bail!(
-            "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-        );
-    }
-    if meta.events.len() > 1 && meta.features.has(perf_data::consts::feature::GROUP_DESC) {
-        anyhow::bail!(
-            "event groups in `sear report` are not implemented yet; try `--stats` or `-D`"
-        );
-    }
-    let mut machine = profile::machine::Machine::new();
-    for e in meta.features.build_ids().unwrap_or_default() {
-        machine.set_build_id(&e.filename, &e.build_id);
-    }
-    let mut collector = Collector::new(CollectOptions {
-        max_stack: a.max_stack,
-        callchains: has_callchains && (children || !graphs_hidden || want_parent),
-        adjust_returns: !a.raw_return_addresses,
-        by_cpu: keys.contains(&SortKey::Cpu),
-    });
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    let mut stats = Stats::default();
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        stats.add(&rec);
-        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
-            let Ok(s) = rec.sample() else {
-                continue; // counted by stats as undecodable
-            };
-            // Without PERIOD in the sample, perf counts the attr's period.
-            let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            collector.add(&mut machine, &s, period);
-        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
-                machine.apply(rec.raw.misc, &data);
-            }
+    // What the events record is known only after all records in pipe
+    // mode (their attrs come as records): the columns are checked now and
+    // decided then.
+    let layout_options = |children| LayoutOptions {
+        fields: a.fields.as_deref(),
+        sort: a.sort.as_deref(),
+        children,
+        show_nr_samples: a.show_nr_samples,
+        show_total_period: a.show_total_period,
+        show_cpu_utilization: a.show_cpu_utilization,
+        parent: a.parent.is_some(),
+    };
+    // The sort keys do not depend on children: pass one learns from them
+    // what to keep.
+    let early_keys = Layout::new(&layout_options(!a.no_children))
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .keys();
+    let want_parent = early_keys.contains(&SortKey::Parent);
+    let relative = a.percentage.as_deref() == Some("relative");
+    let meta = reader.meta();
+    let check_branch_mode = |meta: &perf_data::Meta| -> Result<()> {
+        let branch = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+        if branch && !a.no_branch_stack {
+            anyhow::bail!(
+                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+            );
         }
-    }
+        Ok(())
+    };
+    // (Again after the records, for pipes.)
+    check_branch_mode(meta)?;
     let names_style = if a.no_demangle {
         NameStyle::Raw
     } else if a.short_names {
@@ -165,17 +131,46 @@ fn hotspots(
     } else {
         NameStyle::Full
     };
-    let syms = profile::symbolize::symbolize(
-        collector.interner.locs(),
-        machine.dsos(),
-        machine.kernel_reloc(),
-        &SymbolizeOptions {
+    let super::replay::Replayed {
+        mut collector,
+        machine,
+        syms,
+        stats,
+        reader,
+        unknown_read_ids,
+    } = super::replay::replay(
+        path,
+        reader,
+        &super::replay::ReplayOptions {
+            collect: CollectOptions {
+                max_stack: a.max_stack,
+                callchains: !a.no_children || !graphs_hidden || want_parent,
+                adjust_returns: !a.raw_return_addresses,
+                by_cpu: early_keys.contains(&SortKey::Cpu),
+            },
             names: names_style,
             inline: !a.no_inline,
-            finder: symbols::DebugFinder::default(),
-            srclines: keys.iter().any(|k| k.needs_srclines()),
+            srclines: early_keys.iter().any(|k| k.needs_srclines()),
         },
-    );
+    )?;
+    let meta = reader.meta();
+    let has_callchains = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+    // perf decides on children before it sees the attrs of a pipe: never
+    // children there, but the graph order children would have had.
+    let pipe = meta.is_pipe();
+    let children = has_callchains && !a.no_children && !pipe;
+    let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let keys: Vec<SortKey> = layout.keys();
+    if want_parent && !has_callchains {
+        anyhow::bail!(
+            "selected --sort parent, but the recording has no callchains (record with -g)"
+        );
+    }
+    let order = params.resolved_order(if pipe { !a.no_children } else { children });
+    check_branch_mode(meta)?;
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
     }
@@ -217,50 +212,107 @@ fn hotspots(
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
         parent: want_parent.then_some(parent_regex),
+        cpumode: layout.needs_cpumode(),
     };
-    let mut report =
-        profile::hist::build(&collector, &syms, &machine, &dso_names, &hopts, &filters);
+    log::debug!(
+        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
+        collector.distinct_samples(),
+        collector.interner.locs().len(),
+        collector.interner.stack_nodes(),
+        syms.syms.len()
+    );
+    let sums = collector.take_sums_in_order();
+    let mut report = profile::hist::build(
+        &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
+    );
+    // (Taken out of the report, which is changed while names are in use.)
+    let strings = std::mem::take(&mut report.strings);
     let names = Names {
         comms: collector.comms(),
         dso_names,
         syms: &syms.syms,
         machine: &machine,
-        strings: &report.strings,
+        strings: &strings,
     };
     let meta = reader.meta();
-    let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    // (After all records: in pipe mode, GROUP_DESC comes as one.)
+    let groups = EventGroups::new(meta, a.group, a.no_group);
+    let nr_events = meta.events.len();
     report
         .hists
-        .resize_with(event_names.len().max(report.hists.len()), Default::default);
-    for h in &mut report.hists {
-        h.sort(&names, children, hopts.caller_order);
+        .resize_with(nr_events.max(report.hists.len()), Default::default);
+    // One section per event, or per group in group view.
+    let mut section_events = Vec::new();
+    for ev in 0..nr_events {
+        if groups.view && groups.leader[ev] != ev {
+            continue;
+        }
+        section_events.push(ev);
+        if groups.view {
+            let members = groups.members(ev);
+            if !members.is_empty() {
+                report.link_group(ev, &members);
+            }
+        }
     }
-    let sections: Vec<render::report::Section<'_>> = report
-        .hists
+    for h in &mut report.hists {
+        h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
+    }
+    let section_names: Vec<String> = section_events
         .iter()
-        .zip(&event_names)
-        .map(|(h, n)| render::report::Section {
+        .map(|&ev| groups.section_name(meta, ev))
+        .collect();
+    let sections: Vec<render::report::Section<'_>> = section_events
+        .iter()
+        .zip(&section_names)
+        .map(|(&ev, n)| render::report::Section {
             event_name: n,
-            hists: h,
+            plural: !groups.members(ev).is_empty(),
+            hists: &report.hists[ev],
+            members: if groups.view {
+                groups
+                    .members(ev)
+                    .iter()
+                    .filter_map(|&m| report.hists.get(m))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         })
         .collect();
-    let mut out = super::stdout();
+    let mut out = super::paged_stdout();
     let topts = render::report::TableOptions {
         keys: keys.clone(),
+        layout: layout.clone(),
         children,
         percent_limit: a.percent_limit,
         exclude_other: a.exclude_other,
+        relative,
+        single_filters: [
+            (SortKey::Comm, &filters.comms),
+            (SortKey::Dso, &filters.dsos),
+            (SortKey::Sym, &filters.symbols),
+        ]
+        .into_iter()
+        .filter_map(|(k, list)| match list.as_deref() {
+            Some([one]) => Some((k, one.clone())),
+            _ => None,
+        })
+        .collect(),
     };
-    let hide_first_frame = keys.first() == Some(&SortKey::Sym);
+    // perf omits the entry's own frame (it shows as the row) only when
+    // the --sort text starts with "sym" and no -F is given.
+    let hide_first_frame =
+        a.fields.is_none() && a.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     let show_graphs = has_callchains && !graphs_hidden;
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
     let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
-        report
-            .hists
+        section_events
             .iter()
-            .map(|h| {
+            .map(|&ev| {
                 use rayon::prelude::*;
+                let h = &report.hists[ev];
                 h.entries
                     .par_iter()
                     .map(|e| {
@@ -276,6 +328,7 @@ fn hotspots(
                             children,
                             hide_first_frame,
                             topts.percent_limit,
+                            relative,
                         );
                         buf
                     })
@@ -302,6 +355,13 @@ fn hotspots(
     )?;
     super::finish(out)?;
     crate::ui::print_diagnostics(path, reader.diagnostics());
+    if unknown_read_ids > 0 {
+        log::warn!(
+            "{}: {unknown_read_ids} counter values read with samples name no known event; \
+             they are left out",
+            path.display()
+        );
+    }
     if collector.unwind_failures > 0 {
         log::info!(
             "{} samples could not be unwound past their first frame",
@@ -325,34 +385,28 @@ fn entry_graph(
     children: bool,
     hide_first_frame: bool,
     percent_limit: f64,
+    relative: bool,
 ) -> std::io::Result<()> {
     use profile::callchain::PrintType;
-    if e.chains.is_empty() {
-        return Ok(());
-    }
     let entry_period = if children { e.period_acc } else { e.period };
-    let total = hists.total_period;
-    if total > 0 && 100.0 * entry_period as f64 / (total as f64) < percent_limit {
+    let base = hists.percent_base(relative);
+    if base > 0 && 100.0 * entry_period as f64 / (base as f64) < percent_limit {
         return Ok(());
     }
-    // No node of the tree can weigh more than all its chains together.
-    let chains_period: u64 = e.chains.iter().map(|c| c.period).fold(0, u64::wrapping_add);
+    // Graph percentages are of all samples even with `--percentage
+    // relative`, as in perf.
+    let total = hists.percent_base(false);
+    // No node of the tree can weigh more than all its chains together:
+    // the entry's accumulated period (its self period without children).
+    let chains_period = e.period_acc;
     if params.print_type != PrintType::Fractal
-        && chains_period < params.min_hit(hists.callchain_period)
+        && chains_period < params.min_hit(hists.callchain_base(relative))
     {
         return Ok(());
     }
-    let mut tree = profile::callchain::CallTree::new();
-    for c in &e.chains {
-        let frames = report.frames_of(c.chain);
-        tree.add_samples(
-            frames.get(c.pos as usize..).unwrap_or(&[]),
-            c.period,
-            c.samples,
-        );
-    }
+    let tree = report.entry_call_tree(e);
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
-    let sorted = tree.sort(params, hists.callchain_period, &order);
+    let sorted = tree.sort(params, hists.callchain_base(relative), &order);
     let graph = render::callgraph::EntryGraph {
         tree: &tree,
         sorted: &sorted,
@@ -395,6 +449,90 @@ fn frame_order(
     key(x).cmp(&key(y))
 }
 
+/// The recording's event groups (perf's GROUP_DESC) and whether the
+/// report shows them together.
+struct EventGroups {
+    /// Each event's group leader (itself if it leads or is alone).
+    leader: Vec<usize>,
+    /// Group names by leader (None: anonymous).
+    names: Vec<Option<String>>,
+    /// Group view (perf's `--group`, on by default for recordings with
+    /// groups).
+    view: bool,
+    /// `--group` or `--no-group` on a recording without groups: all events
+    /// form one, named by its members only.
+    forced: bool,
+}
+
+impl EventGroups {
+    fn new(meta: &perf_data::Meta, group: bool, no_group: bool) -> Self {
+        let n = meta.events.len();
+        let mut leader: Vec<usize> = (0..n).collect();
+        let mut names = vec![None; n];
+        let descs = meta
+            .features
+            .get(perf_data::consts::feature::GROUP_DESC)
+            .and_then(|b| perf_data::features::parse_group_desc(b, meta.endian).ok())
+            .unwrap_or_default();
+        // As perf rebuilds them: a leader's index, then its members after it.
+        for d in &descs {
+            let l = d.leader_idx as usize;
+            let end = l.saturating_add(d.nr_members as usize).min(n);
+            if l >= n || d.nr_members < 2 {
+                continue;
+            }
+            for m in leader.iter_mut().take(end).skip(l) {
+                *m = l;
+            }
+            if d.name != "{anon_group}" {
+                names[l] = Some(d.name.clone());
+            }
+        }
+        let has_groups = leader.iter().enumerate().any(|(i, &l)| l != i);
+        // perf's --group and --no-group alike make all events of a
+        // recording without groups one group (its headers then say
+        // "events" for the first), only --group shows it as one.
+        let forced = (group || no_group) && !has_groups && n > 1;
+        if forced {
+            leader.iter_mut().for_each(|l| *l = 0);
+        }
+        EventGroups {
+            leader,
+            names,
+            view: !no_group && (group || has_groups),
+            forced,
+        }
+    }
+
+    /// The other members of the group `ev` leads.
+    fn members(&self, ev: usize) -> Vec<usize> {
+        (0..self.leader.len())
+            .filter(|&m| m != ev && self.leader[m] == ev)
+            .collect()
+    }
+
+    /// The section header's name: the event's, or in group view the
+    /// group's (perf's `evsel__group_desc`).
+    fn section_name(&self, meta: &perf_data::Meta, ev: usize) -> String {
+        let name = |i: usize| meta.events.get(i).map(|e| e.name()).unwrap_or_default();
+        let members = self.members(ev);
+        if !self.view || members.is_empty() {
+            return name(ev);
+        }
+        let list = std::iter::once(ev)
+            .chain(members)
+            .map(name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.forced {
+            list
+        } else {
+            let group = self.names[ev].as_deref().unwrap_or("anon group");
+            format!("{group} {{ {list} }}")
+        }
+    }
+}
+
 /// Event names for the per-event stats blocks.
 fn stats_names(meta: &perf_data::Meta) -> Vec<String> {
     // perf names events in pipe mode from their attrs here: its name cache
@@ -415,7 +553,7 @@ fn stats_names(meta: &perf_data::Meta) -> Vec<String> {
 /// then the record counts.
 fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    let mut out = super::stdout();
+    let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
     let mut stats = Stats::default();
     let meta = reader.meta();

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use perf_data::Diagnostics;
 
+pub mod pager;
+
 struct StderrLogger {
     level: log::LevelFilter,
 }

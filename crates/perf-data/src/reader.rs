@@ -149,6 +149,9 @@ pub struct RecordReader {
     decomp: Decomp,
     diag: Diagnostics,
     done: bool,
+    /// Mapped bytes before this offset were handed back to the kernel
+    /// (see [`RecordReader::release_consumed`]).
+    released: u64,
 }
 
 /// Options for opening a recording.
@@ -219,6 +222,7 @@ impl RecordReader {
             decomp: Decomp::new(),
             diag: Diagnostics::default(),
             done: false,
+            released: 0,
         })
     }
 
@@ -249,6 +253,7 @@ impl RecordReader {
             decomp: Decomp::new(),
             diag,
             done: false,
+            released: 0,
         })
     }
 
@@ -275,6 +280,35 @@ impl RecordReader {
             Input::Owned(v) => Some(v.len() as u64),
             Input::Stream(_) => None,
         }
+    }
+
+    /// Records are read once, front to back, and callers copy what they
+    /// keep: the mapped pages before `off` are dropped from this process
+    /// (in steps of [`RELEASE_STEP`]), so reading a big file does not
+    /// hold all of it in memory. Touching them again just reads them back
+    /// from the page cache.
+    fn release_consumed(&mut self, off: u64) {
+        const RELEASE_STEP: u64 = 8 << 20;
+        const PAGE: u64 = 4096;
+        if off < self.released + RELEASE_STEP {
+            return;
+        }
+        let Input::Mapped(m) = &self.input else {
+            return;
+        };
+        let upto = off & !(PAGE - 1);
+        let (Ok(start), Ok(len)) = (
+            usize::try_from(self.released),
+            usize::try_from(upto - self.released),
+        ) else {
+            return;
+        };
+        // SAFETY: the map is a read-only file mapping, so MADV_DONTNEED
+        // loses nothing: later reads of the range fault the same file bytes
+        // back in. No reference into the range outlives this call's
+        // caller's borrow except through that refault path.
+        let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
+        self.released = upto;
     }
 
     fn stop(&mut self, kind: &'static str, offset: u64, msg: impl FnOnce() -> String) {
@@ -428,6 +462,7 @@ impl RecordReader {
                 }
             }
             let next = off + size as u64 + trailing_len as u64;
+            self.release_consumed(off);
             // 4. Side effects: metadata and decompression.
             if matches!(
                 type_,

@@ -442,9 +442,10 @@ pub struct NodeId(u32);
 pub struct Node {
     frames: Vec<FrameId>,
     parent: Option<NodeId>,
-    /// Children, unordered; perf's insertion-time order is recovered at
-    /// sort time from the caller's frame order.
-    children: Vec<NodeId>,
+    /// Children with their first frames (kept here so a lookup scans one
+    /// array), unordered; perf's order is recovered at sort time from the
+    /// caller's frame order.
+    children: Vec<(FrameId, NodeId)>,
     hit: u64,
     children_hit: u64,
     count: u64,
@@ -573,8 +574,8 @@ impl CallTree {
                 .node(parent)
                 .children
                 .iter()
-                .copied()
-                .find(|&c| self.node(c).frames.first() == Some(&first));
+                .find(|&&(f, _)| f == first)
+                .map(|&(_, c)| c);
             let Some(child) = found else {
                 let id = self.push(Node {
                     frames: chain[pos..].to_vec(),
@@ -585,7 +586,7 @@ impl CallTree {
                     count,
                     children_count: 0,
                 });
-                self.node_mut(parent).children.push(id);
+                self.node_mut(parent).children.push((first, id));
                 return;
             };
             // append_chain: how far the chain follows this node's frames.
@@ -627,13 +628,14 @@ impl CallTree {
             children_count: n.children_count,
         };
         let (tail_hits, tail_count) = (tail.cumul_hits(), tail.cumul_count());
-        let moved = tail.children.clone();
+        let moved: Vec<NodeId> = tail.children.iter().map(|&(_, c)| c).collect();
+        let tail_first = tail.frames.first().copied().unwrap_or(0);
         let tail_id = self.push(tail);
         for c in moved {
             self.node_mut(c).parent = Some(tail_id);
         }
         let n = self.node_mut(node);
-        n.children.push(tail_id);
+        n.children.push((tail_first, tail_id));
         n.children_hit = tail_hits;
         n.children_count = tail_count;
         if rest.is_empty() {
@@ -653,7 +655,7 @@ impl CallTree {
                 count,
                 children_count: 0,
             });
-            self.node_mut(node).children.push(id);
+            self.node_mut(node).children.push((rest[0], id));
         }
     }
 
@@ -688,12 +690,8 @@ impl CallTree {
         // Siblings in perf's rb_root_in order: greatest first frame first.
         let in_order = |id: NodeId| -> Vec<NodeId> {
             let mut c = self.node(id).children.clone();
-            c.sort_by(|&a, &b| {
-                let fa = self.node(a).frames.first().copied().unwrap_or(0);
-                let fb = self.node(b).frames.first().copied().unwrap_or(0);
-                frame_order(fb, fa)
-            });
-            c
+            c.sort_by(|&(fa, _), &(fb, _)| frame_order(fb, fa));
+            c.into_iter().map(|(_, n)| n).collect::<Vec<NodeId>>()
         };
         match params.print_type {
             PrintType::Graph | PrintType::Fractal => {
@@ -746,6 +744,148 @@ impl CallTree {
             PrintType::None => {}
         }
         sorted
+    }
+}
+
+/// An uncompressed trie of frames with weights where chains end, turned
+/// into perf's radix tree by [`TrieBuilder::into_call_tree`].
+///
+/// perf's tree is canonical: however chains are inserted, a node ends
+/// exactly where chains branch or end. So whole weighted subtrees (shared
+/// by many samples) can be merged in here node by node, and the result is
+/// the tree [`CallTree::add_samples`] would build from every chain one by
+/// one, at a cost that grows with distinct frames instead of chain lengths.
+#[derive(Debug, Clone)]
+pub struct TrieBuilder {
+    nodes: Vec<TrieNode>,
+}
+
+#[derive(Debug, Clone)]
+struct TrieNode {
+    hit: u64,
+    count: u64,
+    children: Vec<(FrameId, u32)>,
+}
+
+impl Default for TrieBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TrieBuilder {
+    /// The root: no frame; chains start at its children.
+    pub const ROOT: u32 = 0;
+
+    pub fn new() -> Self {
+        TrieBuilder {
+            nodes: vec![TrieNode {
+                hit: 0,
+                count: 0,
+                children: Vec::new(),
+            }],
+        }
+    }
+
+    /// The child of `parent` for `frame`, created if new.
+    pub fn child(&mut self, parent: u32, frame: FrameId) -> u32 {
+        let p = parent as usize;
+        if let Some(&(_, c)) = self.nodes[p].children.iter().find(|&&(f, _)| f == frame) {
+            return c;
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(TrieNode {
+            hit: 0,
+            count: 0,
+            children: Vec::new(),
+        });
+        self.nodes[p].children.push((frame, id));
+        id
+    }
+
+    /// Chains ending at `node`: their period and sample count.
+    pub fn add_hit(&mut self, node: u32, period: u64, count: u64) {
+        let n = &mut self.nodes[node as usize];
+        n.hit = n.hit.saturating_add(period);
+        n.count = n.count.saturating_add(count);
+    }
+
+    /// Adds a whole chain from the root (as [`CallTree::add_samples`]).
+    pub fn add_chain(&mut self, chain: &[FrameId], period: u64, count: u64) {
+        if chain.is_empty() {
+            return;
+        }
+        let mut node = Self::ROOT;
+        for &f in chain {
+            node = self.child(node, f);
+        }
+        self.add_hit(node, period, count);
+    }
+
+    /// perf's radix tree of the chains: runs of frames without a branch
+    /// or a chain end become one node; weightless branches are dropped.
+    pub fn into_call_tree(self) -> CallTree {
+        let n = self.nodes.len();
+        // Children are created after their parents, so one backward pass
+        // sums every subtree.
+        let mut cum: Vec<(u64, u64)> = self.nodes.iter().map(|t| (t.hit, t.count)).collect();
+        for i in (0..n).rev() {
+            let mut h = self.nodes[i].hit;
+            let mut c = self.nodes[i].count;
+            for &(_, ch) in &self.nodes[i].children {
+                let (ch_h, ch_c) = cum[ch as usize];
+                h = h.saturating_add(ch_h);
+                c = c.saturating_add(ch_c);
+            }
+            cum[i] = (h, c);
+        }
+        let live = |i: u32| cum[i as usize] != (0, 0);
+        let mut tree = CallTree::new();
+        // (trie node whose live children to attach, call-tree parent)
+        let mut work: Vec<(u32, NodeId)> = vec![(Self::ROOT, CallTree::ROOT)];
+        {
+            let (h, c) = cum[0];
+            let r = tree.node_mut(CallTree::ROOT);
+            r.children_hit = h.saturating_sub(self.nodes[0].hit);
+            r.children_count = c.saturating_sub(self.nodes[0].count);
+        }
+        while let Some((t, parent)) = work.pop() {
+            for &(first, child) in &self.nodes[t as usize].children {
+                if !live(child) {
+                    continue;
+                }
+                let mut frames = vec![first];
+                let mut cur = child;
+                loop {
+                    let node = &self.nodes[cur as usize];
+                    if node.hit != 0 || node.count != 0 {
+                        break;
+                    }
+                    let mut alive = node.children.iter().filter(|&&(_, c)| live(c));
+                    match (alive.next(), alive.next()) {
+                        (Some(&(f, c)), None) => {
+                            frames.push(f);
+                            cur = c;
+                        }
+                        _ => break,
+                    }
+                }
+                let node = &self.nodes[cur as usize];
+                let (h, c) = cum[cur as usize];
+                let id = tree.push(Node {
+                    frames,
+                    parent: Some(parent),
+                    children: Vec::new(),
+                    hit: node.hit,
+                    children_hit: h.saturating_sub(node.hit),
+                    count: node.count,
+                    children_count: c.saturating_sub(node.count),
+                });
+                tree.node_mut(parent).children.push((first, id));
+                work.push((cur, id));
+            }
+        }
+        tree
     }
 }
 
@@ -810,6 +950,60 @@ pub fn children_chains<K: PartialEq>(
 
 #[cfg(test)]
 mod tests {
+
+    /// A tree as a canonical set of (path of frames, hit, count, children
+    /// hit, children count) per node, independent of node ids and order.
+    fn canonical(t: &CallTree) -> Vec<(Vec<FrameId>, u64, u64, u64, u64)> {
+        let mut out = Vec::new();
+        let mut work = vec![(CallTree::ROOT, Vec::new())];
+        while let Some((id, path)) = work.pop() {
+            let n = t.node(id);
+            let mut p: Vec<FrameId> = path;
+            p.extend_from_slice(n.frames());
+            out.push((
+                p.clone(),
+                n.hit(),
+                n.count(),
+                n.children_hit(),
+                n.children_count(),
+            ));
+            for &(_, c) in &n.children {
+                work.push((c, p.clone()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn trie_builder_makes_the_tree_add_samples_makes() {
+        // A small xorshift generator: chains over few frames so they share
+        // prefixes, branch, end inside each other and repeat.
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..200 {
+            let mut a = CallTree::new();
+            let mut b = TrieBuilder::new();
+            for _ in 0..(1 + round % 40) {
+                let len = next(7) as usize;
+                let chain: Vec<FrameId> = (0..len).map(|_| next(4) as FrameId).collect();
+                let period = next(1000);
+                let count = 1 + next(3);
+                a.add_samples(&chain, period, count);
+                b.add_chain(&chain, period, count);
+            }
+            assert_eq!(
+                canonical(&a),
+                canonical(&b.into_call_tree()),
+                "round {round}"
+            );
+        }
+    }
     use super::*;
 
     fn by_id(a: FrameId, b: FrameId) -> Ordering {
@@ -962,7 +1156,7 @@ mod tests {
         let kids: Vec<_> = top
             .children
             .iter()
-            .map(|&c| t.node(c).frames().to_vec())
+            .map(|&(_, c)| t.node(c).frames().to_vec())
             .collect();
         assert_eq!(kids, vec![vec![3], vec![4]]);
         // A chain ending inside a node splits it and takes the upper part.
@@ -971,10 +1165,10 @@ mod tests {
         assert_eq!(top.frames(), &[1]);
         assert_eq!((top.hit(), top.count(), top.children_hit()), (1, 1, 22));
         assert_eq!(top.cumul_hits(), 23);
-        let mid = top.children[0];
+        let mid = top.children[0].1;
         assert_eq!(t.node(mid).frames(), &[2]);
         assert_eq!(t.node(mid).parent(), Some(NodeId(1)));
-        for &c in &t.node(mid).children {
+        for &(_, c) in &t.node(mid).children {
             assert_eq!(t.node(c).parent(), Some(mid));
         }
     }

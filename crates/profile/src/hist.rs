@@ -5,8 +5,9 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
+use crate::fields::Stat;
 use crate::machine::Machine;
-use crate::resolve::{Collector, Loc, Origin, NO_DSO};
+use crate::resolve::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
 use crate::symbolize::{SymInfo, Symbols};
 
 /// A column perf can sort and group samples by.
@@ -116,6 +117,15 @@ impl SortKey {
     /// Whether the key needs each location's source line.
     pub fn needs_srclines(self) -> bool {
         matches!(self, SortKey::Srcline | SortKey::Srcfile)
+    }
+
+    /// Whether a frame's value depends on its location (address), not
+    /// only on its symbol.
+    pub fn needs_loc(self) -> bool {
+        matches!(
+            self,
+            SortKey::Srcline | SortKey::Srcfile | SortKey::SymOff | SortKey::DsoSize
+        )
     }
 }
 
@@ -232,7 +242,7 @@ impl Names<'_> {
     }
 
     /// perf's order among entries of equal period (its `se_sort`).
-    fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+    pub(crate) fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
             (Key::Srcline(x), Key::Srcline(y)) | (Key::Srcfile(x), Key::Srcfile(y)) => {
                 self.string(*x).cmp(self.string(*y))
@@ -261,8 +271,16 @@ impl Names<'_> {
                 (None, Some(_)) => Ordering::Greater,
                 (Some(_), None) => Ordering::Less,
             },
-            // By name; unresolved entries after symbols, by address.
-            (Key::Sym(x), Key::Sym(y)) => self.cmp_sym(x, y),
+            // By name; unresolved entries after symbols, equal among
+            // themselves (perf's `cmp_null`): later sort columns decide.
+            (Key::Sym(x), Key::Sym(y)) => match (x, y) {
+                (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                    .name
+                    .cmp(&self.syms[*q as usize].name),
+                (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+                (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+                (SymRef::Addr { .. }, SymRef::Addr { .. }) => Ordering::Equal,
+            },
             _ => Ordering::Equal,
         }
     }
@@ -332,19 +350,6 @@ impl Names<'_> {
     }
 }
 
-/// Where an entry's call graph comes from: a chain ([`Report::frames_of`],
-/// in insertion order: root first for caller order) and the position of the
-/// entry's own frame in it; the entry's chain is the rest from there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChainRef {
-    pub chain: u32,
-    /// 0 for the sample's own entry; the frame's index for an entry a
-    /// children pass added.
-    pub pos: u32,
-    pub period: u64,
-    pub samples: u64,
-}
-
 /// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistEntry {
@@ -360,9 +365,34 @@ pub struct HistEntry {
     /// breaks ties with them.
     pub thread: u32,
     pub max_depth: usize,
-    pub chains: Vec<ChainRef>,
+    /// The entry's index when it was made (stable across sorting): what
+    /// [`Term::entry`] refers to.
+    pub id: u32,
+    /// Chains of the entry's own samples, whole: their ends ([`Term`] ids).
+    pub ends: Vec<u32>,
+    /// Chains of samples that pass the entry (`--children`): the trie
+    /// nodes where its frame first occurs; each node's subtree, minus the
+    /// entry's own samples, is the part of those chains from the entry on.
+    pub subtrees: Vec<u32>,
     /// perf's level character of the sample that created the entry.
     pub level: u8,
+    /// Own period by cpumode (see [`Stat::modes`]), when asked for.
+    pub modes: [u64; 4],
+    /// In a group's leader, the entry's values in each other member's
+    /// rows (perf's pairs), in member order.
+    pub group: Vec<Stat>,
+}
+
+impl HistEntry {
+    pub fn stat(&self) -> Stat {
+        Stat {
+            period: self.period,
+            samples: self.samples,
+            period_acc: self.period_acc,
+            samples_acc: self.samples_acc,
+            modes: self.modes,
+        }
+    }
 }
 
 /// The rows of one event.
@@ -375,6 +405,10 @@ pub struct Hists {
     /// The period of samples that have a callchain (perf's
     /// `callchain_period`, what call-graph thresholds are relative to).
     pub callchain_period: u64,
+    /// Samples and period including those the filters dropped.
+    pub all_samples: u64,
+    pub all_period: u64,
+    pub all_callchain_period: u64,
 }
 
 /// A callchain frame: its symbol (or address) and level.
@@ -394,22 +428,197 @@ pub struct HistOptions {
     pub caller_order: bool,
     /// perf's `-p/--parent` regex for the parent key.
     pub parent: Option<regex_lite::Regex>,
+    /// Keep own periods by cpumode (sys/usr columns).
+    pub cpumode: bool,
 }
 
 /// All events' rows plus the interned callchains they refer to.
 #[derive(Debug, Default)]
 pub struct Report {
     pub hists: Vec<Hists>,
-    /// Interned frames and chains (frame ids, in insertion order).
+    /// Interned frames.
     pub frames: Vec<Frame>,
-    pub chains: Vec<Vec<u32>>,
     /// Texts the srcline, srcfile and parent keys refer to.
     pub strings: Vec<String>,
+    /// Every sample's chain (in insertion order) as a path in one trie of
+    /// frames, with a root per (event, comm, thread).
+    trie: ChainTrie,
+}
+
+/// Where a sample's chain ends, with its weight and own entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Term {
+    pub node: u32,
+    /// The [`HistEntry::id`] of the sample's own (self) entry.
+    pub entry: u32,
+    pub period: u64,
+    pub samples: u64,
+    /// The next term at the same node, or `NONE`.
+    next: u32,
+}
+
+/// The chains of all samples, sharing common starts.
+#[derive(Debug, Default)]
+struct ChainTrie {
+    /// Per node: parent (`NONE` for a root), frame, first child, next sibling, first term.
+    parent: Vec<u32>,
+    frame: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    first_term: Vec<u32>,
+    terms: Vec<Term>,
+    ids: HashMap<(u32, u32), u32>,
+    /// Children also told apart by location (keys that depend on it).
+    loc_ids: HashMap<(u32, u32, u32), u32>,
+    /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
+    /// parent unless they are sort keys.
+    roots: HashMap<(u32, u32, u32, u32, u32), u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl ChainTrie {
+    fn push(&mut self, parent: u32, frame: u32) -> u32 {
+        let id = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.frame.push(frame);
+        self.first_child.push(NONE);
+        self.next_sibling.push(NONE);
+        self.first_term.push(NONE);
+        if parent != NONE {
+            self.next_sibling[id as usize] = self.first_child[parent as usize];
+            self.first_child[parent as usize] = id;
+        }
+        id
+    }
+
+    fn root(&mut self, event: u32, comm: u32, thread: u32, cpu: u32, parent: u32) -> u32 {
+        let key = (event, comm, thread, cpu, parent);
+        if let Some(&r) = self.roots.get(&key) {
+            return r;
+        }
+        let r = self.push(NONE, NONE);
+        self.roots.insert(key, r);
+        r
+    }
+
+    /// The child of `parent` for `frame` (from location `loc`, or `NONE`
+    /// when no key depends on it) and whether it is new.
+    fn child(&mut self, parent: u32, frame: u32, loc: u32) -> (u32, bool) {
+        if loc != NONE {
+            if let Some(&c) = self.loc_ids.get(&(parent, frame, loc)) {
+                return (c, false);
+            }
+            let c = self.push(parent, frame);
+            self.loc_ids.insert((parent, frame, loc), c);
+            return (c, true);
+        }
+        if let Some(&c) = self.ids.get(&(parent, frame)) {
+            return (c, false);
+        }
+        let c = self.push(parent, frame);
+        self.ids.insert((parent, frame), c);
+        (c, true)
+    }
+
+    fn add_term(&mut self, node: u32, entry: u32, period: u64, samples: u64) -> u32 {
+        let id = self.terms.len() as u32;
+        self.terms.push(Term {
+            node,
+            entry,
+            period,
+            samples,
+            next: self.first_term[node as usize],
+        });
+        self.first_term[node as usize] = id;
+        id
+    }
+
+    fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(
+            Some(self.first_child[node as usize]).filter(|&c| c != NONE),
+            |&c| Some(self.next_sibling[c as usize]).filter(|&n| n != NONE),
+        )
+    }
+
+    fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
+        std::iter::successors(
+            self.terms.get(self.first_term[node as usize] as usize),
+            |t| self.terms.get(t.next as usize),
+        )
+    }
 }
 
 impl Report {
-    pub fn frames_of(&self, chain: u32) -> &[u32] {
-        &self.chains[chain as usize]
+    /// An entry's call graph: perf's callchain tree of the chains it
+    /// collected (its own samples' whole chains and, with `--children`,
+    /// the rest of every chain from the entry's first frame in it).
+    pub fn entry_call_tree(&self, e: &HistEntry) -> crate::callchain::CallTree {
+        use crate::callchain::TrieBuilder;
+        let t = &self.trie;
+        let mut b = TrieBuilder::new();
+        let mut path = Vec::new();
+        for &term in &e.ends {
+            let Some(term) = t.terms.get(term as usize) else {
+                continue;
+            };
+            path.clear();
+            let mut n = term.node;
+            while t.parent[n as usize] != NONE {
+                path.push(t.frame[n as usize]);
+                n = t.parent[n as usize];
+            }
+            path.reverse();
+            b.add_chain(&path, term.period, term.samples);
+        }
+        let mut work = Vec::new();
+        for &top in &e.subtrees {
+            let start = b.child(TrieBuilder::ROOT, t.frame[top as usize]);
+            work.push((top, start));
+            while let Some((n, bn)) = work.pop() {
+                for term in t.terms_at(n) {
+                    if term.entry != e.id {
+                        b.add_hit(bn, term.period, term.samples);
+                    }
+                }
+                for c in t.children(n) {
+                    let bc = b.child(bn, t.frame[c as usize]);
+                    work.push((c, bc));
+                }
+            }
+        }
+        b.into_call_tree()
+    }
+
+    /// Pairs the rows of an event group for perf's group view (its
+    /// `hists__match` and `hists__link`): each of the leader's rows gets
+    /// the values of the row with the same keys in every member, and rows
+    /// only a member has are added to the leader with zero values of its
+    /// own. Call before sorting.
+    pub fn link_group(&mut self, leader: usize, members: &[usize]) {
+        let Some(mut lead) = self.hists.get_mut(leader).map(std::mem::take) else {
+            return;
+        };
+        for (slot, &m) in members.iter().enumerate() {
+            let Some(mh) = self.hists.get(m).filter(|_| m != leader) else {
+                continue;
+            };
+            for e in &mut lead.entries {
+                e.group.resize(members.len(), Stat::default());
+            }
+            for me in &mh.entries {
+                let i = match lead.index.get(&me.keys) {
+                    Some(&i) => i,
+                    None => {
+                        let i = lead.entry_index(&me.keys, me.thread, me.level);
+                        lead.entries[i].group.resize(members.len(), Stat::default());
+                        i
+                    }
+                };
+                lead.entries[i].group[slot] = me.stat();
+            }
+        }
+        self.hists[leader] = lead;
     }
 }
 
@@ -446,6 +655,38 @@ pub fn dso_short_name(name: &str) -> String {
 }
 
 impl Hists {
+    /// What percentages are of: all samples' period (perf's default,
+    /// `--percentage absolute`) or only those the filters kept (`relative`).
+    pub fn percent_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.total_period
+        } else {
+            self.all_period
+        }
+    }
+
+    /// (samples, period) for the section header, as `percent_base`.
+    pub fn header_totals(&self, relative: bool) -> (u64, u64) {
+        if relative {
+            (self.nr_samples, self.total_period)
+        } else {
+            (self.all_samples, self.all_period)
+        }
+    }
+
+    /// What call-graph thresholds are relative to, as `percent_base`.
+    pub fn callchain_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.callchain_period
+        } else {
+            self.all_callchain_period
+        }
+    }
+
+    pub(crate) fn clear_index(&mut self) {
+        self.index.clear();
+    }
+
     /// The index of the entry with `keys`, created if new (allocating only then).
     fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8) -> usize {
         if let Some(&i) = self.index.get(keys) {
@@ -460,44 +701,23 @@ impl Hists {
             samples_acc: 0,
             thread,
             max_depth: 0,
-            chains: Vec::new(),
+            id: self.entries.len() as u32,
+            ends: Vec::new(),
+            subtrees: Vec::new(),
             level,
+            modes: [0; 4],
+            group: Vec::new(),
         });
         self.entries.len() - 1
-    }
-
-    /// Orders rows as perf prints them.
-    pub fn sort(&mut self, names: &Names<'_>, children: bool, caller_order: bool) {
-        self.entries.sort_by(|a, b| {
-            let mut o = Ordering::Equal;
-            if children {
-                o = b.period_acc.cmp(&a.period_acc);
-                if o.is_eq() {
-                    // perf puts callers above callees of equal period (only
-                    // within one thread; a sort needs a total order, so we
-                    // apply it to all).
-                    o = b.max_depth.cmp(&a.max_depth);
-                    if !caller_order {
-                        o = o.reverse();
-                    }
-                }
-            }
-            o.then_with(|| b.period.cmp(&a.period)).then_with(|| {
-                a.keys
-                    .iter()
-                    .zip(&b.keys)
-                    .map(|(x, y)| names.cmp_for_sort(x, y))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            })
-        });
-        self.index.clear();
     }
 }
 
 /// Builds the rows of every event from pass one and pass two.
+/// `sums` are the collector's sums in order
+/// ([`Collector::take_sums_in_order`]).
 pub fn build(
     collector: &Collector,
+    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
     syms: &Symbols,
     machine: &Machine,
     dso_names: &[String],
@@ -512,15 +732,55 @@ pub fn build(
     // The location each frame of `chain` came from.
     let mut chain_locs: Vec<u32> = Vec::new();
     let mut keybuf: Vec<Key> = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
+    // Entries a sample already added its period to, as a stamp per entry
+    // index (the sample's number), so recursion costs O(1) per frame.
+    let mut seen: Vec<u32> = Vec::new();
+    // The same, for entries whose frame already occurred on the chain
+    // (the self entry not counted).
+    let mut path_seen: Vec<u32> = Vec::new();
+    let mut path_nodes: Vec<u32> = Vec::new();
+    let mut new_nodes: Vec<bool> = Vec::new();
+    let mut stamp: u32 = 0;
+    // A frame's entry within one (event, comm, thread): the sort keys here
+    // are functions of those and the frame (and, for the keys that need
+    // them, the frame's location, the sample's cpu and its parent), so each
+    // is hashed only once.
+    type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
+    let mut frame_entry: HashMap<FrameEntryKey, usize> = HashMap::default();
     let need_chain = opts.children || opts.callchains;
+    let dso_rows: Vec<u32> = {
+        let mut first: HashMap<&str, u32> = HashMap::default();
+        dso_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| *first.entry(n.as_str()).or_insert(i as u32))
+            .collect()
+    };
+    let mut loc_frames: Vec<Option<(u32, u32)>> = Vec::new();
+    let mut loc_frame_ids: Vec<u32> = Vec::new();
     let comms = collector.comms();
-    let mut keys = KeyMaker::new(&opts.keys, locs, syms, dso_names);
+    let mut keys = KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows);
     let want_parent = opts.keys.contains(&SortKey::Parent);
+    let want_cpu = opts.keys.contains(&SortKey::Cpu);
+    // Keys that depend on the frame's location, not only its symbol: the
+    // chains then keep frames of different locations apart.
+    let by_loc = opts.keys.iter().any(|k| k.needs_loc());
     let mut parents: HashMap<u32, Option<u32>> = HashMap::default();
     // Per symbol: 0 not yet asked, 1 no match, 2 match.
     let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
-    for (key, sum) in collector.sums_in_order() {
+    for (key, sum) in sums {
+        let ev = key.event as usize;
+        if report.hists.len() <= ev {
+            report.hists.resize_with(ev + 1, Hists::default);
+        }
+        {
+            let h = &mut report.hists[ev];
+            h.all_samples += sum.samples;
+            h.all_period = h.all_period.wrapping_add(sum.period);
+            if need_chain && key.stack != EMPTY_STACK {
+                h.all_callchain_period = h.all_callchain_period.wrapping_add(sum.period);
+            }
+        }
         let th = machine.thread_info(key.thread as usize);
         if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
             continue;
@@ -530,10 +790,6 @@ pub fn build(
         if !filters.keep_sample(dso_names, syms, leaf, &leaf_sym) {
             continue;
         }
-        let ev = key.event as usize;
-        if report.hists.len() <= ev {
-            report.hists.resize_with(ev + 1, Hists::default);
-        }
         // The chain, expanded into frames (inline frames included).
         chain.clear();
         chain_locs.clear();
@@ -542,32 +798,45 @@ pub fn build(
         }
         if need_chain {
             for &lid in &stack {
-                let l = &locs[lid as usize];
-                match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
-                    Some(ls) => {
-                        for &f in &ls.frames {
-                            chain.push(intern_frame(
+                // A location's frames are interned once and then copied.
+                let (a, b) = match loc_frames.get(lid as usize).copied().flatten() {
+                    Some(r) => r,
+                    None => {
+                        let l = &locs[lid as usize];
+                        let a = loc_frame_ids.len() as u32;
+                        match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+                            Some(ls) => {
+                                for &f in &ls.frames {
+                                    loc_frame_ids.push(intern_frame(
+                                        &mut report.frames,
+                                        &mut frame_ids,
+                                        (SymRef::Sym(f), l.level),
+                                    ));
+                                }
+                            }
+                            None => loc_frame_ids.push(intern_frame(
                                 &mut report.frames,
                                 &mut frame_ids,
-                                (SymRef::Sym(f), l.level),
-                            ));
-                            chain_locs.push(lid);
+                                (
+                                    SymRef::Addr {
+                                        ip: l.ip,
+                                        dso: l.dso,
+                                    },
+                                    l.level,
+                                ),
+                            )),
                         }
+                        let r = (a, loc_frame_ids.len() as u32);
+                        if loc_frames.len() <= lid as usize {
+                            loc_frames.resize(lid as usize + 1, None);
+                        }
+                        loc_frames[lid as usize] = Some(r);
+                        r
                     }
-                    None => {
-                        chain.push(intern_frame(
-                            &mut report.frames,
-                            &mut frame_ids,
-                            (
-                                SymRef::Addr {
-                                    ip: l.ip,
-                                    dso: l.dso,
-                                },
-                                l.level,
-                            ),
-                        ));
-                        chain_locs.push(lid);
-                    }
+                };
+                chain.extend_from_slice(&loc_frame_ids[a as usize..b as usize]);
+                if by_loc {
+                    chain_locs.resize(chain.len(), lid);
                 }
             }
         }
@@ -584,12 +853,30 @@ pub fn build(
             }),
             _ => None,
         };
-        let chain_id = if opts.callchains {
-            report.chains.push(chain.clone());
-            (report.chains.len() - 1) as u32
+        // What, besides (event, comm, thread) and the frames, decides the
+        // entries of a chain's frames (NONE: nothing).
+        let cpu = if want_cpu { key.cpu } else { NONE };
+        let parent_id = if want_parent {
+            parent.unwrap_or(NONE - 1)
         } else {
-            u32::MAX
+            NONE
         };
+        // The chain's path in the trie, and which of its nodes are new.
+        path_nodes.clear();
+        new_nodes.clear();
+        let keep_chain = opts.callchains && !chain.is_empty();
+        if keep_chain {
+            let mut node = report
+                .trie
+                .root(key.event, key.comm, key.thread, cpu, parent_id);
+            for (pos, &f) in chain.iter().enumerate() {
+                let at = if by_loc { chain_locs[pos] } else { NONE };
+                let (n, new) = report.trie.child(node, f, at);
+                path_nodes.push(n);
+                new_nodes.push(new);
+                node = n;
+            }
+        }
         let h = &mut report.hists[ev];
         h.nr_samples += sum.samples;
         h.total_period = h.total_period.wrapping_add(sum.period);
@@ -614,28 +901,56 @@ pub fn build(
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if chain_id != u32::MAX {
+            if opts.cpumode {
+                // perf charges the sample's cpumode, which its leaf's
+                // level says.
+                let m = match leaf.level {
+                    b'k' => Some(0),
+                    b'.' => Some(1),
+                    b'g' => Some(2),
+                    b'u' => Some(3),
+                    _ => None,
+                };
+                if let Some(m) = m {
+                    e.modes[m] = e.modes[m].wrapping_add(sum.period);
+                }
+            }
+            if opts.callchains {
                 e.max_depth = e.max_depth.max(depth);
-                e.chains.push(ChainRef {
-                    chain: chain_id,
-                    pos: 0,
-                    period: sum.period,
-                    samples: sum.samples,
-                });
+            }
+            if keep_chain {
+                let end = path_nodes[path_nodes.len() - 1];
+                let id = e.id;
+                let term = report.trie.add_term(end, id, sum.period, sum.samples);
+                report.hists[ev].entries[self_index].ends.push(term);
             }
         }
+        let h = &mut report.hists[ev];
         if !opts.children {
             continue;
         }
         // perf walks the chain in its order; each frame's entry (once per
         // sample: recursion and the self entry are skipped) accumulates the
         // period and gets the chain from that frame on.
-        seen.clear();
-        seen.push(self_index);
+        stamp = stamp.wrapping_add(1);
+        if stamp == 0 {
+            seen.iter_mut().for_each(|s| *s = 0);
+            path_seen.iter_mut().for_each(|s| *s = 0);
+            stamp = 1;
+        }
+        let mark = |seen: &mut Vec<u32>, idx: usize| -> bool {
+            if seen.len() <= idx {
+                seen.resize(idx + 1, 0);
+            }
+            let fresh = seen[idx] != stamp;
+            seen[idx] = stamp;
+            fresh
+        };
+        mark(&mut seen, self_index);
         // perf fills one location per frame and only sets its level for
         // frames with a map: a frame without one shows the level before it.
         let mut level = leaf.level;
-        for (pos, (&f, &lid)) in chain.iter().zip(&chain_locs).enumerate() {
+        for (pos, &f) in chain.iter().enumerate() {
             let (sref, frame_level) = report.frames[f as usize];
             let dso = match sref {
                 SymRef::Sym(s) => syms.syms[s as usize].dso,
@@ -644,27 +959,40 @@ pub fn build(
             if dso != NO_DSO {
                 level = frame_level;
             }
-            ctx.dso = dso;
-            ctx.sym = sref;
-            ctx.loc = lid;
-            keys.make(&mut keybuf, &ctx);
-            let idx = h.entry_index(&keybuf, key.thread, level);
-            if seen.contains(&idx) {
+            let at = if by_loc { chain_locs[pos] } else { NONE };
+            let cache_key = (key.event, key.comm, key.thread, f, at, cpu, parent_id);
+            let idx = match frame_entry.get(&cache_key) {
+                Some(&i) => i,
+                None => {
+                    ctx.dso = dso;
+                    ctx.sym = sref;
+                    ctx.loc = at;
+                    keys.make(&mut keybuf, &ctx);
+                    let i = h.entry_index(&keybuf, key.thread, level);
+                    frame_entry.insert(cache_key, i);
+                    i
+                }
+            };
+            // Where a frame's entry first occurs on the path is a property
+            // of the trie node: recorded once, when the node is made.
+            if mark(&mut path_seen, idx) && keep_chain && new_nodes[pos] {
+                h.entries[idx].subtrees.push(path_nodes[pos]);
+            }
+            if !mark(&mut seen, idx) {
                 continue;
             }
-            seen.push(idx);
             let e = &mut h.entries[idx];
             e.period_acc = e.period_acc.wrapping_add(sum.period);
             e.samples_acc += sum.samples;
-            if chain_id != u32::MAX {
+            if opts.callchains {
                 e.max_depth = e.max_depth.max(depth - pos);
-                e.chains.push(ChainRef {
-                    chain: chain_id,
-                    pos: pos as u32,
-                    period: sum.period,
-                    samples: sum.samples,
-                });
             }
+        }
+    }
+    for h in &mut report.hists {
+        for e in &mut h.entries {
+            e.ends.shrink_to_fit();
+            e.subtrees.shrink_to_fit();
         }
     }
     report.strings = keys.strings;
@@ -723,6 +1051,9 @@ struct KeyMaker<'a> {
     locs: &'a [Loc],
     syms: &'a Symbols,
     dso_names: &'a [String],
+    /// Each DSO's row: the first DSO with its short name (perf's dso key
+    /// compares short names, so two binaries named alike share a row).
+    dso_rows: Vec<u32>,
     strings: Vec<String>,
     string_ids: HashMap<String, u32>,
     /// Per loc id: its srcline and srcfile string ids (`u32::MAX`: not yet).
@@ -738,6 +1069,7 @@ impl<'a> KeyMaker<'a> {
         locs: &'a [Loc],
         syms: &'a Symbols,
         dso_names: &'a [String],
+        dso_rows: Vec<u32>,
     ) -> Self {
         let lines = keys.iter().any(|k| k.needs_srclines());
         KeyMaker {
@@ -745,6 +1077,7 @@ impl<'a> KeyMaker<'a> {
             locs,
             syms,
             dso_names,
+            dso_rows,
             strings: Vec::new(),
             string_ids: HashMap::default(),
             srclines: if lines {
@@ -816,8 +1149,12 @@ impl<'a> KeyMaker<'a> {
             let key = match k {
                 SortKey::Comm => Key::Comm(c.comm),
                 SortKey::Pid => Key::Thread(c.thread),
-                SortKey::Dso => Key::Dso((c.dso != NO_DSO).then_some(c.dso)),
-                SortKey::Sym => Key::Sym(c.sym),
+                SortKey::Dso => {
+                    let dso = self.dso_rows.get(c.dso as usize).copied().unwrap_or(c.dso);
+                    Key::Dso((dso != NO_DSO).then_some(dso))
+                }
+                // perf tells unresolved symbols apart by address only.
+                SortKey::Sym => Key::Sym(unresolved_by_address(c.sym)),
                 SortKey::Srcline => Key::Srcline(self.srcline(c.loc).0),
                 SortKey::Srcfile => Key::Srcfile(self.srcline(c.loc).1),
                 SortKey::Parent => Key::Parent(c.parent),
@@ -849,10 +1186,19 @@ impl<'a> KeyMaker<'a> {
                     };
                     Key::DsoSize((l.dso != NO_DSO).then_some(size))
                 }
-                SortKey::IpcNull => Key::IpcNull(c.sym),
+                SortKey::IpcNull => Key::IpcNull(unresolved_by_address(c.sym)),
             };
             out.push(key);
         }
+    }
+}
+
+/// An unresolved symbol without its DSO: perf's symbol keys compare such
+/// entries by address only.
+fn unresolved_by_address(sym: SymRef) -> SymRef {
+    match sym {
+        SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
+        s => s,
     }
 }
 

@@ -6,6 +6,11 @@
 //! to its thread and DSO as perf attributes it. [`callchain`] is perf's
 //! call-graph tree: `-g` parsing, merging chains of interned frames,
 //! sorting and thresholds, and which chain each `--children` entry gets.
+//! [`collapse`] folds stacks (`root;...;leaf COUNT`), from `perf script`
+//! text by the rules of `stackcollapse-perf.pl`.
+//! [`hist`] sums samples into rows by sort keys, one histogram per event,
+//! and pairs the rows of event groups; [`fields`] decides the columns
+//! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -26,6 +31,8 @@
 //! ```
 
 pub mod callchain;
+pub mod collapse;
+pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;

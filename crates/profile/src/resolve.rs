@@ -83,6 +83,14 @@ pub struct Interner {
     node_ids: HashMap<(u32, u32), u32>,
 }
 
+/// The root-first locations of the last stack interned through it and
+/// their node ids (see [`Interner::stack_id_from`]).
+#[derive(Debug, Default, Clone)]
+pub struct StackPath {
+    locs: Vec<Loc>,
+    nodes: Vec<u32>,
+}
+
 /// The empty stack.
 pub const EMPTY_STACK: u32 = u32::MAX;
 
@@ -101,10 +109,31 @@ impl Interner {
         &self.locs
     }
 
+    /// How many stack nodes (distinct root-first stack prefixes) there are.
+    pub fn stack_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Interns a leaf-first stack; returns its id ([`EMPTY_STACK`] for none).
     pub fn stack_id(&mut self, leaf_first: &[Loc]) -> u32 {
-        let mut node = EMPTY_STACK;
-        for l in leaf_first.iter().rev() {
+        self.stack_id_from(leaf_first, &mut StackPath::default())
+    }
+
+    /// [`Self::stack_id`], reusing the nodes of the part `path` (the last
+    /// stack interned with it) has in common with this stack from the root:
+    /// consecutive samples of a thread mostly differ only near the leaf, so
+    /// only that part is hashed.
+    pub fn stack_id_from(&mut self, leaf_first: &[Loc], path: &mut StackPath) -> u32 {
+        let common = path
+            .locs
+            .iter()
+            .zip(leaf_first.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        path.locs.truncate(common);
+        path.nodes.truncate(common);
+        let mut node = path.nodes.last().copied().unwrap_or(EMPTY_STACK);
+        for l in leaf_first[..leaf_first.len() - common].iter().rev() {
             let loc = self.loc_id(*l);
             node = match self.node_ids.get(&(node, loc)) {
                 Some(&n) => n,
@@ -115,6 +144,8 @@ impl Interner {
                     n
                 }
             };
+            path.locs.push(*l);
+            path.nodes.push(node);
         }
         node
     }
@@ -182,6 +213,9 @@ impl Default for CollectOptions {
     }
 }
 
+/// Threads whose last stack pass one remembers at once.
+const MAX_PATHS: usize = 1024;
+
 /// Pass one: samples in, summed (key → sum) out.
 pub struct Collector {
     opts: CollectOptions,
@@ -191,6 +225,9 @@ pub struct Collector {
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
     unwinders: HashMap<usize, (u64, Unwinder)>,
+    /// Per thread, the last stack interned (bounded: cleared past
+    /// [`MAX_PATHS`] threads).
+    paths: HashMap<u32, StackPath>,
     buf: Vec<Loc>,
     seq: u64,
     /// Samples whose user stack could not be unwound past the leaf.
@@ -217,6 +254,7 @@ impl Collector {
             comm_ids: HashMap::default(),
             binaries: Binaries::new(),
             unwinders: HashMap::default(),
+            paths: HashMap::default(),
             buf: Vec::new(),
             seq: 0,
             unwind_failures: 0,
@@ -228,8 +266,21 @@ impl Collector {
     }
 
     /// The sums in the order their first samples came.
+    /// How many distinct (event, thread, comm, leaf, stack) sums there are.
+    pub fn distinct_samples(&self) -> usize {
+        self.sums.len()
+    }
+
     pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
         let mut v: Vec<_> = self.sums.iter().map(|(k, s)| (*k, *s)).collect();
+        v.sort_by_key(|(_, s)| s.first);
+        v
+    }
+
+    /// [`Self::sums_in_order`], leaving the collector without sums (their
+    /// map is freed before the rows are built).
+    pub fn take_sums_in_order(&mut self) -> Vec<(SampleKey, SampleSum)> {
+        let mut v: Vec<_> = std::mem::take(&mut self.sums).into_iter().collect();
         v.sort_by_key(|(_, s)| s.first);
         v
     }
@@ -296,7 +347,11 @@ impl Collector {
         if self.opts.callchains {
             self.chain(machine, &th, s, &mut buf);
         }
-        let stack = self.interner.stack_id(&buf);
+        if self.paths.len() >= MAX_PATHS && !self.paths.contains_key(&(th.index as u32)) {
+            self.paths.clear();
+        }
+        let path = self.paths.entry(th.index as u32).or_default();
+        let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
         let leaf = self.interner.loc_id(leaf);
         let key = SampleKey {

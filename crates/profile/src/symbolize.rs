@@ -227,6 +227,19 @@ pub fn symbolize(
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
 ) -> Symbols {
+    symbolize_with_kernel(locs, dsos, kernel_reloc, opts, None)
+}
+
+/// [`symbolize`] with the kernel's symbols already loaded (unrelocated) by
+/// [`symbols::KernelFinder::load_for_recording`], e.g. on another thread
+/// during pass one.
+pub fn symbolize_with_kernel(
+    locs: &[Loc],
+    dsos: &[Dso],
+    kernel_reloc: Option<(&str, u64)>,
+    opts: &SymbolizeOptions,
+    preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
+) -> Symbols {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, l) in locs.iter().enumerate() {
         if l.dso != NO_DSO {
@@ -243,7 +256,10 @@ pub fn symbolize(
             .find(|d| d.name == "[kernel.kallsyms]")
             .and_then(|d| d.build_id.as_deref());
         let reloc = kernel_reloc.map(|(name, addr)| symbols::RefReloc { name, addr });
-        symbols::KernelFinder::default().for_recording(id, reloc)
+        let finder = symbols::KernelFinder::default();
+        preloaded_kernel
+            .unwrap_or_else(|| finder.load_for_recording(id))
+            .and_then(|k| symbols::KernelFinder::relocate_for_recording(k, reloc))
     } else {
         Err(Reason::NoSuchFile)
     };
@@ -341,14 +357,46 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
         return none(Reason::NoSuchFile);
     };
-    let mut res = Vec::with_capacity(ids.len());
+    // Many addresses share a symbol: each raw name is demangled once, and
+    // the distinct names of a DSO are demangled on all cores.
+    let mut raw_names: HashMap<String, u32> = HashMap::default();
+    let mut name_id = |raw: &str| -> u32 {
+        if let Some(&n) = raw_names.get(raw) {
+            return n;
+        }
+        let n = raw_names.len() as u32;
+        raw_names.insert(raw.to_owned(), n);
+        n
+    };
+    /// A frame whose name is still an index into the DSO's raw names (or,
+    /// for DWARF names without a linkage name, the name itself).
+    struct Pending {
+        name: Result<u32, String>,
+        start: u64,
+        end: u64,
+        size: u64,
+        inline_frame: bool,
+    }
+    /// A location's answer with its names still pending.
+    struct PendingLoc {
+        loc: u32,
+        found: Option<(Pending, Vec<Pending>)>,
+        line: Option<(String, u32)>,
+        offset: u64,
+    }
+    let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
     for &i in ids {
         let l = &locs[i as usize];
         let Ok(svma) = bin
             .elf()
             .file_offset_to_svma(symbols::FileOffset(l.lookup_rel()))
         else {
-            res.push(LocAnswer::plain(i, None));
+            pending.push(PendingLoc {
+                loc: i,
+                found: None,
+                line: None,
+                offset: 0,
+            });
             continue;
         };
         let line = if opts.srclines {
@@ -356,11 +404,11 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         } else {
             None
         };
-        let (name, start, end, size, offset) = match bin.symbol(svma) {
+        let (raw, start, end, size, offset) = match bin.symbol(svma) {
             Ok(hit) => {
                 let start = svma.0 - hit.offset;
                 (
-                    opts.names.apply(hit.raw_name),
+                    name_id(hit.raw_name),
                     start,
                     start.saturating_add(hit.size.max(1)),
                     hit.size,
@@ -368,7 +416,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                 )
             }
             Err(_) => {
-                res.push(LocAnswer {
+                pending.push(PendingLoc {
                     loc: i,
                     found: None,
                     line,
@@ -387,38 +435,83 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         if opts.inline && l.expands_inlines() {
             if let Ok(fs) = bin.frames(Svma(svma.0)) {
                 for f in fs {
-                    let fname = match (&f.raw_function, &f.function) {
-                        (Some(r), _) => opts.names.apply(r),
-                        (None, Some(f)) => f.clone(),
-                        (None, None) => "??".to_owned(),
+                    let name = match (&f.raw_function, &f.function) {
+                        (Some(r), _) => Ok(name_id(r)),
+                        (None, Some(f)) => Err(f.clone()),
+                        (None, None) => Err("??".to_owned()),
                     };
-                    // perf reuses the real symbol for any frame named like
-                    // it; every other frame is an inline fake.
-                    let inlined = fname != name;
-                    frames.push(RawFrame {
-                        name: fname,
+                    frames.push(Pending {
+                        name,
                         start,
                         end,
                         size,
-                        inlined,
+                        inline_frame: true,
                     });
                 }
             }
         }
-        let real = RawFrame {
-            name,
+        let real = Pending {
+            name: Ok(raw),
             start,
             end,
             size,
-            inlined: false,
+            inline_frame: false,
         };
-        res.push(LocAnswer {
+        pending.push(PendingLoc {
             loc: i,
             found: Some((real, frames)),
             line,
             offset,
         });
     }
+    let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
+    raw_list.sort_unstable_by_key(|&(_, v)| v);
+    let names: Vec<String> = raw_list
+        .par_iter()
+        .map(|&(raw, _)| opts.names.apply(raw))
+        .collect();
+    let name_of = |p: &Result<u32, String>| match p {
+        Ok(n) => names[*n as usize].clone(),
+        Err(s) => s.clone(),
+    };
+    let res = pending
+        .into_iter()
+        .map(|p| {
+            let found = p.found.map(|(real, frames)| {
+                let name = name_of(&real.name);
+                let frames = frames
+                    .iter()
+                    .map(|f| {
+                        let fname = name_of(&f.name);
+                        // perf reuses the real symbol for any frame named
+                        // like it; every other frame is an inline fake.
+                        let inlined = f.inline_frame && fname != name;
+                        RawFrame {
+                            name: fname,
+                            start: f.start,
+                            end: f.end,
+                            size: f.size,
+                            inlined,
+                        }
+                    })
+                    .collect();
+                let real = RawFrame {
+                    name,
+                    start: real.start,
+                    end: real.end,
+                    size: real.size,
+                    inlined: false,
+                };
+                (real, frames)
+            });
+            LocAnswer {
+                loc: p.loc,
+                found,
+                line: p.line,
+                offset: p.offset,
+            }
+        })
+        .collect();
     (res, None)
 }
 

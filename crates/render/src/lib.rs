@@ -2,7 +2,8 @@
 //!
 //! What it does: formats what sear computed the way perf prints it
 //! (`perf report --stats`, `--header-only`, `-D`, the call graphs under
-//! report entries in [`callgraph`], ...). What it does not:
+//! report entries in [`callgraph`], ...), folded stacks ([`folded`]) and
+//! SVG flame graphs ([`flame`], drawn by inferno). What it does not:
 //! read files, compute anything, or decide where output goes.
 //!
 //! ```
@@ -14,6 +15,8 @@
 
 pub mod callgraph;
 pub mod dump;
+pub mod flame;
+pub mod folded;
 pub mod header;
 pub mod report;
 pub mod stats;

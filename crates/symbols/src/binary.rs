@@ -100,7 +100,7 @@ impl Binary {
                             .filter(|h| unnamed || h.raw_name.starts_with("_Z"))
                         {
                             outer.raw_function = Some(hit.raw_name.to_owned());
-                            outer.function = Some(hit.name);
+                            outer.function = Some(crate::demangle(hit.raw_name));
                         }
                     }
                 }

@@ -20,14 +20,20 @@ pub struct Symbol {
 /// The symbol covering an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymbolHit<'a> {
-    /// The demangled name.
-    pub name: String,
     /// The name as stored in the file.
     pub raw_name: &'a str,
     /// Bytes from the symbol's start to the address.
     pub offset: u64,
     /// The symbol's size (zero-sized symbols extended as in [`Symbol::size`]).
     pub size: u64,
+}
+
+impl SymbolHit<'_> {
+    /// The demangled name (computed on each call: callers that look up many
+    /// addresses of one symbol should demangle `raw_name` once themselves).
+    pub fn name(&self) -> String {
+        demangle(self.raw_name)
+    }
 }
 
 /// A PT_LOAD program header: which file bytes land at which Svma.
@@ -191,7 +197,6 @@ impl ElfFile {
             return Err(Reason::NoSymbol);
         }
         Ok(SymbolHit {
-            name: demangle(&sym.name),
             raw_name: &sym.name,
             offset,
             size: sym.size,

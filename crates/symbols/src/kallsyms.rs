@@ -532,6 +532,14 @@ impl KernelFinder {
         build_id: Option<&[u8]>,
         reloc: Option<RefReloc<'_>>,
     ) -> Result<Kallsyms, Reason> {
+        let k = self.load_for_recording(build_id)?;
+        Self::relocate_for_recording(k, reloc)
+    }
+
+    /// The first half of [`Self::for_recording`]: the symbols for a kernel
+    /// build id, before relocation (reading `/proc/kallsyms` is slow, so
+    /// callers may start this early, on another thread).
+    pub fn load_for_recording(&self, build_id: Option<&[u8]>) -> Result<Kallsyms, Reason> {
         let running = self.running_build_id();
         let path = match build_id {
             None => self.proc_kallsyms.clone(),
@@ -550,7 +558,7 @@ impl KernelFinder {
             },
         };
         log::debug!("using {} for kernel symbols", path.display());
-        let mut k = Kallsyms::load(&path).map_err(|e| {
+        let k = Kallsyms::load(&path).map_err(|e| {
             log::warn!("{e}");
             e.reason()
         })?;
@@ -561,9 +569,18 @@ impl KernelFinder {
             );
             return Err(Reason::KernelAddressesHidden);
         }
+        Ok(k)
+    }
+
+    /// The second half of [`Self::for_recording`]: KASLR relocation by the
+    /// kernel MMAP record's reference symbol.
+    pub fn relocate_for_recording(
+        mut k: Kallsyms,
+        reloc: Option<RefReloc<'_>>,
+    ) -> Result<Kallsyms, Reason> {
         if let Some(r) = reloc {
             k.relocate(r).inspect_err(|_| {
-                log::warn!("{}: no {} symbol to relocate by", path.display(), r.name)
+                log::warn!("kernel symbols: no {} symbol to relocate by", r.name)
             })?;
         }
         Ok(k)

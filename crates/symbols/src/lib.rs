@@ -34,7 +34,7 @@
 //! let finder = DebugFinder::default();
 //! let mut bin = Binary::open("/usr/bin/ls", &finder).expect("readable ELF");
 //! match bin.symbol(Svma(0x4a10)) {
-//!     Ok(hit) => println!("{}+{:#x}", hit.name, hit.offset),
+//!     Ok(hit) => println!("{}+{:#x}", hit.name(), hit.offset),
 //!     Err(reason) => println!("[unknown]: {reason}"),
 //! }
 //! for frame in bin.frames(Svma(0x4a10)).unwrap_or(&[]) {

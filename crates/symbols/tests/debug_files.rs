@@ -98,8 +98,8 @@ fn stripped_binary_uses_debug_file_found_by_build_id() {
     );
     let addrs = hot_addresses(&b.full);
     for a in &addrs {
-        let want_sym = full.symbol(Svma(*a)).map(|h| (h.name, h.offset));
-        let got_sym = stripped.symbol(Svma(*a)).map(|h| (h.name, h.offset));
+        let want_sym = full.symbol(Svma(*a)).map(|h| (h.name(), h.offset));
+        let got_sym = stripped.symbol(Svma(*a)).map(|h| (h.name(), h.offset));
         assert_eq!(got_sym, want_sym, "symbol at {a:#x}");
         let want = full.frames(Svma(*a)).map(<[_]>::to_vec);
         let got = stripped.frames(Svma(*a)).map(<[_]>::to_vec);
@@ -329,9 +329,9 @@ fn mini_debuginfo_symbols_are_used() {
             Some(Reason::NoSymbol),
             "{a:#x}"
         );
-        let want = full.symbol(Svma(*a)).map(|h| (h.name, h.offset));
-        assert_eq!(elf.lookup(Svma(*a)).map(|h| (h.name, h.offset)), want);
-        assert_eq!(bin.symbol(Svma(*a)).map(|h| (h.name, h.offset)), want);
+        let want = full.symbol(Svma(*a)).map(|h| (h.name(), h.offset));
+        assert_eq!(elf.lookup(Svma(*a)).map(|h| (h.name(), h.offset)), want);
+        assert_eq!(bin.symbol(Svma(*a)).map(|h| (h.name(), h.offset)), want);
     }
     // A corrupt section is a warning, not a failure: the binary still opens.
     let corrupt = b.dir.join("corrupt.xz");

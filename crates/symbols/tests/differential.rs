@@ -71,7 +71,7 @@ fn frames_as_a2l(b: &mut Binary, a: u64, name_of: &dyn Fn(&str, &str) -> String)
         }
         // addr2line falls back to the symbol table where DWARF has nothing.
         Err(_) => {
-            let name = b.symbol(Svma(a)).map(|h| h.name).unwrap_or("??".into());
+            let name = b.symbol(Svma(a)).map(|h| h.name()).unwrap_or("??".into());
             vec![(name, "??".to_owned(), 0)]
         }
     }

@@ -430,7 +430,7 @@ fn vdso_symbols_match_perf_script() {
                 .avma_to_svma(f.ip, m.start, m.pgoff)
                 .and_then(|a| vdso.lookup(a))
                 .ok()
-                .map(|h| (h.name, h.offset));
+                .map(|h| (h.name(), h.offset));
             (f.clone(), ours)
         })
         .collect();

@@ -58,7 +58,10 @@ fn libc_frames_match_addr2line_through_build_id_debug_file() {
                 })
                 .collect(),
             Err(_) => {
-                let name = bin.symbol(Svma(*a)).map(|h| h.name).unwrap_or("??".into());
+                let name = bin
+                    .symbol(Svma(*a))
+                    .map(|h| h.name())
+                    .unwrap_or("??".into());
                 vec![(name, "??".to_owned(), 0)]
             }
         };

@@ -1,0 +1,172 @@
+//! Folded stacks to an interactive SVG flame graph (flamegraph.pl's: hover
+//! details, click to zoom, search with highlighted matches and "matched %",
+//! reset zoom), drawn by the `inferno` crate.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use inferno::flamegraph::{self, color::Palette, Direction};
+use profile::collapse::FoldedLine;
+
+/// The palettes `--colors` accepts.
+pub const PALETTES: &[&str] = &[
+    "hot", "mem", "io", "wakeup", "java", "js", "perl", "python", "rust", "red", "green", "blue",
+    "aqua", "yellow", "purple", "orange",
+];
+
+/// How to draw the graph.
+#[derive(Debug, Clone)]
+pub struct FlameOptions {
+    /// Default: "Flame Graph", or "Icicle Graph" when inverted.
+    pub title: Option<String>,
+    pub subtitle: Option<String>,
+    /// Image width in pixels (default 1200).
+    pub width: Option<usize>,
+    /// One of [`PALETTES`]. Default: `hot`, or `java` when frames carry
+    /// `_[k]`/`_[j]`/`_[i]` marks, which it colours apart (kernel orange,
+    /// JIT green, inline aqua).
+    pub palette: Option<String>,
+    /// Colour by a hash of the name instead of at random (both are
+    /// reproducible: the random colours are seeded).
+    pub hash: bool,
+    /// Icicle graph: roots at the top.
+    pub inverted: bool,
+    /// Merge stacks leaf first.
+    pub reverse: bool,
+    /// Keep the input's order on the x axis (time) instead of sorting.
+    pub flame_chart: bool,
+    /// Frames narrower than this are left out.
+    pub min_width: MinWidth,
+    /// What a count is ("samples").
+    pub count_name: Option<String>,
+}
+
+impl Default for FlameOptions {
+    fn default() -> Self {
+        FlameOptions {
+            title: None,
+            subtitle: None,
+            width: None,
+            palette: None,
+            hash: false,
+            inverted: false,
+            reverse: false,
+            flame_chart: false,
+            min_width: MinWidth::Pixels(0.1),
+            count_name: None,
+        }
+    }
+}
+
+/// Pixels left and right of the frames (inferno's padding).
+const XPAD: usize = 10;
+/// Narrowest image drawn.
+pub const MIN_IMAGE_WIDTH: usize = 100;
+const DEFAULT_IMAGE_WIDTH: usize = 1200;
+
+/// The narrowest frame drawn, as flamegraph.pl's `--minwidth` takes it:
+/// pixels (`0.1`) or a percentage of the total (`0.5%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MinWidth {
+    Pixels(f64),
+    Percent(f64),
+}
+
+impl FromStr for MinWidth {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (num, pct) = match s.strip_suffix('%') {
+            Some(n) => (n, true),
+            None => (s, false),
+        };
+        match num.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(if pct {
+                MinWidth::Percent(v)
+            } else {
+                MinWidth::Pixels(v)
+            }),
+            _ => Err(format!(
+                "`{s}` is not a width: pixels (0.1) or a percentage (0.5%)"
+            )),
+        }
+    }
+}
+
+/// True if some frame ends with a `_[k]`, `_[j]` or `_[i]` mark.
+pub fn has_annotations(lines: &[FoldedLine<'_>]) -> bool {
+    lines.iter().any(|l| {
+        l.stack
+            .split(';')
+            .any(|f| f.ends_with("_[k]") || f.ends_with("_[j]") || f.ends_with("_[i]"))
+    })
+}
+
+/// `s` without the characters XML 1.0 forbids (control characters other than
+/// tab and newlines, U+FFFE, U+FFFF), which would make the SVG unreadable;
+/// each becomes U+FFFD.
+fn xml_safe(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+            || matches!(c, '\u{fffe}' | '\u{ffff}')
+    };
+    if s.chars().any(bad) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| if bad(c) { '\u{fffd}' } else { c })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
+/// "no valid input" placeholder SVG (the caller warns).
+pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
+    let palette = match &o.palette {
+        Some(p) => {
+            Palette::from_str(p).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?
+        }
+        None if has_annotations(lines) => Palette::from_str("java").map_err(io::Error::other)?,
+        None => Palette::from_str("hot").map_err(io::Error::other)?,
+    };
+    let mut opts = flamegraph::Options::default();
+    opts.colors = palette;
+    opts.hash = o.hash;
+    opts.deterministic = true;
+    opts.title = match &o.title {
+        Some(t) => t.clone(),
+        None if o.inverted => "Icicle Graph".into(),
+        None => "Flame Graph".into(),
+    };
+    opts.subtitle = o.subtitle.clone();
+    let width = o.width.unwrap_or(DEFAULT_IMAGE_WIDTH).max(MIN_IMAGE_WIDTH);
+    opts.image_width = Some(width);
+    if o.inverted {
+        opts.direction = Direction::Inverted;
+    }
+    opts.reverse_stack_order = o.reverse;
+    opts.flame_chart = o.flame_chart;
+    // inferno takes a percentage of the frames' width.
+    opts.min_width = match o.min_width {
+        MinWidth::Percent(p) => p,
+        MinWidth::Pixels(px) => px * 100.0 / (width - 2 * XPAD) as f64,
+    };
+    if let Some(c) = &o.count_name {
+        opts.count_name = c.clone();
+    }
+    let mut text: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{} {}", xml_safe(l.stack), l.count))
+        .collect();
+    if o.flame_chart {
+        // inferno draws a flame chart's lines right to left; flamegraph.pl
+        // (and a timeline) puts the first line on the left.
+        text.reverse();
+    }
+    match flamegraph::from_lines(&mut opts, text.iter().map(String::as_str), out) {
+        Err(e) if lines.is_empty() && e.kind() == io::ErrorKind::InvalidData => Ok(()),
+        r => r,
+    }
+}

@@ -1,0 +1,14 @@
+//! Folded stacks as text: `root;...;leaf COUNT`, one line per stack, sorted bytewise.
+
+use std::io::{self, Write};
+
+use profile::collapse::Folded;
+
+/// Writes `folded` sorted bytewise by stack (the order folded files use).
+pub fn write_folded<W: Write>(mut out: W, folded: &Folded) -> io::Result<()> {
+    for (stack, count) in folded.sorted() {
+        out.write_all(stack)?;
+        writeln!(out, " {count}")?;
+    }
+    Ok(())
+}
