@@ -198,10 +198,22 @@ pub struct ReportArgs {
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
-    /// Sort and group samples by these keys, comma-separated: comm, pid,
-    /// dso, sym. Default: comm,dso,sym (as perf).
+    /// Sort and group samples by these keys, comma-separated: comm, pid
+    /// (one entry per thread, shown as tid:comm; `tid` is the same key, as
+    /// perf has none of that name), dso, sym, symoff (symbol+offset),
+    /// srcline (file:line), srcfile, parent (see --parent), cpu,
+    /// symbol_size, dso_size. Default: comm,dso,sym (as perf).
     #[arg(short = 's', long = "sort", value_name = "KEYS")]
     pub sort: Option<String>,
+    /// Regex (extended syntax) that picks each sample's parent: the first
+    /// callchain symbol matching it, else `[other]`. Adds the parent key.
+    /// Default: `^sys_|^do_page_fault` (as perf).
+    #[arg(short = 'p', long = "parent", value_name = "REGEX")]
+    pub parent: Option<String>,
+    /// Only show entries with a parent symbol (the percentages still count
+    /// all samples).
+    #[arg(short = 'x', long = "exclude-other")]
+    pub exclude_other: bool,
     /// The columns, comma-separated: value fields (overhead,
     /// overhead_children, overhead_sys, overhead_us, overhead_guest_sys,
     /// overhead_guest_us, sample, period) and sort keys. Sort keys not

@@ -133,7 +133,7 @@ fn recordings_fold_like_perf_script_text() {
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.starts_with("<?xml"), "{}", &svg[..100.min(svg.len())]);
     assert!(
-        svg.contains(">work (") && svg.contains(">main ("),
+        svg.contains(">work (") && svg.contains(">other ("),
         "frames missing"
     );
 }

@@ -119,5 +119,10 @@ fn unknown_sort_keys_say_what_works() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("comm, pid, dso and sym"), "{err}");
+    assert!(
+        err.contains("nosuchkey")
+            && err.contains("comm, pid (alias tid), dso")
+            && err.contains("srcline"),
+        "{err}"
+    );
 }

@@ -103,9 +103,11 @@ pub fn fold_recording(
                 max_stack: r.max_stack,
                 callchains: true,
                 adjust_returns: !r.raw_return_addresses,
+                by_cpu: false,
             },
             names: profile::symbolize::NameStyle::Short,
             inline: true,
+            srclines: false,
         },
     )?;
     for (dso, reason) in &syms.misses {

@@ -15,6 +15,8 @@ pub struct ReplayOptions {
     pub collect: CollectOptions,
     pub names: NameStyle,
     pub inline: bool,
+    /// Look up each location's source line (srcline and srcfile keys).
+    pub srclines: bool,
 }
 
 /// What a replay leaves: the summed samples, the session model at the end,
@@ -119,6 +121,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             names: o.names,
             inline: o.inline,
             finder: symbols::DebugFinder::default(),
+            srclines: o.srclines,
         },
         preloaded,
     );

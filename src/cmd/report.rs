@@ -79,6 +79,9 @@ fn hotspots(
     use profile::resolve::CollectOptions;
     use profile::symbolize::NameStyle;
 
+    let parent_pattern = a.parent.as_deref().unwrap_or("^sys_|^do_page_fault");
+    let parent_regex = regex_lite::Regex::new(parent_pattern)
+        .with_context(|| format!("-p/--parent {parent_pattern}: not a valid regex"))?;
     use profile::callchain::{CallGraphParams, ChainOrder};
     let params = match a.call_graph.as_deref() {
         None => CallGraphParams::default(),
@@ -97,8 +100,14 @@ fn hotspots(
         show_nr_samples: a.show_nr_samples,
         show_total_period: a.show_total_period,
         show_cpu_utilization: a.show_cpu_utilization,
+        parent: a.parent.is_some(),
     };
-    Layout::new(&layout_options(!a.no_children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The sort keys do not depend on children: pass one learns from them
+    // what to keep.
+    let early_keys = Layout::new(&layout_options(!a.no_children))
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .keys();
+    let want_parent = early_keys.contains(&SortKey::Parent);
     let relative = a.percentage.as_deref() == Some("relative");
     let meta = reader.meta();
     let check_branch_mode = |meta: &perf_data::Meta| -> Result<()> {
@@ -135,11 +144,13 @@ fn hotspots(
         &super::replay::ReplayOptions {
             collect: CollectOptions {
                 max_stack: a.max_stack,
-                callchains: !a.no_children || !graphs_hidden,
+                callchains: !a.no_children || !graphs_hidden || want_parent,
                 adjust_returns: !a.raw_return_addresses,
+                by_cpu: early_keys.contains(&SortKey::Cpu),
             },
             names: names_style,
             inline: !a.no_inline,
+            srclines: early_keys.iter().any(|k| k.needs_srclines()),
         },
     )?;
     let meta = reader.meta();
@@ -153,6 +164,11 @@ fn hotspots(
     let children = has_callchains && !a.no_children && !pipe;
     let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys: Vec<SortKey> = layout.keys();
+    if want_parent && !has_callchains {
+        anyhow::bail!(
+            "selected --sort parent, but the recording has no callchains (record with -g)"
+        );
+    }
     let order = params.resolved_order(if pipe { !a.no_children } else { children });
     check_branch_mode(meta)?;
     for (dso, reason) in &syms.misses {
@@ -195,6 +211,7 @@ fn hotspots(
         children,
         callchains: has_callchains && !graphs_hidden,
         caller_order: order == ChainOrder::Caller,
+        parent: want_parent.then_some(parent_regex),
         cpumode: layout.needs_cpumode(),
     };
     log::debug!(
@@ -208,11 +225,14 @@ fn hotspots(
     let mut report = profile::hist::build(
         &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
     );
+    // (Taken out of the report, which is changed while names are in use.)
+    let strings = std::mem::take(&mut report.strings);
     let names = Names {
         comms: collector.comms(),
         dso_names,
         syms: &syms.syms,
         machine: &machine,
+        strings: &strings,
     };
     let meta = reader.meta();
     // (After all records: in pipe mode, GROUP_DESC comes as one.)
@@ -266,6 +286,7 @@ fn hotspots(
         layout: layout.clone(),
         children,
         percent_limit: a.percent_limit,
+        exclude_other: a.exclude_other,
         relative,
         single_filters: [
             (SortKey::Comm, &filters.comms),

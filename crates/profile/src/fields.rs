@@ -13,7 +13,7 @@
 
 use std::cmp::Ordering;
 
-use crate::hist::{HistEntry, Hists, Key, Names, SortKey, SymRef};
+use crate::hist::{HistEntry, Hists, Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
 
 /// A value column (perf's "hpp" fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -138,6 +138,8 @@ pub struct LayoutOptions<'a> {
     pub show_total_period: bool,
     /// `--show-cpu-utilization`: sys and usr columns.
     pub show_cpu_utilization: bool,
+    /// `-p`/`--parent`: perf adds the parent key to any sort order.
+    pub parent: bool,
 }
 
 /// The columns in print order, the order rows are sorted by, and what
@@ -165,7 +167,7 @@ impl Layout {
                 let c = Column::parse(name).ok_or_else(|| {
                     format!(
                         "{what} {name}: unknown or not yet supported key; sear knows the \
-                         sort keys comm, pid, dso and sym and the fields overhead, \
+                         sort keys {SORT_KEY_NAMES} and the fields overhead, \
                          overhead_children, overhead_sys, overhead_us, overhead_guest_sys, \
                          overhead_guest_us, sample and period"
                     )
@@ -190,6 +192,14 @@ impl Layout {
                 }
             }
             parse(&list, "--sort", &mut sort)?;
+            // perf adds its IPC placeholder to a sort order naming `symbol`
+            // anywhere (it looks for the substring).
+            if list.contains("symbol") && !sort.contains(&Column::Key(SortKey::IpcNull)) {
+                sort.push(Column::Key(SortKey::IpcNull));
+            }
+        }
+        if o.parent && !sort.contains(&Column::Key(SortKey::Parent)) {
+            sort.push(Column::Key(SortKey::Parent));
         }
         let mut columns = Vec::new();
         if !strict {

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use crate::fields::Stat;
 use crate::machine::Machine;
-use crate::resolve::{Collector, Loc, EMPTY_STACK, NO_DSO};
+use crate::resolve::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
 use crate::symbolize::{SymInfo, Symbols};
 
 /// A column perf can sort and group samples by.
@@ -18,19 +18,61 @@ pub enum SortKey {
     Pid,
     Dso,
     Sym,
+    /// `file:line` of the sample's address (innermost inline frame).
+    Srcline,
+    /// The file of `Srcline`.
+    Srcfile,
+    /// The first callchain symbol matching the parent regex, else `[other]`.
+    Parent,
+    Cpu,
+    /// The symbol and the address's offset into it (newer perf's `symoff`).
+    SymOff,
+    SymSize,
+    /// The size of the map the address fell in.
+    DsoSize,
+    /// perf's placeholder IPC column, added to any `--sort` naming `symbol`
+    /// (IPC needs branch stacks; without them it shows dashes).
+    IpcNull,
 }
 
+/// The `--sort` names sear knows, for messages.
+pub const SORT_KEY_NAMES: &str =
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, symbol_size, dso_size";
+
 impl SortKey {
-    /// Parses perf's `--sort` names.
+    /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
+    /// key is already per thread, so `tid` is accepted as the same.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "comm" => SortKey::Comm,
-            "pid" => SortKey::Pid,
+            "pid" | "tid" => SortKey::Pid,
             "dso" => SortKey::Dso,
             "sym" | "symbol" => SortKey::Sym,
+            "srcline" => SortKey::Srcline,
+            "srcfile" => SortKey::Srcfile,
+            "parent" => SortKey::Parent,
+            "cpu" => SortKey::Cpu,
+            "symoff" => SortKey::SymOff,
+            "symbol_size" => SortKey::SymSize,
+            "dso_size" => SortKey::DsoSize,
             _ => return None,
         })
     }
+
+    /// Parses a `--sort` list the way perf reads it: unknown names are
+    /// returned as the error; a list naming `symbol` anywhere (perf looks
+    /// for the substring) gets perf's IPC placeholder column appended.
+    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, String> {
+        let mut keys = Vec::new();
+        for k in list.split(',').map(str::trim) {
+            keys.push(SortKey::parse(k).ok_or_else(|| k.to_owned())?);
+        }
+        if list.contains("symbol") {
+            keys.push(SortKey::IpcNull);
+        }
+        Ok(keys)
+    }
+
     /// The column header perf prints.
     pub fn header(self) -> &'static str {
         match self {
@@ -38,7 +80,52 @@ impl SortKey {
             SortKey::Pid => "    Pid:Command",
             SortKey::Dso => "Shared Object",
             SortKey::Sym => "Symbol",
+            SortKey::Srcline => "Source:Line",
+            SortKey::Srcfile => "Source File",
+            SortKey::Parent => "Parent symbol",
+            SortKey::Cpu => "CPU",
+            SortKey::SymOff => "Symbol Offset",
+            SortKey::SymSize => "Symbol size",
+            SortKey::DsoSize => "DSO size",
+            SortKey::IpcNull => "IPC   [IPC Coverage]",
         }
+    }
+
+    /// Whether perf pads the value to the column width itself (so also in
+    /// the last column); the others are padded only when a column follows.
+    pub fn pads_value(self) -> bool {
+        !matches!(
+            self,
+            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+        )
+    }
+
+    /// Columns as wide as their header whatever the values (perf sizes
+    /// them by the header only; longer values overflow).
+    pub fn header_width_only(self) -> bool {
+        matches!(
+            self,
+            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull
+        )
+    }
+
+    /// Numbers perf right-aligns.
+    pub fn right_aligned(self) -> bool {
+        matches!(self, SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize)
+    }
+
+    /// Whether the key needs each location's source line.
+    pub fn needs_srclines(self) -> bool {
+        matches!(self, SortKey::Srcline | SortKey::Srcfile)
+    }
+
+    /// Whether a frame's value depends on its location (address), not
+    /// only on its symbol.
+    pub fn needs_loc(self) -> bool {
+        matches!(
+            self,
+            SortKey::Srcline | SortKey::Srcfile | SortKey::SymOff | SortKey::DsoSize
+        )
     }
 }
 
@@ -66,6 +153,25 @@ pub enum Key {
     /// The symbol. (perf's level character, `.` user, `k` kernel, ..., is
     /// not part of an entry's identity: see [`HistEntry::level`].)
     Sym(SymRef),
+    /// perf's srcline text (an index into [`Names::strings`]): entries with
+    /// equal text are one entry, as in perf.
+    Srcline(u32),
+    /// perf's srcfile text (an index into [`Names::strings`]).
+    Srcfile(u32),
+    /// The parent symbol's name (an index into [`Names::strings`]), None for
+    /// `[other]`.
+    Parent(Option<u32>),
+    /// The CPU, `u32::MAX` for none (perf's -1).
+    Cpu(u32),
+    /// A symbol and the offset into it (for an unresolved address, 0).
+    SymOff(SymRef, u64),
+    /// The symbol's size, None without a symbol (perf's `unknown`).
+    SymSize(Option<u64>),
+    /// The map's size, None without a map.
+    DsoSize(Option<u64>),
+    /// perf's IPC placeholder shows dashes but compares entries by symbol
+    /// (its `sort__sym_cmp`), so it splits entries as a symbol key would.
+    IpcNull(SymRef),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -75,6 +181,8 @@ pub struct Names<'a> {
     pub dso_names: Vec<String>,
     pub syms: &'a [SymInfo],
     pub machine: &'a Machine,
+    /// Texts of srcline, srcfile and parent keys ([`Report::strings`]).
+    pub strings: &'a [String],
 }
 
 impl Names<'_> {
@@ -87,9 +195,70 @@ impl Names<'_> {
             .map(String::as_str)
     }
 
+    fn string(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn cmp_sym(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                .name
+                .cmp(&self.syms[*q as usize].name),
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
+                let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+                dn(*d).cmp(&dn(*e)).then(p.cmp(q))
+            }
+        }
+    }
+
+    /// perf's `sort__sym_cmp` as an order: unresolved addresses by
+    /// address, after symbols; symbols by DSO name, then start address
+    /// (inlined ones by name first).
+    fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        let dso = |s: &SymRef| match s {
+            SymRef::Sym(i) => self.syms[*i as usize].dso,
+            SymRef::Addr { dso, .. } => *dso,
+        };
+        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
+            return p.cmp(q);
+        }
+        let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+        dn(dso(x)).cmp(&dn(dso(y))).then_with(|| match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => {
+                let (a, b) = (&self.syms[*p as usize], &self.syms[*q as usize]);
+                let by_name = if a.inlined || b.inlined {
+                    a.name.cmp(&b.name)
+                } else {
+                    Ordering::Equal
+                };
+                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
+            }
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
+        })
+    }
+
     /// perf's order among entries of equal period (its `se_sort`).
     pub(crate) fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
+            (Key::Srcline(x), Key::Srcline(y)) | (Key::Srcfile(x), Key::Srcfile(y)) => {
+                self.string(*x).cmp(self.string(*y))
+            }
+            // Named parents before `[other]`.
+            (Key::Parent(x), Key::Parent(y)) => match (x, y) {
+                (Some(p), Some(q)) => self.string(*p).cmp(self.string(*q)),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+            },
+            (Key::Cpu(x), Key::Cpu(y)) => (*x as i32).cmp(&(*y as i32)),
+            (Key::SymOff(x, p), Key::SymOff(y, q)) => self.cmp_sym(x, y).then(p.cmp(q)),
+            (Key::SymSize(x), Key::SymSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
+            (Key::IpcNull(x), Key::IpcNull(y)) => self.cmp_by_address(x, y),
+            (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -138,6 +307,27 @@ impl Names<'_> {
             }
             Key::Dso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
             Key::Sym(s) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::Srcline(i) | Key::Srcfile(i) => self.string(*i).to_owned(),
+            Key::Parent(Some(i)) => self.string(*i).to_owned(),
+            Key::Parent(None) => "[other]".to_owned(),
+            // C's `%3.3d`: at least three digits.
+            Key::Cpu(c) => {
+                let c = *c as i32;
+                if c < 0 {
+                    format!("-{:03}", c.unsigned_abs())
+                } else {
+                    format!("{c:03}")
+                }
+            }
+            Key::SymOff(s @ SymRef::Sym(_), off) => {
+                format!("[{}] {}+{off:#x}", level as char, self.sym_name(s))
+            }
+            Key::SymOff(s, _) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::SymSize(Some(n)) => n.to_string(),
+            Key::SymSize(None) => "unknown".to_owned(),
+            Key::DsoSize(Some(n)) => n.to_string(),
+            Key::DsoSize(None) => "unknown".to_owned(),
+            Key::IpcNull(_) => "-      -".to_owned(),
         }
     }
 
@@ -236,6 +426,8 @@ pub struct HistOptions {
     /// how chains are stored, which part each entry gets and so the depth
     /// tie-break.
     pub caller_order: bool,
+    /// perf's `-p/--parent` regex for the parent key.
+    pub parent: Option<regex_lite::Regex>,
     /// Keep own periods by cpumode (sys/usr columns).
     pub cpumode: bool,
 }
@@ -246,6 +438,8 @@ pub struct Report {
     pub hists: Vec<Hists>,
     /// Interned frames.
     pub frames: Vec<Frame>,
+    /// Texts the srcline, srcfile and parent keys refer to.
+    pub strings: Vec<String>,
     /// Every sample's chain (in insertion order) as a path in one trie of
     /// frames, with a root per (event, comm, thread).
     trie: ChainTrie,
@@ -274,7 +468,11 @@ struct ChainTrie {
     first_term: Vec<u32>,
     terms: Vec<Term>,
     ids: HashMap<(u32, u32), u32>,
-    roots: HashMap<(u32, u32, u32), u32>,
+    /// Children also told apart by location (keys that depend on it).
+    loc_ids: HashMap<(u32, u32, u32), u32>,
+    /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
+    /// parent unless they are sort keys.
+    roots: HashMap<(u32, u32, u32, u32, u32), u32>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -294,17 +492,27 @@ impl ChainTrie {
         id
     }
 
-    fn root(&mut self, event: u32, comm: u32, thread: u32) -> u32 {
-        if let Some(&r) = self.roots.get(&(event, comm, thread)) {
+    fn root(&mut self, event: u32, comm: u32, thread: u32, cpu: u32, parent: u32) -> u32 {
+        let key = (event, comm, thread, cpu, parent);
+        if let Some(&r) = self.roots.get(&key) {
             return r;
         }
         let r = self.push(NONE, NONE);
-        self.roots.insert((event, comm, thread), r);
+        self.roots.insert(key, r);
         r
     }
 
-    /// The child of `parent` for `frame` and whether it is new.
-    fn child(&mut self, parent: u32, frame: u32) -> (u32, bool) {
+    /// The child of `parent` for `frame` (from location `loc`, or `NONE`
+    /// when no key depends on it) and whether it is new.
+    fn child(&mut self, parent: u32, frame: u32, loc: u32) -> (u32, bool) {
+        if loc != NONE {
+            if let Some(&c) = self.loc_ids.get(&(parent, frame, loc)) {
+                return (c, false);
+            }
+            let c = self.push(parent, frame);
+            self.loc_ids.insert((parent, frame, loc), c);
+            return (c, true);
+        }
         if let Some(&c) = self.ids.get(&(parent, frame)) {
             return (c, false);
         }
@@ -521,6 +729,8 @@ pub fn build(
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    // The location each frame of `chain` came from.
+    let mut chain_locs: Vec<u32> = Vec::new();
     let mut keybuf: Vec<Key> = Vec::new();
     // Entries a sample already added its period to, as a stamp per entry
     // index (the sample's number), so recursion costs O(1) per frame.
@@ -532,8 +742,11 @@ pub fn build(
     let mut new_nodes: Vec<bool> = Vec::new();
     let mut stamp: u32 = 0;
     // A frame's entry within one (event, comm, thread): the sort keys here
-    // are functions of those and the frame, so each is hashed only once.
-    let mut frame_entry: HashMap<(u32, u32, u32, u32), usize> = HashMap::default();
+    // are functions of those and the frame (and, for the keys that need
+    // them, the frame's location, the sample's cpu and its parent), so each
+    // is hashed only once.
+    type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
+    let mut frame_entry: HashMap<FrameEntryKey, usize> = HashMap::default();
     let need_chain = opts.children || opts.callchains;
     let dso_rows: Vec<u32> = {
         let mut first: HashMap<&str, u32> = HashMap::default();
@@ -546,6 +759,15 @@ pub fn build(
     let mut loc_frames: Vec<Option<(u32, u32)>> = Vec::new();
     let mut loc_frame_ids: Vec<u32> = Vec::new();
     let comms = collector.comms();
+    let mut keys = KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows);
+    let want_parent = opts.keys.contains(&SortKey::Parent);
+    let want_cpu = opts.keys.contains(&SortKey::Cpu);
+    // Keys that depend on the frame's location, not only its symbol: the
+    // chains then keep frames of different locations apart.
+    let by_loc = opts.keys.iter().any(|k| k.needs_loc());
+    let mut parents: HashMap<u32, Option<u32>> = HashMap::default();
+    // Per symbol: 0 not yet asked, 1 no match, 2 match.
+    let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
     for (key, sum) in sums {
         let ev = key.event as usize;
         if report.hists.len() <= ev {
@@ -570,8 +792,11 @@ pub fn build(
         }
         // The chain, expanded into frames (inline frames included).
         chain.clear();
-        if need_chain {
+        chain_locs.clear();
+        if need_chain || want_parent {
             collector.interner.stack(key.stack, &mut stack);
+        }
+        if need_chain {
             for &lid in &stack {
                 // A location's frames are interned once and then copied.
                 let (a, b) = match loc_frames.get(lid as usize).copied().flatten() {
@@ -610,21 +835,43 @@ pub fn build(
                     }
                 };
                 chain.extend_from_slice(&loc_frame_ids[a as usize..b as usize]);
+                if by_loc {
+                    chain_locs.resize(chain.len(), lid);
+                }
             }
         }
         // perf's cursor holds the chain in the order in effect: root first
         // for caller order.
         if opts.caller_order {
             chain.reverse();
+            chain_locs.reverse();
         }
+        let parent = match (&opts.parent, want_parent) {
+            (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
+                let m = find_parent(&stack, locs, syms, re, opts.caller_order, &mut sym_matches);
+                m.map(|s| keys.intern(&syms.syms[s as usize].name))
+            }),
+            _ => None,
+        };
+        // What, besides (event, comm, thread) and the frames, decides the
+        // entries of a chain's frames (NONE: nothing).
+        let cpu = if want_cpu { key.cpu } else { NONE };
+        let parent_id = if want_parent {
+            parent.unwrap_or(NONE - 1)
+        } else {
+            NONE
+        };
         // The chain's path in the trie, and which of its nodes are new.
         path_nodes.clear();
         new_nodes.clear();
         let keep_chain = opts.callchains && !chain.is_empty();
         if keep_chain {
-            let mut node = report.trie.root(key.event, key.comm, key.thread);
-            for &f in &chain {
-                let (n, new) = report.trie.child(node, f);
+            let mut node = report
+                .trie
+                .root(key.event, key.comm, key.thread, cpu, parent_id);
+            for (pos, &f) in chain.iter().enumerate() {
+                let at = if by_loc { chain_locs[pos] } else { NONE };
+                let (n, new) = report.trie.child(node, f, at);
                 path_nodes.push(n);
                 new_nodes.push(new);
                 node = n;
@@ -636,15 +883,16 @@ pub fn build(
         if !chain.is_empty() {
             h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         }
-        keys_for(
-            &mut keybuf,
-            &opts.keys,
-            &dso_rows,
-            key.comm,
-            key.thread,
-            leaf.dso,
-            leaf_sym,
-        );
+        let mut ctx = KeyCtx {
+            comm: key.comm,
+            thread: key.thread,
+            cpu: key.cpu,
+            dso: leaf.dso,
+            sym: leaf_sym,
+            loc: key.leaf,
+            parent,
+        };
+        keys.make(&mut keybuf, &ctx);
         let depth = chain.len();
         let self_index = h.entry_index(&keybuf, key.thread, leaf.level);
         {
@@ -711,20 +959,17 @@ pub fn build(
             if dso != NO_DSO {
                 level = frame_level;
             }
-            let idx = match frame_entry.get(&(key.event, key.comm, key.thread, f)) {
+            let at = if by_loc { chain_locs[pos] } else { NONE };
+            let cache_key = (key.event, key.comm, key.thread, f, at, cpu, parent_id);
+            let idx = match frame_entry.get(&cache_key) {
                 Some(&i) => i,
                 None => {
-                    keys_for(
-                        &mut keybuf,
-                        &opts.keys,
-                        &dso_rows,
-                        key.comm,
-                        key.thread,
-                        dso,
-                        sref,
-                    );
+                    ctx.dso = dso;
+                    ctx.sym = sref;
+                    ctx.loc = at;
+                    keys.make(&mut keybuf, &ctx);
                     let i = h.entry_index(&keybuf, key.thread, level);
-                    frame_entry.insert((key.event, key.comm, key.thread, f), i);
+                    frame_entry.insert(cache_key, i);
                     i
                 }
             };
@@ -750,7 +995,211 @@ pub fn build(
             e.subtrees.shrink_to_fit();
         }
     }
+    report.strings = keys.strings;
     report
+}
+
+/// perf's parent of a sample: the first frame of the recorded callchain,
+/// in the order in effect (leaf first for callee order, root first for
+/// caller order), whose symbol matches the regex. perf matches while it
+/// resolves the recorded chain only, so DWARF-unwound frames never count.
+fn find_parent(
+    stack: &[u32],
+    locs: &[Loc],
+    syms: &Symbols,
+    re: &regex_lite::Regex,
+    caller_order: bool,
+    cache: &mut [u8],
+) -> Option<u32> {
+    let recorded =
+        |&&lid: &&u32| matches!(locs[lid as usize].origin, Origin::Exact | Origin::Return);
+    let mut check = |lid: u32| {
+        let s = syms.per_loc.get(lid as usize)?.sym?;
+        let c = cache.get_mut(s as usize)?;
+        if *c == 0 {
+            *c = if re.is_match(&syms.syms[s as usize].name) {
+                2
+            } else {
+                1
+            };
+        }
+        (*c == 2).then_some(s)
+    };
+    if caller_order {
+        stack.iter().rev().filter(recorded).find_map(|&l| check(l))
+    } else {
+        stack.iter().filter(recorded).find_map(|&l| check(l))
+    }
+}
+
+/// What one entry's keys are made of.
+struct KeyCtx {
+    comm: u32,
+    thread: u32,
+    cpu: u32,
+    dso: u32,
+    sym: SymRef,
+    /// The location (loc id) the entry's address came from.
+    loc: u32,
+    parent: Option<u32>,
+}
+
+/// Makes entries' keys, computing per location (once) the texts of keys
+/// perf compares as text.
+struct KeyMaker<'a> {
+    keys: &'a [SortKey],
+    locs: &'a [Loc],
+    syms: &'a Symbols,
+    dso_names: &'a [String],
+    /// Each DSO's row: the first DSO with its short name (perf's dso key
+    /// compares short names, so two binaries named alike share a row).
+    dso_rows: Vec<u32>,
+    strings: Vec<String>,
+    string_ids: HashMap<String, u32>,
+    /// Per loc id: its srcline and srcfile string ids (`u32::MAX`: not yet).
+    srclines: Vec<(u32, u32)>,
+}
+
+/// perf's text for an address without a source line or map.
+const SRCLINE_UNKNOWN: &str = "??:0";
+
+impl<'a> KeyMaker<'a> {
+    fn new(
+        keys: &'a [SortKey],
+        locs: &'a [Loc],
+        syms: &'a Symbols,
+        dso_names: &'a [String],
+        dso_rows: Vec<u32>,
+    ) -> Self {
+        let lines = keys.iter().any(|k| k.needs_srclines());
+        KeyMaker {
+            keys,
+            locs,
+            syms,
+            dso_names,
+            dso_rows,
+            strings: Vec::new(),
+            string_ids: HashMap::default(),
+            srclines: if lines {
+                vec![(u32::MAX, u32::MAX); locs.len()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.string_ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_owned());
+        self.string_ids.insert(s.to_owned(), i);
+        i
+    }
+
+    /// perf's srcline and srcfile texts of a location: `file:line`, where
+    /// DWARF (or, as `??:0`, the symbol table) covers the address; else
+    /// `symbol+offset` (decimal) or `dso[address]`; `??:0` without a map.
+    /// The srcfile is the file part of a found line, else empty.
+    fn srcline(&mut self, lid: u32) -> (u32, u32) {
+        if let Some(&(l, f)) = self.srclines.get(lid as usize) {
+            if l != u32::MAX {
+                return (l, f);
+            }
+        }
+        let loc = &self.locs[lid as usize];
+        let ls = self.syms.per_loc.get(lid as usize);
+        let (line, file) = if loc.dso == NO_DSO {
+            (SRCLINE_UNKNOWN.to_owned(), String::new())
+        } else if let Some(pos) = ls.and_then(|l| l.line) {
+            let name = self
+                .syms
+                .files
+                .get(pos.file as usize)
+                .map_or("??", String::as_str);
+            let text = format!("{name}:{}", pos.line);
+            let file = if text == SRCLINE_UNKNOWN {
+                String::new()
+            } else {
+                // perf cuts the text at its first colon.
+                text.split(':').next().unwrap_or("").to_owned()
+            };
+            (text, file)
+        } else if let Some((s, ls)) = ls.and_then(|l| l.sym.map(|s| (s, l))) {
+            let name = &self.syms.syms[s as usize].name;
+            (format!("{name}+{}", ls.sym_offset), String::new())
+        } else {
+            let dso = self
+                .dso_names
+                .get(loc.dso as usize)
+                .map_or("", String::as_str);
+            (format!("{dso}[{:x}]", loc.rel), String::new())
+        };
+        let ids = (self.intern(&line), self.intern(&file));
+        if let Some(slot) = self.srclines.get_mut(lid as usize) {
+            *slot = ids;
+        }
+        ids
+    }
+
+    fn make(&mut self, out: &mut Vec<Key>, c: &KeyCtx) {
+        out.clear();
+        for k in self.keys {
+            let key = match k {
+                SortKey::Comm => Key::Comm(c.comm),
+                SortKey::Pid => Key::Thread(c.thread),
+                SortKey::Dso => {
+                    let dso = self.dso_rows.get(c.dso as usize).copied().unwrap_or(c.dso);
+                    Key::Dso((dso != NO_DSO).then_some(dso))
+                }
+                // perf tells unresolved symbols apart by address only.
+                SortKey::Sym => Key::Sym(unresolved_by_address(c.sym)),
+                SortKey::Srcline => Key::Srcline(self.srcline(c.loc).0),
+                SortKey::Srcfile => Key::Srcfile(self.srcline(c.loc).1),
+                SortKey::Parent => Key::Parent(c.parent),
+                SortKey::Cpu => Key::Cpu(c.cpu),
+                SortKey::SymOff => {
+                    let off = match c.sym {
+                        SymRef::Sym(_) => self
+                            .syms
+                            .per_loc
+                            .get(c.loc as usize)
+                            .map_or(0, |l| l.sym_offset),
+                        SymRef::Addr { .. } => 0,
+                    };
+                    Key::SymOff(c.sym, off)
+                }
+                SortKey::SymSize => Key::SymSize(match c.sym {
+                    SymRef::Sym(s) => Some(self.syms.syms[s as usize].size),
+                    SymRef::Addr { .. } => None,
+                }),
+                SortKey::DsoSize => {
+                    let l = &self.locs[c.loc as usize];
+                    let kernel = self
+                        .dso_names
+                        .get(l.dso as usize)
+                        .is_some_and(|n| n == "[kernel.kallsyms]");
+                    let size = match self.syms.kernel_extent {
+                        Some((start, end)) if kernel => end.wrapping_sub(start),
+                        _ => l.map_size,
+                    };
+                    Key::DsoSize((l.dso != NO_DSO).then_some(size))
+                }
+                SortKey::IpcNull => Key::IpcNull(unresolved_by_address(c.sym)),
+            };
+            out.push(key);
+        }
+    }
+}
+
+/// An unresolved symbol without its DSO: perf's symbol keys compare such
+/// entries by address only.
+fn unresolved_by_address(sym: SymRef) -> SymRef {
+    match sym {
+        SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
+        s => s,
+    }
 }
 
 fn intern_frame(frames: &mut Vec<Frame>, ids: &mut HashMap<Frame, u32>, f: Frame) -> u32 {
@@ -770,32 +1219,6 @@ fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
             dso: l.dso,
         },
     }
-}
-
-/// The sort keys of a sample or frame. `dso_rows` maps each DSO to the
-/// first one with its short name: perf's dso key compares short names, so
-/// two binaries named alike (`a/sear`, `b/sear`) share a row.
-fn keys_for(
-    out: &mut Vec<Key>,
-    keys: &[SortKey],
-    dso_rows: &[u32],
-    comm: u32,
-    thread: u32,
-    dso: u32,
-    sym: SymRef,
-) {
-    out.clear();
-    let dso = dso_rows.get(dso as usize).copied().unwrap_or(dso);
-    out.extend(keys.iter().map(|k| match k {
-        SortKey::Comm => Key::Comm(comm),
-        SortKey::Pid => Key::Thread(thread),
-        SortKey::Dso => Key::Dso((dso != NO_DSO).then_some(dso)),
-        // perf tells unresolved symbols apart by address only.
-        SortKey::Sym => Key::Sym(match sym {
-            SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
-            s => s,
-        }),
-    }));
 }
 
 impl Filters {
@@ -843,6 +1266,22 @@ impl Filters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sort_lists_parse_as_perf_reads_them() {
+        assert_eq!(
+            SortKey::parse_list("tid,srcline"),
+            Ok(vec![SortKey::Pid, SortKey::Srcline])
+        );
+        // perf appends its IPC placeholder to any list naming "symbol".
+        assert_eq!(
+            SortKey::parse_list("dso,symbol_size"),
+            Ok(vec![SortKey::Dso, SortKey::SymSize, SortKey::IpcNull])
+        );
+        assert_eq!(SortKey::parse_list("sym"), Ok(vec![SortKey::Sym]));
+        assert_eq!(SortKey::parse_list("comm,bogus"), Err("bogus".to_owned()));
+        assert_eq!(SortKey::parse("ipc_null"), None);
+    }
 
     #[test]
     fn short_names_follow_perf() {

@@ -44,6 +44,9 @@ pub struct Loc {
     /// `g` guest kernel, `u` guest user.
     pub level: u8,
     pub origin: Origin,
+    /// The size of the map the address fell in (perf's `dso_size` key), 0
+    /// without one.
+    pub map_size: u64,
 }
 
 impl Loc {
@@ -169,6 +172,9 @@ pub struct SampleKey {
     pub leaf: u32,
     /// The callchain, a stack id.
     pub stack: u32,
+    /// The sample's CPU when a sort key needs it ([`CollectOptions::by_cpu`]),
+    /// else (and for samples without one) `u32::MAX`, which perf shows as -1.
+    pub cpu: u32,
 }
 
 /// What samples with one key add up to.
@@ -191,6 +197,9 @@ pub struct CollectOptions {
     /// instruction, so a call that ends a function is not charged to the
     /// next one). perf 6.1 looks them up as recorded.
     pub adjust_returns: bool,
+    /// Keep samples of different CPUs apart (only the cpu sort key needs
+    /// it; without it the sums stay fewer).
+    pub by_cpu: bool,
 }
 
 impl Default for CollectOptions {
@@ -199,6 +208,7 @@ impl Default for CollectOptions {
             max_stack: 127,
             callchains: true,
             adjust_returns: true,
+            by_cpu: false,
         }
     }
 }
@@ -310,6 +320,7 @@ impl Collector {
                 dso: m.dso as u32,
                 level,
                 origin,
+                map_size: m.end.wrapping_sub(m.start),
             },
             None => Loc {
                 ip: addr,
@@ -317,6 +328,7 @@ impl Collector {
                 dso: NO_DSO,
                 level,
                 origin,
+                map_size: 0,
             },
         }
     }
@@ -348,6 +360,11 @@ impl Collector {
             comm,
             leaf,
             stack,
+            cpu: if self.opts.by_cpu {
+                s.cpu.unwrap_or(u32::MAX)
+            } else {
+                u32::MAX
+            },
         };
         let seq = self.seq;
         self.seq += 1;

@@ -52,6 +52,9 @@ pub struct SymInfo {
     /// range of the function it was inlined into, as perf keeps it).
     pub start: u64,
     pub end: u64,
+    /// The size perf gives the symbol (`end - start` in perf's terms: the
+    /// ELF size, or up to the next symbol for kallsyms).
+    pub size: u64,
     pub inlined: bool,
 }
 
@@ -64,6 +67,22 @@ pub struct LocSyms {
     /// inline frames and the function (when perf expands inlines and the
     /// DWARF has them), else just `sym`. Empty when `sym` is None.
     pub frames: Vec<u32>,
+    /// With [`SymbolizeOptions::srclines`]: the source position of the
+    /// address (its innermost inline frame, as `addr2line -i` lists first),
+    /// where the binary's line table or symbol table covers it.
+    pub line: Option<SrcPos>,
+    /// How far the location's recorded address (its `rel`, or `ip` for
+    /// kernel and JIT symbols) is into `sym`.
+    pub sym_offset: u64,
+}
+
+/// A source position as perf's srcline shows it: the file's base name (an
+/// id into [`Symbols::files`], `??` where DWARF names none) and the line (0
+/// where unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SrcPos {
+    pub file: u32,
+    pub line: u32,
 }
 
 /// Options of pass two.
@@ -73,6 +92,9 @@ pub struct SymbolizeOptions {
     /// Expand inline frames (perf's default; `--no-inline` turns it off).
     pub inline: bool,
     pub finder: DebugFinder,
+    /// Look up each location's source line too (for the srcline and
+    /// srcfile sort keys).
+    pub srclines: bool,
 }
 
 /// Interned symbols and the result per location (by loc id).
@@ -81,11 +103,27 @@ pub struct Symbols {
     pub syms: Vec<SymInfo>,
     ids: HashMap<(u32, u64, bool, String), u32>,
     pub per_loc: Vec<LocSyms>,
+    /// Source file base names ([`SrcPos::file`]).
+    pub files: Vec<String>,
+    file_ids: HashMap<String, u32>,
+    /// The start and end of the kernel image's symbols, to which perf fits
+    /// the kernel map (its size is what perf's dso_size shows).
+    pub kernel_extent: Option<(u64, u64)>,
     /// DSOs that could not be symbolized, with why (one warning each).
     pub misses: Vec<(String, Reason)>,
 }
 
 impl Symbols {
+    fn intern_file(&mut self, name: String) -> u32 {
+        if let Some(&i) = self.file_ids.get(&name) {
+            return i;
+        }
+        let i = self.files.len() as u32;
+        self.files.push(name.clone());
+        self.file_ids.insert(name, i);
+        i
+    }
+
     fn intern(&mut self, s: SymInfo) -> u32 {
         // perf tells real symbols apart by (dso, start) and inlined ones by
         // name within the function they were inlined into.
@@ -112,28 +150,63 @@ impl Symbols {
 /// A location's real symbol and its callchain frames (empty: just the symbol).
 type Found = Option<(RawFrame, Vec<RawFrame>)>;
 
+/// One location's answer: its symbol and frames, and its source position
+/// (file base name and line).
+struct LocAnswer {
+    loc: u32,
+    found: Found,
+    line: Option<(String, u32)>,
+    /// How far the looked-up address is into the symbol found.
+    offset: u64,
+}
+
+impl LocAnswer {
+    fn plain(loc: u32, found: Found) -> Self {
+        LocAnswer {
+            loc,
+            found,
+            line: None,
+            offset: 0,
+        }
+    }
+}
+
 /// A DSO's answers per location, and why it could not be read, if so.
-type DsoAnswer = (Vec<(u32, Found)>, Option<(String, Reason)>);
+type DsoAnswer = (Vec<LocAnswer>, Option<(String, Reason)>);
 
 /// Every location of a DSO that could not be read stays unresolved.
 fn unreadable(d: &Dso, ids: &[u32], r: Reason) -> DsoAnswer {
     (
-        ids.iter().map(|&i| (i, None)).collect(),
+        ids.iter().map(|&i| LocAnswer::plain(i, None)).collect(),
         Some((d.name.clone(), r)),
     )
 }
 
-/// A symbol from a table without sizes or inline frames (kallsyms, JIT
-/// maps): found at `ip`, `offset` bytes into it.
-fn plain_symbol(name: &str, ip: u64, offset: u64) -> (RawFrame, Vec<RawFrame>) {
-    let start = ip - offset;
+/// A symbol from a table without inline frames (kallsyms, JIT maps): found
+/// at `ip`, `offset` bytes into it.
+fn plain_symbol(name: &str, ip: u64, offset: u64, size: u64) -> (RawFrame, Vec<RawFrame>) {
+    let start = ip.wrapping_sub(offset);
     let real = RawFrame {
         name: name.to_owned(),
         start,
-        end: start + 1,
+        end: start.wrapping_add(1),
+        size,
         inlined: false,
     };
     (real, Vec::new())
+}
+
+/// The answer for a symbol of a table without lines, found `offset` bytes in.
+fn plain_answer(loc: u32, found: Option<((RawFrame, Vec<RawFrame>), u64)>) -> LocAnswer {
+    match found {
+        Some((f, offset)) => LocAnswer {
+            loc,
+            found: Some(f),
+            line: None,
+            offset,
+        },
+        None => LocAnswer::plain(loc, None),
+    }
 }
 
 /// A raw per-location answer from a worker, before interning.
@@ -141,6 +214,7 @@ struct RawFrame {
     name: String,
     start: u64,
     end: u64,
+    size: u64,
     inlined: bool,
 }
 
@@ -193,7 +267,7 @@ pub fn symbolize_with_kernel(
     let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
     // Big groups first so the workers finish together.
     groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
-    type Answer = (u32, Vec<(u32, Found)>, Option<(String, Reason)>);
+    type Answer = (u32, Vec<LocAnswer>, Option<(String, Reason)>);
     let answers: Vec<Answer> = groups
         .into_par_iter()
         .map(|(dso, ids)| {
@@ -208,14 +282,20 @@ pub fn symbolize_with_kernel(
         .collect();
     let mut out = Symbols {
         per_loc: vec![LocSyms::default(); locs.len()],
+        kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
         ..Default::default()
     };
     for (dso, res, miss) in answers {
         if let Some(m) = miss {
             out.misses.push(m);
         }
-        for (loc, found) in res {
-            let Some((real, frames)) = found else {
+        for a in res {
+            let line = a.line.map(|(file, line)| SrcPos {
+                file: out.intern_file(file),
+                line,
+            });
+            let Some((real, frames)) = a.found else {
+                out.per_loc[a.loc as usize].line = line;
                 continue;
             };
             let mut mk = |f: RawFrame| {
@@ -224,6 +304,7 @@ pub fn symbolize_with_kernel(
                     dso,
                     start: f.start,
                     end: f.end,
+                    size: f.size,
                     inlined: f.inlined,
                 })
             };
@@ -232,9 +313,14 @@ pub fn symbolize_with_kernel(
             if ids.is_empty() {
                 ids.push(sym);
             }
-            out.per_loc[loc as usize] = LocSyms {
+            // The lookup was at `address - 1` for a return address.
+            let l = &locs[a.loc as usize];
+            let back = l.rel.wrapping_sub(l.lookup_rel());
+            out.per_loc[a.loc as usize] = LocSyms {
                 sym: Some(sym),
                 frames: ids,
+                line,
+                sym_offset: a.offset.wrapping_add(back),
             };
         }
     }
@@ -288,9 +374,16 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         name: Result<u32, String>,
         start: u64,
         end: u64,
+        size: u64,
         inline_frame: bool,
     }
-    type PendingLoc = (u32, Option<(Pending, Vec<Pending>)>);
+    /// A location's answer with its names still pending.
+    struct PendingLoc {
+        loc: u32,
+        found: Option<(Pending, Vec<Pending>)>,
+        line: Option<(String, u32)>,
+        offset: u64,
+    }
     let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
     for &i in ids {
         let l = &locs[i as usize];
@@ -298,22 +391,45 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
             .elf()
             .file_offset_to_svma(symbols::FileOffset(l.lookup_rel()))
         else {
-            pending.push((i, None));
+            pending.push(PendingLoc {
+                loc: i,
+                found: None,
+                line: None,
+                offset: 0,
+            });
             continue;
         };
-        let (raw, start, end) = match bin.symbol(svma) {
+        let line = if opts.srclines {
+            source_line(&mut bin, svma)
+        } else {
+            None
+        };
+        let (raw, start, end, size, offset) = match bin.symbol(svma) {
             Ok(hit) => {
                 let start = svma.0 - hit.offset;
                 (
                     name_id(hit.raw_name),
                     start,
                     start.saturating_add(hit.size.max(1)),
+                    hit.size,
+                    hit.offset,
                 )
             }
             Err(_) => {
-                pending.push((i, None));
+                pending.push(PendingLoc {
+                    loc: i,
+                    found: None,
+                    line,
+                    offset: 0,
+                });
                 continue;
             }
+        };
+        // addr2line answers `??:?` for an address its symbol table covers
+        // but its line table does not, which perf shows as `??:0`.
+        let line = match line {
+            None if opts.srclines => Some(("??".to_owned(), 0)),
+            l => l,
         };
         let mut frames = Vec::new();
         if opts.inline && l.expands_inlines() {
@@ -328,6 +444,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                         name,
                         start,
                         end,
+                        size,
                         inline_frame: true,
                     });
                 }
@@ -337,9 +454,15 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
             name: Ok(raw),
             start,
             end,
+            size,
             inline_frame: false,
         };
-        pending.push((i, Some((real, frames))));
+        pending.push(PendingLoc {
+            loc: i,
+            found: Some((real, frames)),
+            line,
+            offset,
+        });
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     raw_list.sort_unstable_by_key(|&(_, v)| v);
@@ -353,8 +476,8 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
     };
     let res = pending
         .into_iter()
-        .map(|(i, found)| {
-            let found = found.map(|(real, frames)| {
+        .map(|p| {
+            let found = p.found.map(|(real, frames)| {
                 let name = name_of(&real.name);
                 let frames = frames
                     .iter()
@@ -367,6 +490,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                             name: fname,
                             start: f.start,
                             end: f.end,
+                            size: f.size,
                             inlined,
                         }
                     })
@@ -375,14 +499,32 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                     name,
                     start: real.start,
                     end: real.end,
+                    size: real.size,
                     inlined: false,
                 };
                 (real, frames)
             });
-            (i, found)
+            LocAnswer {
+                loc: p.loc,
+                found,
+                line: p.line,
+                offset: p.offset,
+            }
         })
         .collect();
     (res, None)
+}
+
+/// The position perf's srcline shows for an address: the innermost inline
+/// frame's file (base name) and line, as the first record of `addr2line -i`
+/// (`??` and 0 for what DWARF leaves out); None where no line table covers
+/// the address.
+fn source_line(bin: &mut Binary, svma: Svma) -> Option<(String, u32)> {
+    let frames = bin.frames(svma).ok()?;
+    let f = frames.first()?;
+    let file = f.file.as_deref().unwrap_or("??");
+    let base = file.rsplit('/').next().unwrap_or(file);
+    Some((base.to_owned(), f.line.unwrap_or(0)))
 }
 
 /// Opens the binary a DSO names, never one whose build id differs from the
@@ -446,9 +588,10 @@ fn symbolize_kernel(
                     None => d.name.starts_with("[kernel.kallsyms]"),
                     Some(m) => m == short,
                 };
-                ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset))
+                ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size))
+                    .map(|f| (f, hit.offset))
             });
-            (i, found)
+            plain_answer(i, found)
         })
         .collect();
     (res, None)
@@ -463,11 +606,11 @@ fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> DsoAnswer {
         .iter()
         .map(|&i| {
             let l = &locs[i as usize];
-            let found = map
-                .lookup(l.lookup_ip())
-                .ok()
-                .map(|hit| plain_symbol(hit.name, l.lookup_ip(), hit.offset));
-            (i, found)
+            let found = map.lookup(l.lookup_ip()).ok().map(|hit| {
+                let f = plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size);
+                (f, hit.offset)
+            });
+            plain_answer(i, found)
         })
         .collect();
     (res, None)

@@ -1,5 +1,6 @@
 //! `perf report --stdio` text: the header block and one table per event.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use profile::fields::{Column, Field, Layout, Stat};
@@ -29,6 +30,8 @@ pub struct TableOptions {
     pub children: bool,
     /// Hide rows below this percentage (perf's `--percent-limit`).
     pub percent_limit: f64,
+    /// Hide rows without a parent symbol (perf's `-x/--exclude-other`).
+    pub exclude_other: bool,
     /// Percentages of the samples the filters kept (`--percentage
     /// relative`) instead of all samples (perf's default, `absolute`).
     pub relative: bool,
@@ -153,6 +156,10 @@ fn write_section(
         s.event_name,
     )?;
     let keys = &opts.keys;
+    // perf's -x hides rows without a parent (the totals keep them).
+    let hidden = |e: &HistEntry| {
+        opts.exclude_other && !e.keys.iter().any(|k| matches!(k, Key::Parent(Some(_))))
+    };
     let nr_members = 1 + s.members.len();
     // Each key column is as wide as its header or its widest value, with
     // perf's extra rules for symbols and unresolved addresses; a value
@@ -177,11 +184,40 @@ fn write_section(
         })
         .collect();
     let mut unresolved = false;
-    for e in &s.hists.entries {
+    // perf computes an entry's srcline (and srcfile) text only when a
+    // sample's tree insertion compares it with an entry equal in the keys
+    // before it: a second sample merging into the entry, or another entry
+    // with those keys (a binary tree search passes a neighbour). It sizes
+    // the column by the texts computed by then and cuts the others.
+    let lazy: Vec<Option<HashMap<&[Key], usize>>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            k.needs_srclines().then(|| {
+                let mut m: HashMap<&[Key], usize> = HashMap::new();
+                for e in &s.hists.entries {
+                    *m.entry(&e.keys[..i.min(e.keys.len())]).or_default() += 1;
+                }
+                m
+            })
+        })
+        .collect();
+    let computed = |i: usize, e: &HistEntry| match &lazy[i] {
+        Some(m) => {
+            e.samples.max(e.samples_acc) >= 2
+                || m.get(&e.keys[..i.min(e.keys.len())])
+                    .is_some_and(|&n| n >= 2)
+        }
+        None => true,
+    };
+    for e in s.hists.entries.iter().filter(|e| !hidden(e)) {
         for col in &mut cols {
-            let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
+            let Some((i, k)) = col.key.and_then(|i| Some((i, e.keys.get(i)?))) else {
                 continue;
             };
+            if keys[i].header_width_only() || !computed(i, e) {
+                continue;
+            }
             let w = match k {
                 Key::Sym(SymRef::Sym(id)) => names.syms[*id as usize].name.chars().count() + 4,
                 Key::Sym(SymRef::Addr { .. }) => {
@@ -191,6 +227,7 @@ fn write_section(
                 // perf sizes the comm column by the comm the entry's
                 // thread has at the end, not the one the entry shows.
                 Key::Comm(_) => names.thread_comm(e.thread).chars().count(),
+                Key::Parent(None) => 0,
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);
@@ -232,6 +269,9 @@ fn write_section(
     };
     let zero = Stat::default();
     for (row, e) in s.hists.entries.iter().enumerate() {
+        if hidden(e) {
+            continue;
+        }
         let shown = if opts.children {
             e.period_acc
         } else {
@@ -254,21 +294,33 @@ fn write_section(
                 Column::Field(f) => {
                     write_values(&mut line, f, e, total, &member_totals, &zero, &pct);
                 }
-                Column::Key(_) => {
+                Column::Key(sk) => {
                     let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
                         continue;
                     };
                     let mut v = names.display(k, e.level);
-                    if matches!(k, Key::Sym(..)) && v.chars().count() > col.width {
-                        // perf cuts a symbol (with its " (inlined)") at the column width.
+                    let cut = matches!(
+                        k,
+                        Key::Sym(..) | Key::SymOff(..) | Key::Srcline(_) | Key::Srcfile(_)
+                    );
+                    // (Not a symbol before another column: perf appends its
+                    // " (inlined)" after the cut name there.)
+                    let cut = cut && (i == last || !matches!(k, Key::Sym(..) | Key::SymOff(..)));
+                    if cut && v.chars().count() > col.width {
+                        // perf cuts a symbol (with its " (inlined)") or source
+                        // line at the column width.
                         v = v.chars().take(col.width).collect();
+                    }
+                    if sk.right_aligned() {
+                        let pad = col.width.saturating_sub(v.chars().count());
+                        line.push_str(&" ".repeat(pad));
                     }
                     line.push_str(&v);
                 }
             }
             // perf pads every column to its width but the last, and key
-            // columns other than the symbol pad themselves.
-            let self_padded = matches!(col.column, Column::Key(k) if k != SortKey::Sym);
+            // columns other than symbols and source lines pad themselves.
+            let self_padded = matches!(col.column, Column::Key(k) if k.pads_value());
             if i != last || self_padded {
                 let printed = line.chars().count() - start;
                 line.push_str(&" ".repeat(col.width.saturating_sub(printed)));

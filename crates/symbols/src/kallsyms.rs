@@ -100,6 +100,8 @@ pub struct KernelHit<'a> {
     pub name: &'a str,
     /// Bytes from the symbol's start to the address.
     pub offset: u64,
+    /// The symbol's size: up to the next symbol, as perf fixes up kallsyms ends.
+    pub size: u64,
     /// The module as kallsyms and perf name it, brackets included (`[ext4]`); `None` for
     /// the kernel image. perf keeps a module's kallsyms symbols only when the recording
     /// has a map for that module (from `/proc/modules` at record time), so pseudo-modules
@@ -261,8 +263,18 @@ impl Kallsyms {
         Ok(KernelHit {
             name: &self.names[sym.name.0 as usize..sym.name.1 as usize],
             offset: addr - sym.start,
+            size: sym.end.saturating_sub(sym.start),
             module: sym.module.map(|m| self.modules[m as usize].as_str()),
         })
+    }
+
+    /// Where the kernel image's own symbols (not modules') start and end:
+    /// perf fits the kernel map to them after loading kallsyms.
+    pub fn kernel_extent(&self) -> Option<(u64, u64)> {
+        let mut core = self.syms.iter().filter(|s| s.module.is_none());
+        let first = core.next()?;
+        let end = core.map(|s| s.end).fold(first.end, u64::max);
+        Some((first.start, end))
     }
 
     /// The symbols as `(start, end, name, module)`, sorted by start.

@@ -68,6 +68,8 @@ pub struct JitHit<'a> {
     pub name: &'a str,
     /// Bytes from the symbol's start to the address.
     pub offset: u64,
+    /// The symbol's size as the map gives it.
+    pub size: u64,
 }
 
 impl PerfMap {
@@ -165,6 +167,7 @@ impl PerfMap {
                 return Ok(JitHit {
                     name: &self.names[s.name.0 as usize..s.name.1 as usize],
                     offset: addr - s.start,
+                    size: s.end.wrapping_sub(s.start),
                 });
             }
         }
@@ -408,7 +411,8 @@ mod tests {
             m.lookup(0x100f),
             Ok(JitHit {
                 name: "LazyCompile:~foo /a b.js:1:2",
-                offset: 0xf
+                offset: 0xf,
+                size: 0x10
             })
         );
         assert_eq!(name(&m, 0x1010), None);

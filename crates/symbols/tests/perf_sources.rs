@@ -33,7 +33,13 @@ fn run(cmd: &mut Command) -> String {
 /// `perf record -N -e cpu-clock ARGS -o DATA -- CMD...`; -N keeps the test out of
 /// ~/.debug, so what is found here is found without perf's own cache.
 fn record(data: &Path, perf_args: &[&str], cmd: &[&str]) {
-    run(perf()
+    // In the recording's directory: programs may leave files behind (node
+    // writes isolate-*-v8.log logs).
+    let mut c = perf();
+    if let Some(d) = data.parent() {
+        c.current_dir(d);
+    }
+    run(c
         .args(["record", "-N", "-e", "cpu-clock", "-o"])
         .arg(data)
         .args(perf_args)
