@@ -64,6 +64,10 @@ pub struct LocSyms {
     /// inline frames and the function (when perf expands inlines and the
     /// DWARF has them), else just `sym`. Empty when `sym` is None.
     pub frames: Vec<u32>,
+    /// The address looked up, in the terms of the symbols' `start` (file
+    /// address for ELF symbols, process address for kernel and JIT ones):
+    /// `addr - start` is the offset perf prints as `sym+0x..`.
+    pub addr: u64,
 }
 
 /// Options of pass two.
@@ -110,7 +114,7 @@ impl Symbols {
 }
 
 /// A location's real symbol and its callchain frames (empty: just the symbol).
-type Found = Option<(RawFrame, Vec<RawFrame>)>;
+type Found = Option<(RawFrame, Vec<RawFrame>, u64)>;
 
 /// A DSO's answers per location, and why it could not be read, if so.
 type DsoAnswer = (Vec<(u32, Found)>, Option<(String, Reason)>);
@@ -125,7 +129,7 @@ fn unreadable(d: &Dso, ids: &[u32], r: Reason) -> DsoAnswer {
 
 /// A symbol from a table without sizes or inline frames (kallsyms, JIT
 /// maps): found at `ip`, `offset` bytes into it.
-fn plain_symbol(name: &str, ip: u64, offset: u64) -> (RawFrame, Vec<RawFrame>) {
+fn plain_symbol(name: &str, ip: u64, offset: u64) -> (RawFrame, Vec<RawFrame>, u64) {
     let start = ip - offset;
     let real = RawFrame {
         name: name.to_owned(),
@@ -133,7 +137,7 @@ fn plain_symbol(name: &str, ip: u64, offset: u64) -> (RawFrame, Vec<RawFrame>) {
         end: start + 1,
         inlined: false,
     };
-    (real, Vec::new())
+    (real, Vec::new(), ip)
 }
 
 /// A raw per-location answer from a worker, before interning.
@@ -215,7 +219,7 @@ pub fn symbolize_with_kernel(
             out.misses.push(m);
         }
         for (loc, found) in res {
-            let Some((real, frames)) = found else {
+            let Some((real, frames, addr)) = found else {
                 continue;
             };
             let mut mk = |f: RawFrame| {
@@ -235,6 +239,7 @@ pub fn symbolize_with_kernel(
             out.per_loc[loc as usize] = LocSyms {
                 sym: Some(sym),
                 frames: ids,
+                addr,
             };
         }
     }
@@ -290,7 +295,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         end: u64,
         inline_frame: bool,
     }
-    type PendingLoc = (u32, Option<(Pending, Vec<Pending>)>);
+    type PendingLoc = (u32, Option<(Pending, Vec<Pending>, u64)>);
     let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
     for &i in ids {
         let l = &locs[i as usize];
@@ -339,7 +344,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
             end,
             inline_frame: false,
         };
-        pending.push((i, Some((real, frames))));
+        pending.push((i, Some((real, frames, svma.0))));
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     raw_list.sort_unstable_by_key(|&(_, v)| v);
@@ -354,7 +359,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
     let res = pending
         .into_iter()
         .map(|(i, found)| {
-            let found = found.map(|(real, frames)| {
+            let found = found.map(|(real, frames, addr)| {
                 let name = name_of(&real.name);
                 let frames = frames
                     .iter()
@@ -377,7 +382,7 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                     end: real.end,
                     inlined: false,
                 };
-                (real, frames)
+                (real, frames, addr)
             });
             (i, found)
         })
