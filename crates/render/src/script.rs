@@ -201,7 +201,7 @@ mod tests {
             pid: 14388,
             tid: 14388,
             cpu: 0,
-            time: 14675_792_212_345,
+            time: 14_675_792_212_345,
             period: 1,
             event: "page-faults",
         };
