@@ -210,9 +210,26 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
 
     // Pass one.
     let mut machine = profile::machine::Machine::new();
-    for e in meta.features.build_ids().unwrap_or_default() {
+    let build_ids = meta.features.build_ids().unwrap_or_default();
+    for e in &build_ids {
         machine.set_build_id(&e.filename, &e.build_id);
     }
+    // Reading /proc/kallsyms takes a tenth of a second: do it on another
+    // core during pass one when the file names its kernel up front.
+    let kernel_id = build_ids
+        .iter()
+        .find(|e| e.filename == "[kernel.kallsyms]")
+        .map(|e| e.build_id.clone());
+    let wants_kernel = meta
+        .events
+        .iter()
+        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
+    let kernel_prefetch = (kernel_id.is_some() && wants_kernel).then(|| {
+        let id = kernel_id.clone();
+        std::thread::spawn(move || {
+            symbols::KernelFinder::default().load_for_recording(id.as_deref())
+        })
+    });
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         callchains: any_callchain,
@@ -272,8 +289,17 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     } else {
         NameStyle::Full
     };
+    // The prefetched kernel symbols serve only if pass one kept the kernel's
+    // build id the features named.
+    let preloaded = kernel_prefetch.and_then(|h| h.join().ok()).filter(|_| {
+        machine
+            .dsos()
+            .iter()
+            .find(|d| d.name == "[kernel.kallsyms]")
+            .is_none_or(|d| d.build_id == kernel_id)
+    });
     let locs = collector.interner.locs();
-    let syms = profile::symbolize::symbolize(
+    let syms = profile::symbolize::symbolize_with_kernel(
         locs,
         machine.dsos(),
         machine.kernel_reloc(),
@@ -282,6 +308,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
         },
+        preloaded,
     );
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
