@@ -99,6 +99,53 @@ fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool)> {
     Ok((f, !modify))
 }
 
+/// What is printed for each event.
+struct Plan {
+    fields: Vec<Fields>,
+    event_names: Vec<String>,
+    /// The longest event name.
+    name_width: usize,
+    /// Whether the event's samples print as call chains.
+    chain_of_event: Vec<bool>,
+}
+
+impl Plan {
+    fn new(meta: &perf_data::Meta, spec: Option<&str>) -> Result<Plan> {
+        let any_callchain = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0);
+        let mut fields = Vec::with_capacity(meta.events.len());
+        for e in &meta.events {
+            let d = default_fields(&e.attr, any_callchain);
+            let f = match spec {
+                None => d,
+                Some(spec) => {
+                    let (f, user_set) = parse_fields(spec, d)?;
+                    if user_set {
+                        check_available(&f, &e.attr, &e.name())?;
+                    }
+                    f
+                }
+            };
+            fields.push(f);
+        }
+        let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+        let name_width = event_names.iter().map(String::len).max().unwrap_or(0);
+        let chain_of_event = meta
+            .events
+            .iter()
+            .map(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0)
+            .collect();
+        Ok(Plan {
+            fields,
+            event_names,
+            name_width,
+            chain_of_event,
+        })
+    }
+}
+
 /// `START,STOP` in seconds (as printed) to nanoseconds, both inclusive.
 fn parse_time_range(s: &str) -> Result<(u64, u64)> {
     let (a, b) = s
@@ -164,32 +211,11 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
     let meta = reader.meta();
-    let any_callchain = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0);
-    let mut fields = Vec::with_capacity(meta.events.len());
-    for e in &meta.events {
-        let d = default_fields(&e.attr, any_callchain);
-        let f = match &a.fields {
-            None => d,
-            Some(spec) => {
-                let (f, user_set) = parse_fields(spec, d)?;
-                if user_set {
-                    check_available(&f, &e.attr, &e.name())?;
-                }
-                f
-            }
-        };
-        fields.push(f);
+    // A pipe-mode stream names its events only in its records: then the
+    // plan is made after pass one (and checked there).
+    if !meta.events.is_empty() {
+        Plan::new(meta, a.fields.as_deref())?;
     }
-    let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
-    let name_width = event_names.iter().map(String::len).max().unwrap_or(0);
-    let chain_of_event: Vec<bool> = meta
-        .events
-        .iter()
-        .map(|e| any_callchain && e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0)
-        .collect();
     let comms: Option<Vec<String>> = a
         .comms
         .as_ref()
@@ -232,7 +258,8 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     });
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
-        callchains: any_callchain,
+        // Samples without call chains just get empty stacks.
+        callchains: true,
         adjust_returns: !a.raw_return_addresses,
     });
     let mut kept: Vec<Kept> = Vec::new();
@@ -280,6 +307,13 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             }
         }
     }
+
+    let Plan {
+        fields,
+        event_names,
+        name_width,
+        chain_of_event,
+    } = Plan::new(reader.meta(), a.fields.as_deref())?;
 
     // Pass two.
     let names = if a.no_demangle {
