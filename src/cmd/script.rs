@@ -38,7 +38,8 @@ fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fie
         tid: has(PERF_SAMPLE_TID),
         cpu: has(PERF_SAMPLE_CPU),
         time: has(PERF_SAMPLE_TIME),
-        period: has(PERF_SAMPLE_PERIOD) && !tracepoint,
+        // Without PERIOD in the samples perf prints the attr's period.
+        period: !tracepoint,
         event: true,
         ip,
         sym: ip,
@@ -54,7 +55,6 @@ fn check_available(f: &Fields, attr: &perf_data::attr::EventAttr, name: &str) ->
         (f.pid || f.tid, PERF_SAMPLE_TID, "TID", "pid/tid"),
         (f.cpu, PERF_SAMPLE_CPU, "CPU", "cpu"),
         (f.time, PERF_SAMPLE_TIME, "TIME", "time"),
-        (f.period, PERF_SAMPLE_PERIOD, "PERIOD", "period"),
         (f.ip || f.sym || f.dso, PERF_SAMPLE_IP, "IP", "ip/sym/dso"),
     ];
     for (wanted, bit, attr_name, field) in needs {
@@ -191,17 +191,6 @@ fn id_list(v: &Option<String>) -> Result<Option<Vec<i32>>> {
                 .collect()
         })
         .transpose()
-}
-
-/// The DSO name perf's script prints: the path, or a kernel module's
-/// `[name]`.
-fn dso_display_name(name: &str) -> String {
-    let short = profile::hist::dso_short_name(name);
-    if name.starts_with('/') && short.starts_with('[') && !short.starts_with("[JIT]") {
-        short
-    } else {
-        name.to_owned()
-    }
 }
 
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
@@ -347,10 +336,23 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");
     }
-    let dso_names: Vec<String> = machine
+    // perf's script prints a sample's own DSO by its long name (kernel
+    // modules by path) but callchain frames of kernel modules by their
+    // short `[module]` names.
+    let dso_names: Vec<&str> = machine.dsos().iter().map(|d| d.name.as_str()).collect();
+    let chain_dso_names: Vec<String> = machine
         .dsos()
         .iter()
-        .map(|d| dso_display_name(&d.name))
+        .map(|d| {
+            let short = profile::hist::dso_short_name(&d.name);
+            let module =
+                d.name.starts_with('/') && short.starts_with('[') && !short.starts_with("[JIT]");
+            if module {
+                short
+            } else {
+                d.name.clone()
+            }
+        })
         .collect();
 
     // Each location's text, made once per field set and use (callchain
@@ -378,7 +380,13 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         let start = arena.len();
         let l = &locs[loc as usize];
         let f = &field_sets[set];
-        let dso = (l.dso != profile::resolve::NO_DSO).then(|| dso_names[l.dso as usize].as_str());
+        let dso = (l.dso != profile::resolve::NO_DSO).then(|| {
+            if chain {
+                chain_dso_names[l.dso as usize].as_str()
+            } else {
+                dso_names[l.dso as usize]
+            }
+        });
         let ls = &syms.per_loc[loc as usize];
         // The offset of the printed address: a return address looked up at
         // address - 1 is one past the address looked up.
