@@ -340,6 +340,20 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     // modules by path) but callchain frames of kernel modules by their
     // short `[module]` names.
     let dso_names: Vec<&str> = machine.dsos().iter().map(|d| d.name.as_str()).collect();
+    // Maps without a file behind them (JIT, heap, stack, SysV shared
+    // memory) translate addresses as they are: perf prints process addresses.
+    let identity_map: Vec<bool> = machine
+        .dsos()
+        .iter()
+        .map(|d| {
+            let n = d.name.as_str();
+            profile::hist::dso_short_name(n).starts_with("[JIT]")
+                || n.starts_with("[stack")
+                || n == "[heap]"
+                || n.starts_with("/SYSV")
+                || n.starts_with("//anon")
+        })
+        .collect();
     let chain_dso_names: Vec<String> = machine
         .dsos()
         .iter()
@@ -391,7 +405,9 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         // The offset of the printed address: a return address looked up at
         // address - 1 is one past the address looked up.
         let back = u64::from(l.origin == profile::resolve::Origin::Return);
-        let addr = if chain { l.rel } else { l.ip };
+        // No DSO: `rel` is the address itself.
+        let identity = identity_map.get(l.dso as usize).copied().unwrap_or(true);
+        let addr = if chain && !identity { l.rel } else { l.ip };
         let frame_of = |sym: Option<u32>| {
             let s = sym.map(|i| &syms.syms[i as usize]);
             Frame {
