@@ -341,3 +341,56 @@ fn script_equals_perf_on_wild_files() {
         "the conformance files give {compared} lines"
     );
 }
+
+/// Damaged recordings (cut anywhere, bytes overwritten anywhere) give
+/// output or an error, never a panic.
+#[test]
+fn script_survives_damaged_recordings() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = perf_record(
+        dir.path(),
+        "good.data",
+        &[
+            "-e",
+            "cpu-clock",
+            "-F",
+            "2000",
+            "--call-graph",
+            "dwarf,1024",
+        ],
+        &busy_workload(60),
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    let bad = dir.path().join("bad.data");
+    let run = |what: &str| {
+        let out = sear()
+            .args(["script", "-i"])
+            .arg(&bad)
+            .output()
+            .expect("spawn");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)) && !err.contains("panicked"),
+            "{what}: {:?}\n{err}",
+            out.status
+        );
+    };
+    let n = bytes.len() as u64;
+    for i in 1..12u64 {
+        let cut = (n * i / 12) as usize;
+        std::fs::write(&bad, &bytes[..cut]).unwrap();
+        run(&format!("cut at {cut}"));
+    }
+    // A fixed pseudo-random sequence: the same damage on every run.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..20 {
+        let mut b = bytes.clone();
+        for _ in 0..8 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let at = (x >> 16) as usize % b.len();
+            b[at] = (x >> 8) as u8;
+        }
+        std::fs::write(&bad, &b).unwrap();
+        run(&format!("bytes overwritten (seed state {x:#x})"));
+    }
+}
