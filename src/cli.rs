@@ -35,6 +35,9 @@ pub struct Cli {
 pub enum Command {
     /// Read perf.data and show what it contains (like `perf report`).
     Report(Box<ReportArgs>),
+    /// Print every sample of a recording, in time order, with its call
+    /// chain (like `perf script`).
+    Script(ScriptArgs),
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
@@ -282,6 +285,65 @@ pub struct ReportArgs {
     /// Only samples in these symbols (comma-separated names as printed).
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
     pub symbols: Option<String>,
+    /// Print C++ names as perf 6.1 does, without parameter lists and return
+    /// types (sear prints full names by default).
+    #[arg(long = "short-names")]
+    pub short_names: bool,
+    /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
+    /// instead of at address - 1 (inside the call). Only calls that end a
+    /// function and garbage frames differ.
+    #[arg(long = "raw-return-addresses")]
+    pub raw_return_addresses: bool,
+    /// Print symbol names as stored in the binary (mangled).
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Fields to print, comma-separated: comm, pid, tid, cpu, time, period,
+    /// event, ip, sym, symoff, dso. A list replaces the defaults
+    /// (comm,tid,cpu,time,period,event,ip,sym,symoff,dso, less what the
+    /// recording lacks); `+field`/`-field` add to or remove from them, e.g.
+    /// `-F -period,+pid`. perf's `TYPE:` prefix (`sw:comm,ip`) is accepted
+    /// and applies the list to every event.
+    #[arg(
+        short = 'F',
+        long = "fields",
+        value_name = "FIELDS",
+        allow_hyphen_values = true
+    )]
+    pub fields: Option<String>,
+    /// Print the recording's header (as `report --header-only`) before the samples.
+    #[arg(long)]
+    pub header: bool,
+    /// Do not expand inline frames in call chains (as perf's --no-inline).
+    #[arg(long = "no-inline", overrides_with = "inline")]
+    pub no_inline: bool,
+    /// Expand inline frames in DWARF-unwound call chains (the default).
+    #[arg(long = "inline")]
+    pub inline: bool,
+    /// Only samples of these commands (comma-separated).
+    #[arg(long = "comms", value_name = "COMMS")]
+    pub comms: Option<String>,
+    /// Only samples of these process ids (comma-separated).
+    #[arg(long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Only samples of these thread ids (comma-separated).
+    #[arg(long = "tid", value_name = "TIDS")]
+    pub tid: Option<String>,
+    /// Only samples in this time range, `START,STOP` in seconds as the time
+    /// field prints them (either may be empty: `1234.5,` is from 1234.5 on).
+    #[arg(long = "time", value_name = "START,STOP")]
+    pub time: Option<String>,
+    /// Print times with nanoseconds.
+    #[arg(long = "ns")]
+    pub ns: bool,
+    /// Use at most this many frames of each call chain.
+    #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
     /// Print C++ names as perf 6.1 does, without parameter lists and return
     /// types (sear prints full names by default).
     #[arg(long = "short-names")]

@@ -15,10 +15,12 @@ mod flame;
 mod inject;
 mod replay;
 mod report;
+mod script;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Report(a) => report::run(*a),
+        Command::Script(a) => script::run(a),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),

@@ -608,7 +608,7 @@ fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-fn file_mtime(path: &std::path::Path) -> Option<i64> {
+pub(super) fn file_mtime(path: &std::path::Path) -> Option<i64> {
     use std::os::unix::fs::MetadataExt;
     // perf stats the descriptor it reads: for stdin that is the pipe itself.
     let path = if path == std::path::Path::new("-") {
@@ -621,7 +621,7 @@ fn file_mtime(path: &std::path::Path) -> Option<i64> {
 
 /// Seconds east of UTC of the local time zone at instant `t`, by the
 /// system's rules (TZ, /etc/localtime); perf prints local time.
-fn local_utc_offset(t: i64) -> i64 {
+pub(super) fn local_utc_offset(t: i64) -> i64 {
     let Ok(ts) = jiff::Timestamp::from_second(t) else {
         return 0;
     };

@@ -336,6 +336,22 @@ impl Collector {
     /// Adds one sample with its period, replaying nothing: `machine` must
     /// already hold the records before it.
     pub fn add(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        let key = self.key(machine, s);
+        let seq = self.seq;
+        self.seq += 1;
+        let e = self.sums.entry(key).or_insert(SampleSum {
+            period: 0,
+            samples: 0,
+            first: seq,
+        });
+        e.period = e.period.wrapping_add(period);
+        e.samples += 1;
+    }
+
+    /// One sample's thread, comm, leaf location and interned stack, without
+    /// summing it (for printers that show every sample, like `script`).
+    /// `machine` must already hold the records before it.
+    pub fn key(&mut self, machine: &mut Machine, s: &Sample<'_>) -> SampleKey {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let leaf = Self::locate(machine, &th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
@@ -354,7 +370,7 @@ impl Collector {
         let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
         let leaf = self.interner.loc_id(leaf);
-        let key = SampleKey {
+        SampleKey {
             event: s.event as u32,
             thread: th.index as u32,
             comm,
@@ -365,16 +381,7 @@ impl Collector {
             } else {
                 u32::MAX
             },
-        };
-        let seq = self.seq;
-        self.seq += 1;
-        let e = self.sums.entry(key).or_insert(SampleSum {
-            period: 0,
-            samples: 0,
-            first: seq,
-        });
-        e.period = e.period.wrapping_add(period);
-        e.samples += 1;
+        }
     }
 
     /// perf's callchain for a sample, leaf first: the recorded chain (with

@@ -2,7 +2,7 @@
 //!
 //! What it does: formats what sear computed the way perf prints it
 //! (`perf report --stats`, `--header-only`, `-D`, the call graphs under
-//! report entries in [`callgraph`], ...), folded stacks ([`folded`]) and
+//! report entries in [`callgraph`], `perf script`'s samples in [`script`], ...), folded stacks ([`folded`]) and
 //! SVG flame graphs ([`flame`], drawn by inferno). What it does not:
 //! read files, compute anything, or decide where output goes.
 //!
@@ -19,4 +19,5 @@ pub mod flame;
 pub mod folded;
 pub mod header;
 pub mod report;
+pub mod script;
 pub mod stats;
