@@ -28,5 +28,9 @@ echo "== sear report --no-children -g none (the hottest symbols)"
 "$SEAR" report --stdio --no-children -g none -i "$out/perf.data" | head -30
 echo "== sear report (children and call graphs, first 60 lines)"
 "$SEAR" report --stdio -i "$out/perf.data" | head -60
+echo "== sear collapse -i perf.data (folded stacks, heaviest first)"
+"$SEAR" collapse -i "$out/perf.data" | sort -t' ' -k2 -rn | head -5
+"$SEAR" flame -i "$out/perf.data" -o "$out/flame.svg" --title "sear demo"
 echo
-echo "The recording is $out/perf.data; try: $SEAR report -i $out/perf.data | less"
+echo "The recording is $out/perf.data and its flame graph $out/flame.svg (open it in a browser);"
+echo "try: $SEAR report -i $out/perf.data, $SEAR script -i $out/perf.data | less"
