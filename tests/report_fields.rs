@@ -53,34 +53,6 @@ fn build_program(dir: &Path) -> PathBuf {
     exe
 }
 
-fn without_tip(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.starts_with("# (Tip:"))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-fn perf_report(f: &Path, args: &[&str]) -> String {
-    let out = run_ok(perf().args(["report", "--stdio", "-i"]).arg(f).args(args));
-    without_tip(&stdout_of(&out))
-}
-
-fn sear_report(f: &Path, args: &[&str]) -> String {
-    let out = run_ok(
-        sear()
-            .args([
-                "report",
-                "--stdio",
-                "--short-names",
-                "--raw-return-addresses",
-                "-i",
-            ])
-            .arg(f)
-            .args(args),
-    );
-    without_tip(&stdout_of(&out))
-}
-
 /// The report with each section's rows (a row and its call graph, lines
 /// sorted) sorted: header lines stay in place. Graph lines are the ones
 /// indented by 12 spaces or more (no row starts so in these tests).

@@ -60,27 +60,6 @@ fn build_prog(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     exe
 }
 
-fn perf_report(f: &Path, args: &[&str]) -> String {
-    stdout_of(&run_ok(
-        perf().args(["report", "--stdio", "-i"]).arg(f).args(args),
-    ))
-}
-
-fn sear_report(f: &Path, args: &[&str]) -> String {
-    stdout_of(&run_ok(
-        sear()
-            .args([
-                "report",
-                "--stdio",
-                "--short-names",
-                "--raw-return-addresses",
-                "-i",
-            ])
-            .arg(f)
-            .args(args),
-    ))
-}
-
 /// Where a static binary's code has no line rows, binutils names the object
 /// file from the symbol table (`strspn.o`, `libc-start.o:0`) and sear shows
 /// no file (README): reports with such a row are not compared.
@@ -104,29 +83,6 @@ fn table(text: &str) -> (Vec<String>, Vec<String>) {
     }
     rows.sort();
     (head, rows)
-}
-
-/// A report as sorted blocks (a row with its call graph, lines sorted),
-/// as tests/report_symbols.rs compares them.
-fn blocks(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for l in text.lines().filter(|l| !l.starts_with("# (Tip")) {
-        let is_row = l.len() > 10 && l.as_bytes()[9] == b'%';
-        if is_row || out.is_empty() || l.starts_with('#') {
-            out.push(String::new());
-        }
-        if let Some(b) = out.last_mut() {
-            b.push_str(l);
-            b.push('\n');
-        }
-    }
-    for b in &mut out {
-        let mut lines: Vec<&str> = b.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines.sort_unstable();
-        *b = lines.join("\n");
-    }
-    out.sort();
-    out
 }
 
 #[test]

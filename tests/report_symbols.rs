@@ -152,34 +152,6 @@ fn recordings(dir: &Path) -> Vec<(String, PathBuf)> {
     v
 }
 
-fn without_tip(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.starts_with("# (Tip:"))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-fn perf_report(f: &Path, args: &[&str]) -> String {
-    let out = run_ok(perf().args(["report", "--stdio", "-i"]).arg(f).args(args));
-    without_tip(&stdout_of(&out))
-}
-
-fn sear_report(f: &Path, args: &[&str]) -> String {
-    let out = run_ok(
-        sear()
-            .args([
-                "report",
-                "--stdio",
-                "--short-names",
-                "--raw-return-addresses",
-                "-i",
-            ])
-            .arg(f)
-            .args(args),
-    );
-    without_tip(&stdout_of(&out))
-}
-
 /// Samples per (entry, stack) from `-g folded,...,count` output.
 fn folded_stacks(text: &str) -> HashMap<(String, String), u64> {
     let mut m = HashMap::new();
@@ -200,36 +172,6 @@ fn folded_stacks(text: &str) -> HashMap<(String, String), u64> {
         }
     }
     m
-}
-
-/// A report as a sorted list of blocks (an entry's row with its call
-/// graph, its lines sorted): perf orders entries and graph lines of equal
-/// weight by details (the thread that created an entry, tree insertion
-/// order) sear reproduces only approximately, so content is compared, and
-/// the exact order is counted separately.
-fn blocks(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for l in text.lines() {
-        let is_row = l.len() > 10 && l.as_bytes()[9] == b'%';
-        if is_row || out.is_empty() || l.starts_with('#') {
-            out.push(String::new());
-        }
-        if let Some(b) = out.last_mut() {
-            b.push_str(l);
-            b.push('\n');
-        }
-    }
-    // Lines of equal weight inside a graph are ordered by perf's tree
-    // insertion order, which sear reproduces only approximately.
-    for b in &mut out {
-        // (Blank lines too: the section's closing ones follow whichever
-        // entry comes last.)
-        let mut lines: Vec<&str> = b.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines.sort_unstable();
-        *b = lines.join("\n");
-    }
-    out.sort();
-    out
 }
 
 #[test]

@@ -110,9 +110,6 @@ pub fn fold_recording(
             srclines: false,
         },
     )?;
-    for (dso, reason) in &syms.misses {
-        log::warn!("{dso}: no symbols ({reason})");
-    }
     crate::ui::print_diagnostics(&path, reader.diagnostics());
     let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
     let sums = collector.take_sums_in_order();

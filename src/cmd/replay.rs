@@ -33,28 +33,7 @@ pub struct Replayed {
 }
 
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
-    let meta = reader.meta();
-    let mut machine = Machine::new();
-    let build_ids = meta.features.build_ids().unwrap_or_default();
-    for e in &build_ids {
-        machine.set_build_id(&e.filename, &e.build_id);
-    }
-    // Reading /proc/kallsyms takes a tenth of a second: do it on another
-    // core during pass one when the file names its kernel up front.
-    let kernel_id = build_ids
-        .iter()
-        .find(|e| e.filename == "[kernel.kallsyms]")
-        .map(|e| e.build_id.clone());
-    let wants_kernel = meta
-        .events
-        .iter()
-        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let kernel_prefetch = (kernel_id.is_some() && wants_kernel).then(|| {
-        let id = kernel_id.clone();
-        std::thread::spawn(move || {
-            symbols::KernelFinder::default().load_for_recording(id.as_deref())
-        })
-    });
+    let (mut machine, kernel) = start(reader.meta());
     let mut collector = Collector::new(o.collect);
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
     let mut stats = Stats::default();
@@ -104,26 +83,16 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             }
         }
     }
-    // The prefetched kernel symbols serve only if pass one kept the kernel's
-    // build id the features named.
-    let preloaded = kernel_prefetch.and_then(|h| h.join().ok()).filter(|_| {
-        machine
-            .dsos()
-            .iter()
-            .find(|d| d.name == "[kernel.kallsyms]")
-            .is_none_or(|d| d.build_id == kernel_id)
-    });
-    let syms = profile::symbolize::symbolize_with_kernel(
-        collector.interner.locs(),
-        machine.dsos(),
-        machine.kernel_reloc(),
+    let syms = symbolize(
+        &collector,
+        &machine,
+        kernel,
         &SymbolizeOptions {
             names: o.names,
             inline: o.inline,
             finder: symbols::DebugFinder::default(),
             srclines: o.srclines,
         },
-        preloaded,
     );
     Ok(Replayed {
         collector,
@@ -133,4 +102,77 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         reader,
         unknown_read_ids,
     })
+}
+
+/// The kernel's symbols being read on another thread during pass one, and
+/// the build id they are for.
+pub struct KernelPrefetch {
+    id: Option<Vec<u8>>,
+    handle: Option<std::thread::JoinHandle<Result<symbols::Kallsyms, symbols::Reason>>>,
+}
+
+/// The session model before pass one (the recording's build ids set) and,
+/// when the file names its kernel up front, its symbols read on another
+/// core meanwhile (reading /proc/kallsyms takes a tenth of a second).
+pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
+    let mut machine = Machine::new();
+    let build_ids = meta.features.build_ids().unwrap_or_default();
+    for e in &build_ids {
+        machine.set_build_id(&e.filename, &e.build_id);
+    }
+    let id = build_ids
+        .iter()
+        .find(|e| e.filename == "[kernel.kallsyms]")
+        .map(|e| e.build_id.clone());
+    let wants_kernel = meta
+        .events
+        .iter()
+        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
+    let handle = (id.is_some() && wants_kernel).then(|| {
+        let id = id.clone();
+        std::thread::spawn(move || {
+            symbols::KernelFinder::default().load_for_recording(id.as_deref())
+        })
+    });
+    (machine, KernelPrefetch { id, handle })
+}
+
+/// Pass two: every location of pass one symbolized, with the prefetched
+/// kernel symbols if pass one kept the kernel's build id the features
+/// named. DSOs without symbols are warned about once each.
+pub fn symbolize(
+    collector: &Collector,
+    machine: &Machine,
+    kernel: KernelPrefetch,
+    opts: &SymbolizeOptions,
+) -> Symbols {
+    let preloaded = kernel.handle.and_then(|h| h.join().ok()).filter(|_| {
+        machine
+            .dsos()
+            .iter()
+            .find(|d| d.name == "[kernel.kallsyms]")
+            .is_none_or(|d| d.build_id == kernel.id)
+    });
+    let syms = profile::symbolize::symbolize_with_kernel(
+        collector.interner.locs(),
+        machine.dsos(),
+        machine.kernel_reloc(),
+        opts,
+        preloaded,
+    );
+    for (dso, reason) in &syms.misses {
+        log::warn!("{dso}: no symbols ({reason})");
+    }
+    syms
+}
+
+/// The name style the report flags ask for.
+pub fn name_style(no_demangle: bool, short_names: bool) -> NameStyle {
+    if no_demangle {
+        NameStyle::Raw
+    } else if short_names {
+        NameStyle::Short
+    } else {
+        NameStyle::Full
+    }
 }

@@ -77,7 +77,6 @@ fn hotspots(
     use profile::fields::{Layout, LayoutOptions};
     use profile::hist::{Filters, HistOptions, Names, SortKey};
     use profile::resolve::CollectOptions;
-    use profile::symbolize::NameStyle;
 
     let parent_pattern = a.parent.as_deref().unwrap_or("^sys_|^do_page_fault");
     let parent_regex = regex_lite::Regex::new(parent_pattern)
@@ -124,13 +123,7 @@ fn hotspots(
     };
     // (Again after the records, for pipes.)
     check_branch_mode(meta)?;
-    let names_style = if a.no_demangle {
-        NameStyle::Raw
-    } else if a.short_names {
-        NameStyle::Short
-    } else {
-        NameStyle::Full
-    };
+    let names_style = super::replay::name_style(a.no_demangle, a.short_names);
     let super::replay::Replayed {
         mut collector,
         machine,
@@ -171,9 +164,6 @@ fn hotspots(
     }
     let order = params.resolved_order(if pipe { !a.no_children } else { children });
     check_branch_mode(meta)?;
-    for (dso, reason) in &syms.misses {
-        log::warn!("{dso}: no symbols ({reason})");
-    }
     let dso_names: Vec<String> = machine
         .dsos()
         .iter()

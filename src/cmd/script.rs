@@ -195,7 +195,7 @@ fn id_list(v: &Option<String>) -> Result<Option<Vec<i32>>> {
 
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     use profile::resolve::{CollectOptions, Collector};
-    use profile::symbolize::{NameStyle, SymbolizeOptions};
+    use profile::symbolize::SymbolizeOptions;
 
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
@@ -224,27 +224,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
 
     // Pass one.
-    let mut machine = profile::machine::Machine::new();
-    let build_ids = meta.features.build_ids().unwrap_or_default();
-    for e in &build_ids {
-        machine.set_build_id(&e.filename, &e.build_id);
-    }
-    // Reading /proc/kallsyms takes a tenth of a second: do it on another
-    // core during pass one when the file names its kernel up front.
-    let kernel_id = build_ids
-        .iter()
-        .find(|e| e.filename == "[kernel.kallsyms]")
-        .map(|e| e.build_id.clone());
-    let wants_kernel = meta
-        .events
-        .iter()
-        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let kernel_prefetch = (kernel_id.is_some() && wants_kernel).then(|| {
-        let id = kernel_id.clone();
-        std::thread::spawn(move || {
-            symbols::KernelFinder::default().load_for_recording(id.as_deref())
-        })
-    });
+    let (mut machine, kernel) = super::replay::start(meta);
     let mut collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         // Samples without call chains just get empty stacks.
@@ -306,38 +286,18 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     } = Plan::new(reader.meta(), a.fields.as_deref())?;
 
     // Pass two.
-    let names = if a.no_demangle {
-        NameStyle::Raw
-    } else if a.short_names {
-        NameStyle::Short
-    } else {
-        NameStyle::Full
-    };
-    // The prefetched kernel symbols serve only if pass one kept the kernel's
-    // build id the features named.
-    let preloaded = kernel_prefetch.and_then(|h| h.join().ok()).filter(|_| {
-        machine
-            .dsos()
-            .iter()
-            .find(|d| d.name == "[kernel.kallsyms]")
-            .is_none_or(|d| d.build_id == kernel_id)
-    });
-    let locs = collector.interner.locs();
-    let syms = profile::symbolize::symbolize_with_kernel(
-        locs,
-        machine.dsos(),
-        machine.kernel_reloc(),
+    let syms = super::replay::symbolize(
+        &collector,
+        &machine,
+        kernel,
         &SymbolizeOptions {
-            names,
+            names: super::replay::name_style(a.no_demangle, a.short_names),
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
             srclines: false,
         },
-        preloaded,
     );
-    for (dso, reason) in &syms.misses {
-        log::warn!("{dso}: no symbols ({reason})");
-    }
+    let locs = collector.interner.locs();
     // perf's script prints a sample's own DSO by its long name (kernel
     // modules by path) but callchain frames of kernel modules by their
     // short `[module]` names.

@@ -157,3 +157,62 @@ pub fn standard_recordings(dir: &Path) -> Vec<PathBuf> {
         ),
     ]
 }
+
+/// perf's random closing tip dropped (both sides of a comparison).
+pub fn without_tip(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.starts_with("# (Tip:"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// `perf report --stdio -i f ARGS`, without its tip.
+pub fn perf_report(f: &Path, args: &[&str]) -> String {
+    let out = run_ok(perf().args(["report", "--stdio", "-i"]).arg(f).args(args));
+    without_tip(&stdout_of(&out))
+}
+
+/// `sear report --stdio -i f ARGS` with the flags that make its names and
+/// return-address lookups those of perf 6.1.
+pub fn sear_report(f: &Path, args: &[&str]) -> String {
+    let out = run_ok(
+        sear()
+            .args([
+                "report",
+                "--stdio",
+                "--short-names",
+                "--raw-return-addresses",
+                "-i",
+            ])
+            .arg(f)
+            .args(args),
+    );
+    without_tip(&stdout_of(&out))
+}
+
+/// A report as a sorted list of blocks (an entry's row with its call
+/// graph, its lines sorted): perf orders entries and graph lines of equal
+/// weight by details (the thread that created an entry, tree insertion
+/// order) sear reproduces only approximately, so content is compared.
+/// Blank lines are dropped too: the section's closing ones follow
+/// whichever entry comes last.
+pub fn blocks(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines().filter(|l| !l.starts_with("# (Tip")) {
+        let is_row = l.len() > 10 && l.as_bytes()[9] == b'%';
+        if is_row || out.is_empty() || l.starts_with('#') {
+            out.push(String::new());
+        }
+        if let Some(b) = out.last_mut() {
+            b.push_str(l);
+            b.push('\n');
+        }
+    }
+    for b in &mut out {
+        let mut lines: Vec<&str> = b.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.sort_unstable();
+        *b = lines.join("\n");
+    }
+    out.sort();
+    out
+}
