@@ -33,6 +33,7 @@ pub struct Replayed {
 }
 
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
+    let t0 = std::time::Instant::now();
     let (mut machine, kernel) = start(reader.meta());
     let mut collector = Collector::new(o.collect);
     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
@@ -83,6 +84,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             }
         }
     }
+    log::debug!("pass one: {:?}", t0.elapsed());
     let syms = symbolize(
         &collector,
         &machine,

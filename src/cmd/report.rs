@@ -124,6 +124,7 @@ fn hotspots(
     // (Again after the records, for pipes.)
     check_branch_mode(meta)?;
     let names_style = super::replay::name_style(a.no_demangle, a.short_names);
+    let t0 = std::time::Instant::now();
     let super::replay::Replayed {
         mut collector,
         machine,
@@ -211,10 +212,14 @@ fn hotspots(
         collector.interner.stack_nodes(),
         syms.syms.len()
     );
+    log::debug!("passes one and two: {:?}", t0.elapsed());
+    let t0 = std::time::Instant::now();
     let sums = collector.take_sums_in_order();
     let mut report = profile::hist::build(
         &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
     );
+    log::debug!("rows built: {:?}", t0.elapsed());
+    let t0 = std::time::Instant::now();
     // (Taken out of the report, which is changed while names are in use.)
     let strings = std::mem::take(&mut report.strings);
     let names = Names {
@@ -248,6 +253,8 @@ fn hotspots(
     for h in &mut report.hists {
         h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
     }
+    log::debug!("rows sorted: {:?}", t0.elapsed());
+    let t0 = std::time::Instant::now();
     let section_names: Vec<String> = section_events
         .iter()
         .map(|&ev| groups.section_name(meta, ev))
@@ -328,6 +335,7 @@ fn hotspots(
     } else {
         Vec::new()
     };
+    log::debug!("call graphs: {:?}", t0.elapsed());
     let mut graph_writer =
         |out: &mut dyn std::io::Write, section: usize, row: usize| -> std::io::Result<()> {
             match graphs.get(section).and_then(|g| g.get(row)) {
