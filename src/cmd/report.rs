@@ -402,7 +402,7 @@ fn entry_graph(
     {
         return Ok(());
     }
-    let tree = report.entry_call_tree(e);
+    let tree = report.entry_call_tree(e, params.prune(hists.callchain_base(relative)));
     let order = |x: u32, y: u32| frame_order(report, syms, x, y);
     let sorted = tree.sort(params, hists.callchain_base(relative), &order);
     let graph = render::callgraph::EntryGraph {

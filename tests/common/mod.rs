@@ -172,6 +172,22 @@ pub fn perf_report(f: &Path, args: &[&str]) -> String {
     without_tip(&stdout_of(&out))
 }
 
+/// Whether `perf report --stdio -i f ARGS` survives every one of `sets`:
+/// perf 6.1 now and then dies of SIGSEGV on a pipe-mode recording of a
+/// leader-sampled group, which leaves nothing to compare with.
+pub fn perf_reads_all(f: &Path, sets: &[Vec<&str>]) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    sets.iter().all(|args| {
+        let o = perf()
+            .args(["report", "--stdio", "-i"])
+            .arg(f)
+            .args(args)
+            .output()
+            .expect("run perf report");
+        o.status.signal().is_none()
+    })
+}
+
 /// `sear report --stdio -i f ARGS` with the flags that make its names and
 /// return-address lookups those of perf 6.1.
 pub fn sear_report(f: &Path, args: &[&str]) -> String {

@@ -249,6 +249,41 @@ impl CallGraphParams {
     pub fn min_hit(&self, total: u64) -> u64 {
         c_double_to_u64(total as f64 * (self.threshold / 100.0))
     }
+
+    /// Which nodes [`CallTree::sort`] keeps with these params, for trees
+    /// built only as far as they are printed.
+    pub fn prune(&self, callchain_total: u64) -> Prune {
+        match self.print_type {
+            PrintType::Fractal => Prune::Fractal(self.threshold / 100.0),
+            PrintType::None => Prune::All,
+            _ => Prune::Above(self.min_hit(callchain_total)),
+        }
+    }
+}
+
+/// Which children of a node a sorted tree keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Prune {
+    /// Every node.
+    All,
+    /// Nodes whose cumulated period is at least this (graph, flat and
+    /// folded: a chain end below it is never printed either).
+    Above(u64),
+    /// Nodes weighing at least this fraction of their parent's children
+    /// (fractal), rounded up.
+    Fractal(f64),
+}
+
+impl Prune {
+    /// Whether a node of cumulated period `cum`, under a parent whose
+    /// children weigh `parent_children`, is kept.
+    pub fn keeps(&self, cum: u64, parent_children: u64) -> bool {
+        match *self {
+            Prune::All => true,
+            Prune::Above(min) => cum >= min,
+            Prune::Fractal(pct) => cum >= c_double_to_u64((parent_children as f64 * pct).ceil()),
+        }
+    }
 }
 
 /// C's `strtod` on a whole token, accepting a valid prefix as perf does
@@ -541,6 +576,38 @@ impl CallTree {
         // More than 4 billion nodes would need hundreds of GB first.
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.nodes.push(node);
+        id
+    }
+
+    /// Sets what the root's children weigh together (for trees built node
+    /// by node with [`CallTree::push_child`]).
+    pub fn set_root_children(&mut self, period: u64, count: u64) {
+        let r = self.node_mut(Self::ROOT);
+        r.children_hit = period;
+        r.children_count = count;
+    }
+
+    /// Adds a node below `parent` with its frames, the (period, samples)
+    /// of chains ending at it and of those going on below it. The caller
+    /// keeps the tree a radix tree and the sums consistent.
+    pub fn push_child(
+        &mut self,
+        parent: NodeId,
+        frames: Vec<FrameId>,
+        hit: (u64, u64),
+        below: (u64, u64),
+    ) -> NodeId {
+        let first = frames.first().copied().unwrap_or(0);
+        let id = self.push(Node {
+            frames,
+            parent: Some(parent),
+            children: Vec::new(),
+            hit: hit.0,
+            children_hit: below.0,
+            count: hit.1,
+            children_count: below.1,
+        });
+        self.node_mut(parent).children.push((first, id));
         id
     }
 

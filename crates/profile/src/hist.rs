@@ -466,6 +466,12 @@ struct ChainTrie {
     first_child: Vec<u32>,
     next_sibling: Vec<u32>,
     first_term: Vec<u32>,
+    /// Per node: the level of the last frame with a map on its path (0:
+    /// none yet), its depth (roots 0) and, with `--children`, the index of
+    /// its frame's entry (`NONE` for roots).
+    level: Vec<u8>,
+    depth: Vec<u32>,
+    entry: Vec<u32>,
     terms: Vec<Term>,
     ids: HashMap<(u32, u32), u32>,
     /// Children also told apart by location (keys that depend on it).
@@ -473,9 +479,36 @@ struct ChainTrie {
     /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
     /// parent unless they are sort keys.
     roots: HashMap<(u32, u32, u32, u32, u32), u32>,
+    /// After [`ChainTrie::finish`], per node: the period and samples of
+    /// the chains through it, their greatest depth, and its pre-order
+    /// number and the number after its subtree's.
+    weight: Vec<u64>,
+    count: Vec<u64>,
+    max_depth: Vec<u32>,
+    pre: Vec<u32>,
+    pre_end: Vec<u32>,
+    /// The roots in pre-order.
+    roots_by_pre: Vec<u32>,
 }
 
 const NONE: u32 = u32::MAX;
+
+/// A trie node whose chains go into an entry's call graph: only the
+/// entry's own samples, or all others.
+#[derive(Debug, Clone, Copy)]
+struct Src {
+    node: u32,
+    own: bool,
+}
+
+/// A node of an entry's call graph before compression: the trie nodes
+/// with its frame at its place, and their summed weight.
+#[derive(Debug)]
+struct Merged {
+    frame: u32,
+    srcs: Vec<Src>,
+    cum: (u64, u64),
+}
 
 impl ChainTrie {
     fn push(&mut self, parent: u32, frame: u32) -> u32 {
@@ -485,6 +518,9 @@ impl ChainTrie {
         self.first_child.push(NONE);
         self.next_sibling.push(NONE);
         self.first_term.push(NONE);
+        self.level.push(0);
+        self.depth.push(0);
+        self.entry.push(NONE);
         if parent != NONE {
             self.next_sibling[id as usize] = self.first_child[parent as usize];
             self.first_child[parent as usize] = id;
@@ -541,6 +577,81 @@ impl ChainTrie {
         )
     }
 
+    /// Whether a node on the path from `node` up to its root (itself
+    /// included) has the entry `entry`.
+    fn on_path(&self, mut node: u32, entry: u32) -> bool {
+        while let Some(&up) = self.parent.get(node as usize) {
+            if up == NONE {
+                return false;
+            }
+            if self.entry[node as usize] == entry {
+                return true;
+            }
+            node = up;
+        }
+        false
+    }
+
+    /// Sums the chains through every node and numbers the nodes in
+    /// pre-order; the maps used to find children are dropped.
+    fn finish(&mut self) {
+        let n = self.parent.len();
+        self.ids = HashMap::default();
+        self.loc_ids = HashMap::default();
+        self.roots = HashMap::default();
+        let mut weight = vec![0u64; n];
+        let mut count = vec![0u64; n];
+        let mut max_depth = vec![0u32; n];
+        for t in &self.terms {
+            let i = t.node as usize;
+            weight[i] = weight[i].wrapping_add(t.period);
+            count[i] = count[i].wrapping_add(t.samples);
+            max_depth[i] = self.depth[i];
+        }
+        // Children are made after their parents.
+        for i in (0..n).rev() {
+            let p = self.parent[i];
+            if p != NONE {
+                let p = p as usize;
+                weight[p] = weight[p].wrapping_add(weight[i]);
+                count[p] = count[p].wrapping_add(count[i]);
+                max_depth[p] = max_depth[p].max(max_depth[i]);
+            }
+        }
+        let mut pre = vec![0u32; n];
+        let mut pre_end = vec![0u32; n];
+        let mut roots_by_pre = Vec::new();
+        let mut next = 0u32;
+        let mut work: Vec<(u32, bool)> = Vec::new();
+        for r in 0..n as u32 {
+            if self.parent[r as usize] != NONE {
+                continue;
+            }
+            roots_by_pre.push(r);
+            work.push((r, false));
+            while let Some((node, done)) = work.pop() {
+                if done {
+                    pre_end[node as usize] = next;
+                    continue;
+                }
+                pre[node as usize] = next;
+                next += 1;
+                work.push((node, true));
+                let mut c = self.first_child[node as usize];
+                while c != NONE {
+                    work.push((c, false));
+                    c = self.next_sibling[c as usize];
+                }
+            }
+        }
+        self.weight = weight;
+        self.count = count;
+        self.max_depth = max_depth;
+        self.pre = pre;
+        self.pre_end = pre_end;
+        self.roots_by_pre = roots_by_pre;
+    }
+
     fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
         std::iter::successors(
             self.terms.get(self.first_term[node as usize] as usize),
@@ -553,41 +664,175 @@ impl Report {
     /// An entry's call graph: perf's callchain tree of the chains it
     /// collected (its own samples' whole chains and, with `--children`,
     /// the rest of every chain from the entry's first frame in it).
-    pub fn entry_call_tree(&self, e: &HistEntry) -> crate::callchain::CallTree {
-        use crate::callchain::TrieBuilder;
+    ///
+    /// Only what `prune` keeps is built in full: a node the sort would
+    /// drop is made with its weights but without its subtree, which is
+    /// never printed. The nodes are merged from the trie as they are
+    /// needed, weighed by the sums [`ChainTrie::finish`] made, so the cost
+    /// grows with the printed graph, not with the chains under the entry.
+    pub fn entry_call_tree(
+        &self,
+        e: &HistEntry,
+        prune: crate::callchain::Prune,
+    ) -> crate::callchain::CallTree {
+        use crate::callchain::CallTree;
         let t = &self.trie;
-        let mut b = TrieBuilder::new();
-        let mut path = Vec::new();
-        for &term in &e.ends {
-            let Some(term) = t.terms.get(term as usize) else {
-                continue;
-            };
-            path.clear();
-            let mut n = term.node;
-            while t.parent[n as usize] != NONE {
-                path.push(t.frame[n as usize]);
-                n = t.parent[n as usize];
-            }
-            path.reverse();
-            b.add_chain(&path, term.period, term.samples);
+        // The entry's own chains ends, by pre-order number, with running
+        // sums: what of a subtree is its own is then two binary searches.
+        let mut own: Vec<(u32, u64, u64)> = e
+            .ends
+            .iter()
+            .filter_map(|&i| t.terms.get(i as usize))
+            .map(|term| (t.pre[term.node as usize], term.period, term.samples))
+            .collect();
+        own.sort_unstable_by_key(|o| o.0);
+        let mut sums = Vec::with_capacity(own.len() + 1);
+        sums.push((0u64, 0u64));
+        for &(_, p, c) in &own {
+            let (sp, sc) = sums[sums.len() - 1];
+            sums.push((sp.wrapping_add(p), sc.wrapping_add(c)));
         }
-        let mut work = Vec::new();
-        for &top in &e.subtrees {
-            let start = b.child(TrieBuilder::ROOT, t.frame[top as usize]);
-            work.push((top, start));
-            while let Some((n, bn)) = work.pop() {
-                for term in t.terms_at(n) {
-                    if term.entry != e.id {
-                        b.add_hit(bn, term.period, term.samples);
+        let own_in = |n: u32| -> (u64, u64) {
+            if own.is_empty() {
+                return (0, 0);
+            }
+            let (a, b) = (t.pre[n as usize], t.pre_end[n as usize]);
+            let lo = own.partition_point(|o| o.0 < a);
+            let hi = own.partition_point(|o| o.0 < b);
+            (
+                sums[hi].0.wrapping_sub(sums[lo].0),
+                sums[hi].1.wrapping_sub(sums[lo].1),
+            )
+        };
+        // A source is a trie node whose chains count: only the entry's own
+        // samples (`own`), or all but those (a subtree from the entry's
+        // frame on).
+        let weight = |s: Src| -> (u64, u64) {
+            let (p, c) = own_in(s.node);
+            if s.own {
+                (p, c)
+            } else {
+                let n = s.node as usize;
+                (t.weight[n].wrapping_sub(p), t.count[n].wrapping_sub(c))
+            }
+        };
+        let hit = |srcs: &[Src]| -> (u64, u64) {
+            let mut h = (0u64, 0u64);
+            for s in srcs {
+                for term in t.terms_at(s.node) {
+                    if (term.entry == e.id) == s.own {
+                        h = (
+                            h.0.saturating_add(term.period),
+                            h.1.saturating_add(term.samples),
+                        );
                     }
                 }
-                for c in t.children(n) {
-                    let bc = b.child(bn, t.frame[c as usize]);
-                    work.push((c, bc));
+            }
+            h
+        };
+        // Sources grouped by frame into the merged nodes below them.
+        let group = |pairs: &mut Vec<(u32, Src)>| -> Vec<Merged> {
+            pairs.sort_unstable_by_key(|&(f, s)| (f, s.node, s.own));
+            let mut out: Vec<Merged> = Vec::new();
+            for &(f, s) in pairs.iter() {
+                let w = weight(s);
+                if w == (0, 0) {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(m) if m.frame == f => {
+                        m.srcs.push(s);
+                        m.cum = (m.cum.0.saturating_add(w.0), m.cum.1.saturating_add(w.1));
+                    }
+                    _ => out.push(Merged {
+                        frame: f,
+                        srcs: vec![s],
+                        cum: w,
+                    }),
                 }
             }
+            pairs.clear();
+            out
+        };
+        let children_of = |srcs: &[Src], pairs: &mut Vec<(u32, Src)>| {
+            for s in srcs {
+                for c in t.children(s.node) {
+                    pairs.push((
+                        t.frame[c as usize],
+                        Src {
+                            node: c,
+                            own: s.own,
+                        },
+                    ));
+                }
+            }
+        };
+        let mut pairs: Vec<(u32, Src)> = Vec::new();
+        // The roots of the entry's own chains, then the subtrees.
+        let mut roots: Vec<u32> = own
+            .iter()
+            .map(|&(pre, _, _)| {
+                let i = t
+                    .roots_by_pre
+                    .partition_point(|&r| t.pre[r as usize] <= pre);
+                t.roots_by_pre[i.saturating_sub(1)]
+            })
+            .collect();
+        roots.dedup();
+        let roots: Vec<Src> = roots
+            .into_iter()
+            .map(|node| Src { node, own: true })
+            .collect();
+        children_of(&roots, &mut pairs);
+        for &s in &e.subtrees {
+            pairs.push((
+                t.frame[s as usize],
+                Src {
+                    node: s,
+                    own: false,
+                },
+            ));
         }
-        b.into_call_tree()
+        let top = group(&mut pairs);
+        let mut tree = CallTree::new();
+        let total = top.iter().fold((0u64, 0u64), |a, m| {
+            (a.0.saturating_add(m.cum.0), a.1.saturating_add(m.cum.1))
+        });
+        tree.set_root_children(total.0, total.1);
+        let mut work: Vec<(crate::callchain::NodeId, u64, Merged)> = top
+            .into_iter()
+            .map(|m| (CallTree::ROOT, total.0, m))
+            .collect();
+        while let Some((parent, parent_children, m)) = work.pop() {
+            let expand = prune.keeps(m.cum.0, parent_children);
+            let mut frames = vec![m.frame];
+            let mut cur = m;
+            loop {
+                let h = hit(&cur.srcs);
+                let rest = (cur.cum.0.wrapping_sub(h.0), cur.cum.1.wrapping_sub(h.1));
+                if !expand {
+                    tree.push_child(parent, frames, h, rest);
+                    break;
+                }
+                children_of(&cur.srcs, &mut pairs);
+                let mut below = group(&mut pairs);
+                // perf's radix tree: a run without branches or chain ends
+                // is one node.
+                if h == (0, 0) && below.len() == 1 {
+                    if let Some(next) = below.pop() {
+                        frames.push(next.frame);
+                        cur = next;
+                        continue;
+                    }
+                }
+                let id = tree.push_child(parent, frames, h, rest);
+                for b in below {
+                    work.push((id, rest.0, b));
+                }
+                break;
+            }
+        }
+        tree
     }
 
     /// Pairs the rows of an event group for perf's group view (its
@@ -712,9 +957,156 @@ impl Hists {
     }
 }
 
+/// A location's frames (inline frames first, then the function), interned
+/// once per location.
+struct LocFrames {
+    spans: Vec<Option<(u32, u32)>>,
+    ids: Vec<u32>,
+    frame_ids: HashMap<Frame, u32>,
+}
+
+impl LocFrames {
+    fn get(&mut self, frames: &mut Vec<Frame>, syms: &Symbols, locs: &[Loc], lid: u32) -> &[u32] {
+        let (a, b) = match self.spans.get(lid as usize).copied().flatten() {
+            Some(r) => r,
+            None => {
+                let l = &locs[lid as usize];
+                let a = self.ids.len() as u32;
+                match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+                    Some(ls) => {
+                        for &f in &ls.frames {
+                            let id = intern_frame(
+                                frames,
+                                &mut self.frame_ids,
+                                (SymRef::Sym(f), l.level),
+                            );
+                            self.ids.push(id);
+                        }
+                    }
+                    None => {
+                        let f = (
+                            SymRef::Addr {
+                                ip: l.ip,
+                                dso: l.dso,
+                            },
+                            l.level,
+                        );
+                        let id = intern_frame(frames, &mut self.frame_ids, f);
+                        self.ids.push(id);
+                    }
+                }
+                let r = (a, self.ids.len() as u32);
+                if self.spans.len() <= lid as usize {
+                    self.spans.resize(lid as usize + 1, None);
+                }
+                self.spans[lid as usize] = Some(r);
+                r
+            }
+        };
+        &self.ids[a as usize..b as usize]
+    }
+}
+
+/// What the entries of a chain's frames depend on besides the frame: the
+/// sample's event, comm, thread, cpu and parent (the last two `NONE`
+/// unless they are sort keys) and the level of its own address.
+struct ChainCtx {
+    event: u32,
+    comm: u32,
+    thread: u32,
+    cpu: u32,
+    parent_id: u32,
+    parent: Option<u32>,
+    leaf_level: u8,
+}
+
+/// (event, comm, thread, frame, location, cpu, parent).
+type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
+
+/// Everything that grows while chains are added to the trie.
+struct Grow<'a> {
+    syms: &'a Symbols,
+    keys: KeyMaker<'a>,
+    keybuf: Vec<Key>,
+    /// A frame's entry within one (event, comm, thread, cpu, parent): each
+    /// is hashed only once.
+    frame_entry: HashMap<FrameEntryKey, u32>,
+    /// With `--children`, frames get entries of their own.
+    children: bool,
+}
+
+impl Grow<'_> {
+    /// The child of trie node `parent` for frame `f` (from location `at`,
+    /// or `NONE`), made if new. A new node gets its frame's entry, and the
+    /// entry records the node if its frame first occurs there on the path.
+    #[allow(clippy::too_many_arguments)]
+    fn child(
+        &mut self,
+        trie: &mut ChainTrie,
+        frames: &[Frame],
+        h: &mut Hists,
+        c: &ChainCtx,
+        parent: u32,
+        f: u32,
+        at: u32,
+    ) -> u32 {
+        let (n, new) = trie.child(parent, f, at);
+        if !new {
+            return n;
+        }
+        let (sref, frame_level) = frames[f as usize];
+        let dso = match sref {
+            SymRef::Sym(s) => self.syms.syms[s as usize].dso,
+            SymRef::Addr { dso, .. } => dso,
+        };
+        // perf fills one location per frame and only sets its level for
+        // frames with a map: a frame without one shows the level before
+        // it (the sample's own level before any).
+        let before = trie.level[parent as usize];
+        let state = if dso != NO_DSO { frame_level } else { before };
+        trie.level[n as usize] = state;
+        trie.depth[n as usize] = trie.depth[parent as usize] + 1;
+        if !self.children {
+            return n;
+        }
+        let level = if state != 0 { state } else { c.leaf_level };
+        let key = (c.event, c.comm, c.thread, f, at, c.cpu, c.parent_id);
+        let idx = match self.frame_entry.get(&key) {
+            Some(&i) => i,
+            None => {
+                let ctx = KeyCtx {
+                    comm: c.comm,
+                    thread: c.thread,
+                    cpu: c.cpu,
+                    dso,
+                    sym: sref,
+                    loc: at,
+                    parent: c.parent,
+                };
+                self.keys.make(&mut self.keybuf, &ctx);
+                let i = h.entry_index(&self.keybuf, c.thread, level) as u32;
+                self.frame_entry.insert(key, i);
+                i
+            }
+        };
+        trie.entry[n as usize] = idx;
+        if !trie.on_path(parent, idx) {
+            h.entries[idx as usize].subtrees.push(n);
+        }
+        n
+    }
+}
+
 /// Builds the rows of every event from pass one and pass two.
 /// `sums` are the collector's sums in order
 /// ([`Collector::take_sums_in_order`]).
+///
+/// Each sample's chain becomes a path in one trie of frames (rooted per
+/// event, comm and thread); a frame's entry is found once per trie node,
+/// and with `--children` an entry's accumulated period is summed from the
+/// subtrees where its frame first occurs. With caller order the path of a
+/// stack extends the path of the stack without its leaf, so each stack
+/// node of pass one is walked once, not once per sample.
 pub fn build(
     collector: &Collector,
     sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
@@ -725,28 +1117,11 @@ pub fn build(
     filters: &Filters,
 ) -> Report {
     let mut report = Report::default();
-    let mut frame_ids: HashMap<Frame, u32> = HashMap::default();
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
     // The location each frame of `chain` came from.
     let mut chain_locs: Vec<u32> = Vec::new();
-    let mut keybuf: Vec<Key> = Vec::new();
-    // Entries a sample already added its period to, as a stamp per entry
-    // index (the sample's number), so recursion costs O(1) per frame.
-    let mut seen: Vec<u32> = Vec::new();
-    // The same, for entries whose frame already occurred on the chain
-    // (the self entry not counted).
-    let mut path_seen: Vec<u32> = Vec::new();
-    let mut path_nodes: Vec<u32> = Vec::new();
-    let mut new_nodes: Vec<bool> = Vec::new();
-    let mut stamp: u32 = 0;
-    // A frame's entry within one (event, comm, thread): the sort keys here
-    // are functions of those and the frame (and, for the keys that need
-    // them, the frame's location, the sample's cpu and its parent), so each
-    // is hashed only once.
-    type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
-    let mut frame_entry: HashMap<FrameEntryKey, usize> = HashMap::default();
     let need_chain = opts.children || opts.callchains;
     let dso_rows: Vec<u32> = {
         let mut first: HashMap<&str, u32> = HashMap::default();
@@ -756,10 +1131,19 @@ pub fn build(
             .map(|(i, n)| *first.entry(n.as_str()).or_insert(i as u32))
             .collect()
     };
-    let mut loc_frames: Vec<Option<(u32, u32)>> = Vec::new();
-    let mut loc_frame_ids: Vec<u32> = Vec::new();
+    let mut loc_frames = LocFrames {
+        spans: Vec::new(),
+        ids: Vec::new(),
+        frame_ids: HashMap::default(),
+    };
     let comms = collector.comms();
-    let mut keys = KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows);
+    let mut g = Grow {
+        syms,
+        keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows),
+        keybuf: Vec::new(),
+        frame_entry: HashMap::default(),
+        children: opts.children,
+    };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.contains(&SortKey::Cpu);
     // Keys that depend on the frame's location, not only its symbol: the
@@ -768,6 +1152,9 @@ pub fn build(
     let mut parents: HashMap<u32, Option<u32>> = HashMap::default();
     // Per symbol: 0 not yet asked, 1 no match, 2 match.
     let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
+    // Caller order: (trie root, stack node of pass one) → trie node.
+    let mut stack_nodes: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut pending: Vec<u32> = Vec::new();
     for (key, sum) in sums {
         let ev = key.event as usize;
         if report.hists.len() <= ev {
@@ -790,100 +1177,31 @@ pub fn build(
         if !filters.keep_sample(dso_names, syms, leaf, &leaf_sym) {
             continue;
         }
-        // The chain, expanded into frames (inline frames included).
-        chain.clear();
-        chain_locs.clear();
-        if need_chain || want_parent {
-            collector.interner.stack(key.stack, &mut stack);
-        }
-        if need_chain {
-            for &lid in &stack {
-                // A location's frames are interned once and then copied.
-                let (a, b) = match loc_frames.get(lid as usize).copied().flatten() {
-                    Some(r) => r,
-                    None => {
-                        let l = &locs[lid as usize];
-                        let a = loc_frame_ids.len() as u32;
-                        match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
-                            Some(ls) => {
-                                for &f in &ls.frames {
-                                    loc_frame_ids.push(intern_frame(
-                                        &mut report.frames,
-                                        &mut frame_ids,
-                                        (SymRef::Sym(f), l.level),
-                                    ));
-                                }
-                            }
-                            None => loc_frame_ids.push(intern_frame(
-                                &mut report.frames,
-                                &mut frame_ids,
-                                (
-                                    SymRef::Addr {
-                                        ip: l.ip,
-                                        dso: l.dso,
-                                    },
-                                    l.level,
-                                ),
-                            )),
-                        }
-                        let r = (a, loc_frame_ids.len() as u32);
-                        if loc_frames.len() <= lid as usize {
-                            loc_frames.resize(lid as usize + 1, None);
-                        }
-                        loc_frames[lid as usize] = Some(r);
-                        r
-                    }
-                };
-                chain.extend_from_slice(&loc_frame_ids[a as usize..b as usize]);
-                if by_loc {
-                    chain_locs.resize(chain.len(), lid);
-                }
-            }
-        }
-        // perf's cursor holds the chain in the order in effect: root first
-        // for caller order.
-        if opts.caller_order {
-            chain.reverse();
-            chain_locs.reverse();
-        }
         let parent = match (&opts.parent, want_parent) {
             (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
+                collector.interner.stack(key.stack, &mut stack);
                 let m = find_parent(&stack, locs, syms, re, opts.caller_order, &mut sym_matches);
-                m.map(|s| keys.intern(&syms.syms[s as usize].name))
+                m.map(|s| g.keys.intern(&syms.syms[s as usize].name))
             }),
             _ => None,
         };
-        // What, besides (event, comm, thread) and the frames, decides the
-        // entries of a chain's frames (NONE: nothing).
-        let cpu = if want_cpu { key.cpu } else { NONE };
-        let parent_id = if want_parent {
-            parent.unwrap_or(NONE - 1)
-        } else {
-            NONE
+        let cctx = ChainCtx {
+            event: key.event,
+            comm: key.comm,
+            thread: key.thread,
+            cpu: if want_cpu { key.cpu } else { NONE },
+            parent_id: if want_parent {
+                parent.unwrap_or(NONE - 1)
+            } else {
+                NONE
+            },
+            parent,
+            leaf_level: leaf.level,
         };
-        // The chain's path in the trie, and which of its nodes are new.
-        path_nodes.clear();
-        new_nodes.clear();
-        let keep_chain = opts.callchains && !chain.is_empty();
-        if keep_chain {
-            let mut node = report
-                .trie
-                .root(key.event, key.comm, key.thread, cpu, parent_id);
-            for (pos, &f) in chain.iter().enumerate() {
-                let at = if by_loc { chain_locs[pos] } else { NONE };
-                let (n, new) = report.trie.child(node, f, at);
-                path_nodes.push(n);
-                new_nodes.push(new);
-                node = n;
-            }
-        }
         let h = &mut report.hists[ev];
         h.nr_samples += sum.samples;
         h.total_period = h.total_period.wrapping_add(sum.period);
-        if !chain.is_empty() {
-            h.callchain_period = h.callchain_period.wrapping_add(sum.period);
-        }
-        let mut ctx = KeyCtx {
+        let ctx = KeyCtx {
             comm: key.comm,
             thread: key.thread,
             cpu: key.cpu,
@@ -892,9 +1210,8 @@ pub fn build(
             loc: key.leaf,
             parent,
         };
-        keys.make(&mut keybuf, &ctx);
-        let depth = chain.len();
-        let self_index = h.entry_index(&keybuf, key.thread, leaf.level);
+        g.keys.make(&mut g.keybuf, &ctx);
+        let self_index = h.entry_index(&g.keybuf, key.thread, leaf.level);
         {
             let e = &mut h.entries[self_index];
             e.period = e.period.wrapping_add(sum.period);
@@ -915,77 +1232,92 @@ pub fn build(
                     e.modes[m] = e.modes[m].wrapping_add(sum.period);
                 }
             }
-            if opts.callchains {
-                e.max_depth = e.max_depth.max(depth);
-            }
-            if keep_chain {
-                let end = path_nodes[path_nodes.len() - 1];
-                let id = e.id;
-                let term = report.trie.add_term(end, id, sum.period, sum.samples);
-                report.hists[ev].entries[self_index].ends.push(term);
-            }
         }
-        let h = &mut report.hists[ev];
-        if !opts.children {
+        if !need_chain || key.stack == EMPTY_STACK {
             continue;
         }
-        // perf walks the chain in its order; each frame's entry (once per
-        // sample: recursion and the self entry are skipped) accumulates the
-        // period and gets the chain from that frame on.
-        stamp = stamp.wrapping_add(1);
-        if stamp == 0 {
-            seen.iter_mut().for_each(|s| *s = 0);
-            path_seen.iter_mut().for_each(|s| *s = 0);
-            stamp = 1;
-        }
-        let mark = |seen: &mut Vec<u32>, idx: usize| -> bool {
-            if seen.len() <= idx {
-                seen.resize(idx + 1, 0);
-            }
-            let fresh = seen[idx] != stamp;
-            seen[idx] = stamp;
-            fresh
-        };
-        mark(&mut seen, self_index);
-        // perf fills one location per frame and only sets its level for
-        // frames with a map: a frame without one shows the level before it.
-        let mut level = leaf.level;
-        for (pos, &f) in chain.iter().enumerate() {
-            let (sref, frame_level) = report.frames[f as usize];
-            let dso = match sref {
-                SymRef::Sym(s) => syms.syms[s as usize].dso,
-                SymRef::Addr { dso, .. } => dso,
-            };
-            if dso != NO_DSO {
-                level = frame_level;
-            }
-            let at = if by_loc { chain_locs[pos] } else { NONE };
-            let cache_key = (key.event, key.comm, key.thread, f, at, cpu, parent_id);
-            let idx = match frame_entry.get(&cache_key) {
-                Some(&i) => i,
-                None => {
-                    ctx.dso = dso;
-                    ctx.sym = sref;
-                    ctx.loc = at;
-                    keys.make(&mut keybuf, &ctx);
-                    let i = h.entry_index(&keybuf, key.thread, level);
-                    frame_entry.insert(cache_key, i);
-                    i
+        h.callchain_period = h.callchain_period.wrapping_add(sum.period);
+        let trie = &mut report.trie;
+        let root = trie.root(key.event, key.comm, key.thread, cctx.cpu, cctx.parent_id);
+        let end = if opts.caller_order {
+            // The deepest stack node already in the trie under this root,
+            // then the locations below it, root first, each location's
+            // frames outermost first.
+            pending.clear();
+            let mut node = root;
+            let mut s = key.stack;
+            while let Some((up, _)) = collector.interner.node(s) {
+                if let Some(&n) = stack_nodes.get(&(root, s)) {
+                    node = n;
+                    break;
                 }
-            };
-            // Where a frame's entry first occurs on the path is a property
-            // of the trie node: recorded once, when the node is made.
-            if mark(&mut path_seen, idx) && keep_chain && new_nodes[pos] {
-                h.entries[idx].subtrees.push(path_nodes[pos]);
+                pending.push(s);
+                s = up;
             }
-            if !mark(&mut seen, idx) {
-                continue;
+            for &s in pending.iter().rev() {
+                let Some((_, lid)) = collector.interner.node(s) else {
+                    continue;
+                };
+                let at = if by_loc { lid } else { NONE };
+                chain.clear();
+                chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
+                for &f in chain.iter().rev() {
+                    node = g.child(trie, &report.frames, h, &cctx, node, f, at);
+                }
+                stack_nodes.insert((root, s), node);
             }
-            let e = &mut h.entries[idx];
-            e.period_acc = e.period_acc.wrapping_add(sum.period);
-            e.samples_acc += sum.samples;
-            if opts.callchains {
-                e.max_depth = e.max_depth.max(depth - pos);
+            node
+        } else {
+            // Callee order: the chain leaf first.
+            collector.interner.stack(key.stack, &mut stack);
+            chain.clear();
+            chain_locs.clear();
+            for &lid in &stack {
+                chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
+                chain_locs.resize(chain.len(), lid);
+            }
+            let mut node = root;
+            for (&f, &lid) in chain.iter().zip(&chain_locs) {
+                let at = if by_loc { lid } else { NONE };
+                node = g.child(trie, &report.frames, h, &cctx, node, f, at);
+            }
+            node
+        };
+        let e = &mut h.entries[self_index];
+        let term = trie.add_term(end, e.id, sum.period, sum.samples);
+        e.ends.push(term);
+        if opts.callchains {
+            e.max_depth = e.max_depth.max(trie.depth[end as usize] as usize);
+        }
+    }
+    if need_chain {
+        report.trie.finish();
+    }
+    if opts.children {
+        // An entry's accumulated period: its own, plus every chain through
+        // the nodes where its frame first occurs, less its own samples
+        // among those (counted once).
+        let t = &report.trie;
+        for h in &mut report.hists {
+            for (idx, e) in h.entries.iter_mut().enumerate() {
+                for &s in &e.subtrees {
+                    let s = s as usize;
+                    e.period_acc = e.period_acc.wrapping_add(t.weight[s]);
+                    e.samples_acc = e.samples_acc.wrapping_add(t.count[s]);
+                    if opts.callchains {
+                        let d = t.max_depth[s].saturating_sub(t.depth[s]) + 1;
+                        e.max_depth = e.max_depth.max(d as usize);
+                    }
+                }
+                for &term in &e.ends {
+                    let Some(term) = t.terms.get(term as usize) else {
+                        continue;
+                    };
+                    if t.on_path(term.node, idx as u32) {
+                        e.period_acc = e.period_acc.wrapping_sub(term.period);
+                        e.samples_acc = e.samples_acc.wrapping_sub(term.samples);
+                    }
+                }
             }
         }
     }
@@ -995,7 +1327,7 @@ pub fn build(
             e.subtrees.shrink_to_fit();
         }
     }
-    report.strings = keys.strings;
+    report.strings = g.keys.strings;
     report
 }
 

@@ -150,6 +150,12 @@ impl Interner {
         node
     }
 
+    /// A stack node's parent (the stack without its leaf; [`EMPTY_STACK`]
+    /// for a one-location stack) and its leaf location.
+    pub fn node(&self, id: u32) -> Option<(u32, u32)> {
+        self.nodes.get(id as usize).copied()
+    }
+
     /// The loc ids of a stack, leaf first.
     pub fn stack(&self, mut id: u32, out: &mut Vec<u32>) {
         out.clear();
