@@ -206,8 +206,9 @@ fn hotspots(
         cpumode: layout.needs_cpumode(),
     };
     log::debug!(
-        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
+        "pass one: {} distinct samples, {} distinct chains, {} locations, {} stack nodes, {} symbols",
         collector.distinct_samples(),
+        collector.distinct_chains(),
         collector.interner.locs().len(),
         collector.interner.stack_nodes(),
         syms.syms.len()

@@ -472,6 +472,11 @@ struct ChainTrie {
     level: Vec<u8>,
     depth: Vec<u32>,
     entry: Vec<u32>,
+    /// Chains are printed outermost caller first.
+    caller_order: bool,
+    /// Frames have entries of their own (`--children`): `level` and
+    /// `entry` are kept, and [`ChainTrie::finish`] sums the chains.
+    children: bool,
     terms: Vec<Term>,
     ids: HashMap<(u32, u32), u32>,
     /// Children also told apart by location (keys that depend on it).
@@ -489,6 +494,8 @@ struct ChainTrie {
     pre_end: Vec<u32>,
     /// The roots in pre-order.
     roots_by_pre: Vec<u32>,
+    /// The nodes in pre-order.
+    by_pre: Vec<u32>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -518,9 +525,11 @@ impl ChainTrie {
         self.first_child.push(NONE);
         self.next_sibling.push(NONE);
         self.first_term.push(NONE);
-        self.level.push(0);
         self.depth.push(0);
-        self.entry.push(NONE);
+        if self.children {
+            self.level.push(0);
+            self.entry.push(NONE);
+        }
         if parent != NONE {
             self.next_sibling[id as usize] = self.first_child[parent as usize];
             self.first_child[parent as usize] = id;
@@ -599,6 +608,11 @@ impl ChainTrie {
         self.ids = HashMap::default();
         self.loc_ids = HashMap::default();
         self.roots = HashMap::default();
+        if !self.children {
+            // Call graphs then hold only entries' own chains, built from
+            // their ends (see `Report::entry_call_tree`).
+            return;
+        }
         let mut weight = vec![0u64; n];
         let mut count = vec![0u64; n];
         let mut max_depth = vec![0u32; n];
@@ -621,6 +635,7 @@ impl ChainTrie {
         let mut pre = vec![0u32; n];
         let mut pre_end = vec![0u32; n];
         let mut roots_by_pre = Vec::new();
+        let mut by_pre = Vec::with_capacity(n);
         let mut next = 0u32;
         let mut work: Vec<(u32, bool)> = Vec::new();
         for r in 0..n as u32 {
@@ -635,6 +650,7 @@ impl ChainTrie {
                     continue;
                 }
                 pre[node as usize] = next;
+                by_pre.push(node);
                 next += 1;
                 work.push((node, true));
                 let mut c = self.first_child[node as usize];
@@ -650,6 +666,7 @@ impl ChainTrie {
         self.pre = pre;
         self.pre_end = pre_end;
         self.roots_by_pre = roots_by_pre;
+        self.by_pre = by_pre;
     }
 
     fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
@@ -677,6 +694,9 @@ impl Report {
     ) -> crate::callchain::CallTree {
         use crate::callchain::CallTree;
         let t = &self.trie;
+        if !t.children || !t.caller_order {
+            return self.entry_call_tree_whole(e);
+        }
         // The entry's own chains ends, by pre-order number, with running
         // sums: what of a subtree is its own is then two binary searches.
         let mut own: Vec<(u32, u64, u64)> = e
@@ -833,6 +853,94 @@ impl Report {
             }
         }
         tree
+    }
+
+    /// [`Self::entry_call_tree`] built whole from the chains, for what
+    /// the trie does not hold in order: the entry's own chains (all there
+    /// is without `--children`) and, with `--children` in callee order,
+    /// the rest of every chain through the entry from its frame's
+    /// occurrence nearest the leaf up to the root.
+    fn entry_call_tree_whole(&self, e: &HistEntry) -> crate::callchain::CallTree {
+        use crate::callchain::TrieBuilder;
+        let t = &self.trie;
+        let mut b = TrieBuilder::new();
+        let mut path = Vec::new();
+        // The chain from trie node `n` up to its root, in the order in
+        // effect.
+        let mut add = |b: &mut TrieBuilder, mut n: u32, period: u64, samples: u64| {
+            path.clear();
+            while t.parent[n as usize] != NONE {
+                path.push(t.frame[n as usize]);
+                n = t.parent[n as usize];
+            }
+            if t.caller_order {
+                path.reverse();
+            }
+            b.add_chain(&path, period, samples);
+        };
+        for &term in &e.ends {
+            if let Some(term) = t.terms.get(term as usize) {
+                add(&mut b, term.node, term.period, term.samples);
+            }
+        }
+        if t.children && !t.caller_order {
+            // The entry's nodes in pre-order; each weighs what goes through
+            // it and through no deeper node of the entry (its chains' part
+            // from the entry on starts there), less the entry's own.
+            // (All are in the subtrees of its first occurrences.)
+            let mut nodes: Vec<u32> = Vec::new();
+            for &s in &e.subtrees {
+                let (a, z) = (t.pre[s as usize] as usize, t.pre_end[s as usize] as usize);
+                nodes.extend(
+                    t.by_pre[a.min(z)..z]
+                        .iter()
+                        .filter(|&&n| t.entry[n as usize] == e.id),
+                );
+            }
+            nodes.sort_unstable_by_key(|&n| t.pre[n as usize]);
+            let mut w: Vec<(u64, u64)> = nodes
+                .iter()
+                .map(|&n| (t.weight[n as usize], t.count[n as usize]))
+                .collect();
+            let mut open: Vec<usize> = Vec::new();
+            for i in 0..nodes.len() {
+                let pre = t.pre[nodes[i] as usize];
+                while let Some(&top) = open.last() {
+                    if pre < t.pre_end[nodes[top] as usize] {
+                        break;
+                    }
+                    open.pop();
+                }
+                if let Some(&up) = open.last() {
+                    let (p, c) = (t.weight[nodes[i] as usize], t.count[nodes[i] as usize]);
+                    w[up] = (w[up].0.wrapping_sub(p), w[up].1.wrapping_sub(c));
+                }
+                open.push(i);
+            }
+            for &term in &e.ends {
+                let Some(term) = t.terms.get(term as usize) else {
+                    continue;
+                };
+                let mut n = term.node;
+                while t.parent[n as usize] != NONE && t.entry[n as usize] != e.id {
+                    n = t.parent[n as usize];
+                }
+                if let Ok(i) =
+                    nodes.binary_search_by_key(&t.pre[n as usize], |&m| t.pre[m as usize])
+                {
+                    w[i] = (
+                        w[i].0.wrapping_sub(term.period),
+                        w[i].1.wrapping_sub(term.samples),
+                    );
+                }
+            }
+            for (&n, &(p, c)) in nodes.iter().zip(&w) {
+                if (p, c) != (0, 0) {
+                    add(&mut b, n, p, c);
+                }
+            }
+        }
+        b.into_call_tree()
     }
 
     /// Pairs the rows of an event group for perf's group view (its
@@ -1031,69 +1139,55 @@ struct Grow<'a> {
     /// A frame's entry within one (event, comm, thread, cpu, parent): each
     /// is hashed only once.
     frame_entry: HashMap<FrameEntryKey, u32>,
-    /// With `--children`, frames get entries of their own.
-    children: bool,
 }
 
 impl Grow<'_> {
-    /// The child of trie node `parent` for frame `f` (from location `at`,
-    /// or `NONE`), made if new. A new node gets its frame's entry, and the
-    /// entry records the node if its frame first occurs there on the path.
-    #[allow(clippy::too_many_arguments)]
-    fn child(
+    /// The entry of frame `f` (from location `at`, or `NONE`) in a chain
+    /// with context `c`, made with `level` if new.
+    fn entry(
         &mut self,
-        trie: &mut ChainTrie,
         frames: &[Frame],
         h: &mut Hists,
         c: &ChainCtx,
-        parent: u32,
         f: u32,
         at: u32,
+        level: u8,
     ) -> u32 {
-        let (n, new) = trie.child(parent, f, at);
-        if !new {
-            return n;
-        }
-        let (sref, frame_level) = frames[f as usize];
-        let dso = match sref {
-            SymRef::Sym(s) => self.syms.syms[s as usize].dso,
-            SymRef::Addr { dso, .. } => dso,
-        };
-        // perf fills one location per frame and only sets its level for
-        // frames with a map: a frame without one shows the level before
-        // it (the sample's own level before any).
-        let before = trie.level[parent as usize];
-        let state = if dso != NO_DSO { frame_level } else { before };
-        trie.level[n as usize] = state;
-        trie.depth[n as usize] = trie.depth[parent as usize] + 1;
-        if !self.children {
-            return n;
-        }
-        let level = if state != 0 { state } else { c.leaf_level };
         let key = (c.event, c.comm, c.thread, f, at, c.cpu, c.parent_id);
-        let idx = match self.frame_entry.get(&key) {
-            Some(&i) => i,
-            None => {
-                let ctx = KeyCtx {
-                    comm: c.comm,
-                    thread: c.thread,
-                    cpu: c.cpu,
-                    dso,
-                    sym: sref,
-                    loc: at,
-                    parent: c.parent,
-                };
-                self.keys.make(&mut self.keybuf, &ctx);
-                let i = h.entry_index(&self.keybuf, c.thread, level) as u32;
-                self.frame_entry.insert(key, i);
-                i
-            }
-        };
-        trie.entry[n as usize] = idx;
-        if !trie.on_path(parent, idx) {
-            h.entries[idx as usize].subtrees.push(n);
+        if let Some(&i) = self.frame_entry.get(&key) {
+            return i;
         }
-        n
+        let (sref, _) = frames[f as usize];
+        let ctx = KeyCtx {
+            comm: c.comm,
+            thread: c.thread,
+            cpu: c.cpu,
+            dso: frame_dso(self.syms, sref),
+            sym: sref,
+            loc: at,
+            parent: c.parent,
+        };
+        self.keys.make(&mut self.keybuf, &ctx);
+        let i = h.entry_index(&self.keybuf, c.thread, level) as u32;
+        self.frame_entry.insert(key, i);
+        i
+    }
+}
+
+/// The DSO of a frame's symbol or address.
+fn frame_dso(syms: &Symbols, sref: SymRef) -> u32 {
+    match sref {
+        SymRef::Sym(s) => syms.syms[s as usize].dso,
+        SymRef::Addr { dso, .. } => dso,
+    }
+}
+
+/// Records trie node `n` in its entry's subtrees if its frame's entry
+/// does not occur above it.
+fn note_first_occurrence(trie: &ChainTrie, h: &mut Hists, n: u32) {
+    let idx = trie.entry[n as usize];
+    if !trie.on_path(trie.parent[n as usize], idx) {
+        h.entries[idx as usize].subtrees.push(n);
     }
 }
 
@@ -1120,8 +1214,6 @@ pub fn build(
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
-    // The location each frame of `chain` came from.
-    let mut chain_locs: Vec<u32> = Vec::new();
     let need_chain = opts.children || opts.callchains;
     let dso_rows: Vec<u32> = {
         let mut first: HashMap<&str, u32> = HashMap::default();
@@ -1142,7 +1234,6 @@ pub fn build(
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
-        children: opts.children,
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.contains(&SortKey::Cpu);
@@ -1155,6 +1246,11 @@ pub fn build(
     // Caller order: (trie root, stack node of pass one) → trie node.
     let mut stack_nodes: HashMap<(u32, u32), u32> = HashMap::default();
     let mut pending: Vec<u32> = Vec::new();
+    // Trie nodes a chain made, with their locations (`NONE` unless keys
+    // need them), root first.
+    let mut fresh: Vec<(u32, u32)> = Vec::new();
+    report.trie.children = opts.children;
+    report.trie.caller_order = opts.caller_order;
     for (key, sum) in sums {
         let ev = key.event as usize;
         if report.hists.len() <= ev {
@@ -1239,50 +1335,92 @@ pub fn build(
         h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         let trie = &mut report.trie;
         let root = trie.root(key.event, key.comm, key.thread, cctx.cpu, cctx.parent_id);
-        let end = if opts.caller_order {
-            // The deepest stack node already in the trie under this root,
-            // then the locations below it, root first, each location's
-            // frames outermost first.
-            pending.clear();
-            let mut node = root;
-            let mut s = key.stack;
-            while let Some((up, _)) = collector.interner.node(s) {
-                if let Some(&n) = stack_nodes.get(&(root, s)) {
-                    node = n;
-                    break;
-                }
-                pending.push(s);
-                s = up;
+        // The chain goes into the trie root first whatever the order: the
+        // path of a stack extends the path of the stack without its leaf,
+        // so only stack nodes not yet under this root are walked: the
+        // deepest one there, then the locations below it, each location's
+        // frames outermost first.
+        pending.clear();
+        fresh.clear();
+        let mut node = root;
+        let mut s = key.stack;
+        while let Some((up, _)) = collector.interner.node(s) {
+            if let Some(&n) = stack_nodes.get(&(root, s)) {
+                node = n;
+                break;
             }
-            for &s in pending.iter().rev() {
-                let Some((_, lid)) = collector.interner.node(s) else {
-                    continue;
-                };
-                let at = if by_loc { lid } else { NONE };
-                chain.clear();
-                chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
-                for &f in chain.iter().rev() {
-                    node = g.child(trie, &report.frames, h, &cctx, node, f, at);
-                }
-                stack_nodes.insert((root, s), node);
-            }
-            node
-        } else {
-            // Callee order: the chain leaf first.
-            collector.interner.stack(key.stack, &mut stack);
+            pending.push(s);
+            s = up;
+        }
+        for &s in pending.iter().rev() {
+            let Some((_, lid)) = collector.interner.node(s) else {
+                continue;
+            };
+            let at = if by_loc { lid } else { NONE };
             chain.clear();
-            chain_locs.clear();
-            for &lid in &stack {
-                chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
-                chain_locs.resize(chain.len(), lid);
+            chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
+            for &f in chain.iter().rev() {
+                let (n, new) = trie.child(node, f, at);
+                if new {
+                    trie.depth[n as usize] = trie.depth[node as usize] + 1;
+                    if opts.children {
+                        fresh.push((n, at));
+                    }
+                }
+                node = n;
             }
-            let mut node = root;
-            for (&f, &lid) in chain.iter().zip(&chain_locs) {
-                let at = if by_loc { lid } else { NONE };
-                node = g.child(trie, &report.frames, h, &cctx, node, f, at);
+            stack_nodes.insert((root, s), node);
+        }
+        let end = node;
+        // New nodes get their frames' entries, made (when new) in the
+        // order perf walks the chain: from the root for caller order,
+        // from the leaf for callee order. perf fills one location per
+        // frame and only sets its level for frames with a map: a frame
+        // without one shows the level before it in that walk (the
+        // sample's own level before any).
+        if opts.children && !fresh.is_empty() {
+            if opts.caller_order {
+                for &(n, at) in &fresh {
+                    let f = trie.frame[n as usize];
+                    let (sref, frame_level) = report.frames[f as usize];
+                    let before = trie.level[trie.parent[n as usize] as usize];
+                    let state = if frame_dso(syms, sref) != NO_DSO {
+                        frame_level
+                    } else {
+                        before
+                    };
+                    trie.level[n as usize] = state;
+                    let level = if state != 0 { state } else { cctx.leaf_level };
+                    let idx = g.entry(&report.frames, h, &cctx, f, at, level);
+                    trie.entry[n as usize] = idx;
+                    note_first_occurrence(trie, h, n);
+                }
+            } else {
+                let mut level = cctx.leaf_level;
+                let mut fi = fresh.len();
+                let mut n = end;
+                while trie.parent[n as usize] != NONE {
+                    let f = trie.frame[n as usize];
+                    let (sref, frame_level) = report.frames[f as usize];
+                    if frame_dso(syms, sref) != NO_DSO {
+                        level = frame_level;
+                    }
+                    if fi > 0 && fresh[fi - 1].0 == n {
+                        fi -= 1;
+                        let idx = g.entry(&report.frames, h, &cctx, f, fresh[fi].1, level);
+                        trie.entry[n as usize] = idx;
+                        if opts.callchains {
+                            let e = &mut h.entries[idx as usize];
+                            e.max_depth = e.max_depth.max(trie.depth[n as usize] as usize);
+                        }
+                    }
+                    n = trie.parent[n as usize];
+                }
+                for &(n, _) in &fresh {
+                    note_first_occurrence(trie, h, n);
+                }
             }
-            node
-        };
+        }
         let e = &mut h.entries[self_index];
         let term = trie.add_term(end, e.id, sum.period, sum.samples);
         e.ends.push(term);
@@ -1304,7 +1442,8 @@ pub fn build(
                     let s = s as usize;
                     e.period_acc = e.period_acc.wrapping_add(t.weight[s]);
                     e.samples_acc = e.samples_acc.wrapping_add(t.count[s]);
-                    if opts.callchains {
+                    // (Callee order: counted as entries were made.)
+                    if opts.callchains && opts.caller_order {
                         let d = t.max_depth[s].saturating_sub(t.depth[s]) + 1;
                         e.max_depth = e.max_depth.max(d as usize);
                     }

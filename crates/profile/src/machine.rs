@@ -484,6 +484,11 @@ impl Machine {
         self.maps.get(maps).map_or(0, |m| m.generation)
     }
 
+    /// Changes whenever the kernel's maps change.
+    pub fn kernel_generation(&self) -> u64 {
+        self.kernel.generation
+    }
+
     /// The user-space maps of an address space, by start address.
     pub fn maps_of(&self, maps: usize) -> Vec<MapInfo<'_>> {
         let Some(m) = self.maps.get(maps) else {

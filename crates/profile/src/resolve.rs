@@ -235,6 +235,13 @@ pub struct Collector {
     /// [`MAX_PATHS`] threads).
     paths: HashMap<u32, StackPath>,
     buf: Vec<Loc>,
+    /// Recorded callchains seen before: a 128-bit hash of the chain and of
+    /// what decides its locations (address space and its generation, the
+    /// kernel maps' generation, cpumode, ip) → (stack id, leaf loc id).
+    /// Samples mostly repeat chains, so most skip the lookups.
+    chains: HashMap<u128, (u32, u32)>,
+    /// Per thread index: its last comm id.
+    thread_comms: Vec<u32>,
     seq: u64,
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
@@ -262,6 +269,8 @@ impl Collector {
             unwinders: HashMap::default(),
             paths: HashMap::default(),
             buf: Vec::new(),
+            chains: HashMap::default(),
+            thread_comms: Vec::new(),
             seq: 0,
             unwind_failures: 0,
         }
@@ -269,6 +278,11 @@ impl Collector {
 
     pub fn comms(&self) -> &[String] {
         &self.comms
+    }
+
+    /// How many distinct recorded chains pass one saw.
+    pub fn distinct_chains(&self) -> usize {
+        self.chains.len()
     }
 
     /// How many distinct (event, thread, comm, leaf, stack) sums there are.
@@ -292,6 +306,22 @@ impl Collector {
     }
 
     fn comm_id(&mut self, machine: &Machine, t: usize) -> u32 {
+        // The thread's comm is mostly the one it had last time: a compare
+        // instead of a hash.
+        if let (Some(&id), Some(c)) = (self.thread_comms.get(t), machine.comm_of(t)) {
+            if self.comms.get(id as usize).is_some_and(|k| k == c) {
+                return id;
+            }
+        }
+        let id = self.comm_id_slow(machine, t);
+        if self.thread_comms.len() <= t {
+            self.thread_comms.resize(t + 1, u32::MAX);
+        }
+        self.thread_comms[t] = id;
+        id
+    }
+
+    fn comm_id_slow(&mut self, machine: &Machine, t: usize) -> u32 {
         // A thread never named shows as `:tid`, like perf.
         let unnamed;
         let c = match machine.comm_of(t) {
@@ -360,6 +390,22 @@ impl Collector {
     pub fn key(&mut self, machine: &mut Machine, s: &Sample<'_>) -> SampleKey {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
+        let cpu = if self.opts.by_cpu {
+            s.cpu.unwrap_or(u32::MAX)
+        } else {
+            u32::MAX
+        };
+        let chain_hash = self.chain_hash(machine, &th, s);
+        if let Some(&(stack, leaf)) = chain_hash.and_then(|h| self.chains.get(&h)) {
+            return SampleKey {
+                event: s.event as u32,
+                thread: th.index as u32,
+                comm,
+                leaf,
+                stack,
+                cpu,
+            };
+        }
         let leaf = Self::locate(machine, &th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
         if leaf.dso != NO_DSO {
             machine.mark_hit(leaf.dso as usize);
@@ -376,18 +422,47 @@ impl Collector {
         let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
         let leaf = self.interner.loc_id(leaf);
+        if let Some(h) = chain_hash {
+            self.chains.insert(h, (stack, leaf));
+        }
         SampleKey {
             event: s.event as u32,
             thread: th.index as u32,
             comm,
             leaf,
             stack,
-            cpu: if self.opts.by_cpu {
-                s.cpu.unwrap_or(u32::MAX)
-            } else {
-                u32::MAX
-            },
+            cpu,
         }
+    }
+
+    /// The key of a sample's recorded chain in [`Self::chains`], if the
+    /// chain is all there is to its stack (no user stack to unwind).
+    fn chain_hash(&self, machine: &Machine, th: &ThreadInfo, s: &Sample<'_>) -> Option<u128> {
+        let unwinds = matches!(
+            (&s.regs_user, &s.stack_user),
+            (Some(r), Some(st)) if r.mask != 0 && !st.valid().is_empty()
+        );
+        if unwinds {
+            return None;
+        }
+        let chain = match (&s.callchain, self.opts.callchains) {
+            (Some(c), true) => c.as_bytes(),
+            _ => &[],
+        };
+        use std::hash::{Hash, Hasher};
+        let mut seed = rustc_hash::FxHasher::default();
+        (
+            th.maps,
+            machine.maps_generation(th.maps),
+            machine.kernel_generation(),
+            s.cpumode(),
+            s.ip,
+        )
+            .hash(&mut seed);
+        Some(twox_hash::XxHash3_128::oneshot_with_seed(
+            seed.finish(),
+            chain,
+        ))
     }
 
     /// perf's callchain for a sample, leaf first: the recorded chain (with
