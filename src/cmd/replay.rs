@@ -35,56 +35,84 @@ pub struct Replayed {
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
     let t0 = std::time::Instant::now();
     let (mut machine, kernel) = start(reader.meta());
-    let mut collector = Collector::new(o.collect);
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    let mut stats = Stats::default();
-    let mut last_read: std::collections::HashMap<u64, u64> = Default::default();
-    let mut unknown_read_ids = 0u64;
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        stats.add(&rec);
-        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
-            let Ok(s) = rec.sample() else {
-                continue; // counted by stats as undecodable
-            };
-            let attr = &rec.meta.events[s.event].attr;
-            match s.read {
-                // Counter values read with the sample (leader sampling,
-                // `:S`): as perf, each value's change since that counter's
-                // last sample is a sample of its own event.
-                Some(read) if attr.sample_type & perf_data::PERF_SAMPLE_READ != 0 => {
-                    for v in read.values() {
-                        let event = v.id.and_then(|id| rec.meta.event_of_id(Some(id)));
-                        let (Some(id), Some(event)) = (v.id, event) else {
-                            unknown_read_ids += 1;
-                            continue;
-                        };
-                        let last = last_read.entry(id).or_insert(0);
-                        let delta = v.value.wrapping_sub(*last);
-                        *last = v.value;
-                        if delta == 0 {
-                            continue;
-                        }
-                        let mut member = s.clone();
-                        member.event = event;
-                        collector.add(&mut machine, &member, delta);
-                    }
-                }
-                _ => {
-                    // Without PERIOD in the sample, perf counts the attr's period.
-                    let period = s.period.unwrap_or(attr.sample_period_or_freq);
-                    collector.add(&mut machine, &s, period);
-                }
-            }
-        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
-                machine.apply(rec.raw.misc, &data);
-            }
+    let mut state = PassOne {
+        collector: Collector::new(o.collect),
+        last_read: Default::default(),
+        unknown_read_ids: 0,
+    };
+    let context = || format!("reading records of {}", path.display());
+    // A file's metadata is all in its header: one thread reads and orders
+    // the records while this one replays them. A pipe's attrs come as
+    // records, so it is read on this thread alone.
+    let (reader, stats) = if reader.meta().is_pipe() {
+        let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+        let mut stats = Stats::default();
+        while let Some(rec) = reader.next_record().with_context(context)? {
+            stats.add(&rec);
+            state.record(&mut machine, &rec);
         }
-    }
+        (reader, stats)
+    } else {
+        let meta = reader.meta().clone();
+        let (reader, stats, read) = std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES);
+            // Replayed batches go back to be filled again, so memory stays
+            // at a few batches.
+            let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
+            let producer = scope.spawn(move || {
+                let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+                let mut stats = Stats::default();
+                let mut batch = Batch::default();
+                let fresh = || match back_rx.try_recv() {
+                    Ok(mut b) => {
+                        b.bytes.clear();
+                        b.records.clear();
+                        b
+                    }
+                    Err(_) => Batch::default(),
+                };
+                let read = loop {
+                    match reader.next_record() {
+                        Ok(Some(rec)) => {
+                            stats.add(&rec);
+                            let t = rec.type_();
+                            if t == perf_data::PERF_RECORD_SAMPLE
+                                || t < perf_data::PERF_RECORD_HEADER_ATTR
+                            {
+                                batch.push(&rec.raw);
+                                if batch.bytes.len() >= BATCH_BYTES
+                                    && tx.send(std::mem::replace(&mut batch, fresh())).is_err()
+                                {
+                                    break Ok(());
+                                }
+                            }
+                        }
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e),
+                    }
+                };
+                let _ = tx.send(batch);
+                (reader, stats, read)
+            });
+            for batch in rx {
+                for raw in batch.records() {
+                    let rec = perf_data::Record { raw, meta: &meta };
+                    state.record(&mut machine, &rec);
+                }
+                let _ = back_tx.send(batch);
+            }
+            producer.join()
+        })
+        .map_err(|_| anyhow::anyhow!("the thread reading {} failed", path.display()))?;
+        read.with_context(context)?;
+        (reader, stats)
+    };
     log::debug!("pass one: {:?}", t0.elapsed());
+    let PassOne {
+        collector,
+        unknown_read_ids,
+        ..
+    } = state;
     let syms = symbolize(
         &collector,
         &machine,
@@ -104,6 +132,107 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         reader,
         unknown_read_ids,
     })
+}
+
+/// Bytes of records handed from the reading thread at a time, and how
+/// many batches may wait.
+const BATCH_BYTES: usize = 256 << 10;
+const BATCHES: usize = 4;
+
+/// Records copied out of the reader, in delivery order.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    /// (start in `bytes`, payload length, trailing length, type, misc,
+    /// offset, from a COMPRESSED record)
+    records: Vec<(usize, usize, usize, u32, u16, u64, bool)>,
+}
+
+impl Batch {
+    fn push(&mut self, r: &perf_data::RawRecord<'_>) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(r.payload);
+        self.bytes.extend_from_slice(r.trailing);
+        self.records.push((
+            start,
+            r.payload.len(),
+            r.trailing.len(),
+            r.type_,
+            r.misc,
+            r.offset,
+            r.from_compressed,
+        ));
+    }
+
+    fn records(&self) -> impl Iterator<Item = perf_data::RawRecord<'_>> + '_ {
+        self.records.iter().map(
+            |&(start, len, trailing, type_, misc, offset, from_compressed)| {
+                let payload = &self.bytes[start..start + len];
+                let trailing = &self.bytes[start + len..start + len + trailing];
+                perf_data::RawRecord {
+                    type_,
+                    misc,
+                    payload,
+                    trailing,
+                    offset,
+                    from_compressed,
+                }
+            },
+        )
+    }
+}
+
+/// What pass one keeps besides the session model.
+struct PassOne {
+    collector: Collector,
+    /// Per counter id, its value at its last sample (`:S` groups).
+    last_read: std::collections::HashMap<u64, u64>,
+    unknown_read_ids: u64,
+}
+
+impl PassOne {
+    /// One record in delivery order: a sample is summed, a record that
+    /// changes the session model is applied.
+    fn record(&mut self, machine: &mut Machine, rec: &perf_data::Record<'_>) {
+        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
+            let Ok(s) = rec.sample() else {
+                return; // counted by stats as undecodable
+            };
+            let attr = &rec.meta.events[s.event].attr;
+            match s.read {
+                // Counter values read with the sample (leader sampling,
+                // `:S`): as perf, each value's change since that counter's
+                // last sample is a sample of its own event.
+                Some(read) if attr.sample_type & perf_data::PERF_SAMPLE_READ != 0 => {
+                    for v in read.values() {
+                        let event = v.id.and_then(|id| rec.meta.event_of_id(Some(id)));
+                        let (Some(id), Some(event)) = (v.id, event) else {
+                            self.unknown_read_ids += 1;
+                            continue;
+                        };
+                        let last = self.last_read.entry(id).or_insert(0);
+                        let delta = v.value.wrapping_sub(*last);
+                        *last = v.value;
+                        if delta == 0 {
+                            continue;
+                        }
+                        let mut member = s.clone();
+                        member.event = event;
+                        self.collector.add(machine, &member, delta);
+                    }
+                }
+                _ => {
+                    // Without PERIOD in the sample, perf counts the attr's period.
+                    let period = s.period.unwrap_or(attr.sample_period_or_freq);
+                    self.collector.add(machine, &s, period);
+                }
+            }
+        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
+            if let Ok((data, _)) = rec.decode() {
+                machine.apply(rec.raw.misc, &data);
+            }
+        }
+    }
 }
 
 /// The kernel's symbols being read on another thread during pass one, and

@@ -438,12 +438,25 @@ fn frame_order(
     y: u32,
 ) -> std::cmp::Ordering {
     use profile::hist::SymRef;
+    // perf compares DSO pointers: none (an address without a map) is
+    // the smallest; DSOs otherwise in the order they were made.
+    let dso_key = |d: u32| {
+        if d == profile::resolve::NO_DSO {
+            0
+        } else {
+            u64::from(d) + 1
+        }
+    };
     let key = |f: u32| match report.frames[f as usize].0 {
         SymRef::Sym(i) => {
             let s = &syms[i as usize];
-            (s.dso, s.start, if s.inlined { s.name.as_str() } else { "" })
+            (
+                dso_key(s.dso),
+                s.start,
+                if s.inlined { s.name.as_str() } else { "" },
+            )
         }
-        SymRef::Addr { ip, dso } => (dso, ip, ""),
+        SymRef::Addr { ip, dso } => (dso_key(dso), ip, ""),
     };
     key(x).cmp(&key(y))
 }
