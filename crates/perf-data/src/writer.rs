@@ -432,6 +432,12 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(())
     }
 
+    /// (uncompressed, compressed) bytes of the records compressed so far,
+    /// with compression on; records still batched are not counted yet.
+    pub fn compression_totals(&self) -> Option<(u64, u64)> {
+        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
+    }
+
     /// Replaces the events (for streams whose events arrive with the data,
     /// such as pipe-mode input); `finish` writes their attrs.
     pub fn set_events(&mut self, events: &[Event]) {
@@ -563,6 +569,12 @@ impl<W: Write> PipeWriter<W> {
         self.write_feature(feature::COMPRESSED, &f)?;
         self.compressor = Some(c);
         Ok(())
+    }
+
+    /// (uncompressed, compressed) bytes of the records compressed so far,
+    /// with compression on; records still batched are not counted yet.
+    pub fn compression_totals(&self) -> Option<(u64, u64)> {
+        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
     }
 
     /// A HEADER_ATTR record: the attr, then the event's ids.
@@ -784,6 +796,16 @@ mod tests {
         let (r, got) = read_all(bytes);
         assert_eq!(got, recs);
         assert!(r.diagnostics().is_empty(), "{:?}", r.diagnostics());
+        let mut w = FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[]).unwrap();
+        assert_eq!(w.compression_totals(), None);
+        w.set_compression(3).unwrap();
+        for (t, m, p, tr) in &recs[..100] {
+            w.write_record(*t, *m, p, tr).unwrap();
+        }
+        w.write_record(PERF_RECORD_FINISHED_ROUND, 0, &[], &[])
+            .unwrap();
+        let (raw, packed) = w.compression_totals().unwrap();
+        assert!(raw > packed && packed > 0, "{raw} -> {packed}");
         let (ver, ty, level, ratio, mmap_len) = r.meta().features.compressed().unwrap();
         assert_eq!((ver, ty, level), (0, 1, 3));
         assert!(ratio >= 1);
