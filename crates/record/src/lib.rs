@@ -392,6 +392,11 @@ fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventA
     };
     if let CallGraph::Dwarf(size) = c.call_graph {
         flags |= 1 << flag::EXCLUDE_CALLCHAIN_USER;
+        if tracking {
+            // Unwinders read .eh_frame_hdr through the maps: perf records
+            // the non-executable segments too, and so do we.
+            flags |= 1 << flag::MMAP_DATA;
+        }
         a.sample_regs_user = DWARF_REGS;
         a.sample_stack_user = size;
     }
@@ -846,18 +851,19 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
     };
 
     // What existed before: the kernel, and processes we attach to.
+    let data_maps = matches!(opts.call_graph, CallGraph::Dwarf(_));
     let mut synth_records = Vec::new();
     synth_records.extend(synth::kernel_mmap(endian, trailer));
     if system_wide {
         for pid in synth::all_pids() {
-            synth_records.extend(synth::process(endian, trailer, pid, None));
+            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
         }
     } else if !opts.tids.is_empty() {
         let mut seen = std::collections::HashSet::new();
         for &t in &opts.tids {
             let pid = synth::tgid_of(t).unwrap_or(t);
             let only_comm = !seen.insert(pid);
-            for r in synth::process(endian, trailer, pid, Some(&[t])) {
+            for r in synth::process(endian, trailer, pid, Some(&[t]), data_maps) {
                 if !(only_comm && r.type_ == PERF_RECORD_MMAP2) {
                     synth_records.push(r);
                 }
@@ -865,7 +871,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
         }
     } else {
         for &pid in &opts.pids {
-            synth_records.extend(synth::process(endian, trailer, pid, None));
+            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
         }
     }
     let write_result = (|| -> perf_data::Result<()> {

@@ -5,8 +5,8 @@
 use std::fs;
 
 use perf_data::{
-    Endian, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_USER, PERF_RECORD_MMAP,
-    PERF_RECORD_MMAP2,
+    Endian, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_MMAP_DATA,
+    PERF_RECORD_MISC_USER, PERF_RECORD_MMAP, PERF_RECORD_MMAP2,
 };
 
 /// A record to write: type, misc, payload (without the 8-byte header).
@@ -216,7 +216,13 @@ fn comm_of(pid: i32, tid: i32) -> Option<String> {
 /// COMM records for `tids` of process `pid` (all its threads when `tids` is
 /// None), then MMAP2 records of its executable mappings. A process that
 /// exits meanwhile yields what could be read.
-pub fn process(endian: Endian, trailer: usize, pid: i32, tids: Option<&[i32]>) -> Vec<Synth> {
+pub fn process(
+    endian: Endian,
+    trailer: usize,
+    pid: i32,
+    tids: Option<&[i32]>,
+    data_maps: bool,
+) -> Vec<Synth> {
     let mut out = Vec::new();
     let all;
     let tids = match tids {
@@ -232,8 +238,14 @@ pub fn process(endian: Endian, trailer: usize, pid: i32, tids: Option<&[i32]>) -
         }
     }
     if let Ok(maps) = fs::read_to_string(format!("/proc/{pid}/maps")) {
-        for m in parse_maps(&maps).iter().filter(|m| m.perms[2] == b'x') {
-            out.push(mmap2(endian, trailer, pid, m));
+        for m in parse_maps(&maps) {
+            if m.perms[2] == b'x' {
+                out.push(mmap2(endian, trailer, pid, &m));
+            } else if data_maps {
+                let mut r = mmap2(endian, trailer, pid, &m);
+                r.misc |= PERF_RECORD_MISC_MMAP_DATA;
+                out.push(r);
+            }
         }
     }
     out
