@@ -205,7 +205,8 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         Ok(s) => s,
         Err(e) => {
             let status = e.shell_status();
-            if status.is_some() && !pipe {
+            let empty = std::fs::metadata(&a.output).is_ok_and(|m| m.is_file() && m.len() == 0);
+            if (status.is_some() || empty) && !pipe {
                 // Nothing was recorded: put things back as they were.
                 let _ = std::fs::remove_file(&a.output);
                 if let Some(o) = &old {

@@ -63,8 +63,16 @@ pub enum Error {
     Options(String),
 
     /// Writing the recording failed (disk full, broken pipe, ...).
-    #[error("writing the recording")]
-    Write(#[from] perf_data::Error),
+    #[error("writing the recording: {0}")]
+    Write(perf_data::Error),
+}
+
+// Not a `#[from]`: the message already holds the cause, and a source would
+// print it twice.
+impl From<perf_data::Error> for Error {
+    fn from(e: perf_data::Error) -> Self {
+        Error::Write(e)
+    }
 }
 
 impl Error {

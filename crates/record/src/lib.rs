@@ -591,6 +591,8 @@ enum Sink {
         file: Option<File>,
         /// Positions just after recent FINISHED_ROUND records.
         round_ends: Vec<u64>,
+        /// Where the data section starts.
+        data_offset: u64,
     },
     Pipe(
         PipeWriter<Counted<Box<dyn Write + Send>>>,
@@ -609,8 +611,8 @@ impl Sink {
     fn round(&mut self) -> perf_data::Result<()> {
         self.write(PERF_RECORD_FINISHED_ROUND, 0, &[])?;
         if let Sink::File { w, round_ends, .. } = self {
-            if round_ends.len() >= 64 {
-                round_ends.drain(..32);
+            if round_ends.len() >= 1024 {
+                round_ends.drain(..512);
             }
             round_ends.push(w.position());
         }
@@ -618,13 +620,17 @@ impl Sink {
     }
 
     /// After a write error: leave a file that ends on a complete round.
-    fn salvage(&mut self) {
+    /// The writer goes first (dropping it flushes what it still buffers),
+    /// then the file is cut back to the last round that reached it whole.
+    fn salvage(self) {
         if let Sink::File {
+            w,
             file: Some(f),
             round_ends,
-            ..
+            data_offset,
         } = self
         {
+            drop(w);
             let Ok(len) = f.metadata().map(|m| m.len()) else {
                 return;
             };
@@ -633,6 +639,12 @@ impl Sink {
                     log::info!(
                         "the recording was cut back to {end} bytes, its last complete round"
                     );
+                    // perf 6.1 cannot read a file whose header says "data size
+                    // 0": give the real size (it needs no new space).
+                    use std::os::unix::fs::FileExt;
+                    if let Some(size) = end.checked_sub(data_offset) {
+                        let _ = f.write_all_at(&size.to_ne_bytes(), 48);
+                    }
                 }
             }
         }
@@ -803,8 +815,10 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
     let mut sink = match out {
         Output::File(f) => {
             let file = f.try_clone().ok();
+            let w = FileWriter::create(f, endian, &o.events)?;
             Sink::File {
-                w: FileWriter::create(f, endian, &o.events)?,
+                data_offset: w.position(),
+                w,
                 file,
                 round_ends: Vec::new(),
             }

@@ -244,6 +244,7 @@ impl Child {
         ptrs.push(std::ptr::null());
         let (go_r, go_w) = pipe()?;
         let (err_r, err_w) = pipe()?;
+        let (go_w_raw, err_r_raw) = (go_w.as_raw_fd(), err_r.as_raw_fd());
         // SAFETY: between fork and exec the child only makes async-signal-safe
         // calls (read, write, execvp, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
@@ -253,6 +254,10 @@ impl Child {
         if pid == 0 {
             // SAFETY: see above; the child never returns from this block.
             unsafe {
+                // The child's copies of the parent's ends: without closing
+                // them, a parent that goes away would never be noticed.
+                libc::close(go_w_raw);
+                libc::close(err_r_raw);
                 let mut b = [0u8; 1];
                 loop {
                     let r = libc::read(go_r.as_raw_fd(), b.as_mut_ptr().cast(), 1);
