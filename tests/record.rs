@@ -335,6 +335,15 @@ fn compressed_recordings_read_like_perf() {
         assert!(ratio > 2.0, "ratio {ratio}: {err}");
         check_reports(&f, &[]);
     }
+    // DWARF stack copies: many COMPRESSED records of one zstd stream.
+    let (f, err) = sear_record(
+        dir.path(),
+        "zd.data",
+        &["--call-graph", "dwarf", "-z"],
+        &[bin.to_str().unwrap()],
+    );
+    check_counts(&f, &err);
+    check_reports(&f, &["--no-inline", "--no-children"]);
 }
 
 #[test]
