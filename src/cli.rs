@@ -33,6 +33,20 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a command and sample it into perf.data (like `perf record`).
+    #[command(
+        long_about = "Run a command and sample it into perf.data (like `perf record`); perf and sear \
+read the file.\n\nExamples:\n  sear record -- ./prog args          # cycles (cpu-clock without a PMU) at 4000 Hz\n  \
+sear record -g -- ./prog            # with frame-pointer call graphs\n  \
+sear record --call-graph dwarf -- ./prog   # call graphs of programs built without frame pointers\n  \
+sear record -e cpu-clock,page-faults -F 999 -- ./prog\n  \
+sear record -p 1234 -- sleep 5      # a running process, for 5 seconds (or until Ctrl-C)\n  \
+sear record -a -z -o sys.data       # every CPU, compressed, until Ctrl-C\n\n\
+Then: sear report (hotspots), sear script (samples), sear flame -i perf.data -o flame.svg.\n\n\
+The command's exit status is sear's (128+N when a signal N ended it; 127 when it cannot be \
+found). Ctrl-C or SIGTERM stop recording and leave a complete file."
+    )]
+    Record(Box<RecordArgs>),
     /// Read perf.data and show what it contains (like `perf report`).
     Report(Box<ReportArgs>),
     /// Print every sample of a recording, in time order, with its call
@@ -146,6 +160,97 @@ pub struct FlameArgs {
     /// (default: the first in the input). One graph per event.
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Events to sample, comma-separated, as perf names them: software
+    /// (cpu-clock, task-clock, page-faults/faults, minor-faults,
+    /// major-faults, context-switches/cs, cpu-migrations, alignment-faults,
+    /// emulation-faults) and hardware (cycles, instructions,
+    /// cache-references, cache-misses, branches, branch-misses, bus-cycles,
+    /// ref-cycles, stalled-cycles-frontend/-backend). `{a,b}` opens a group;
+    /// modifiers `:u` (user space only), `:k` (kernel only), `:p`. Repeatable.
+    /// Default: cycles, or cpu-clock on machines without a hardware PMU (VMs).
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    pub event: Vec<String>,
+    /// Samples per second per event (default 4000), or `max` for the kernel's
+    /// limit (/proc/sys/kernel/perf_event_max_sample_rate).
+    #[arg(short = 'F', long = "freq", value_name = "HZ|max")]
+    pub freq: Option<String>,
+    /// Sample every PERIOD events instead (e.g. every 100000 page faults or
+    /// ns of cpu-clock).
+    #[arg(
+        short = 'c',
+        long = "count",
+        value_name = "PERIOD",
+        conflicts_with = "freq"
+    )]
+    pub count: Option<u64>,
+    /// Record call graphs by frame pointers (as `--call-graph fp`).
+    #[arg(short = 'g')]
+    pub g: bool,
+    /// Call graphs: `fp` (frame pointers: cheap, needs code built with
+    /// -fno-omit-frame-pointer) or `dwarf[,SIZE]` (copies SIZE bytes of user
+    /// stack per sample, default 8192, unwound later with the binaries'
+    /// DWARF: works without frame pointers, bigger files).
+    #[arg(long = "call-graph", value_name = "fp|dwarf[,SIZE]")]
+    pub call_graph: Option<String>,
+    /// Sample these running processes (comma-separated pids), all their threads.
+    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Sample only these threads (comma-separated tids).
+    #[arg(short = 't', long = "tid", value_name = "TIDS")]
+    pub tid: Option<String>,
+    /// Sample every process on every CPU (system-wide). With a command,
+    /// until it exits; without, until Ctrl-C.
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// Sample only these CPUs (`0-3,6`); system-wide on them.
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
+    pub cpu: Option<String>,
+    /// Output file; `-` writes a pipe-mode stream to stdout (e.g. `| sear
+    /// report`). An existing file is renamed FILE.old first.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "perf.data"
+    )]
+    pub output: PathBuf,
+    /// Ring-buffer size per CPU: pages (a power of two) or a size with
+    /// K/M/G (rounded up to a power of two of pages). Default 128 pages
+    /// (512 KiB); raise it when the closing line reports lost events.
+    #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES|SIZE")]
+    pub mmap_pages: Option<String>,
+    /// Compress the recorded data with zstd (perf's COMPRESSED records;
+    /// perf 5.x+ reads them). LEVEL 1-22, default 1.
+    #[arg(
+        short = 'z',
+        long = "compression-level",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    pub compress: Option<i32>,
+    /// Also record context switches (SWITCH records).
+    #[arg(long = "switch-events")]
+    pub switch_events: bool,
+    /// Do not collect build ids of the binaries samples hit.
+    #[arg(short = 'B', long = "no-buildid")]
+    pub no_buildid: bool,
+    /// Do not follow the command's children and new threads.
+    #[arg(long = "no-inherit")]
+    pub no_inherit: bool,
+    /// The command to run and its arguments (after `--`).
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

@@ -13,12 +13,15 @@ mod buildid_list;
 pub mod collapse;
 mod flame;
 mod inject;
+mod record;
 mod replay;
 mod report;
 mod script;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let quiet = cli.quiet;
     match cli.command {
+        Command::Record(a) => record::run(*a, quiet),
         Command::Report(a) => report::run(*a),
         Command::Script(a) => script::run(a),
         Command::BuildidList(a) => buildid_list::run(a),

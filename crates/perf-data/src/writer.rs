@@ -167,16 +167,18 @@ fn compressible(type_: u32, trailing: &[u8]) -> bool {
 }
 
 /// Batches whole records and writes them as COMPRESSED records of at most
-/// [`MAX_RECORD_SIZE`] bytes, each holding one zstd frame.
+/// [`MAX_RECORD_SIZE`] bytes. As perf does, all COMPRESSED records form one
+/// zstd stream whose history carries over from batch to batch (much better
+/// ratios on repetitive data such as DWARF stack copies than independent
+/// frames); each batch is flushed at its end, so every record decompresses
+/// to at most one batch ([`COMPRESS_MMAP_LEN`]) and readers decode it with
+/// the records before it (perf and our reader keep one stream context).
 struct Compressor {
     level: i32,
-    ctx: zstd::bulk::Compressor<'static>,
+    ctx: zstd::stream::raw::Encoder<'static>,
     /// Packed records waiting to be compressed.
     buf: Vec<u8>,
-    /// End offset in `buf` of each waiting record.
-    ends: Vec<usize>,
-    /// How many bytes to batch: aimed at filling one COMPRESSED record.
-    budget: usize,
+    /// Compressed bytes waiting to fill a record.
     out: Vec<u8>,
     bytes_in: u64,
     bytes_out: u64,
@@ -186,7 +188,7 @@ const COMPRESSED_PAYLOAD_MAX: usize = MAX_RECORD_SIZE - 8;
 
 impl Compressor {
     fn new(level: i32) -> Result<Self> {
-        let ctx = zstd::bulk::Compressor::new(level).map_err(|e| Error::Unwritable {
+        let ctx = zstd::stream::raw::Encoder::new(level).map_err(|e| Error::Unwritable {
             what: "zstd compressor",
             detail: format!("level {level}: {e}"),
         })?;
@@ -194,8 +196,6 @@ impl Compressor {
             level,
             ctx,
             buf: Vec::new(),
-            ends: Vec::new(),
-            budget: COMPRESSED_PAYLOAD_MAX,
             out: vec![0u8; COMPRESSED_PAYLOAD_MAX],
             bytes_in: 0,
             bytes_out: 0,
@@ -221,54 +221,53 @@ impl Compressor {
     ) -> Result<()> {
         let h = record_header(endian, type_, misc, payload.len())?;
         let size = 8 + payload.len();
-        if !self.buf.is_empty() && self.buf.len() + size > self.budget {
+        if !self.buf.is_empty() && self.buf.len() + size > COMPRESS_MMAP_LEN {
             self.flush(out, endian)?;
         }
         self.buf.extend_from_slice(&h);
         self.buf.extend_from_slice(payload);
-        self.ends.push(self.buf.len());
         Ok(())
     }
 
-    /// Compresses and writes everything waiting. A batch whose frame does not
-    /// fit one record is split in two at a record boundary and retried; a
-    /// single record that cannot shrink enough is written uncompressed.
-    fn flush<W: Write>(&mut self, out: &mut Out<W>, endian: Endian) -> Result<()> {
-        let mut i = 0;
-        while i < self.ends.len() {
-            let begin = if i == 0 { 0 } else { self.ends[i - 1] };
-            let mut j = self.ends.len();
-            loop {
-                let end = self.ends[j - 1];
-                let src = &self.buf[begin..end];
-                match self.ctx.compress_to_buffer(src, &mut self.out[..]) {
-                    Ok(n) => {
-                        out.record(endian, PERF_RECORD_COMPRESSED, 0, &self.out[..n], &[])?;
-                        self.bytes_in += src.len() as u64;
-                        self.bytes_out += n as u64 + 8;
-                        // Aim the next batch at a record's worth of output.
-                        let ratio = src.len() as f64 / n.max(1) as f64;
-                        self.budget = ((COMPRESSED_PAYLOAD_MAX as f64 * ratio * 0.85) as usize)
-                            .clamp(COMPRESSED_PAYLOAD_MAX / 2, COMPRESS_MMAP_LEN);
-                        break;
-                    }
-                    Err(_) if j - i > 1 => {
-                        j = i + (j - i) / 2;
-                        self.budget = (self.budget / 2).max(COMPRESSED_PAYLOAD_MAX / 2);
-                    }
-                    Err(_) => {
-                        // Incompressible: the record already is a valid record.
-                        out.put(src)?;
-                        self.bytes_in += src.len() as u64;
-                        self.bytes_out += src.len() as u64;
-                        break;
-                    }
-                }
-            }
-            i = j;
+    fn zstd_error(e: io::Error) -> Error {
+        Error::Unwritable {
+            what: "zstd stream",
+            detail: e.to_string(),
         }
+    }
+
+    /// Compresses everything waiting into the stream, flushes the stream
+    /// and writes its output as COMPRESSED records, each full but the last.
+    fn flush<W: Write>(&mut self, out: &mut Out<W>, endian: Endian) -> Result<()> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let mut input = InBuffer::around(&self.buf[..]);
+        let mut pos = 0usize;
+        let mut emitted = 0u64;
+        loop {
+            let mut o = OutBuffer::around_pos(&mut self.out[..], pos);
+            let more = if input.pos() < input.src.len() {
+                self.ctx.run(&mut input, &mut o).map_err(Self::zstd_error)?;
+                true
+            } else {
+                self.ctx.flush(&mut o).map_err(Self::zstd_error)? > 0
+            };
+            pos = o.pos();
+            let done = !more && input.pos() >= input.src.len();
+            if pos == self.out.len() || (done && pos > 0) {
+                out.record(endian, PERF_RECORD_COMPRESSED, 0, &self.out[..pos], &[])?;
+                emitted += pos as u64 + 8;
+                pos = 0;
+            }
+            if done {
+                break;
+            }
+        }
+        self.bytes_in += self.buf.len() as u64;
+        self.bytes_out += emitted;
         self.buf.clear();
-        self.ends.clear();
         // Do not keep a large buffer alive after one unusual batch.
         if self.buf.capacity() > 2 * COMPRESS_MMAP_LEN {
             self.buf.shrink_to(COMPRESS_MMAP_LEN);
@@ -432,6 +431,12 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(())
     }
 
+    /// (uncompressed, compressed) bytes of the records compressed so far,
+    /// with compression on; records still batched are not counted yet.
+    pub fn compression_totals(&self) -> Option<(u64, u64)> {
+        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
+    }
+
     /// Replaces the events (for streams whose events arrive with the data,
     /// such as pipe-mode input); `finish` writes their attrs.
     pub fn set_events(&mut self, events: &[Event]) {
@@ -563,6 +568,12 @@ impl<W: Write> PipeWriter<W> {
         self.write_feature(feature::COMPRESSED, &f)?;
         self.compressor = Some(c);
         Ok(())
+    }
+
+    /// (uncompressed, compressed) bytes of the records compressed so far,
+    /// with compression on; records still batched are not counted yet.
+    pub fn compression_totals(&self) -> Option<(u64, u64)> {
+        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
     }
 
     /// A HEADER_ATTR record: the attr, then the event's ids.
@@ -784,6 +795,16 @@ mod tests {
         let (r, got) = read_all(bytes);
         assert_eq!(got, recs);
         assert!(r.diagnostics().is_empty(), "{:?}", r.diagnostics());
+        let mut w = FileWriter::create(IoCursor::new(Vec::new()), Endian::Little, &[]).unwrap();
+        assert_eq!(w.compression_totals(), None);
+        w.set_compression(3).unwrap();
+        for (t, m, p, tr) in &recs[..100] {
+            w.write_record(*t, *m, p, tr).unwrap();
+        }
+        w.write_record(PERF_RECORD_FINISHED_ROUND, 0, &[], &[])
+            .unwrap();
+        let (raw, packed) = w.compression_totals().unwrap();
+        assert!(raw > packed && packed > 0, "{raw} -> {packed}");
         let (ver, ty, level, ratio, mmap_len) = r.meta().features.compressed().unwrap();
         assert_eq!((ver, ty, level), (0, 1, 3));
         assert!(ratio >= 1);

@@ -1,0 +1,222 @@
+//! Which binaries samples hit, followed while recording (no second pass over
+//! the file as perf makes), and their build ids for the BUILD_ID feature.
+
+use std::collections::{HashMap, HashSet};
+
+use perf_data::{
+    Endian, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_USER,
+};
+
+#[derive(Debug, Clone, Copy)]
+struct Map {
+    start: u64,
+    end: u64,
+    file: u32,
+}
+
+/// The executable mappings of each process and the files samples landed in.
+#[derive(Debug, Default)]
+pub struct Hits {
+    maps: HashMap<u32, Vec<Map>>,
+    files: Vec<String>,
+    index: HashMap<String, u32>,
+    hit: Vec<bool>,
+    kernel: bool,
+    /// Samples whose map was not known yet (it may sit in another CPU's
+    /// buffer): retried at the end. Deduplicated by page.
+    pending: HashSet<(u32, u64)>,
+}
+
+/// Names that can have a build id: files and the vdso.
+fn interesting(name: &str) -> bool {
+    (name.starts_with('/') && !name.starts_with("//")) || name == "[vdso]"
+}
+
+impl Hits {
+    pub fn mmap(&mut self, pid: u32, start: u64, len: u64, name: &str) {
+        if !interesting(name) || pid == u32::MAX {
+            return;
+        }
+        let file = match self.index.get(name) {
+            Some(&i) => i,
+            None => {
+                let i = self.files.len() as u32;
+                self.files.push(name.to_string());
+                self.hit.push(false);
+                self.index.insert(name.to_string(), i);
+                i
+            }
+        };
+        self.maps.entry(pid).or_default().push(Map {
+            start,
+            end: start.saturating_add(len),
+            file,
+        });
+    }
+
+    /// A new process starts with its parent's mappings.
+    pub fn fork(&mut self, pid: u32, ppid: u32) {
+        if pid != ppid && !self.maps.contains_key(&pid) {
+            if let Some(m) = self.maps.get(&ppid).cloned() {
+                self.maps.insert(pid, m);
+            }
+        }
+    }
+
+    /// exec replaces the address space.
+    pub fn exec(&mut self, pid: u32) {
+        self.maps.remove(&pid);
+    }
+
+    fn find(&self, pid: u32, ip: u64) -> Option<u32> {
+        self.maps
+            .get(&pid)?
+            .iter()
+            .rev()
+            .find(|m| m.start <= ip && ip < m.end)
+            .map(|m| m.file)
+    }
+
+    pub fn sample(&mut self, misc: u16, pid: u32, ip: u64) {
+        match misc & PERF_RECORD_MISC_CPUMODE_MASK {
+            PERF_RECORD_MISC_KERNEL => self.kernel = true,
+            PERF_RECORD_MISC_USER => match self.find(pid, ip) {
+                Some(f) => self.hit[f as usize] = true,
+                None => {
+                    if self.pending.len() < 1 << 20 {
+                        self.pending.insert((pid, ip));
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// Files hit, after retrying samples that came before their mappings.
+    pub fn finish(&mut self) -> (bool, Vec<String>) {
+        let pending = std::mem::take(&mut self.pending);
+        for (pid, ip) in pending {
+            if let Some(f) = self.find(pid, ip) {
+                self.hit[f as usize] = true;
+            }
+        }
+        let files = self
+            .files
+            .iter()
+            .zip(&self.hit)
+            .filter(|(_, &h)| h)
+            .map(|(f, _)| f.clone())
+            .collect();
+        (self.kernel, files)
+    }
+}
+
+/// The GNU build id in ELF notes bytes (`/sys/kernel/notes` holds them raw).
+pub fn build_id_in_notes(b: &[u8]) -> Option<Vec<u8>> {
+    let mut pos = 0usize;
+    let u32_at =
+        |p: usize| -> Option<u32> { Some(u32::from_ne_bytes(b.get(p..p + 4)?.try_into().ok()?)) };
+    while pos + 12 <= b.len() {
+        let namesz = u32_at(pos)? as usize;
+        let descsz = u32_at(pos + 4)? as usize;
+        let ty = u32_at(pos + 8)?;
+        let name_at = pos + 12;
+        let desc_at = name_at.checked_add(namesz.checked_add(3)? & !3)?;
+        let next = desc_at.checked_add(descsz.checked_add(3)? & !3)?;
+        if ty == 3 && b.get(name_at..name_at + namesz) == Some(b"GNU\0") {
+            return b.get(desc_at..desc_at + descsz).map(<[u8]>::to_vec);
+        }
+        pos = next;
+    }
+    None
+}
+
+/// The build id of an ELF file, read lazily (large binaries are not read whole).
+pub fn build_id_of_file(path: &str) -> Option<Vec<u8>> {
+    use object::Object;
+    let f = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(f);
+    let obj = object::File::parse(&cache).ok()?;
+    obj.build_id().ok().flatten().map(<[u8]>::to_vec)
+}
+
+pub fn build_id_of_bytes(b: &[u8]) -> Option<Vec<u8>> {
+    use object::Object;
+    let obj = object::File::parse(b).ok()?;
+    obj.build_id().ok().flatten().map(<[u8]>::to_vec)
+}
+
+/// One entry of the BUILD_ID feature (perf's `build_id_event`): header,
+/// pid -1 (the host), 24 bytes of id with its size in byte 20, and the
+/// name NUL-padded to 64.
+pub fn build_id_entry(endian: Endian, kernel: bool, id: &[u8], name: &str) -> Vec<u8> {
+    let name_len = (name.len() + 1).div_ceil(64) * 64;
+    let size = 8 + 4 + 24 + name_len;
+    let misc = if kernel {
+        PERF_RECORD_MISC_KERNEL
+    } else {
+        PERF_RECORD_MISC_USER
+    } | (1 << 15);
+    let mut v = Vec::with_capacity(size);
+    v.extend_from_slice(&endian.put_u32(0));
+    v.extend_from_slice(&endian.put_u16(misc));
+    v.extend_from_slice(&endian.put_u16(size.min(u16::MAX as usize) as u16));
+    v.extend_from_slice(&endian.put_u32(u32::MAX));
+    let mut raw = [0u8; 24];
+    let n = id.len().min(20);
+    raw[..n].copy_from_slice(&id[..n]);
+    raw[20] = n as u8;
+    v.extend_from_slice(&raw);
+    v.extend_from_slice(name.as_bytes());
+    v.resize(size, 0);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_follow_fork_and_exec_and_late_maps() {
+        let mut h = Hits::default();
+        h.mmap(10, 0x1000, 0x1000, "/bin/sh");
+        h.fork(11, 10);
+        h.sample(PERF_RECORD_MISC_USER, 11, 0x1800);
+        h.exec(11);
+        // Sample before its map (another CPU's buffer), then the map.
+        h.sample(PERF_RECORD_MISC_USER, 11, 0x5000);
+        h.mmap(11, 0x5000, 0x100, "/bin/loop");
+        h.mmap(11, 0x9000, 0x100, "/lib/unused.so");
+        h.mmap(11, 0x8000, 0x100, "//anon");
+        h.sample(PERF_RECORD_MISC_KERNEL, 11, 0xffff_0000);
+        let (k, files) = h.finish();
+        assert!(k);
+        assert_eq!(files, vec!["/bin/sh".to_string(), "/bin/loop".to_string()]);
+    }
+
+    #[test]
+    fn notes_parse_and_garbage_is_none() {
+        let mut n = Vec::new();
+        n.extend_from_slice(&4u32.to_ne_bytes());
+        n.extend_from_slice(&2u32.to_ne_bytes());
+        n.extend_from_slice(&1u32.to_ne_bytes());
+        n.extend_from_slice(b"Xen\0\x01\x02\0\0");
+        n.extend_from_slice(&4u32.to_ne_bytes());
+        n.extend_from_slice(&3u32.to_ne_bytes());
+        n.extend_from_slice(&3u32.to_ne_bytes());
+        n.extend_from_slice(b"GNU\0\xaa\xbb\xcc\0");
+        assert_eq!(build_id_in_notes(&n), Some(vec![0xaa, 0xbb, 0xcc]));
+        assert_eq!(build_id_in_notes(&n[..20]), None);
+        assert_eq!(build_id_in_notes(&[0xff; 40]), None);
+    }
+
+    #[test]
+    fn entries_read_back() {
+        let e = build_id_entry(Endian::Little, false, &[7; 20], "/bin/x");
+        let got = perf_data::features::parse_build_ids(&e, Endian::Little);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].filename, "/bin/x");
+        assert_eq!(got[0].build_id, vec![7; 20]);
+        assert_eq!(got[0].pid, -1);
+    }
+}

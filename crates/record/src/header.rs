@@ -1,0 +1,203 @@
+//! The feature sections a recording carries, encoded as perf 6.1 writes them:
+//! host, kernel, CPU and memory facts, the command line, event names and
+//! groups, sample times and build ids.
+
+use std::fs;
+
+use perf_data::writer::FeatureMap;
+use perf_data::{feature, Endian, Event};
+
+/// perf's string: u32 length (text plus NUL, padded to 64), then the bytes.
+pub fn string(endian: Endian, s: &str) -> Vec<u8> {
+    let len = (s.len() + 1).div_ceil(64) * 64;
+    let mut v = Vec::with_capacity(4 + len);
+    v.extend_from_slice(&endian.put_u32(len as u32));
+    v.extend_from_slice(s.as_bytes());
+    v.resize(4 + len, 0);
+    v
+}
+
+fn uname() -> (String, String, String) {
+    let read = |p: &str| {
+        fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let host = read("/proc/sys/kernel/hostname");
+    let release = read("/proc/sys/kernel/osrelease");
+    (host, release, std::env::consts::ARCH.to_string())
+}
+
+fn cpuinfo() -> (String, String) {
+    let text = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |k: &str| {
+        text.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(k))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let desc = field("model name");
+    // perf's cpuid on x86: vendor,family,model,stepping.
+    let cpuid = format!(
+        "{},{},{},{}",
+        field("vendor_id"),
+        field("cpu family"),
+        field("model"),
+        field("stepping")
+    );
+    (desc, cpuid)
+}
+
+fn total_mem_kb() -> Option<u64> {
+    let m = fs::read_to_string("/proc/meminfo").ok()?;
+    m.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn cpu_count(path: &str) -> Option<u32> {
+    let s = fs::read_to_string(path).ok()?;
+    crate::synth::parse_cpu_list(&s).map(|v| v.last().map_or(0, |&l| l + 1))
+}
+
+/// What the features need from the recording.
+pub struct HeaderInput<'a> {
+    pub events: &'a [Event],
+    /// (leader index, member count) of each group of more than one event.
+    pub groups: &'a [(u32, u32)],
+    pub cmdline: &'a [String],
+    pub version: &'a str,
+    pub sample_time: Option<(u64, u64)>,
+    /// BUILD_ID entries, already encoded.
+    pub build_ids: Vec<u8>,
+}
+
+/// The feature sections: those perf 6.1 writes that reports use.
+pub fn features(endian: Endian, h: &HeaderInput<'_>) -> FeatureMap {
+    let mut f = FeatureMap::new();
+    let (host, release, arch) = uname();
+    f.insert(feature::HOSTNAME, string(endian, &host));
+    f.insert(feature::OSRELEASE, string(endian, &release));
+    f.insert(feature::VERSION, string(endian, h.version));
+    f.insert(feature::ARCH, string(endian, &arch));
+    let online = crate::synth::online_cpus().len() as u32;
+    let avail = cpu_count("/sys/devices/system/cpu/present").unwrap_or(online);
+    let mut nr = endian.put_u32(avail).to_vec();
+    nr.extend_from_slice(&endian.put_u32(online));
+    f.insert(feature::NRCPUS, nr);
+    let (desc, cpuid) = cpuinfo();
+    if !desc.is_empty() {
+        f.insert(feature::CPUDESC, string(endian, &desc));
+    }
+    if cpuid != ",,," {
+        f.insert(feature::CPUID, string(endian, &cpuid));
+    }
+    if let Some(m) = total_mem_kb() {
+        f.insert(feature::TOTAL_MEM, endian.put_u64(m).to_vec());
+    }
+    let mut cl = endian.put_u32(h.cmdline.len() as u32).to_vec();
+    for a in h.cmdline {
+        cl.extend_from_slice(&string(endian, a));
+    }
+    f.insert(feature::CMDLINE, cl);
+    f.insert(feature::EVENT_DESC, event_desc(endian, h.events));
+    if !h.groups.is_empty() {
+        let mut g = endian.put_u32(h.groups.len() as u32).to_vec();
+        for &(leader, n) in h.groups {
+            g.extend_from_slice(&string(endian, "{anon_group}"));
+            g.extend_from_slice(&endian.put_u32(leader));
+            g.extend_from_slice(&endian.put_u32(n));
+        }
+        f.insert(feature::GROUP_DESC, g);
+    }
+    if let Some((first, last)) = h.sample_time {
+        let mut t = endian.put_u64(first).to_vec();
+        t.extend_from_slice(&endian.put_u64(last));
+        f.insert(feature::SAMPLE_TIME, t);
+    }
+    if !h.build_ids.is_empty() {
+        f.insert(feature::BUILD_ID, h.build_ids.clone());
+    }
+    f
+}
+
+/// EVENT_DESC: each event's attr, name and ids.
+pub fn event_desc(endian: Endian, events: &[Event]) -> Vec<u8> {
+    let size = events.iter().map(|e| e.attr.size).max().unwrap_or(128);
+    let mut v = endian.put_u32(events.len() as u32).to_vec();
+    v.extend_from_slice(&endian.put_u32(size));
+    for e in events {
+        let mut a = e.attr.clone();
+        a.size = size;
+        v.extend_from_slice(&a.encode(endian));
+        v.extend_from_slice(&endian.put_u32(e.ids.len() as u32));
+        v.extend_from_slice(&string(endian, e.name.as_deref().unwrap_or("")));
+        for &id in &e.ids {
+            v.extend_from_slice(&endian.put_u64(id));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perf_data::{EventAttr, Features};
+
+    #[test]
+    fn features_read_back() {
+        let ev = Event {
+            attr: EventAttr {
+                type_: 1,
+                size: 128,
+                ..Default::default()
+            },
+            ids: vec![3, 4],
+            name: Some("cpu-clock".into()),
+        };
+        let f = features(
+            Endian::Little,
+            &HeaderInput {
+                events: &[ev],
+                groups: &[(0, 1)],
+                cmdline: &["sear".into(), "record".into()],
+                version: "0.1.0",
+                sample_time: Some((5, 9)),
+                build_ids: Vec::new(),
+            },
+        );
+        let mut feats = Features {
+            endian: Endian::Little,
+            ..Default::default()
+        };
+        for (id, b) in f {
+            feats.sections.insert(
+                id,
+                perf_data::features::FeatureData {
+                    offset: 0,
+                    bytes: b,
+                },
+            );
+        }
+        assert_eq!(feats.perf_version().as_deref(), Some("0.1.0"));
+        assert_eq!(feats.cmdline().unwrap(), vec!["sear", "record"]);
+        assert_eq!(feats.sample_time(), Some((5, 9)));
+        let d = feats.event_desc().unwrap();
+        assert_eq!(
+            (d[0].name.as_str(), d[0].ids.clone()),
+            ("cpu-clock", vec![3, 4])
+        );
+        let g = perf_data::features::parse_group_desc(
+            feats.get(feature::GROUP_DESC).unwrap(),
+            Endian::Little,
+        )
+        .unwrap();
+        assert_eq!((g[0].leader_idx, g[0].nr_members), (0, 1));
+        assert!(feats.nr_cpus().unwrap().1 >= 1);
+    }
+}

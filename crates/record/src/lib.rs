@@ -1,0 +1,1121 @@
+//! Sampling with Linux `perf_event_open`, written as `perf.data` that perf
+//! and sear read.
+//!
+//! What it does: turns perf-style options (events, frequency or period,
+//! call graphs, targets) into event attributes; starts the command stopped
+//! so that sampling begins at its exec; opens one event per CPU (and per
+//! thread for `-p`/`-t`), sharing one mmapped ring buffer per CPU; describes
+//! processes that already run from /proc (COMM and MMAP2 records, as perf);
+//! drains the buffers into a [`perf_data::writer::FileWriter`] or
+//! [`perf_data::writer::PipeWriter`] (optionally zstd-compressed) with
+//! FINISHED_ROUND records between drains; stops on the command's exit, on
+//! SIGINT/SIGTERM or on a write error, always leaving a readable file; and
+//! writes the features perf writes (build ids of the binaries samples hit,
+//! host, events, sample times).
+//!
+//! What it does not: print (it logs through `log`), parse command lines, or
+//! read recordings back. All of sear's `unsafe` code lives here, in `sys`.
+//!
+//! ```no_run
+//! use record::{record, Options, Output};
+//! let opts = Options {
+//!     command: vec!["sleep".into(), "1".into()],
+//!     ..Options::default()
+//! };
+//! let file = std::fs::File::create("perf.data")?;
+//! let summary = record(&opts, Output::File(file))?;
+//! eprintln!("{} samples", summary.samples);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use perf_data::attr::flag;
+use perf_data::writer::{FileWriter, PipeWriter};
+use perf_data::*;
+
+mod buildid;
+mod error;
+pub mod event;
+mod header;
+mod synth;
+mod sys;
+
+pub use error::{Error, Result};
+pub use event::{EventSpec, Group};
+pub use synth::parse_cpu_list;
+
+/// How often to sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freq {
+    /// Samples per second.
+    Hz(u64),
+    /// The kernel's limit, /proc/sys/kernel/perf_event_max_sample_rate.
+    Max,
+}
+
+/// Call-graph recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallGraph {
+    #[default]
+    None,
+    /// Kernel-walked frame pointers (`-g`).
+    Fp,
+    /// A copy of the user stack of this many bytes plus the user registers,
+    /// for DWARF unwinding after the fact.
+    Dwarf(u32),
+}
+
+/// perf's default user stack copy for `--call-graph dwarf`.
+pub const DEFAULT_DWARF_STACK: u32 = 8192;
+/// perf's default sampling frequency.
+pub const DEFAULT_FREQ: u64 = 4000;
+/// Data pages per ring buffer by default (512 KiB with 4 KiB pages, as perf).
+pub const DEFAULT_MMAP_PAGES: usize = 128;
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `-e` values (each a comma-separated list, groups in braces); empty:
+    /// cycles, or cpu-clock where there is no hardware PMU.
+    pub events: Vec<String>,
+    pub freq: Option<Freq>,
+    /// A fixed period (`-c`); wins over `freq`.
+    pub period: Option<u64>,
+    pub call_graph: CallGraph,
+    /// The command to run and sample (may be empty with pids, tids or system-wide).
+    pub command: Vec<OsString>,
+    pub pids: Vec<i32>,
+    pub tids: Vec<i32>,
+    pub system_wide: bool,
+    /// Only these CPUs (implies system-wide sampling on them).
+    pub cpus: Option<Vec<u32>>,
+    /// Data pages per ring buffer (a power of two).
+    pub mmap_pages: usize,
+    pub switch_events: bool,
+    pub build_ids: bool,
+    /// Follow children and new threads (perf's default; `--no-inherit` turns it off).
+    pub inherit: bool,
+    /// zstd level for COMPRESSED records.
+    pub compress: Option<i32>,
+    /// The command line stored in the CMDLINE feature.
+    pub cmdline: Vec<String>,
+    /// Stored in the VERSION feature.
+    pub version: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            events: Vec::new(),
+            freq: None,
+            period: None,
+            call_graph: CallGraph::None,
+            command: Vec::new(),
+            pids: Vec::new(),
+            tids: Vec::new(),
+            system_wide: false,
+            cpus: None,
+            mmap_pages: DEFAULT_MMAP_PAGES,
+            switch_events: false,
+            build_ids: true,
+            inherit: true,
+            compress: None,
+            cmdline: Vec::new(),
+            version: concat!(env!("CARGO_PKG_VERSION"), " (sear)").to_string(),
+        }
+    }
+}
+
+/// Where the recording goes.
+pub enum Output {
+    /// A perf.data file (file mode, seekable).
+    File(File),
+    /// A pipe-mode stream (`-o -`).
+    Pipe(Box<dyn Write + Send>),
+}
+
+/// What happened, for the closing lines.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub samples: u64,
+    /// Events the kernel dropped (LOST records) and in how many records.
+    pub lost: u64,
+    pub lost_chunks: u64,
+    pub wakeups: u64,
+    /// Bytes written to the output.
+    pub bytes_written: u64,
+    /// Bytes copied out of the ring buffers.
+    pub bytes_transferred: u64,
+    /// (uncompressed, compressed) bytes of COMPRESSED records with `-z`.
+    pub compressed: Option<(u64, u64)>,
+    /// The command's exit status as a shell reports it (128+N: signal N).
+    pub exit_status: Option<u8>,
+    /// The signal (SIGINT, SIGTERM) that stopped the recording.
+    pub stopped_by: Option<i32>,
+    /// Event names as recorded (after any fallback).
+    pub events: Vec<String>,
+}
+
+/// The kernel's sampling-rate limit.
+pub fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn paranoid() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// User registers perf asks for with `--call-graph dwarf` (all but the
+/// segment registers on x86-64).
+#[cfg(target_arch = "x86_64")]
+const DWARF_REGS: u64 = 0xff0fff;
+#[cfg(target_arch = "aarch64")]
+const DWARF_REGS: u64 = (1 << 33) - 1;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const DWARF_REGS: u64 = 0;
+
+/// Bytes of the sample_id trailer of non-sample records for `sample_type`.
+fn id_trailer_size(st: u64) -> usize {
+    [
+        PERF_SAMPLE_TID,
+        PERF_SAMPLE_TIME,
+        PERF_SAMPLE_ID,
+        PERF_SAMPLE_STREAM_ID,
+        PERF_SAMPLE_CPU,
+        PERF_SAMPLE_IDENTIFIER,
+    ]
+    .iter()
+    .filter(|&&b| st & b != 0)
+    .count()
+        * 8
+}
+
+/// The checked plan: events with their attrs, the tasks and CPUs to open on.
+struct Plan {
+    groups: Vec<Group>,
+    sample_type: u64,
+    /// pid argument of each open (-1: any task on the CPU).
+    tasks: Vec<i32>,
+    cpus: Vec<i32>,
+    default_event: bool,
+}
+
+fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
+    let (mut groups, default_event) = if opts.events.is_empty() {
+        (event::parse_list("cycles")?, true)
+    } else {
+        let mut g = Vec::new();
+        for e in &opts.events {
+            g.extend(event::parse_list(e)?);
+        }
+        (g, false)
+    };
+    if default_event && opts.system_wide {
+        // Nothing to change: kept for symmetry with perf's defaults.
+    }
+    groups.retain(|g| !g.members.is_empty());
+    let n_events: usize = groups.iter().map(|g| g.members.len()).sum();
+    let system_wide = opts.system_wide || opts.cpus.is_some();
+    let mut st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+    match opts.call_graph {
+        CallGraph::None => {}
+        CallGraph::Fp => st |= PERF_SAMPLE_CALLCHAIN,
+        CallGraph::Dwarf(_) => {
+            if DWARF_REGS == 0 {
+                return Err(Error::Options(
+                    "--call-graph dwarf is not supported on this architecture; use -g".into(),
+                ));
+            }
+            st |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER
+        }
+    }
+    if system_wide {
+        st |= PERF_SAMPLE_CPU;
+    }
+    if n_events > 1 {
+        st |= if system_wide {
+            PERF_SAMPLE_IDENTIFIER
+        } else {
+            PERF_SAMPLE_ID
+        };
+    }
+    let tasks: Vec<i32> = if system_wide {
+        vec![-1]
+    } else if !opts.tids.is_empty() {
+        opts.tids.clone()
+    } else if !opts.pids.is_empty() {
+        let mut t = Vec::new();
+        for &p in &opts.pids {
+            if !sys::task_exists(p) {
+                return Err(Error::NoSuchTask(p));
+            }
+            t.extend(synth::threads_of(p));
+        }
+        t
+    } else if let Some(c) = child {
+        vec![c]
+    } else {
+        return Err(Error::Options(
+            "nothing to record: give a command (`sear record -- COMMAND`), -p PID, -t TID or -a"
+                .into(),
+        ));
+    };
+    for &t in opts.tids.iter() {
+        if !sys::task_exists(t) {
+            return Err(Error::NoSuchTask(t));
+        }
+    }
+    let online = synth::online_cpus();
+    let cpus: Vec<i32> = match &opts.cpus {
+        Some(list) => {
+            for c in list {
+                if !online.contains(c) {
+                    return Err(Error::Options(format!(
+                        "CPU {c} is not online (online: {}); pick CPUs from /sys/devices/system/cpu/online",
+                        online.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                    )));
+                }
+            }
+            list.iter().map(|&c| c as i32).collect()
+        }
+        None => online.iter().map(|&c| c as i32).collect(),
+    };
+    Ok(Plan {
+        groups,
+        sample_type: st,
+        tasks,
+        cpus,
+        default_event,
+    })
+}
+
+/// Sampling rate: `-c` period, else `-F` (bounded by the kernel's limit).
+fn period_or_freq(opts: &Options) -> Result<(bool, u64)> {
+    if let Some(p) = opts.period {
+        if p == 0 {
+            return Err(Error::Options("-c 0: the period must be at least 1".into()));
+        }
+        return Ok((false, p));
+    }
+    let max = max_sample_rate();
+    let f = match opts.freq {
+        None => DEFAULT_FREQ,
+        Some(Freq::Hz(0)) => {
+            return Err(Error::Options(
+                "-F 0: the frequency must be at least 1 Hz".into(),
+            ))
+        }
+        Some(Freq::Hz(f)) => f,
+        Some(Freq::Max) => max.unwrap_or(DEFAULT_FREQ),
+    };
+    match max {
+        Some(m) if f > m => {
+            log::warn!(
+                "the frequency {f} Hz is above the kernel's limit \
+                 (/proc/sys/kernel/perf_event_max_sample_rate = {m}); sampling at {m} Hz \
+                 (raise the limit to sample faster)"
+            );
+            Ok((true, m))
+        }
+        _ => Ok((true, f)),
+    }
+}
+
+struct AttrCtx {
+    sample_type: u64,
+    freq: bool,
+    rate: u64,
+    call_graph: CallGraph,
+    inherit: bool,
+    enable_on_exec: bool,
+    switch_events: bool,
+    user_only: bool,
+}
+
+fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
+    let mut flags = 0u64;
+    let mut set = |b: u32| flags |= 1 << b;
+    if leader {
+        set(flag::DISABLED);
+        if c.enable_on_exec {
+            set(flag::ENABLE_ON_EXEC);
+        }
+    }
+    if c.inherit {
+        set(flag::INHERIT);
+    }
+    if c.freq {
+        set(flag::FREQ);
+    }
+    set(flag::SAMPLE_ID_ALL);
+    if e.exclude_user {
+        set(flag::EXCLUDE_USER);
+    }
+    if e.exclude_kernel || c.user_only {
+        set(flag::EXCLUDE_KERNEL);
+    }
+    if e.exclude_hv || c.user_only {
+        set(flag::EXCLUDE_HV);
+    }
+    if tracking {
+        for b in [
+            flag::MMAP,
+            flag::COMM,
+            flag::TASK,
+            flag::MMAP2,
+            flag::COMM_EXEC,
+        ] {
+            set(b);
+        }
+        if c.switch_events {
+            set(flag::CONTEXT_SWITCH);
+        }
+    }
+    let mut a = EventAttr {
+        type_: e.type_,
+        size: 128,
+        config: e.config,
+        sample_period_or_freq: c.rate,
+        sample_type: c.sample_type,
+        read_format: PERF_FORMAT_ID,
+        ..Default::default()
+    };
+    if let CallGraph::Dwarf(size) = c.call_graph {
+        flags |= 1 << flag::EXCLUDE_CALLCHAIN_USER;
+        if tracking {
+            // Unwinders read .eh_frame_hdr through the maps: perf records
+            // the non-executable segments too, and so do we.
+            flags |= 1 << flag::MMAP_DATA;
+        }
+        a.sample_regs_user = DWARF_REGS;
+        a.sample_stack_user = size;
+    }
+    if c.call_graph != CallGraph::None {
+        a.sample_max_stack = 127;
+    }
+    flags |= u64::from(e.precise_ip & 3) << flag::PRECISE_IP;
+    a.flags = flags;
+    a
+}
+
+/// Open events: one entry per recorded event with its fds and ids.
+struct Opened {
+    events: Vec<Event>,
+    /// (leader index, members) of groups of more than one event.
+    group_desc: Vec<(u32, u32)>,
+    fds: Vec<OwnedFd>,
+    /// Indices in `fds` of group leaders (to enable and disable).
+    leaders: Vec<usize>,
+    /// One ring per CPU.
+    rings: Vec<(RawFd, sys::Ring)>,
+    sample_type: u64,
+}
+
+fn open_error(e: &EventSpec, task: i32, cpu: i32, err: io::Error, hardware_default: bool) -> Error {
+    let target = match (task, cpu) {
+        (-1, c) => format!("CPU {c}"),
+        (t, c) => format!("task {t} on CPU {c}"),
+    };
+    match err.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => Error::Permission {
+            event: e.name.clone(),
+            paranoid: paranoid(),
+            err,
+        },
+        Some(libc::ESRCH) => Error::NoSuchTask(task),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+            if e.is_hardware() && !hardware_default =>
+        {
+            Error::NoPmu {
+                event: e.name.clone(),
+            }
+        }
+        Some(libc::EMFILE) => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "; too many open files: raise the limit (`ulimit -n 65536`) or record fewer CPUs (-C) or threads",
+            err,
+        },
+        Some(libc::EINVAL) => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "; the kernel refused these settings (try a lower -F, a smaller --call-graph dwarf size, or another event)",
+            err,
+        },
+        _ => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "",
+            err,
+        },
+    }
+}
+
+fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, (Error, bool)> {
+    let mut attrs: Vec<(EventAttr, &EventSpec, bool)> = Vec::new();
+    let mut group_desc = Vec::new();
+    for g in &p.groups {
+        if g.members.len() > 1 {
+            group_desc.push((attrs.len() as u32, g.members.len() as u32));
+        }
+        for (i, e) in g.members.iter().enumerate() {
+            let a = make_attr(ctx, e, i == 0, attrs.is_empty());
+            attrs.push((a, e, i == 0));
+        }
+    }
+    let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
+    let mut fds = Vec::new();
+    let mut leaders = Vec::new();
+    let mut rings = Vec::new();
+    for &cpu in &p.cpus {
+        let mut ring_owner: Option<usize> = None;
+        for &task in &p.tasks {
+            let mut leader_fd: RawFd = -1;
+            for (i, (a, e, is_leader)) in attrs.iter().enumerate() {
+                let group_fd = if *is_leader { -1 } else { leader_fd };
+                let fd = match sys::perf_event_open(a, task, cpu, group_fd) {
+                    Ok(fd) => fd,
+                    Err(err) => {
+                        // A process or thread that ended since we listed it.
+                        if err.raw_os_error() == Some(libc::ESRCH) && p.tasks.len() > 1 {
+                            log::debug!("task {task} ended before it could be attached");
+                            break;
+                        }
+                        let hw_missing = e.is_hardware()
+                            && matches!(
+                                err.raw_os_error(),
+                                Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+                            );
+                        let perm =
+                            matches!(err.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
+                        let retry = (hw_missing && p.default_event)
+                            || (perm && !ctx.user_only && !e.exclude_kernel);
+                        return Err((open_error(e, task, cpu, err, p.default_event), retry));
+                    }
+                };
+                let id = sys::event_id(&fd)
+                    .map_err(|e| (Error::sys("reading an event id", e), false))?;
+                ids[i].push(id);
+                if *is_leader {
+                    leader_fd = fd.as_raw_fd();
+                    leaders.push(fds.len());
+                }
+                match ring_owner {
+                    None => {
+                        let ring = sys::Ring::new(&fd, pages).map_err(|e| {
+                            (
+                                Error::sys(
+                                    format!(
+                                        "mmapping a {} KiB ring buffer (lower -m, or raise /proc/sys/kernel/perf_event_mlock_kb)",
+                                        pages * sys::page_size() / 1024
+                                    ),
+                                    e,
+                                ),
+                                false,
+                            )
+                        })?;
+                        rings.push((fd.as_raw_fd(), ring));
+                        ring_owner = Some(fds.len());
+                    }
+                    Some(o) => sys::set_output(&fd, &fds[o]).map_err(|e| {
+                        (
+                            Error::sys("sharing a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)", e),
+                            false,
+                        )
+                    })?,
+                }
+                fds.push(fd);
+            }
+        }
+    }
+    if fds.is_empty() {
+        return Err((
+            Error::Options(
+                "no event could be opened: the processes to attach to have all ended".into(),
+            ),
+            false,
+        ));
+    }
+    let events = attrs
+        .into_iter()
+        .zip(ids)
+        .map(|((attr, e, _), ids)| Event {
+            attr,
+            ids,
+            name: Some(e.name.clone()),
+        })
+        .collect();
+    Ok(Opened {
+        events,
+        group_desc,
+        fds,
+        leaders,
+        rings,
+        sample_type: p.sample_type,
+    })
+}
+
+/// Counts bytes on their way to the output.
+struct Counted<W> {
+    inner: W,
+    n: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.n
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+enum Sink {
+    File {
+        w: FileWriter<File>,
+        /// A second handle, to cut the file back to a complete round after a
+        /// write error.
+        file: Option<File>,
+        /// Positions just after recent FINISHED_ROUND records.
+        round_ends: Vec<u64>,
+        /// Where the data section starts.
+        data_offset: u64,
+    },
+    Pipe(
+        PipeWriter<Counted<Box<dyn Write + Send>>>,
+        std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ),
+}
+
+impl Sink {
+    fn write(&mut self, type_: u32, misc: u16, payload: &[u8]) -> perf_data::Result<()> {
+        match self {
+            Sink::File { w, .. } => w.write_record(type_, misc, payload, &[]),
+            Sink::Pipe(w, _) => w.write_record(type_, misc, payload, &[]),
+        }
+    }
+
+    fn round(&mut self) -> perf_data::Result<()> {
+        self.write(PERF_RECORD_FINISHED_ROUND, 0, &[])?;
+        if let Sink::File { w, round_ends, .. } = self {
+            if round_ends.len() >= 1024 {
+                round_ends.drain(..512);
+            }
+            round_ends.push(w.position());
+        }
+        Ok(())
+    }
+
+    /// After a write error: leave a file that ends on a complete round.
+    /// The writer goes first (dropping it flushes what it still buffers),
+    /// then the file is cut back to the last round that reached it whole.
+    fn salvage(self) {
+        if let Sink::File {
+            w,
+            file: Some(f),
+            round_ends,
+            data_offset,
+        } = self
+        {
+            drop(w);
+            let Ok(len) = f.metadata().map(|m| m.len()) else {
+                return;
+            };
+            if let Some(&end) = round_ends.iter().rev().find(|&&e| e <= len) {
+                if f.set_len(end).is_ok() {
+                    log::info!(
+                        "the recording was cut back to {end} bytes, its last complete round"
+                    );
+                    // perf 6.1 cannot read a file whose header says "data size
+                    // 0": give the real size (it needs no new space).
+                    use std::os::unix::fs::FileExt;
+                    if let Some(size) = end.checked_sub(data_offset) {
+                        let _ = f.write_all_at(&size.to_ne_bytes(), 48);
+                    }
+                }
+            }
+        }
+    }
+
+    fn compression(&self) -> Option<(u64, u64)> {
+        match self {
+            Sink::File { w, .. } => w.compression_totals(),
+            Sink::Pipe(w, _) => w.compression_totals(),
+        }
+    }
+}
+
+/// What the drain loop learns from the records going by.
+#[derive(Default)]
+struct Tally {
+    samples: u64,
+    lost: u64,
+    lost_chunks: u64,
+    first_time: Option<u64>,
+    last_time: u64,
+    hits: Option<buildid::Hits>,
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    b.get(o..o + 4)
+        .map_or(0, |x| u32::from_ne_bytes([x[0], x[1], x[2], x[3]]))
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    b.get(o..o + 8).map_or(0, |x| {
+        u64::from_ne_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]])
+    })
+}
+fn name_at(b: &[u8], o: usize) -> &str {
+    let s = b.get(o..).unwrap_or(&[]);
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    std::str::from_utf8(&s[..end]).unwrap_or("")
+}
+
+impl Tally {
+    fn see(&mut self, st: u64, type_: u32, misc: u16, p: &[u8]) {
+        match type_ {
+            PERF_RECORD_SAMPLE => {
+                self.samples += 1;
+                let mut o = if st & PERF_SAMPLE_IDENTIFIER != 0 {
+                    8
+                } else {
+                    0
+                };
+                let ip = u64_at(p, o);
+                o += 8;
+                let pid = u32_at(p, o);
+                o += 8;
+                let t = u64_at(p, o);
+                if self.first_time.is_none_or(|f| t < f) {
+                    self.first_time = Some(t);
+                }
+                self.last_time = self.last_time.max(t);
+                if let Some(h) = &mut self.hits {
+                    h.sample(misc, pid, ip);
+                }
+            }
+            PERF_RECORD_MMAP2 | PERF_RECORD_MMAP => {
+                if let Some(h) = &mut self.hits {
+                    let name_off = if type_ == PERF_RECORD_MMAP2 { 64 } else { 32 };
+                    h.mmap(
+                        u32_at(p, 0),
+                        u64_at(p, 8),
+                        u64_at(p, 16),
+                        name_at(p, name_off),
+                    );
+                }
+            }
+            PERF_RECORD_FORK => {
+                if let Some(h) = &mut self.hits {
+                    h.fork(u32_at(p, 0), u32_at(p, 4));
+                }
+            }
+            PERF_RECORD_COMM if misc & PERF_RECORD_MISC_COMM_EXEC != 0 => {
+                if let Some(h) = &mut self.hits {
+                    h.exec(u32_at(p, 0));
+                }
+            }
+            PERF_RECORD_LOST => {
+                self.lost += u64_at(p, 8);
+                self.lost_chunks += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Records `opts` into `out` until the command ends (or the targets do, or
+/// SIGINT/SIGTERM arrives). On a write error the output is left readable
+/// (cut back to its last complete round) and the error returned.
+pub fn record(opts: &Options, out: Output) -> Result<Summary> {
+    if !opts.command.is_empty() && (!opts.pids.is_empty() || !opts.tids.is_empty()) {
+        log::info!("-p/-t given with a command: sampling the processes, the command only sets the duration");
+    }
+    if !opts.mmap_pages.is_power_of_two() {
+        return Err(Error::Options(format!(
+            "-m {}: the number of ring-buffer pages must be a power of two",
+            opts.mmap_pages
+        )));
+    }
+    let (freq, rate) = period_or_freq(opts)?;
+    sys::install_signal_handlers().map_err(|e| Error::sys("installing signal handlers", e))?;
+    let r = record_inner(opts, out, freq, rate);
+    sys::restore_signal_handlers();
+    r
+}
+
+fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Summary> {
+    let mut child = if opts.command.is_empty() {
+        None
+    } else {
+        Some(
+            sys::Child::spawn_stopped(&opts.command)
+                .map_err(|e| Error::sys("starting the command (fork)", e))?,
+        )
+    };
+    let mut p = plan(opts, child.as_ref().map(|c| c.pid))?;
+    let system_wide = opts.system_wide || opts.cpus.is_some();
+    let attach = opts.pids.is_empty() && opts.tids.is_empty() && !system_wide;
+    let mut ctx = AttrCtx {
+        sample_type: p.sample_type,
+        freq,
+        rate,
+        call_graph: opts.call_graph,
+        inherit: opts.inherit,
+        enable_on_exec: attach && child.is_some(),
+        switch_events: opts.switch_events,
+        user_only: false,
+    };
+    let mut opened = None;
+    for _ in 0..3 {
+        match open_all(&p, &ctx, opts.mmap_pages) {
+            Ok(o) => {
+                opened = Some(o);
+                break;
+            }
+            Err((e, true)) if matches!(e, Error::Permission { .. }) && !system_wide => {
+                log::warn!(
+                    "kernel.perf_event_paranoid={} does not allow kernel samples: recording user space only (as `:u`)",
+                    paranoid()
+                );
+                ctx.user_only = true;
+            }
+            Err((_, true)) if p.default_event => {
+                log::warn!(
+                    "the cycles event is not supported here (no hardware PMU, as in most VMs): falling back to cpu-clock"
+                );
+                p.groups = event::parse_list("cpu-clock")?;
+                p.default_event = false;
+            }
+            Err((e, _)) => {
+                if let Some(c) = &mut child {
+                    c.kill(libc::SIGKILL);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut o = opened.ok_or_else(|| Error::Options("could not open the events".into()))?;
+    let endian = Endian::native();
+    let trailer = id_trailer_size(o.sample_type);
+
+    let mut sink = match out {
+        Output::File(f) => {
+            let file = f.try_clone().ok();
+            let w = FileWriter::create(f, endian, &o.events)?;
+            Sink::File {
+                data_offset: w.position(),
+                w,
+                file,
+                round_ends: Vec::new(),
+            }
+        }
+        Output::Pipe(w) => {
+            let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let mut pw = PipeWriter::new(
+                Counted {
+                    inner: w,
+                    n: n.clone(),
+                },
+                endian,
+            )?;
+            for e in &o.events {
+                pw.write_attr(e)?;
+            }
+            let feats = header::features(
+                endian,
+                &header::HeaderInput {
+                    events: &o.events,
+                    groups: &o.group_desc,
+                    cmdline: &opts.cmdline,
+                    version: &opts.version,
+                    sample_time: None,
+                    build_ids: Vec::new(),
+                },
+            );
+            for (id, b) in &feats {
+                pw.write_feature(*id, b)?;
+            }
+            if let Some(l) = opts.compress {
+                pw.set_compression(l)?;
+            }
+            pw.write_features_end()?;
+            Sink::Pipe(pw, n)
+        }
+    };
+    if let (Some(l), Sink::File { w, .. }) = (opts.compress, &mut sink) {
+        w.set_compression(l)?;
+    }
+    let mut tally = Tally {
+        hits: (opts.build_ids && matches!(sink, Sink::File { .. })).then(buildid::Hits::default),
+        ..Default::default()
+    };
+
+    // What existed before: the kernel, and processes we attach to.
+    let data_maps = matches!(opts.call_graph, CallGraph::Dwarf(_));
+    let mut synth_records = Vec::new();
+    synth_records.extend(synth::kernel_mmap(endian, trailer));
+    if system_wide {
+        for pid in synth::all_pids() {
+            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
+        }
+    } else if !opts.tids.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        for &t in &opts.tids {
+            let pid = synth::tgid_of(t).unwrap_or(t);
+            let only_comm = !seen.insert(pid);
+            for r in synth::process(endian, trailer, pid, Some(&[t]), data_maps) {
+                if !(only_comm && r.type_ == PERF_RECORD_MMAP2) {
+                    synth_records.push(r);
+                }
+            }
+        }
+    } else {
+        for &pid in &opts.pids {
+            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
+        }
+    }
+    let write_result = (|| -> perf_data::Result<()> {
+        for r in &synth_records {
+            tally.see(o.sample_type, r.type_, r.misc, &r.payload);
+            sink.write(r.type_, r.misc, &r.payload)?;
+        }
+        sink.round()
+    })();
+    if let Err(e) = write_result {
+        if let Some(c) = &mut child {
+            c.kill(libc::SIGKILL);
+        }
+        sink.salvage();
+        return Err(e.into());
+    }
+
+    // Start: the command's exec enables its events; others are enabled now.
+    if !ctx.enable_on_exec {
+        for &l in &o.leaders {
+            sys::enable(&o.fds[l]).map_err(|e| Error::sys("enabling the events", e))?;
+        }
+    }
+    if let Some(c) = &mut child {
+        if let Err(e) = c.go() {
+            let command = opts.command[0].to_string_lossy().into_owned();
+            let hint = match e.kind() {
+                io::ErrorKind::NotFound => "; check the name, or give its path (PATH is searched for names without a slash)",
+                io::ErrorKind::PermissionDenied => "; is it executable (chmod +x)?",
+                _ => "",
+            };
+            return Err(Error::Exec {
+                command,
+                hint,
+                err: e,
+            });
+        }
+    }
+
+    let ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
+    let mut scratch = Vec::new();
+    let mut wakeups = 0u64;
+    let mut stopped_by = None;
+    let mut exit_raw: Option<i32> = None;
+    let st = o.sample_type;
+    let mut failure: Option<perf_data::Error> = None;
+    let mut drain =
+        |o: &mut Opened, sink: &mut Sink, tally: &mut Tally| -> perf_data::Result<bool> {
+            let mut any = false;
+            for (_, ring) in o.rings.iter_mut() {
+                let n = ring.drain(&mut scratch, |rec| {
+                    let type_ = u32_at(rec, 0);
+                    let misc = u16::from_ne_bytes([rec[4], rec[5]]);
+                    let payload = &rec[8..];
+                    tally.see(st, type_, misc, payload);
+                    sink.write(type_, misc, payload)
+                })?;
+                any |= n > 0;
+            }
+            if any {
+                sink.round()?;
+            }
+            Ok(any)
+        };
+    loop {
+        if let Err(e) = sys::poll(&ring_fds, 100) {
+            log::warn!("poll: {e}");
+        }
+        match drain(&mut o, &mut sink, &mut tally) {
+            Ok(true) => wakeups += 1,
+            Ok(false) => {}
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+        if let Some(s) = sys::stop_signal() {
+            stopped_by = Some(s);
+            break;
+        }
+        if let Some(c) = &mut child {
+            if let Some(st) = c.try_wait() {
+                exit_raw = Some(st);
+                break;
+            }
+        } else if !system_wide {
+            let targets = if opts.tids.is_empty() {
+                &opts.pids
+            } else {
+                &opts.tids
+            };
+            if !targets.iter().any(|&t| sys::task_exists(t)) {
+                break;
+            }
+        }
+    }
+    // Stop sampling, then take what is left.
+    for &l in &o.leaders {
+        let _ = sys::disable(&o.fds[l]);
+    }
+    if failure.is_none() {
+        if let Err(e) = drain(&mut o, &mut sink, &mut tally) {
+            failure = Some(e);
+        }
+    }
+    if let Some(c) = &mut child {
+        if exit_raw.is_none() {
+            // Stopped by a signal or an error: end the command as perf does.
+            c.kill(libc::SIGTERM);
+            exit_raw = c.wait().ok();
+        }
+    }
+    let bytes_transferred: u64 = o.rings.iter().map(|r| r.1.bytes).sum();
+    let group_desc = std::mem::take(&mut o.group_desc);
+    let events = std::mem::take(&mut o.events);
+    drop(o);
+    if let Some(e) = failure {
+        sink.salvage();
+        return Err(e.into());
+    }
+    let compressed = sink.compression();
+    let (kernel_hit, files) = tally.hits.as_mut().map(|h| h.finish()).unwrap_or_default();
+    let mut build_ids = Vec::new();
+    if kernel_hit {
+        if let Some(id) = std::fs::read("/sys/kernel/notes")
+            .ok()
+            .and_then(|b| buildid::build_id_in_notes(&b))
+        {
+            build_ids.extend(buildid::build_id_entry(
+                endian,
+                true,
+                &id,
+                "[kernel.kallsyms]",
+            ));
+        }
+    }
+    for f in &files {
+        let id = if f == "[vdso]" {
+            sys::own_vdso().and_then(|b| buildid::build_id_of_bytes(&b))
+        } else {
+            buildid::build_id_of_file(f)
+        };
+        if let Some(id) = id {
+            build_ids.extend(buildid::build_id_entry(endian, false, &id, f));
+        }
+    }
+    let mut summary = Summary {
+        samples: tally.samples,
+        lost: tally.lost,
+        lost_chunks: tally.lost_chunks,
+        wakeups,
+        bytes_transferred,
+        compressed,
+        exit_status: exit_raw.map(sys::shell_status),
+        stopped_by,
+        events: Vec::new(),
+        bytes_written: 0,
+    };
+    summary.events = events.iter().filter_map(|e| e.name.clone()).collect();
+    let result = match sink {
+        Sink::File { w, .. } => {
+            let feats = header::features(
+                endian,
+                &header::HeaderInput {
+                    events: &events,
+                    groups: &group_desc,
+                    cmdline: &opts.cmdline,
+                    version: &opts.version,
+                    sample_time: tally.first_time.map(|f| (f, tally.last_time)),
+                    build_ids,
+                },
+            );
+            w.finish(&feats).map(|f| {
+                summary.bytes_written = f.metadata().map(|m| m.len()).unwrap_or(0);
+            })
+        }
+        Sink::Pipe(w, n) => w.finish().map(|_| {
+            summary.bytes_written = n.load(std::sync::atomic::Ordering::Relaxed);
+        }),
+    };
+    result?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailer_sizes() {
+        assert_eq!(
+            id_trailer_size(
+                PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD
+            ),
+            16
+        );
+        assert_eq!(
+            id_trailer_size(PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER),
+            24
+        );
+    }
+
+    #[test]
+    fn attrs_like_perf() {
+        let e = event::parse_one("cpu-clock").unwrap();
+        let c = AttrCtx {
+            sample_type: PERF_SAMPLE_IP,
+            freq: true,
+            rate: 4000,
+            call_graph: CallGraph::Dwarf(8192),
+            inherit: true,
+            enable_on_exec: true,
+            switch_events: false,
+            user_only: false,
+        };
+        let a = make_attr(&c, &e, true, true);
+        for b in [
+            flag::DISABLED,
+            flag::INHERIT,
+            flag::FREQ,
+            flag::ENABLE_ON_EXEC,
+            flag::MMAP2,
+            flag::COMM_EXEC,
+            flag::SAMPLE_ID_ALL,
+            flag::EXCLUDE_CALLCHAIN_USER,
+        ] {
+            assert!(a.flag(b), "flag {b}");
+        }
+        assert_eq!(a.sample_stack_user, 8192);
+        let m = make_attr(&c, &e, false, false);
+        assert!(!m.flag(flag::DISABLED) && !m.flag(flag::MMAP));
+    }
+}

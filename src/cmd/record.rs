@@ -1,0 +1,287 @@
+//! `sear record`: perf record's flags into record::Options, the output file
+//! (perf.data.old kept as perf does), and perf's closing lines.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::RecordArgs;
+
+fn parse_ids(what: &str, s: &str) -> Result<Vec<i32>> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|&v| v > 0)
+                .with_context(|| {
+                    format!("{what} '{x}': expected positive numbers separated by commas")
+                })
+        })
+        .collect()
+}
+
+/// `-m`: pages, or a size with K/M/G, as a power-of-two number of pages.
+fn parse_mmap_pages(s: &str) -> Result<usize> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'B' => 1,
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => bail!("-m {s}: unknown unit '{c}' (use a page count, or K, M, G)"),
+            };
+            (&t[..i], Some(m))
+        }
+        _ => (t, None),
+    };
+    let n: u64 = num
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .with_context(|| format!("-m {s}: expected a number of pages or a size like 1M"))?;
+    let page = 4096u64;
+    let pages = match mult {
+        None => {
+            if !n.is_power_of_two() {
+                bail!("-m {s}: the number of pages must be a power of two (e.g. 64, 128, 256)");
+            }
+            n
+        }
+        Some(m) => n
+            .checked_mul(m)
+            .map(|b| b.div_ceil(page).max(1).next_power_of_two())
+            .with_context(|| format!("-m {s}: too large"))?,
+    };
+    if pages > 1 << 20 {
+        bail!("-m {s}: at most {} pages (4 GiB) per ring buffer", 1 << 20);
+    }
+    Ok(pages as usize)
+}
+
+fn parse_call_graph(a: &RecordArgs) -> Result<record::CallGraph> {
+    let Some(cg) = &a.call_graph else {
+        return Ok(if a.g {
+            record::CallGraph::Fp
+        } else {
+            record::CallGraph::None
+        });
+    };
+    let mut parts = cg.split(',');
+    match parts.next().unwrap_or("") {
+        "fp" => Ok(record::CallGraph::Fp),
+        "dwarf" => {
+            let size = match parts.next() {
+                None => record::DEFAULT_DWARF_STACK,
+                Some(s) => {
+                    let n: u32 = s.trim().parse().ok().filter(|&n| n > 0).with_context(|| {
+                        format!("--call-graph dwarf,{s}: the stack size must be a number of bytes, e.g. dwarf,16384")
+                    })?;
+                    // As perf: a multiple of 8, at most what a record can hold.
+                    let n = n.div_ceil(8) * 8;
+                    if n > 65528 {
+                        bail!("--call-graph dwarf,{s}: at most 65528 bytes of stack per sample");
+                    }
+                    n
+                }
+            };
+            Ok(record::CallGraph::Dwarf(size))
+        }
+        "lbr" => bail!("--call-graph lbr needs Intel LBR hardware; sear supports fp and dwarf"),
+        other => bail!("--call-graph {other}: use fp (frame pointers) or dwarf[,SIZE]"),
+    }
+}
+
+fn options(a: &RecordArgs) -> Result<record::Options> {
+    let freq = match a.freq.as_deref() {
+        None => None,
+        Some("max") => Some(record::Freq::Max),
+        Some(f) => Some(record::Freq::Hz(f.parse().with_context(|| {
+            format!("-F {f}: expected samples per second (e.g. 999) or `max`")
+        })?)),
+    };
+    let cpus = match &a.cpu {
+        Some(c) => Some(
+            record::parse_cpu_list(c)
+                .with_context(|| format!("-C {c}: expected a CPU list like 0-3,6"))?,
+        ),
+        None => None,
+    };
+    let mut cmdline: Vec<String> = std::env::args().collect();
+    if let (Some(first), Ok(exe)) = (cmdline.first_mut(), std::env::current_exe()) {
+        *first = exe.display().to_string();
+    }
+    let opts = record::Options {
+        events: a.event.clone(),
+        freq,
+        period: a.count,
+        call_graph: parse_call_graph(a)?,
+        command: a.command.clone(),
+        pids: a
+            .pid
+            .as_deref()
+            .map(|p| parse_ids("-p", p))
+            .transpose()?
+            .unwrap_or_default(),
+        tids: a
+            .tid
+            .as_deref()
+            .map(|t| parse_ids("-t", t))
+            .transpose()?
+            .unwrap_or_default(),
+        system_wide: a.all_cpus,
+        cpus,
+        mmap_pages: match &a.mmap_pages {
+            Some(m) => parse_mmap_pages(m)?,
+            None => record::DEFAULT_MMAP_PAGES,
+        },
+        switch_events: a.switch_events,
+        build_ids: !a.no_buildid,
+        inherit: !a.no_inherit,
+        compress: a.compress,
+        cmdline,
+        version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
+    };
+    if opts.command.is_empty()
+        && opts.pids.is_empty()
+        && opts.tids.is_empty()
+        && !opts.system_wide
+        && opts.cpus.is_none()
+    {
+        bail!("nothing to record: give a command (`sear record -- ./prog args`), -p PID, -t TID or -a");
+    }
+    Ok(opts)
+}
+
+/// The output file, an existing non-empty regular file kept as FILE.old
+/// (as perf does). Returns the file and the name it was moved to.
+fn create_output(path: &Path) -> Result<(File, Option<PathBuf>)> {
+    let mut old = None;
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.is_file() && m.len() > 0 {
+            let mut o = path.as_os_str().to_owned();
+            o.push(".old");
+            let o = PathBuf::from(o);
+            std::fs::rename(path, &o).with_context(|| {
+                format!(
+                    "renaming the existing {} to {}",
+                    path.display(),
+                    o.display()
+                )
+            })?;
+            old = Some(o);
+        }
+    }
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .with_context(|| format!("creating {} (choose another file with -o)", path.display()))?;
+    Ok((f, old))
+}
+
+pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
+    let opts = options(&a)?;
+    let pipe = a.output == Path::new("-");
+    let (output, old) = if pipe {
+        (record::Output::Pipe(Box::new(io::stdout())), None)
+    } else {
+        let (f, old) = create_output(&a.output)?;
+        (record::Output::File(f), old)
+    };
+    let name = if pipe {
+        "stdout".to_string()
+    } else {
+        a.output.display().to_string()
+    };
+    let summary = match record::record(&opts, output) {
+        Ok(s) => s,
+        Err(e) => {
+            let status = e.shell_status();
+            let empty = std::fs::metadata(&a.output).is_ok_and(|m| m.is_file() && m.len() == 0);
+            if (status.is_some() || empty) && !pipe {
+                // Nothing was recorded: put things back as they were.
+                let _ = std::fs::remove_file(&a.output);
+                if let Some(o) = &old {
+                    let _ = std::fs::rename(o, &a.output);
+                }
+            }
+            let disk_full = matches!(&e, record::Error::Write(perf_data::Error::Io { source, .. })
+                if source.kind() == io::ErrorKind::StorageFull);
+            let err = anyhow::Error::new(e);
+            let err = if disk_full {
+                err.context(format!(
+                    "recording into {name}: the disk is full; what was recorded until then is in {name} \
+                     (readable); free some space or record elsewhere with -o"
+                ))
+            } else {
+                err.context(format!("recording into {name}"))
+            };
+            if let Some(s) = status {
+                crate::ui::print_error(&err);
+                return Ok(ExitCode::from(s));
+            }
+            return Err(err);
+        }
+    };
+    if !quiet {
+        let mut e = io::stderr().lock();
+        let _ = writeln!(
+            e,
+            "[ sear record: Woken up {} times to write data ]",
+            summary.wakeups
+        );
+        if summary.lost > 0 {
+            let _ = writeln!(
+                e,
+                "[ sear record: lost {} events in {} chunks: the ring buffers filled up; raise -m or lower -F ]",
+                summary.lost, summary.lost_chunks
+            );
+        }
+        let mb = |b: u64| b as f64 / 1024.0 / 1024.0;
+        let _ = write!(
+            e,
+            "[ sear record: Captured and wrote {:.3} MB {} ({} samples)",
+            mb(summary.bytes_written),
+            name,
+            summary.samples
+        );
+        if let Some((raw, packed)) = summary.compressed {
+            let ratio = if packed > 0 {
+                summary.bytes_transferred as f64 / packed as f64
+            } else {
+                0.0
+            };
+            let _ = write!(
+                e,
+                ", compressed (original {:.3} MB, ratio is {:.3})",
+                mb(summary.bytes_transferred.max(raw)),
+                ratio
+            );
+        }
+        let _ = writeln!(e, " ]");
+    }
+    Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mmap_sizes() {
+        assert_eq!(parse_mmap_pages("128").unwrap(), 128);
+        assert_eq!(parse_mmap_pages("1M").unwrap(), 256);
+        assert_eq!(parse_mmap_pages("100K").unwrap(), 32);
+        for bad in ["0", "3", "x", "1Q", "", "99999999999G"] {
+            assert!(parse_mmap_pages(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,742 @@
+//! `sear record` for real (as root, perf_event_open works): programs built
+//! here with gcc are recorded by sear, then perf 6.1 reads sear's files with
+//! the sample counts sear reported, and `sear report` equals `perf report`
+//! on them. Faults: missing command, instant exit, fork storms, SIGKILL,
+//! SIGINT, a full disk, a refused perf_event_open.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const LOOP_C: &str = r#"
+#include <stdlib.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) unsigned long leaf(unsigned long n) {
+    unsigned long s = 0;
+    for (unsigned long i = 0; i < n; i++) s += i * i ^ (s >> 3);
+    return s;
+}
+__attribute__((noinline)) unsigned long mid(unsigned long n) { return leaf(n) + leaf(n / 4); }
+int main(int argc, char **argv) {
+    unsigned long n = argc > 1 ? strtoul(argv[1], 0, 10) : 60000000UL;
+    sink = mid(n);
+    return 0;
+}
+"#;
+
+const THREADS_C: &str = r#"
+#include <pthread.h>
+#include <stdlib.h>
+static volatile unsigned long sink[4];
+__attribute__((noinline)) void *spin(void *arg) {
+    long k = (long)arg;
+    unsigned long s = 0;
+    for (unsigned long i = 0; i < 40000000UL; i++) s += i ^ (s >> 2);
+    sink[k] = s;
+    return 0;
+}
+int main(void) {
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, spin, (void *)i);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
+    return 0;
+}
+"#;
+
+/// Only DWARF unwinding finds the callers: -O2, no frame pointers.
+const DWARF_C: &str = r#"
+#include <stdlib.h>
+static volatile double sink;
+__attribute__((noinline)) double inner(long n) {
+    double s = 0;
+    for (long i = 1; i < n; i++) s += 1.0 / (double)(i * (i & 7 ? i : 3));
+    return s;
+}
+__attribute__((noinline)) double middle(long n) { double x = inner(n); sink = x; return x * 2; }
+__attribute__((noinline)) double outer(long n) { double x = middle(n); sink = x; return x + 1; }
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 40000000L;
+    sink = outer(n);
+    return 0;
+}
+"#;
+
+fn gcc(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = dir.join(name);
+    run_ok(
+        Command::new("gcc")
+            .args(flags)
+            .arg("-g")
+            .arg("-o")
+            .arg(&out)
+            .arg(&c)
+            .arg("-lpthread"),
+    );
+    out
+}
+
+fn loop_bin(dir: &Path) -> PathBuf {
+    gcc(dir, "loop", LOOP_C, &["-O1", "-fno-omit-frame-pointer"])
+}
+
+/// `sear record -o dir/name OPTS -- CMD`, which must succeed; its stderr.
+fn sear_record(dir: &Path, name: &str, opts: &[&str], cmd: &[&str]) -> (PathBuf, String) {
+    let f = dir.join(name);
+    let out = run_ok(
+        sear()
+            .arg("record")
+            .arg("-o")
+            .arg(&f)
+            .args(opts)
+            .arg("--")
+            .args(cmd),
+    );
+    (f, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The sample count of sear's closing line.
+fn closing_samples(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("[ sear record: Captured and wrote"))
+        .unwrap_or_else(|| panic!("no closing line in:\n{stderr}"));
+    let open = line.find(" (").expect("samples in the closing line") + 2;
+    line[open..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Total SAMPLE events as `report --stats` prints them.
+fn stats_samples(text: &str) -> u64 {
+    text.lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no SAMPLE count in:\n{text}"))
+}
+
+fn perf_stats(f: &Path) -> String {
+    stdout_of(&run_ok(perf().args(["report", "--stats", "-i"]).arg(f)))
+}
+
+fn sear_stats(f: &Path) -> String {
+    stdout_of(&run_ok(sear().args(["report", "--stats", "-i"]).arg(f)))
+}
+
+/// perf reads the file with sear's sample count, and both --stats agree.
+fn check_counts(f: &Path, stderr: &str) -> u64 {
+    let p = perf_stats(f);
+    let n = closing_samples(stderr);
+    assert_eq!(
+        stats_samples(&p),
+        n,
+        "perf --stats vs sear's closing line\n{p}\n{stderr}"
+    );
+    assert_eq!(sear_stats(f), p, "sear report --stats differs from perf's");
+    assert!(n > 0, "no samples recorded: {stderr}");
+    n
+}
+
+/// The entry rows of a report (its header lines and call graphs left out),
+/// sorted: entries of equal weight may come in another order than perf's,
+/// and so may equal-weight branches of their call graphs (README).
+fn rows(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .filter(|l| l.len() > 10 && l.as_bytes()[9] == b'%')
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// `sear report --stdio` equals `perf report --stdio` on the same file:
+/// the same rows, and without call graphs (`-g none`) the same text.
+fn check_reports(f: &Path, args: &[&str]) {
+    let p = perf_report(f, args);
+    let s = sear_report(f, args);
+    assert!(
+        p.contains("# Samples:"),
+        "perf report printed no table:\n{p}"
+    );
+    let r = rows(&p);
+    assert!(!r.is_empty(), "no rows in:\n{p}");
+    assert_eq!(
+        rows(&s),
+        r,
+        "{} {args:?}:\n--- perf\n{p}\n--- sear\n{s}",
+        f.display()
+    );
+    if args.windows(2).any(|w| w == ["-g", "none"]) {
+        assert_eq!(
+            blocks(&s),
+            blocks(&p),
+            "{} {args:?}:\n--- perf\n{p}\n--- sear\n{s}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn cpu_loop_with_frame_pointers_reads_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let (f, err) = sear_record(
+        dir.path(),
+        "fp.data",
+        &["-g", "-F", "2000"],
+        &[bin.to_str().unwrap()],
+    );
+    check_counts(&f, &err);
+    for args in [
+        &[][..],
+        &["--no-children"],
+        &["--sort", "dso,sym", "-g", "none"],
+    ] {
+        check_reports(&f, args);
+    }
+    let r = perf_report(&f, &["--no-children", "-g", "caller"]);
+    assert!(r.contains("leaf") && r.contains("main"), "{r}");
+    // The build-id table lists the binary samples hit, as perf's does.
+    let ids = stdout_of(&run_ok(perf().args(["buildid-list", "-i"]).arg(&f)));
+    assert!(ids.contains(bin.to_str().unwrap()), "{ids}");
+    let header = stdout_of(&run_ok(
+        perf().args(["report", "--header-only", "-i"]).arg(&f),
+    ));
+    for want in [
+        "hostname",
+        "os release",
+        "nrcpus online",
+        "cmdline",
+        "sample_freq } = 2000",
+        "time of first sample",
+    ] {
+        assert!(header.contains(want), "{want} missing from:\n{header}");
+    }
+}
+
+#[test]
+fn threads_are_followed() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = gcc(
+        dir.path(),
+        "threads",
+        THREADS_C,
+        &["-O1", "-fno-omit-frame-pointer"],
+    );
+    let (f, err) = sear_record(dir.path(), "t.data", &["-g"], &[bin.to_str().unwrap()]);
+    check_counts(&f, &err);
+    check_reports(&f, &[]);
+    check_reports(&f, &["--sort", "pid", "-g", "none"]);
+    let by_tid = perf_report(&f, &["--sort", "pid", "-g", "none", "--no-children"]);
+    let tids = by_tid.lines().filter(|l| l.contains("threads")).count();
+    assert!(tids >= 4, "samples from {tids} threads:\n{by_tid}");
+}
+
+#[test]
+fn fork_heavy_shell_loop_reads_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let script = "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done";
+    let (f, err) = sear_record(dir.path(), "fork.data", &["-g"], &["sh", "-c", script]);
+    check_counts(&f, &err);
+    check_reports(&f, &["--sort", "comm,dso", "-g", "none"]);
+    check_reports(&f, &[]);
+    let p = perf_stats(&f);
+    let comm = p
+        .lines()
+        .find(|l| l.trim_start().starts_with("COMM events:"))
+        .unwrap();
+    let n: u64 = comm.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(n >= 1000, "each exec has its COMM: {comm}");
+}
+
+#[test]
+fn ten_thousand_short_children() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let script = "i=0; while [ $i -lt 10000 ]; do (:); i=$((i+1)); done";
+    let (f, err) = sear_record(dir.path(), "kids.data", &[], &["sh", "-c", script]);
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    check_counts(&f, &err);
+    let p = perf_stats(&f);
+    let forks = p
+        .lines()
+        .find(|l| l.trim_start().starts_with("FORK events:"))
+        .unwrap_or_else(|| panic!("{p}\n{err}"));
+    let n: u64 = forks.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let lost = err.contains("lost");
+    assert!(n >= 10000 || lost, "{forks}\n{err}");
+}
+
+#[test]
+fn dwarf_unwinds_code_without_frame_pointers() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = gcc(dir.path(), "dw", DWARF_C, &["-O2", "-fomit-frame-pointer"]);
+    let (f, err) = sear_record(
+        dir.path(),
+        "dwarf.data",
+        &["--call-graph", "dwarf", "-F", "1000"],
+        &[bin.to_str().unwrap()],
+    );
+    check_counts(&f, &err);
+    let header = stdout_of(&run_ok(
+        perf().args(["report", "--header-only", "-i"]).arg(&f),
+    ));
+    assert!(header.contains("sample_stack_user = 8192"), "{header}");
+    // Inline-frame names are shown in a column perf sizes differently;
+    // without inline frames the reports are equal.
+    check_reports(&f, &["--no-inline"]);
+    check_reports(&f, &["--no-inline", "--no-children", "-g", "caller"]);
+    let r = perf_report(&f, &["--no-inline", "--no-children", "-g", "caller"]);
+    assert!(
+        r.contains("outer") && r.contains("middle") && r.contains("main"),
+        "perf unwound sear's stacks:\n{r}"
+    );
+    // A custom stack size.
+    let (f2, err2) = sear_record(
+        dir.path(),
+        "dwarf2.data",
+        &["--call-graph", "dwarf,4096", "-F", "500"],
+        &[bin.to_str().unwrap(), "10000000"],
+    );
+    check_counts(&f2, &err2);
+}
+
+#[test]
+fn compressed_recordings_read_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    for z in ["-z", "--compression-level=6"] {
+        let (f, err) = sear_record(dir.path(), "z.data", &["-g", z], &[bin.to_str().unwrap()]);
+        check_counts(&f, &err);
+        let p = perf_stats(&f);
+        assert!(p.contains("COMPRESSED events"), "{p}");
+        assert!(err.contains(", compressed (original"), "{err}");
+        let ratio: f64 = err
+            .split("ratio is ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|r| r.trim_end_matches(')').parse().ok())
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(ratio > 2.0, "ratio {ratio}: {err}");
+        check_reports(&f, &[]);
+    }
+    // DWARF stack copies: many COMPRESSED records of one zstd stream.
+    let (f, err) = sear_record(
+        dir.path(),
+        "zd.data",
+        &["--call-graph", "dwarf", "-z"],
+        &[bin.to_str().unwrap()],
+    );
+    check_counts(&f, &err);
+    check_reports(&f, &["--no-inline", "--no-children"]);
+}
+
+#[test]
+fn pipe_mode_to_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let out = dir.path().join("pipe.data");
+    let rec = sear()
+        .args(["record", "-g", "-o", "-", "--"])
+        .arg(&bin)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let err = String::from_utf8_lossy(&rec.stderr);
+    let p = stdout_of(&run_ok(
+        perf()
+            .args(["report", "--stats", "-i", "-"])
+            .stdin(std::fs::File::open(&out).unwrap()),
+    ));
+    assert_eq!(stats_samples(&p), closing_samples(&err), "{p}\n{err}");
+    let s = stdout_of(&run_ok(sear().args(["report", "--stats", "-i"]).arg(&out)));
+    assert_eq!(stats_samples(&s), stats_samples(&p));
+}
+
+#[test]
+fn attach_to_a_running_process_and_system_wide() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let mut target = Command::new(&bin).arg("4000000000").spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = target.id().to_string();
+    let (f, err) = sear_record(dir.path(), "p.data", &["-g", "-p", &pid], &["sleep", "0.4"]);
+    let (ft, errt) = sear_record(dir.path(), "t.data", &["-t", &pid], &["sleep", "0.2"]);
+    let (fa, erra) = sear_record(
+        dir.path(),
+        "a.data",
+        &["-a", "-F", "1000"],
+        &["sleep", "0.3"],
+    );
+    let (fc, errc) = sear_record(
+        dir.path(),
+        "c.data",
+        &["-C", "0", "-F", "1000"],
+        &["sleep", "0.2"],
+    );
+    target.kill().unwrap();
+    let _ = target.wait();
+    for (f, err) in [(&f, &err), (&ft, &errt), (&fa, &erra), (&fc, &errc)] {
+        check_counts(f, err);
+    }
+    // The process existed before: its maps come from /proc, so its samples
+    // resolve to its functions.
+    check_reports(&f, &[]);
+    let r = perf_report(&f, &["--no-children", "-g", "none"]);
+    assert!(r.contains("[.] leaf"), "{r}");
+    let rt = perf_report(&ft, &["--no-children", "-g", "none"]);
+    assert!(rt.contains("[.] leaf"), "{rt}");
+    check_reports(&fa, &["--sort", "comm,dso", "-g", "none"]);
+    let ra = perf_report(&fa, &["--sort", "cpu", "-g", "none"]);
+    assert!(ra.contains("Overhead"), "{ra}");
+}
+
+#[test]
+fn events_groups_and_modifiers() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let b = bin.to_str().unwrap();
+    let (f, err) = sear_record(
+        dir.path(),
+        "multi.data",
+        &["-e", "cpu-clock,task-clock,page-faults", "-F", "1000"],
+        &[b],
+    );
+    check_counts(&f, &err);
+    check_reports(&f, &["--no-children"]);
+    let p = perf_stats(&f);
+    for e in ["cpu-clock stats", "task-clock stats", "page-faults stats"] {
+        assert!(p.contains(e), "{e}: {p}");
+    }
+    let (g, err) = sear_record(
+        dir.path(),
+        "group.data",
+        &["-e", "{cpu-clock,task-clock}:u", "-c", "100000"],
+        &[b],
+    );
+    check_counts(&g, &err);
+    check_reports(&g, &["--no-children"]);
+    let h = stdout_of(&run_ok(
+        perf().args(["report", "--header-only", "-i"]).arg(&g),
+    ));
+    assert!(
+        h.contains("exclude_kernel = 1") && h.contains("sample_freq } = 100000"),
+        "{h}"
+    );
+    let (s, err) = sear_record(
+        dir.path(),
+        "sw.data",
+        &[
+            "-e",
+            "cs,faults,minor-faults,major-faults,cpu-migrations,alignment-faults,emulation-faults",
+            "--switch-events",
+            "-F",
+            "max",
+        ],
+        &[b],
+    );
+    let p = perf_stats(&s);
+    assert!(
+        p.contains("CONTEXT_SWITCH events") || p.contains("SWITCH events"),
+        "{p}\n{err}"
+    );
+    assert_eq!(sear_stats(&s), p);
+    // Explicit hardware events: sampled where there is a PMU, else a clear error.
+    let pmu = !stdout_of(
+        &perf()
+            .args(["stat", "-x,", "-e", "cycles", "true"])
+            .output()
+            .unwrap(),
+    )
+    .contains("not supported")
+        && !String::from_utf8_lossy(
+            &perf()
+                .args(["stat", "-x,", "-e", "cycles", "true"])
+                .output()
+                .unwrap()
+                .stderr,
+        )
+        .contains("not supported");
+    let o = sear()
+        .args(["record", "-e", "cycles", "-o"])
+        .arg(dir.path().join("hw.data"))
+        .arg("--")
+        .arg(b)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    if pmu {
+        assert!(o.status.success(), "{e}");
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("no hardware performance counters") && e.contains("-e cpu-clock"),
+            "{e}"
+        );
+    }
+    // The default event falls back to cpu-clock without a PMU, with a note.
+    let (d, err) = sear_record(dir.path(), "default.data", &[], &[b]);
+    check_counts(&d, &err);
+    if !pmu {
+        assert!(err.contains("falling back to cpu-clock"), "{err}");
+    }
+    // Bad event names are usage errors with the list of known names.
+    let o = sear()
+        .args(["record", "-e", "nosuch", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("known: cpu-clock"));
+}
+
+#[test]
+fn output_file_handling() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let (f, _) = sear_record(
+        dir.path(),
+        "o.data",
+        &["-m", "64", "--no-buildid"],
+        &["true"],
+    );
+    let first = std::fs::read(&f).unwrap();
+    let (f2, _) = sear_record(dir.path(), "o.data", &["-m", "1M"], &["true"]);
+    assert_eq!(f, f2);
+    assert_eq!(
+        std::fs::read(dir.path().join("o.data.old")).unwrap(),
+        first,
+        "the old file is kept as .old"
+    );
+    let ids = stdout_of(&run_ok(
+        perf()
+            .args(["buildid-list", "-i"])
+            .arg(dir.path().join("o.data.old")),
+    ));
+    // perf lists the binaries it finds, but no build id was recorded.
+    assert!(
+        ids.lines()
+            .all(|l| !l.starts_with(|c: char| c.is_ascii_hexdigit())),
+        "--no-buildid: {ids}"
+    );
+    // Default output name in the current directory.
+    run_ok(
+        sear()
+            .current_dir(dir.path())
+            .args(["record", "-q", "--", "true"]),
+    );
+    assert!(dir.path().join("perf.data").exists());
+    run_ok(
+        perf()
+            .args(["report", "--stats", "-i"])
+            .arg(dir.path().join("perf.data")),
+    );
+}
+
+#[test]
+fn missing_command_exits_127_like_a_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("none.data");
+    let o = sear()
+        .args(["record", "-o"])
+        .arg(&f)
+        .args(["--", "/no/such/command-xyz", "arg"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(127), "{e}");
+    assert!(
+        e.contains("cannot run '/no/such/command-xyz'") && e.contains("No such file"),
+        "{e}"
+    );
+    assert!(!f.exists(), "no file is left behind");
+    let plain = dir.path().join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    let o = sear()
+        .args(["record", "-o"])
+        .arg(&f)
+        .arg("--")
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Nothing to record at all: a usage error.
+    let o = sear().args(["record", "-o"]).arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to record"));
+}
+
+#[test]
+fn exit_status_is_passed_through() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, script: &str| -> (Output, PathBuf) {
+        let f = dir.path().join(name);
+        let o = sear()
+            .args(["record", "-o"])
+            .arg(&f)
+            .args(["--", "sh", "-c", script])
+            .output()
+            .unwrap();
+        (o, f)
+    };
+    // Exits at once.
+    let (o, f) = run("true.data", "exit 0");
+    assert!(o.status.success());
+    perf_stats(&f);
+    let (o, f) = run("three.data", "exit 3");
+    assert_eq!(o.status.code(), Some(3));
+    perf_stats(&f);
+    // Killed: 128 + 9, as a shell reports it; the file is complete.
+    let (o, f) = run(
+        "killed.data",
+        "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; kill -9 $$",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(137),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    check_counts(&f, &String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn sigint_stops_recording_and_leaves_a_valid_file() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let f = dir.path().join("int.data");
+    let child = sear()
+        .args(["record", "-g", "-o"])
+        .arg(&f)
+        .arg("--")
+        .arg(&bin)
+        .arg("100000000000")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let t = Instant::now();
+    run_ok(Command::new("kill").args(["-INT", &child.id().to_string()]));
+    let o = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The command was ended with SIGTERM, as perf does.
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    check_counts(&f, &err);
+    check_reports(&f, &["--no-children"]);
+}
+
+#[test]
+fn full_disk_is_a_clear_error_and_leaves_a_readable_file() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = gcc(dir.path(), "dw", DWARF_C, &["-O2", "-fomit-frame-pointer"]);
+    // /dev/full: the header cannot even be written.
+    let o = sear()
+        .args(["record", "-o", "/dev/full", "--", "true"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("No space left on device"), "{e}");
+    // A small tmpfs that DWARF samples fill in a fraction of a second.
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    run_ok(
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+            .arg(&mnt),
+    );
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(&mnt);
+    let f = mnt.join("full.data");
+    let o = sear()
+        .args(["record", "--call-graph", "dwarf", "-o"])
+        .arg(&f)
+        .arg("--")
+        .arg(&bin)
+        .arg("4000000000")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("the disk is full") && e.contains("-o"), "{e}");
+    // What was written reads, with perf and with sear, and has samples.
+    let p = perf_stats(&f);
+    assert!(stats_samples(&p) > 10, "{p}");
+    let s = sear()
+        .args(["report", "--stats", "-i"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    assert_eq!(stats_samples(&stdout_of(&s)), stats_samples(&p));
+}
+
+#[test]
+fn refused_perf_event_open_names_perf_event_paranoid() {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // A place nobody may write to.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nobody");
+    std::fs::create_dir(&out).unwrap();
+    run_ok(Command::new("chmod").arg("777").arg(dir.path()).arg(&out));
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_sear"))
+        .args(["record", "-a", "-o"])
+        .arg(out.join("x.data"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    if paranoid > 0 {
+        // System-wide sampling needs paranoid <= 0 or CAP_PERFMON.
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("perf_event_paranoid is") && e.contains("sysctl kernel.perf_event_paranoid"),
+            "{e}"
+        );
+        assert!(!out.join("x.data").exists(), "no empty file is left behind");
+    } else {
+        assert!(o.status.success(), "{e}");
+    }
+}
