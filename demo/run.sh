@@ -7,20 +7,11 @@ mkdir -p "$out"
 SEAR="${SEAR:-$(command -v sear || echo "$here/../target/release/sear")}"
 [ -x "$SEAR" ] || { echo "sear is not built: run 'cargo install --locked --path .' first" >&2; exit 1; }
 
-if ! command -v perf >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "== installing linux-perf (records the demo until 'sear record' lands)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null
-  else
-    echo "perf is needed to record the demo: apt-get install linux-perf" >&2; exit 1
-  fi
-fi
-
 echo "== building the demo workload ($here/hotspots.c)"
 gcc -O2 -g -fno-omit-frame-pointer -o "$out/hotspots" "$here/hotspots.c"
 
-echo "== recording it: perf record -e cpu-clock -g -o $out/perf.data"
-perf record -q -e cpu-clock -F 2000 -g -o "$out/perf.data" -- "$out/hotspots" 6000
+echo "== recording it: sear record -e cpu-clock -F 2000 -g -o $out/perf.data"
+"$SEAR" record -e cpu-clock -F 2000 -g -o "$out/perf.data" -- "$out/hotspots" 6000
 
 echo "== sear report --stats"
 "$SEAR" report --stats -i "$out/perf.data"
