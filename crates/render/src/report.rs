@@ -306,6 +306,10 @@ fn write_section(
                     // (Not a symbol before another column: perf appends its
                     // " (inlined)" after the cut name there.)
                     let cut = cut && (i == last || !matches!(k, Key::Sym(..) | Key::SymOff(..)));
+                    // perf prints a comm with `%-*.*s` at the column's
+                    // width, which comes from the comm each entry's thread
+                    // has at the end: a thread renamed since is cut.
+                    let cut = cut || matches!(k, Key::Comm(_));
                     if cut && v.chars().count() > col.width {
                         // perf cuts a symbol (with its " (inlined)") or source
                         // line at the column width.
