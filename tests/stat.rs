@@ -99,11 +99,7 @@ fn compare_layout(perf: &str, sear: &str) {
         "line counts differ\n--- perf\n{perf}\n--- sear\n{sear}"
     );
     for (a, b) in p.iter().zip(&s) {
-        assert_eq!(
-            shape(a),
-            shape(b),
-            "\n--- perf\n{perf}\n--- sear\n{sear}"
-        );
+        assert_eq!(shape(a), shape(b), "\n--- perf\n{perf}\n--- sear\n{sear}");
         // Columns: right-aligned counts, names and the `#` column at
         // perf's offsets, and the same padded width.
         assert_eq!(a.find('#'), b.find('#'), "{a:?} vs {b:?}");
@@ -128,7 +124,10 @@ fn counts_and_layout_match_perf() {
     // that ratio must agree within 5%.
     let ratio = |t: &str| -> f64 {
         let num = |key: &str| -> f64 {
-            let l = t.lines().find(|l| l.contains(key)).unwrap_or_else(|| panic!("{key}: {t}"));
+            let l = t
+                .lines()
+                .find(|l| l.contains(key))
+                .unwrap_or_else(|| panic!("{key}: {t}"));
             l.split_whitespace().next().unwrap().parse().unwrap()
         };
         num("msec task-clock") / 1000.0 / (num("seconds user") + num("seconds sys"))
@@ -174,8 +173,16 @@ fn repeat_prints_the_spread() {
     let dir = tempfile::tempdir().unwrap();
     let bin = build(dir.path());
     let prog = [bin.to_str().unwrap(), "20000000", "500"];
-    let p = stat(&mut perf(), &["-r", "3", "-e", "task-clock,page-faults"], &prog);
-    let s = stat(&mut sear(), &["-r", "3", "-e", "task-clock,page-faults"], &prog);
+    let p = stat(
+        &mut perf(),
+        &["-r", "3", "-e", "task-clock,page-faults"],
+        &prog,
+    );
+    let s = stat(
+        &mut sear(),
+        &["-r", "3", "-e", "task-clock,page-faults"],
+        &prog,
+    );
     let (p, s) = (stderr_of(&p), stderr_of(&s));
     assert!(s.contains("(3 runs):"), "{s}");
     let task = s.lines().find(|l| l.contains("task-clock")).unwrap();
@@ -197,7 +204,10 @@ fn csv_fields_are_perfs() {
     have_perf();
     for (args, prog) in [
         (vec!["-x,"], vec!["true"]),
-        (vec!["-x;", "-r", "2", "-e", "task-clock,cycles"], vec!["true"]),
+        (
+            vec!["-x;", "-r", "2", "-e", "task-clock,cycles"],
+            vec!["true"],
+        ),
         (vec!["-x,", "-e", "page-faults"], vec!["true"]),
     ] {
         let p = stderr_of(&stat(&mut perf(), &args, &prog));
@@ -217,14 +227,21 @@ fn csv_fields_are_perfs() {
                 })
                 .collect()
         };
-        assert_eq!(fields(&p), fields(&s), "{args:?}\n--- perf\n{p}\n--- sear\n{s}");
+        assert_eq!(
+            fields(&p),
+            fields(&s),
+            "{args:?}\n--- perf\n{p}\n--- sear\n{s}"
+        );
     }
 }
 
 #[test]
 fn json_parses_with_perfs_keys() {
     have_perf();
-    for args in [vec!["--json"], vec!["--json", "-r", "2", "-e", "task-clock,page-faults"]] {
+    for args in [
+        vec!["--json"],
+        vec!["--json", "-r", "2", "-e", "task-clock,page-faults"],
+    ] {
         let p = stderr_of(&stat(&mut perf(), &args, &["true"]));
         let s = stderr_of(&stat(&mut sear(), &args, &["true"]));
         let objs = |t: &str| -> Vec<serde_json::Value> {
@@ -273,6 +290,9 @@ fn unknown_event_is_an_error_with_a_hint() {
         .unwrap();
     assert!(!o.status.success());
     let e = stderr_of(&o);
-    assert!(e.contains("nosuch-event") && e.contains("unknown event"), "{e}");
+    assert!(
+        e.contains("nosuch-event") && e.contains("unknown event"),
+        "{e}"
+    );
     assert!(e.contains("list of valid events"), "{e}");
 }

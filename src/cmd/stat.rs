@@ -282,7 +282,10 @@ fn json_row(out: &mut String, row: &Row, wall: &Stats, nsecs: Option<f64>, runs:
     } else {
         (0.0, String::new())
     };
-    let _ = write!(out, "\"metric-value\" : {v:.6}, \"metric-unit\" : \"{u}\"}}");
+    let _ = write!(
+        out,
+        "\"metric-value\" : {v:.6}, \"metric-unit\" : \"{u}\"}}"
+    );
     out.push('\n');
 }
 
@@ -323,10 +326,7 @@ fn footer(out: &mut String, wall: &Stats, runs: u32, rusage: Option<(f64, f64)>)
     if runs == 1 {
         let _ = write!(out, " {avg:17.9} seconds time elapsed");
         if let Some((u, s)) = rusage {
-            let _ = write!(
-                out,
-                "\n\n {u:17.9} seconds user\n {s:17.9} seconds sys\n"
-            );
+            let _ = write!(out, "\n\n {u:17.9} seconds user\n {s:17.9} seconds sys\n");
         }
     } else {
         let sd = wall.stderr() / 1e9;
@@ -365,7 +365,9 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
-        anyhow::bail!("nothing to count: give a command (`sear stat -- ./prog args`), -p PID or -a");
+        anyhow::bail!(
+            "nothing to count: give a command (`sear stat -- ./prog args`), -p PID or -a"
+        );
     }
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut rows: Vec<Row> = Vec::new();

@@ -174,7 +174,11 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
             for (t, &(pid, cpu)) in targets.iter().enumerate() {
                 let leader = i == 0 || leader_fd[t].is_none();
                 let attr = counting_attr(e, leader, on_exec, inherit);
-                let group = if leader { -1 } else { leader_fd[t].unwrap_or(-1) };
+                let group = if leader {
+                    -1
+                } else {
+                    leader_fd[t].unwrap_or(-1)
+                };
                 match sys::perf_event_open(&attr, pid, cpu, group) {
                     Ok(fd) => {
                         if leader {
@@ -188,7 +192,8 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
                         break;
                     }
                     // A thread of -p that ended meanwhile.
-                    Err(err) if err.raw_os_error() == Some(libc::ESRCH) && !opts.pids.is_empty() => {}
+                    Err(err)
+                        if err.raw_os_error() == Some(libc::ESRCH) && !opts.pids.is_empty() => {}
                     Err(err) => return Err(fail(&mut child, open_error(e, pid, cpu, err, false))),
                 }
             }
