@@ -47,6 +47,16 @@ The command's exit status is sear's (128+N when a signal N ended it; 127 when it
 found). Ctrl-C or SIGTERM stop recording and leave a complete file."
     )]
     Record(Box<RecordArgs>),
+    /// Run a command and count events while it runs (like `perf stat`).
+    #[command(
+        long_about = "Run a command and count events while it runs (like `perf stat`); prints perf \
+stat's table on stderr.\n\nExamples:\n  sear stat -- ./prog args            # perf's default events\n  \
+sear stat -e task-clock,page-faults -r 5 -- ./prog   # mean and spread of 5 runs\n  \
+sear stat -x, -- ./prog              # CSV\n  sear stat --json -- ./prog\n  \
+sear stat -p 1234 -- sleep 5          # a running process for 5 seconds\n\n\
+The command's exit status is sear's (127 when it cannot be found)."
+    )]
+    Stat(Box<StatArgs>),
     /// Read perf.data and show what it contains (like `perf report`).
     Report(Box<ReportArgs>),
     /// Print every sample of a recording, in time order, with its call
@@ -250,6 +260,41 @@ pub struct RecordArgs {
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Events to count, comma-separated, as perf names them (the names of
+    /// `sear record -e`: task-clock, cpu-clock, page-faults, minor-faults,
+    /// major-faults, context-switches/cs, cpu-migrations, cycles,
+    /// instructions, branches, branch-misses, ...). Repeatable. Default:
+    /// perf's (task-clock, context-switches, cpu-migrations, page-faults,
+    /// cycles, instructions, branches, branch-misses).
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    pub event: Vec<String>,
+    /// Run the command N times; print means and their relative spread.
+    #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Count these running processes (comma-separated pids), all their threads.
+    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Count on every CPU (system-wide).
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// CSV output with this field separator (as perf's `-x`).
+    #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
+    pub field_separator: Option<String>,
+    /// JSON output, one object per line (as perf's `--json`).
+    #[arg(long = "json", conflicts_with = "field_separator")]
+    pub json: bool,
+    /// Do not count the command's children and new threads.
+    #[arg(long = "no-inherit")]
+    pub no_inherit: bool,
+    /// The command to run and its arguments (after `--`).
+    // No allow_hyphen_values: with it, clap takes `-x,` for the command.
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<std::ffi::OsString>,
 }
 

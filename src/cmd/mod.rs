@@ -17,6 +17,7 @@ mod record;
 mod replay;
 mod report;
 mod script;
+mod stat;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(a) => record::run(*a, quiet),
         Command::Report(a) => report::run(*a),
         Command::Script(a) => script::run(a),
+        Command::Stat(a) => stat::run(*a),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),

@@ -38,6 +38,7 @@ use perf_data::writer::{FileWriter, PipeWriter};
 use perf_data::*;
 
 mod buildid;
+pub mod count;
 mod error;
 pub mod event;
 mod header;

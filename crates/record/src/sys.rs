@@ -69,6 +69,24 @@ pub fn set_output(fd: &OwnedFd, target: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Reads a counting event opened with read_format TOTAL_TIME_ENABLED |
+/// TOTAL_TIME_RUNNING: (value, time enabled, time running).
+pub fn read_count(fd: &OwnedFd) -> io::Result<[u64; 3]> {
+    let mut v = [0u64; 3];
+    // SAFETY: reads at most 24 bytes into a valid 24-byte buffer.
+    let r = unsafe { libc::read(fd.as_raw_fd(), v.as_mut_ptr().cast(), 24) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if r != 24 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("short read of a counter: {r} bytes"),
+        ));
+    }
+    Ok(v)
+}
+
 pub fn enable(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: plain ioctl on a descriptor we own.
     cvt(unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) })?;
@@ -350,6 +368,31 @@ impl Child {
             }
         }
         Ok(self.reaped.unwrap_or(0))
+    }
+
+    /// Waits for the child to end (wait4): its raw wait status and the
+    /// (user, system) CPU seconds of it and its reaped children.
+    pub fn wait_rusage(&mut self) -> io::Result<(i32, f64, f64)> {
+        loop {
+            if let Some(st) = self.reaped {
+                return Ok((st, 0.0, 0.0));
+            }
+            let mut st = 0;
+            // SAFETY: rusage is plain old data; zeroed is a valid value.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: st and ru are valid for writes for the call.
+            let r = unsafe { libc::wait4(self.pid, &mut st, 0, &mut ru) };
+            if r == self.pid {
+                self.reaped = Some(st);
+                let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                return Ok((st, secs(ru.ru_utime), secs(ru.ru_stime)));
+            } else if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
     }
 
     pub fn kill(&self, sig: i32) {

@@ -1,0 +1,279 @@
+//! Counting mode (`perf stat`): events opened without sampling, read once
+//! when the command ends (or the attached processes end, or a signal asks
+//! to stop).
+//!
+//! A command's events are opened for its pid before it execs, with inherit
+//! (children and threads are counted; their counts fold into ours when they
+//! exit) and enable_on_exec, so counting starts exactly at the command.
+//! Each event carries TOTAL_TIME_ENABLED and TOTAL_TIME_RUNNING, which show
+//! when the kernel multiplexed it (running < enabled).
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Instant;
+
+use perf_data::attr::flag;
+use perf_data::{EventAttr, PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING};
+
+use crate::error::{Error, Result};
+use crate::event::{self, EventSpec};
+use crate::{open_error, synth, sys};
+
+/// perf stat's default events on a machine like this one (the hardware
+/// ones show as not supported where there is no PMU).
+pub const DEFAULT_EVENTS: &str =
+    "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses";
+
+/// What to count.
+#[derive(Debug, Clone, Default)]
+pub struct CountOptions {
+    /// `-e` values; empty: [`DEFAULT_EVENTS`].
+    pub events: Vec<String>,
+    pub command: Vec<OsString>,
+    pub pids: Vec<i32>,
+    pub system_wide: bool,
+    /// Do not follow children and new threads (`--no-inherit`).
+    pub no_inherit: bool,
+}
+
+/// One event's totals (summed over the CPUs or threads it was opened on).
+#[derive(Debug, Clone)]
+pub struct Counter {
+    pub spec: EventSpec,
+    /// False when the kernel has no such event here (no PMU).
+    pub supported: bool,
+    pub value: u64,
+    pub enabled: u64,
+    pub running: u64,
+}
+
+/// What one run counted.
+#[derive(Debug, Clone)]
+pub struct CountRun {
+    pub counters: Vec<Counter>,
+    /// Wall-clock time from the command's start to its end, in ns.
+    pub wall_ns: u64,
+    /// CPU seconds of the command in user and system mode (wait4).
+    pub user_secs: f64,
+    pub sys_secs: f64,
+    /// The command's exit status as a shell reports it.
+    pub exit_status: Option<u8>,
+}
+
+/// The events of `opts`, parsed (an unknown name is an error).
+pub fn events_of(opts: &CountOptions) -> Result<Vec<Vec<EventSpec>>> {
+    let mut groups = Vec::new();
+    if opts.events.is_empty() {
+        groups.extend(event::parse_list(DEFAULT_EVENTS)?);
+    } else {
+        for e in &opts.events {
+            groups.extend(event::parse_list(e)?);
+        }
+    }
+    Ok(groups.into_iter().map(|g| g.members).collect())
+}
+
+fn counting_attr(e: &EventSpec, leader: bool, enable_on_exec: bool, inherit: bool) -> EventAttr {
+    let mut flags = 0u64;
+    if leader {
+        flags |= 1 << flag::DISABLED;
+        if enable_on_exec {
+            flags |= 1 << flag::ENABLE_ON_EXEC;
+        }
+    }
+    if inherit {
+        flags |= 1 << flag::INHERIT;
+    }
+    if e.exclude_user {
+        flags |= 1 << flag::EXCLUDE_USER;
+    }
+    if e.exclude_kernel {
+        flags |= 1 << flag::EXCLUDE_KERNEL;
+    }
+    if e.exclude_hv {
+        flags |= 1 << flag::EXCLUDE_HV;
+    }
+    EventAttr {
+        type_: e.type_,
+        size: 128,
+        config: e.config,
+        read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+        flags,
+        ..Default::default()
+    }
+}
+
+fn not_supported(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+    )
+}
+
+/// Counts the events of `opts` once: runs the command (if any) to its end,
+/// or until SIGINT/SIGTERM for processes and system-wide counting.
+pub fn count(opts: &CountOptions) -> Result<CountRun> {
+    sys::install_signal_handlers().map_err(|e| Error::sys("installing signal handlers", e))?;
+    let r = count_inner(opts);
+    sys::restore_signal_handlers();
+    r
+}
+
+fn count_inner(opts: &CountOptions) -> Result<CountRun> {
+    let groups = events_of(opts)?;
+    if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
+        return Err(Error::Options(
+            "nothing to count: give a command (`sear stat -- COMMAND`), -p PID or -a".into(),
+        ));
+    }
+    let mut child = if opts.command.is_empty() {
+        None
+    } else {
+        Some(
+            sys::Child::spawn_stopped(&opts.command)
+                .map_err(|e| Error::sys("starting the command (fork)", e))?,
+        )
+    };
+    // (pid, cpu) pairs to open every event on.
+    let targets: Vec<(i32, i32)> = if opts.system_wide {
+        synth::online_cpus()
+            .into_iter()
+            .map(|c| (-1, c as i32))
+            .collect()
+    } else if !opts.pids.is_empty() {
+        let mut t = Vec::new();
+        for &p in &opts.pids {
+            if !sys::task_exists(p) {
+                return Err(Error::NoSuchTask(p));
+            }
+            t.extend(synth::threads_of(p).into_iter().map(|tid| (tid, -1)));
+        }
+        t
+    } else {
+        vec![(child.as_ref().map_or(-1, |c| c.pid), -1)]
+    };
+    let on_exec = child.is_some() && opts.pids.is_empty() && !opts.system_wide;
+    let inherit = !opts.no_inherit;
+
+    let mut counters = Vec::new();
+    let mut fds: Vec<Vec<OwnedFd>> = Vec::new();
+    let mut leaders: Vec<(usize, usize)> = Vec::new();
+    let fail = |child: &mut Option<sys::Child>, e: Error| {
+        if let Some(c) = child {
+            c.kill(libc::SIGKILL);
+        }
+        e
+    };
+    for g in &groups {
+        // Per target: the fd of the group's leader, once opened.
+        let mut leader_fd: Vec<Option<i32>> = vec![None; targets.len()];
+        for (i, e) in g.iter().enumerate() {
+            let mut mine = Vec::new();
+            let mut supported = true;
+            for (t, &(pid, cpu)) in targets.iter().enumerate() {
+                let leader = i == 0 || leader_fd[t].is_none();
+                let attr = counting_attr(e, leader, on_exec, inherit);
+                let group = if leader {
+                    -1
+                } else {
+                    leader_fd[t].unwrap_or(-1)
+                };
+                match sys::perf_event_open(&attr, pid, cpu, group) {
+                    Ok(fd) => {
+                        if leader {
+                            leader_fd[t] = Some(fd.as_raw_fd());
+                            leaders.push((fds.len(), mine.len()));
+                        }
+                        mine.push(fd);
+                    }
+                    Err(err) if not_supported(&err) => {
+                        supported = false;
+                        break;
+                    }
+                    // A thread of -p that ended meanwhile.
+                    Err(err)
+                        if err.raw_os_error() == Some(libc::ESRCH) && !opts.pids.is_empty() => {}
+                    Err(err) => return Err(fail(&mut child, open_error(e, pid, cpu, err, false))),
+                }
+            }
+            if !supported {
+                mine.clear();
+                leaders.retain(|&(f, _)| f != fds.len());
+            }
+            counters.push(Counter {
+                spec: e.clone(),
+                supported,
+                value: 0,
+                enabled: 0,
+                running: 0,
+            });
+            fds.push(mine);
+        }
+    }
+
+    if !on_exec {
+        for &(f, k) in &leaders {
+            if let Some(fd) = fds.get(f).and_then(|v| v.get(k)) {
+                sys::enable(fd).map_err(|e| Error::sys("enabling the events", e))?;
+            }
+        }
+    }
+    let start = Instant::now();
+    let mut exit_raw = None;
+    let (mut user_secs, mut sys_secs) = (0.0, 0.0);
+    if let Some(c) = &mut child {
+        if let Err(e) = c.go() {
+            let command = opts.command[0].to_string_lossy().into_owned();
+            let hint = match e.kind() {
+                io::ErrorKind::NotFound => "; check the name, or give its path (PATH is searched for names without a slash)",
+                io::ErrorKind::PermissionDenied => "; is it executable (chmod +x)?",
+                _ => "",
+            };
+            return Err(Error::Exec {
+                command,
+                hint,
+                err: e,
+            });
+        }
+        // SIGINT reaches the command too (same terminal): wait for it to end.
+        let (st, u, s) = c
+            .wait_rusage()
+            .map_err(|e| Error::sys("waiting for the command", e))?;
+        exit_raw = Some(st);
+        user_secs = u;
+        sys_secs = s;
+    } else {
+        loop {
+            let _ = sys::poll(&[], 100);
+            if sys::stop_signal().is_some() {
+                break;
+            }
+            if !opts.system_wide && !opts.pids.iter().any(|&p| sys::task_exists(p)) {
+                break;
+            }
+        }
+    }
+    let wall_ns = start.elapsed().as_nanos() as u64;
+    for &(f, k) in &leaders {
+        if let Some(fd) = fds.get(f).and_then(|v| v.get(k)) {
+            let _ = sys::disable(fd);
+        }
+    }
+    for (c, mine) in counters.iter_mut().zip(&fds) {
+        for fd in mine {
+            let [v, en, run] =
+                sys::read_count(fd).map_err(|e| Error::sys("reading a counter", e))?;
+            c.value += v;
+            c.enabled += en;
+            c.running += run;
+        }
+    }
+    Ok(CountRun {
+        counters,
+        wall_ns,
+        user_secs,
+        sys_secs,
+        exit_status: exit_raw.map(sys::shell_status),
+    })
+}

@@ -1,0 +1,462 @@
+//! `sear stat`: count events while a command runs (record::count) and print
+//! perf stat's table, CSV (`-x`) or JSON (`--json`) on stderr, as perf 6.1
+//! lays them out (tools/perf/util/stat-display.c).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use record::count::{CountOptions, CountRun};
+
+use crate::cli::StatArgs;
+
+/// perf 6.1's METRIC_LEN: the width of the `# ratio unit` column.
+const METRIC_LEN: usize = 35;
+
+#[derive(Default, Clone, Copy)]
+struct Stats {
+    n: f64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    /// Welford's update, as perf's update_stats.
+    fn add(&mut self, x: f64) {
+        self.n += 1.0;
+        let d = x - self.mean;
+        self.mean += d / self.n;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// The standard error of the mean (perf's stddev_stats).
+    fn stderr(&self) -> f64 {
+        if self.n < 2.0 {
+            return 0.0;
+        }
+        (self.m2 / (self.n - 1.0) / self.n).sqrt()
+    }
+
+    /// perf's rel_stddev_stats: the spread in percent of the mean.
+    fn rel_pct(&self) -> f64 {
+        if self.mean == 0.0 {
+            0.0
+        } else {
+            100.0 * self.stderr() / self.mean
+        }
+    }
+}
+
+/// One event over all runs.
+struct Row {
+    name: String,
+    is_clock: bool,
+    supported: bool,
+    value: Stats,
+    enabled: Stats,
+    running: Stats,
+}
+
+enum Format {
+    Std,
+    Csv(String),
+    Json,
+}
+
+fn parse_pids(s: &str) -> Result<Vec<i32>> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|&v| v > 0)
+                .with_context(|| format!("-p '{x}': expected positive numbers separated by commas"))
+        })
+        .collect()
+}
+
+/// The kernel's counts scaled up for the time an event did not run
+/// (multiplexing), as perf_counts_values__scale.
+fn scaled(c: &record::count::Counter) -> f64 {
+    if c.running > 0 && c.running < c.enabled {
+        c.value as f64 * c.enabled as f64 / c.running as f64
+    } else {
+        c.value as f64
+    }
+}
+
+/// perf's convert_unit_double: K, M, G for rates.
+fn rate_unit(v: f64) -> (f64, String) {
+    if v >= 1e9 {
+        (v / 1e9, "G/sec".into())
+    } else if v >= 1e6 {
+        (v / 1e6, "M/sec".into())
+    } else if v >= 1e3 {
+        (v / 1e3, "K/sec".into())
+    } else {
+        (v, "/sec".into())
+    }
+}
+
+/// The `#` column of a row: (ratio, unit), or None when there is nothing
+/// to compare with (no clock event counted).
+fn metric(row: &Row, wall: &Stats, nsecs: Option<f64>) -> Option<(f64, String)> {
+    if row.is_clock {
+        let ratio = if wall.mean != 0.0 {
+            row.value.mean / wall.mean
+        } else {
+            0.0
+        };
+        return Some((ratio, "CPUs utilized".into()));
+    }
+    let total = nsecs?;
+    let r = if total != 0.0 {
+        1e9 * row.value.mean / total
+    } else {
+        0.0
+    };
+    Some(rate_unit(r))
+}
+
+fn unit_of(row: &Row) -> &'static str {
+    if row.is_clock {
+        "msec"
+    } else {
+        ""
+    }
+}
+
+/// The printed count: msec for clocks (perf's scale 1e-6).
+fn shown_value(row: &Row) -> f64 {
+    if row.is_clock {
+        row.value.mean / 1e6
+    } else {
+        row.value.mean
+    }
+}
+
+fn pct_running(row: &Row) -> (u64, u64, f64) {
+    let run = row.running.mean as u64;
+    let ena = row.enabled.mean as u64;
+    // Integer arithmetic, as perf's print_running.
+    let pct = if run != ena && ena > 0 {
+        (100 * run / ena) as f64
+    } else {
+        100.0
+    };
+    (run, ena, pct)
+}
+
+fn std_row(out: &mut String, row: &Row, wall: &Stats, nsecs: Option<f64>, runs: u32) {
+    let (run, ena, pct) = pct_running(row);
+    let unit = unit_of(row);
+    if !row.supported || run == 0 || ena == 0 {
+        let what = if row.supported {
+            "<not counted>"
+        } else {
+            "<not supported>"
+        };
+        let _ = write!(out, "{what:>18} {unit:<4} {:<25}", row.name);
+        let _ = write!(out, "{:METRIC_LEN$}", "");
+    } else {
+        let v = shown_value(row);
+        if row.is_clock {
+            let _ = write!(out, "{v:18.2} ");
+        } else {
+            let _ = write!(out, "{v:18.0} ");
+        }
+        let _ = write!(out, "{unit:<4} {:<32}", row.name);
+        match metric(row, wall, nsecs) {
+            Some((r, u)) => {
+                let num = format!("{r:8.3}");
+                let n = 3 + num.len();
+                let w = METRIC_LEN.saturating_sub(n + 1);
+                let _ = write!(out, " # {num} {u:<w$}");
+            }
+            None => {
+                let _ = write!(out, "{:METRIC_LEN$}", "");
+            }
+        }
+    }
+    if runs > 1 {
+        let p = row.value.rel_pct();
+        if p != 0.0 {
+            let _ = write!(out, "  ( +-{p:6.2}% )");
+        }
+    }
+    if run != ena {
+        let _ = write!(out, "  ({pct:.2}%)");
+    }
+    out.push('\n');
+}
+
+fn csv_row(out: &mut String, sep: &str, row: &Row, wall: &Stats, nsecs: Option<f64>, runs: u32) {
+    let (run, ena, pct) = pct_running(row);
+    let unit = unit_of(row);
+    let counted = row.supported && run != 0 && ena != 0;
+    if counted {
+        let v = shown_value(row);
+        if row.is_clock {
+            let _ = write!(out, "{v:.2}");
+        } else {
+            let _ = write!(out, "{v:.0}");
+        }
+    } else if row.supported {
+        out.push_str("<not counted>");
+    } else {
+        out.push_str("<not supported>");
+    }
+    let _ = write!(out, "{sep}{unit}{sep}{}", row.name);
+    if runs > 1 {
+        let _ = write!(out, "{sep}{:.2}%", row.value.rel_pct());
+    }
+    let _ = write!(out, "{sep}{run}{sep}{pct:.2}");
+    match counted.then(|| metric(row, wall, nsecs)).flatten() {
+        Some((r, u)) => {
+            let num = format!("{r:8.3}");
+            let num: String = num
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let _ = write!(out, "{sep}{num}{sep}{}", u.trim_start());
+        }
+        None => {
+            let _ = write!(out, "{sep}{sep}");
+        }
+    }
+    out.push('\n');
+}
+
+/// JSON string contents (event names are plain, but be safe).
+fn json_str(s: &str) -> String {
+    let mut o = String::new();
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn json_row(out: &mut String, row: &Row, wall: &Stats, nsecs: Option<f64>, runs: u32) {
+    let (run, ena, pct) = pct_running(row);
+    let counted = row.supported && run != 0 && ena != 0;
+    out.push('{');
+    if counted {
+        let _ = write!(out, "\"counter-value\" : \"{:.6}\", ", shown_value(row));
+    } else {
+        let what = if row.supported {
+            "<not counted>"
+        } else {
+            "<not supported>"
+        };
+        let _ = write!(out, "\"counter-value\" : \"{what}\", ");
+    }
+    let _ = write!(
+        out,
+        "\"unit\" : \"{}\", \"event\" : \"{}\", ",
+        unit_of(row),
+        json_str(&row.name)
+    );
+    if runs > 1 {
+        let _ = write!(out, "\"variance\" : {:.2}, ", row.value.rel_pct());
+    }
+    let _ = write!(
+        out,
+        "\"event-runtime\" : {run}, \"pcnt-running\" : {pct:.2}, "
+    );
+    let (v, u) = if counted {
+        match metric(row, wall, nsecs) {
+            Some((r, u)) => (r, u),
+            // perf prints a NULL unit through printf.
+            None => (0.0, "(null)".into()),
+        }
+    } else {
+        (0.0, String::new())
+    };
+    let _ = write!(
+        out,
+        "\"metric-value\" : {v:.6}, \"metric-unit\" : \"{u}\"}}"
+    );
+    out.push('\n');
+}
+
+/// perf's get_precision: two digits more than the spread's first.
+fn precision(sd: f64) -> usize {
+    if sd > 1.0 || sd <= 0.0 || !sd.is_finite() {
+        return 2;
+    }
+    (-sd.log10()).ceil().max(0.0) as usize + 2
+}
+
+fn header(a: &StatArgs, runs: u32) -> String {
+    let mut s = String::from("\n Performance counter stats for ");
+    if a.all_cpus {
+        s.push_str("'system wide");
+    } else if let Some(p) = &a.pid {
+        let _ = write!(s, "process id '{p}");
+    } else {
+        s.push('\'');
+        let words: Vec<String> = a
+            .command
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        s.push_str(&words.join(" "));
+    }
+    s.push('\'');
+    if runs > 1 {
+        let _ = write!(s, " ({runs} runs)");
+    }
+    s.push_str(":\n\n");
+    s
+}
+
+fn footer(out: &mut String, wall: &Stats, runs: u32, rusage: Option<(f64, f64)>) {
+    out.push('\n');
+    let avg = wall.mean / 1e9;
+    if runs == 1 {
+        let _ = write!(out, " {avg:17.9} seconds time elapsed");
+        if let Some((u, s)) = rusage {
+            let _ = write!(out, "\n\n {u:17.9} seconds user\n {s:17.9} seconds sys\n");
+        }
+    } else {
+        let sd = wall.stderr() / 1e9;
+        let p = precision(sd);
+        let _ = write!(out, " {avg:17.p$} +- {sd:.p$} seconds time elapsed");
+        let pct = if avg != 0.0 { 100.0 * sd / avg } else { 0.0 };
+        if pct != 0.0 {
+            let _ = write!(out, "  ( +-{pct:6.2}% )");
+        }
+    }
+    out.push_str("\n\n");
+}
+
+pub fn run(a: StatArgs) -> Result<ExitCode> {
+    let format = match (&a.field_separator, a.json) {
+        (_, true) => Format::Json,
+        (Some(s), false) => Format::Csv(s.clone()),
+        (None, false) => Format::Std,
+    };
+    let opts = CountOptions {
+        events: a.event.clone(),
+        command: a.command.clone(),
+        pids: a
+            .pid
+            .as_deref()
+            .map(parse_pids)
+            .transpose()?
+            .unwrap_or_default(),
+        system_wide: a.all_cpus,
+        no_inherit: a.no_inherit,
+    };
+    if let Err(e) = record::count::events_of(&opts) {
+        // As perf: the error, then where to find the valid names.
+        crate::ui::print_error(&anyhow::Error::new(e));
+        eprintln!("Run 'sear stat --help' for a list of valid events");
+        return Ok(ExitCode::from(2));
+    }
+    if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
+        anyhow::bail!(
+            "nothing to count: give a command (`sear stat -- ./prog args`), -p PID or -a"
+        );
+    }
+    let runs = if opts.command.is_empty() { 1 } else { a.repeat };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut wall = Stats::default();
+    let mut last: Option<CountRun> = None;
+    for _ in 0..runs {
+        let r = match record::count::count(&opts) {
+            Ok(r) => r,
+            Err(e) => {
+                let status = e.shell_status();
+                let err = anyhow::Error::new(e).context("counting events");
+                if let Some(s) = status {
+                    crate::ui::print_error(&err);
+                    return Ok(ExitCode::from(s));
+                }
+                return Err(err);
+            }
+        };
+        if rows.is_empty() {
+            rows = r
+                .counters
+                .iter()
+                .map(|c| Row {
+                    name: c.spec.name.clone(),
+                    is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
+                    supported: c.supported,
+                    value: Stats::default(),
+                    enabled: Stats::default(),
+                    running: Stats::default(),
+                })
+                .collect();
+        }
+        for (row, c) in rows.iter_mut().zip(&r.counters) {
+            row.value.add(scaled(c));
+            row.enabled.add(c.enabled as f64);
+            row.running.add(c.running as f64);
+        }
+        wall.add(r.wall_ns as f64);
+        last = Some(r);
+    }
+    let nsecs = rows
+        .iter()
+        .find(|r| r.is_clock && r.supported && r.running.mean > 0.0)
+        .map(|r| r.value.mean);
+    let mut out = String::new();
+    match &format {
+        Format::Std => {
+            out.push_str(&header(&a, runs));
+            for row in &rows {
+                std_row(&mut out, row, &wall, nsecs, runs);
+            }
+            let rusage = last
+                .as_ref()
+                .filter(|_| !a.command.is_empty() && opts.pids.is_empty() && !a.all_cpus)
+                .map(|r| (r.user_secs, r.sys_secs));
+            footer(&mut out, &wall, runs, rusage);
+        }
+        Format::Csv(sep) => {
+            for row in &rows {
+                csv_row(&mut out, sep, row, &wall, nsecs, runs);
+            }
+        }
+        Format::Json => {
+            for row in &rows {
+                json_row(&mut out, row, &wall, nsecs, runs);
+            }
+        }
+    }
+    let mut e = io::stderr().lock();
+    e.write_all(out.as_bytes()).context("writing the counts")?;
+    let _ = e.flush();
+    let status = last.and_then(|r| r.exit_status).unwrap_or(0);
+    Ok(ExitCode::from(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_like_perf() {
+        let mut s = Stats::default();
+        for x in [10.0, 12.0, 14.0] {
+            s.add(x);
+        }
+        assert!((s.mean - 12.0).abs() < 1e-9);
+        // stddev 2, standard error 2/sqrt(3)
+        assert!((s.stderr() - 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(precision(0.0000288), 7);
+        assert_eq!(rate_unit(1234.0).1, "K/sec");
+    }
+}
