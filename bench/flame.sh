@@ -55,10 +55,8 @@ if [ -z "${SEAR:-}" ]; then
   SEAR="$root/target/release/sear"
   [ -x "$SEAR" ] || cargo build --release --manifest-path "$root/Cargo.toml" -q
 fi
-tt="$out/treetime"
-gcc -O2 -o "$tt" "$root/bench/treetime.c"
-
-load() { cut -d' ' -f1-3 /proc/loadavg; }
+# shellcheck source=bench/measure.sh
+source "$root/bench/measure.sh"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB," \
   "$("$PERF" --version), sear $("$SEAR" --version 2>/dev/null | head -1 || echo '?') ($SEAR)," \
   "inferno $(cargo install --list 2>/dev/null | sed -n 's/^inferno v\([^:]*\):/\1/p' | head -1)," \
@@ -67,45 +65,6 @@ for f in "$dwarf" "$fp"; do
   echo "# $(basename "$f"): $(stat -c %s "$f") bytes"
   cat "$f" >/dev/null  # page cache warm for both alike
 done
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
-
-# measure LABEL CMD... -> sets M_WALL M_CPU M_RSS M_PROCS M_RUNS (s, s, kB), or M_FAIL.
-measure() {
-  local label="$1"; shift
-  local log="$out/$label.time" rc=0
-  rm -f "$log"
-  echo "+ $*  > $out/$label.out  (load $(load))" >&2
-  "$tt" -o "$out/$label.out" -e "$out/$label.err" -j "$log" -- "$@" || rc=$?
-  M_FAIL=""
-  if [ "$rc" -ne 0 ]; then
-    M_FAIL="$(grep -v '^\s*$' "$out/$label.err" | head -1 | cut -c1-160)"
-    M_FAIL="${M_FAIL:-exit status $rc}"
-    return 0
-  fi
-  local first_wall
-  first_wall=$(field wall <"$log")
-  if awk -v w="$first_wall" -v s="$SLOW" 'BEGIN { exit !(w >= s) }'; then
-    local i
-    for ((i = 1; i < SLOW_RUNS; i++)); do
-      "$tt" -o /dev/null -e /dev/null -j "$log" -- "$@"
-    done
-    M_WALL=$(field wall <"$log" | median)
-    M_RUNS=$SLOW_RUNS
-  else
-    local json cmd
-    json=$(mktemp)
-    cmd="$(printf '%q ' "$tt" -o /dev/null -e /dev/null -j "$log" -- "$@")"
-    hyperfine -N -w 1 -r "$RUNS" --export-json "$json" "$cmd" >/dev/null 2>&1
-    M_WALL=$(python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["results"][0]["median"])' "$json")
-    rm -f "$json"
-    M_RUNS=$RUNS
-  fi
-  M_CPU=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } print v["user"] + v["sys"] }' "$log" | median)
-  M_RSS=$(field peak_rss_kb <"$log" | sort -g | tail -1)
-  M_PROCS=$(field procs <"$log" | tail -1)
-}
 
 # set_cmd TOOL CASE -> CMD, the command as an array (pipelines through sh -c).
 set_cmd() {

@@ -20,7 +20,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use common::{have_perf, perf_record, run_ok, sear, stdout_of};
+use common::{build_c, have_perf, perf_record, run_ok, sear, stdout_of};
 use serde_json::{json, Value};
 
 /// The longest any one protocol command may take (Chromium's start-up included).
@@ -764,14 +764,11 @@ int main(void) {
 fn a_graph_from_a_recording_zooms_and_searches() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let bin = dir.path().join("prog");
-    run_ok(
-        Command::new("gcc")
-            .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
-            .arg(&bin)
-            .arg(&src),
+    let bin = build_c(
+        dir.path(),
+        "prog",
+        PROGRAM,
+        &["-O0", "-g", "-fno-omit-frame-pointer"],
     );
     let data = perf_record(
         dir.path(),

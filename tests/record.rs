@@ -65,19 +65,8 @@ int main(int argc, char **argv) {
 "#;
 
 fn gcc(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let out = dir.join(name);
-    run_ok(
-        Command::new("gcc")
-            .args(flags)
-            .arg("-g")
-            .arg("-o")
-            .arg(&out)
-            .arg(&c)
-            .arg("-lpthread"),
-    );
-    out
+    let flags: Vec<&str> = flags.iter().copied().chain(["-g", "-pthread"]).collect();
+    build_c(dir, name, src, &flags)
 }
 
 fn loop_bin(dir: &Path) -> PathBuf {

@@ -18,7 +18,6 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const PROGRAM: &str = r#"
 #include <stdlib.h>
@@ -36,21 +35,12 @@ int main(int argc, char **argv) {
 "#;
 
 fn build_program(dir: &Path) -> PathBuf {
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join("prog");
-    let out = Command::new("gcc")
-        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "gcc: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    build_c(
+        dir,
+        "prog",
+        PROGRAM,
+        &["-O2", "-g", "-fno-omit-frame-pointer"],
+    )
 }
 
 /// The report with each section's rows (a row and its call graph, lines
@@ -428,19 +418,11 @@ int main(int argc, char **argv){
 fn call_graph_modes_equal_perf() {
     assert!(have_perf());
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("calls.c");
-    std::fs::write(&src, CALLS).unwrap();
-    let exe = dir.path().join("calls");
-    let out = Command::new("gcc")
-        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let exe = build_c(
+        dir.path(),
+        "calls",
+        CALLS,
+        &["-O2", "-g", "-fno-omit-frame-pointer", "-pthread"],
     );
     let f = perf_record(
         dir.path(),

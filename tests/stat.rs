@@ -24,17 +24,7 @@ int main(int argc, char **argv) {
 "#;
 
 fn build(dir: &Path) -> PathBuf {
-    let src = dir.join("work.c");
-    std::fs::write(&src, WORK_C).unwrap();
-    let bin = dir.join("work");
-    let o = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .expect("gcc is needed by the stat tests");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    bin
+    build_c(dir, "work", WORK_C, &["-O1"])
 }
 
 fn stat(cmd: &mut Command, args: &[&str], prog: &[&str]) -> Output {

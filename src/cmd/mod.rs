@@ -144,3 +144,25 @@ pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
         path,
     })
 }
+
+/// A comma-separated list of names (`--comms a,b`), trimmed.
+pub(crate) fn name_list(v: &Option<String>) -> Option<Vec<String>> {
+    v.as_ref()
+        .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect())
+}
+
+/// A comma-separated list of process or thread ids (`--pid 1,2`).
+pub(crate) fn id_list(v: &Option<String>) -> anyhow::Result<Option<Vec<i32>>> {
+    use anyhow::Context;
+    v.as_ref()
+        .map(|s| {
+            s.split(',')
+                .map(|x| {
+                    x.trim()
+                        .parse::<i32>()
+                        .with_context(|| format!("`{x}` is not a process or thread id"))
+                })
+                .collect()
+        })
+        .transpose()
+}

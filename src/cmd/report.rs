@@ -170,26 +170,7 @@ fn hotspots(
         .iter()
         .map(|d| profile::hist::dso_short_name(&d.name))
         .collect();
-    let list = |v: &Option<String>| {
-        v.as_ref().map(|s| {
-            s.split(',')
-                .map(|x| x.trim().to_owned())
-                .collect::<Vec<_>>()
-        })
-    };
-    let ids = |v: &Option<String>| -> Result<Option<Vec<i32>>> {
-        v.as_ref()
-            .map(|s| {
-                s.split(',')
-                    .map(|x| {
-                        x.trim()
-                            .parse::<i32>()
-                            .with_context(|| format!("`{x}` is not a process or thread id"))
-                    })
-                    .collect()
-            })
-            .transpose()
-    };
+    use super::{id_list as ids, name_list as list};
     let filters = Filters {
         comms: list(&a.comms),
         dsos: list(&a.dsos),

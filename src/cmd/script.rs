@@ -179,20 +179,6 @@ fn parse_time_range(s: &str) -> Result<(u64, u64)> {
     Ok((start, stop))
 }
 
-fn id_list(v: &Option<String>) -> Result<Option<Vec<i32>>> {
-    v.as_ref()
-        .map(|s| {
-            s.split(',')
-                .map(|x| {
-                    x.trim()
-                        .parse::<i32>()
-                        .with_context(|| format!("`{x}` is not a process or thread id"))
-                })
-                .collect()
-        })
-        .transpose()
-}
-
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     use profile::resolve::{CollectOptions, Collector};
     use profile::symbolize::SymbolizeOptions;
@@ -205,12 +191,9 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     if !meta.events.is_empty() {
         Plan::new(meta, a.fields.as_deref())?;
     }
-    let comms: Option<Vec<String>> = a
-        .comms
-        .as_ref()
-        .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect());
-    let pids = id_list(&a.pid)?;
-    let tids = id_list(&a.tid)?;
+    let comms = super::name_list(&a.comms);
+    let pids = super::id_list(&a.pid)?;
+    let tids = super::id_list(&a.tid)?;
     let time = a.time.as_deref().map(parse_time_range).transpose()?;
 
     let mut out = super::paged_stdout();

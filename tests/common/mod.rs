@@ -100,6 +100,17 @@ pub fn perf_record(dir: &Path, name: &str, opts: &[&str], workload: &[String]) -
     out
 }
 
+/// Compiles the C source `src` into `dir/name` with gcc and `flags` (which
+/// come before the source: use `-pthread`, not `-lpthread`); gcc's
+/// messages fail the test.
+pub fn build_c(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).expect("write the C source");
+    let exe = dir.join(name);
+    run_ok(Command::new("gcc").args(flags).arg("-o").arg(&exe).arg(&c));
+    exe
+}
+
 /// The standard set of recordings the differential tests use.
 pub fn standard_recordings(dir: &Path) -> Vec<PathBuf> {
     let w = busy_workload(150);

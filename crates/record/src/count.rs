@@ -224,17 +224,7 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
     let (mut user_secs, mut sys_secs) = (0.0, 0.0);
     if let Some(c) = &mut child {
         if let Err(e) = c.go() {
-            let command = opts.command[0].to_string_lossy().into_owned();
-            let hint = match e.kind() {
-                io::ErrorKind::NotFound => "; check the name, or give its path (PATH is searched for names without a slash)",
-                io::ErrorKind::PermissionDenied => "; is it executable (chmod +x)?",
-                _ => "",
-            };
-            return Err(Error::Exec {
-                command,
-                hint,
-                err: e,
-            });
+            return Err(Error::exec(&opts.command[0], e));
         }
         // SIGINT reaches the command too (same terminal): wait for it to end.
         let (st, u, s) = c

@@ -83,6 +83,23 @@ impl Error {
         }
     }
 
+    /// The command `command` could not be started: `err`, with a hint at
+    /// what to check.
+    pub fn exec(command: &std::ffi::OsStr, err: io::Error) -> Self {
+        let hint = match err.kind() {
+            io::ErrorKind::NotFound => {
+                "; check the name, or give its path (PATH is searched for names without a slash)"
+            }
+            io::ErrorKind::PermissionDenied => "; is it executable (chmod +x)?",
+            _ => "",
+        };
+        Error::Exec {
+            command: command.to_string_lossy().into_owned(),
+            hint,
+            err,
+        }
+    }
+
     /// Exit status a shell would give for this error, when there is one
     /// (127: command not found, 126: found but not executable).
     pub fn shell_status(&self) -> Option<u8> {

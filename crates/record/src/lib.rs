@@ -912,17 +912,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
     }
     if let Some(c) = &mut child {
         if let Err(e) = c.go() {
-            let command = opts.command[0].to_string_lossy().into_owned();
-            let hint = match e.kind() {
-                io::ErrorKind::NotFound => "; check the name, or give its path (PATH is searched for names without a slash)",
-                io::ErrorKind::PermissionDenied => "; is it executable (chmod +x)?",
-                _ => "",
-            };
-            return Err(Error::Exec {
-                command,
-                hint,
-                err: e,
-            });
+            return Err(Error::exec(&opts.command[0], e));
         }
     }
 
