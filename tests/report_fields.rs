@@ -223,6 +223,13 @@ fn fields_equal_perf() {
             "--no-children",
         ],
         vec!["--symbols", "leaf", "--no-children", "-g", "caller"],
+        // perf adds the samples the filters drop too: an entry one of them
+        // made stays hidden, and a shown entry counts what they add to it
+        // (a caller's children).
+        vec!["--dsos", "prog"],
+        vec!["--dsos", "prog", "-g", "callee", "--percentage", "relative"],
+        vec!["--symbols", "leaf,touch", "-g", "caller"],
+        vec!["--sort", "dso,sym", "--symbols", "leaf,mid", "-g", "none"],
     ];
     let cases: Vec<Case<'_>> = sets
         .into_iter()

@@ -378,6 +378,10 @@ pub struct HistEntry {
     pub level: u8,
     /// Own period by cpumode (see [`Stat::modes`]), when asked for.
     pub modes: [u64; 4],
+    /// Made by a sample the filters (`--dsos`, `--comms`, ...) drop: perf
+    /// hides such an entry even when kept samples add to it later, and an
+    /// entry a kept sample made shows what dropped samples add to it.
+    pub filtered: bool,
     /// In a group's leader, the entry's values in each other member's
     /// rows (perf's pairs), in member order.
     pub group: Vec<Stat>,
@@ -963,7 +967,7 @@ impl Report {
                 let i = match lead.index.get(&me.keys) {
                     Some(&i) => i,
                     None => {
-                        let i = lead.entry_index(&me.keys, me.thread, me.level);
+                        let i = lead.entry_index(&me.keys, me.thread, me.level, me.filtered);
                         lead.entries[i].group.resize(members.len(), Stat::default());
                         i
                     }
@@ -1041,7 +1045,7 @@ impl Hists {
     }
 
     /// The index of the entry with `keys`, created if new (allocating only then).
-    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8) -> usize {
+    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8, filtered: bool) -> usize {
         if let Some(&i) = self.index.get(keys) {
             return i;
         }
@@ -1060,6 +1064,7 @@ impl Hists {
             level,
             modes: [0; 4],
             group: Vec::new(),
+            filtered,
         });
         self.entries.len() - 1
     }
@@ -1126,6 +1131,8 @@ struct ChainCtx {
     parent_id: u32,
     parent: Option<u32>,
     leaf_level: u8,
+    /// The filters drop the sample (see [`HistEntry::filtered`]).
+    filtered: bool,
 }
 
 /// (event, comm, thread, frame, location, cpu, parent).
@@ -1168,7 +1175,7 @@ impl Grow<'_> {
             parent: c.parent,
         };
         self.keys.make(&mut self.keybuf, &ctx);
-        let i = h.entry_index(&self.keybuf, c.thread, level) as u32;
+        let i = h.entry_index(&self.keybuf, c.thread, level, c.filtered) as u32;
         self.frame_entry.insert(key, i);
         i
     }
@@ -1264,15 +1271,13 @@ pub fn build(
                 h.all_callchain_period = h.all_callchain_period.wrapping_add(sum.period);
             }
         }
+        // perf adds the samples the filters drop too: the entries they
+        // make are marked and hidden, the ones they pass count them.
         let th = machine.thread_info(key.thread as usize);
-        if !filters.keep_thread(comms, key.comm, th.pid, th.tid) {
-            continue;
-        }
         let leaf = &locs[key.leaf as usize];
         let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
-        if !filters.keep_sample(dso_names, syms, leaf, &leaf_sym) {
-            continue;
-        }
+        let filtered = !filters.keep_thread(comms, key.comm, th.pid, th.tid)
+            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym);
         let parent = match (&opts.parent, want_parent) {
             (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
                 collector.interner.stack(key.stack, &mut stack);
@@ -1293,10 +1298,9 @@ pub fn build(
             },
             parent,
             leaf_level: leaf.level,
+            filtered,
         };
         let h = &mut report.hists[ev];
-        h.nr_samples += sum.samples;
-        h.total_period = h.total_period.wrapping_add(sum.period);
         let ctx = KeyCtx {
             comm: key.comm,
             thread: key.thread,
@@ -1307,7 +1311,13 @@ pub fn build(
             parent,
         };
         g.keys.make(&mut g.keybuf, &ctx);
-        let self_index = h.entry_index(&g.keybuf, key.thread, leaf.level);
+        let self_index = h.entry_index(&g.keybuf, key.thread, leaf.level, filtered);
+        // The filtered totals count the samples whose own entry shows.
+        let counted = !h.entries[self_index].filtered;
+        if counted {
+            h.nr_samples += sum.samples;
+            h.total_period = h.total_period.wrapping_add(sum.period);
+        }
         {
             let e = &mut h.entries[self_index];
             e.period = e.period.wrapping_add(sum.period);
@@ -1332,7 +1342,9 @@ pub fn build(
         if !need_chain || key.stack == EMPTY_STACK {
             continue;
         }
-        h.callchain_period = h.callchain_period.wrapping_add(sum.period);
+        if counted {
+            h.callchain_period = h.callchain_period.wrapping_add(sum.period);
+        }
         let trie = &mut report.trie;
         let root = trie.root(key.event, key.comm, key.thread, cctx.cpu, cctx.parent_id);
         // The chain goes into the trie root first whatever the order: the

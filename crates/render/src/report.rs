@@ -157,8 +157,10 @@ fn write_section(
     )?;
     let keys = &opts.keys;
     // perf's -x hides rows without a parent (the totals keep them).
+    // Entries the filters' samples made are hidden too.
     let hidden = |e: &HistEntry| {
-        opts.exclude_other && !e.keys.iter().any(|k| matches!(k, Key::Parent(Some(_))))
+        e.filtered
+            || opts.exclude_other && !e.keys.iter().any(|k| matches!(k, Key::Parent(Some(_))))
     };
     let nr_members = 1 + s.members.len();
     // Each key column is as wide as its header or its widest value, with
