@@ -490,6 +490,10 @@ impl Collector {
                             return;
                         }
                     };
+                    // Each context's chain starts at the address that
+                    // context was interrupted at (its registers' ip), not
+                    // at a return address.
+                    first = true;
                     continue;
                 }
                 let origin = if first || !self.opts.adjust_returns {

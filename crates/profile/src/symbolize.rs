@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use symbols::{Binary, DebugFinder, Reason, Svma};
 
 use crate::machine::Dso;
-use crate::resolve::{Loc, NO_DSO};
+use crate::resolve::{Loc, Origin, NO_DSO};
 
 /// How names are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -404,15 +404,27 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         } else {
             None
         };
-        let (raw, start, end, size, offset) = match bin.symbol(svma) {
-            Ok(hit) => {
-                let start = svma.0 - hit.offset;
+        // A "return address" that starts a function and follows no
+        // symbol (a lazy-binding trampoline's target, a thunk) is taken as
+        // it is, as perf takes every address.
+        let hit = match bin.symbol(svma) {
+            Err(_) if l.origin == Origin::Return => bin
+                .symbol(Svma(svma.0.wrapping_add(1)))
+                .map(|h| (h, 1))
+                .map_err(|_| ()),
+            h => h.map(|h| (h, 0)).map_err(|_| ()),
+        };
+        let (raw, start, end, size, offset) = match hit {
+            Ok((hit, moved)) => {
+                let start = (svma.0 + moved) - hit.offset;
                 (
                     name_id(hit.raw_name),
                     start,
                     start.saturating_add(hit.size.max(1)),
                     hit.size,
-                    hit.offset,
+                    // The offset is made relative to the return address
+                    // below, by adding back what the lookup took off.
+                    hit.offset.wrapping_sub(moved),
                 )
             }
             Err(_) => {

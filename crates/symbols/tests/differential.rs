@@ -158,8 +158,7 @@ fn cxx_symbols_and_frames_match_binutils() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = compile(dir.path(), "prog_cc", CXX_SRC, true, &[]);
     check_symbols(&bin);
-    // Deep inline stacks multiply the few names cpp_demangle gets wrong.
-    check_frames(&bin, 0.85);
+    check_frames(&bin, 0.99);
 }
 
 fn demangle_rate(names: &[String]) -> (usize, Vec<String>) {
@@ -192,11 +191,7 @@ fn demangling_matches_cxxfilt_on_test_program() {
     for b in &bad {
         eprintln!("{b}");
     }
-    // The goal is 100%. cpp_demangle 0.5 still drops the reference of a pack expansion
-    // over several elements (`DpOT_`) and cannot parse `sr` in enable_if expressions:
-    // 9 of 1217 names here (printed above).
-    let rate = good as f64 / names.len() as f64;
-    assert!(rate >= 0.99, "demangling regressed: {:.2}%", rate * 100.0);
+    assert!(bad.is_empty(), "{} names differ from c++filt", bad.len());
 }
 
 #[test]
@@ -217,7 +212,7 @@ fn demangling_rate_on_libstdcxx() {
     for b in bad.iter().take(40) {
         eprintln!("{b}");
     }
-    assert!(rate >= 0.995, "demangling regressed: {:.2}%", rate * 100.0);
+    assert!(bad.is_empty(), "{} names differ from c++filt", bad.len());
 }
 
 #[test]
