@@ -74,6 +74,58 @@ The command's exit status is sear's (127 when it cannot be found)."
     /// Draw an interactive SVG flame graph from a recording (`-i
     /// perf.data`), folded stacks or `perf script` text (like flamegraph.pl).
     Flame(FlameArgs),
+    /// Compare two recordings: each symbol's share before and after, and
+    /// the change (like `perf diff`).
+    #[command(
+        long_about = "Compare two recordings (like `perf diff`): for each symbol (or --sort key), its \
+share of the baseline's samples, of the new recording's, and the change in percentage points, \
+largest change first; above the table, each recording's samples, event counts and wall-clock \
+length (first to last sample). Rows match by the keys' texts: the shared object's file name and \
+the symbol's name, wherever they were loaded.\n\nExamples:\n  \
+sear diff before.data after.data               # did my change help?\n  \
+sear diff --sort sym --percent-limit 1 old.data new.data\n  \
+sear diff --sort comm old.data new.data        # by command\n  \
+sear flame --diff old.data new.data -o diff.svg   # the same as a differential flame graph"
+    )]
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline recording (before the change).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The recording to compare with it (after the change).
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Match and group samples by these keys, comma-separated: dso, sym,
+    /// comm, pid, srcline, srcfile, symoff, parent, cpu, symbol_size,
+    /// dso_size. Default: dso,sym (as perf diff).
+    #[arg(
+        short = 's',
+        long = "sort",
+        value_name = "KEYS",
+        default_value = "dso,sym"
+    )]
+    pub sort: String,
+    /// Leave out rows whose share is below PCT percent on both sides.
+    #[arg(long = "percent-limit", value_name = "PCT", default_value_t = 0.0)]
+    pub percent_limit: f64,
+    /// Only samples of these commands, comma-separated.
+    #[arg(short = 'C', long = "comms", value_name = "COMMS")]
+    pub comms: Option<String>,
+    /// Only samples in these shared objects, comma-separated.
+    #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
+    pub dsos: Option<String>,
+    /// Only samples in these symbols, comma-separated.
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
+    pub symbols: Option<String>,
+    /// perf 6.1's short C++ names (no parameter lists).
+    #[arg(long)]
+    pub short_names: bool,
+    /// Symbol names as in the binary (mangled).
+    #[arg(long)]
+    pub no_demangle: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,7 +10,8 @@
 //! text by the rules of `stackcollapse-perf.pl`.
 //! [`hist`] sums samples into rows by sort keys, one histogram per event,
 //! and pairs the rows of event groups; [`fields`] decides the columns
-//! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
+//! (`-F`, `--sort`, `-n`, ...) and the order of the rows. [`diff`] matches
+//! the rows of two profiles and computes the change of each share.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -32,6 +33,7 @@
 
 pub mod callchain;
 pub mod collapse;
+pub mod diff;
 pub mod fields;
 pub mod hist;
 pub mod machine;

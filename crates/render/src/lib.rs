@@ -14,6 +14,7 @@
 //! ```
 
 pub mod callgraph;
+pub mod diff;
 pub mod dump;
 pub mod flame;
 pub mod folded;
