@@ -222,6 +222,13 @@ pub struct FlameArgs {
     /// (default: the first in the input). One graph per event.
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+    /// A differential flame graph of two profiles (recordings, folded
+    /// stacks or `perf script` text): NEW's stacks, each frame red where it
+    /// has more samples than in BASE (scaled to the same total), blue where
+    /// fewer (difffolded.pl -n, then flamegraph.pl).
+    /// Example: sear flame --diff before.data after.data -o diff.svg
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], conflicts_with_all = ["file", "input"])]
+    pub diff: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Args)]

@@ -130,10 +130,11 @@ fn doubled_function_rises_by_the_expected_share() {
         "work_b's delta\n{text}"
     );
     assert!((b_new - 100.0 / 3.0).abs() <= 2.0, "{text}");
-    // Nothing else moves much, and rows come by absolute delta.
+    // Nothing else rises beyond noise (the scheduler's functions take a
+    // point now and then on a busy machine), and rows come by absolute delta.
     for (k, d) in &deltas {
         if k != &key("work_a") {
-            assert!(*d < 1.0, "{k:?} rose by {d}\n{text}");
+            assert!(*d < 2.0, "{k:?} rose by {d}\n{text}");
         }
     }
     let order: Vec<f64> = text
@@ -226,4 +227,120 @@ fn sort_keys_percent_limit_and_errors() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/nonexistent.data"), "{err}");
+}
+
+/// (title, fill) of every frame rect of a flame graph SVG.
+fn frame_fills(svg: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in svg.split("<title>").skip(1) {
+        let Some((title, rest)) = part.split_once("</title>") else {
+            continue;
+        };
+        let Some(rect) = rest.trim_start().strip_prefix("<rect") else {
+            continue;
+        };
+        let fill = rect
+            .split_once("fill=\"")
+            .and_then(|(_, f)| f.split_once('"'))
+            .map(|(f, _)| f.to_owned())
+            .unwrap_or_default();
+        out.push((title.to_owned(), fill));
+    }
+    out
+}
+
+/// `rgb(r,g,b)` as numbers.
+fn rgb(fill: &str) -> (u32, u32, u32) {
+    let v: Vec<u32> = fill
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .map(|x| x.trim().parse().expect("rgb component"))
+        .collect();
+    (v[0], v[1], v[2])
+}
+
+fn fill_of<'a>(frames: &'a [(String, String)], name: &str) -> &'a str {
+    &frames
+        .iter()
+        .find(|(t, _)| t.starts_with(&format!("{name} (")))
+        .unwrap_or_else(|| panic!("no frame {name} in {frames:?}"))
+        .1
+}
+
+#[test]
+fn differential_flame_graph_of_recordings_is_red_where_work_grew() {
+    let (dir, base, new) = recordings();
+    let svg_path = dir.path().join("diff.svg");
+    run_ok(
+        sear()
+            .args(["flame", "--diff"])
+            .arg(base)
+            .arg(new)
+            .arg("-o")
+            .arg(&svg_path),
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let frames = frame_fills(&svg);
+    let (r, g, b) = rgb(fill_of(&frames, "work_a"));
+    assert!(
+        r == 255 && g < 200 && g == b,
+        "work_a is not red: rgb({r},{g},{b})"
+    );
+    let (r, g, b) = rgb(fill_of(&frames, "work_b"));
+    assert!(
+        b == 255 && r < 200 && r == g,
+        "work_b is not blue: rgb({r},{g},{b})"
+    );
+    // The new profile's shape: work_a is two thirds of the width; the hover
+    // text gives the change in points of all samples.
+    let title = frames
+        .iter()
+        .find(|(t, _)| t.starts_with("work_a ("))
+        .unwrap()
+        .0
+        .clone();
+    let (share, delta) = title
+        .rsplit_once("%; ")
+        .map(|(l, d)| {
+            let share: f64 = l.rsplit_once(", ").unwrap().1.parse().unwrap();
+            let delta: f64 = d.trim_end_matches("%)").parse().unwrap();
+            (share, delta)
+        })
+        .unwrap();
+    assert!((share - 66.67).abs() <= 2.0, "{title}");
+    assert!((delta - 16.67).abs() <= 2.0, "{title}");
+}
+
+#[test]
+fn differential_flame_graph_of_folded_files_is_normalised() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.folded");
+    let new = dir.path().join("new.folded");
+    // The new profile has three times the samples: scaled, `a` grew from
+    // 150 to 200 and `b` shrank from 150 to 100; `main` stayed.
+    std::fs::write(&base, "main;a 50\nmain;b 50\n").unwrap();
+    std::fs::write(&new, "main;a 200\nmain;b 100\n").unwrap();
+    let out = run_ok(sear().args(["flame", "--diff"]).arg(&base).arg(&new));
+    let svg = stdout_of(&out);
+    let frames = frame_fills(&svg);
+    assert_eq!(fill_of(&frames, "main"), "rgb(250,250,250)", "{frames:?}");
+    assert_eq!(rgb(fill_of(&frames, "a")).0, 255, "{frames:?}");
+    assert_eq!(rgb(fill_of(&frames, "b")).2, 255, "{frames:?}");
+    assert!(svg.contains("Differential Flame Graph"));
+
+    let o = sear()
+        .args(["flame", "--diff"])
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "one file is a usage error");
+    let o = sear()
+        .args(["flame", "--diff"])
+        .arg(&base)
+        .arg(dir.path().join("missing.data"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.data"));
 }
