@@ -88,6 +88,54 @@ sear diff --sort comm old.data new.data        # by command\n  \
 sear flame --diff old.data new.data -o diff.svg   # the same as a differential flame graph"
     )]
     Diff(DiffArgs),
+    /// Write a recording's samples in another tool's profile format: pprof,
+    /// speedscope, Firefox Profiler, folded stacks or sear's JSON.
+    #[command(
+        long_about = "Write a recording's samples in another tool's profile format. Stacks are \
+unwound and symbolized by sear (inline frames included) and every sample keeps its thread, \
+event and period.\n\nFormats:\n  \
+pprof       gzipped profile.proto: go tool pprof -top OUT, go tool pprof -http=: OUT\n  \
+speedscope  speedscope's JSON: open it at speedscope.app or with `npx speedscope OUT`\n  \
+firefox     Firefox Profiler's processed profile: load it at profiler.firefox.com\n  \
+folded      folded stacks (root;...;leaf COUNT), as `sear collapse`\n  \
+json        sear's own JSON: events, threads, stacks with samples and period\n\n\
+Examples:\n  \
+sear export --format pprof -i perf.data -o prof.pb.gz && go tool pprof -top prof.pb.gz\n  \
+sear export --format speedscope -o prof.speedscope.json   # from ./perf.data\n  \
+sear export --format firefox -i perf.data -o prof.json"
+    )]
+    Export(ExportArgs),
+}
+
+/// The formats of `sear export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Pprof,
+    Speedscope,
+    Firefox,
+    Folded,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The output format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: ExportFormat,
+    /// Write here (`-` for stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// perf 6.1's short C++ names (no parameter lists).
+    #[arg(long)]
+    pub short_names: bool,
+    /// Symbol names as in the binary (mangled).
+    #[arg(long)]
+    pub no_demangle: bool,
+    /// At most this many frames per stack, from the leaf (perf's --max-stack).
+    #[arg(long, value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
 }
 
 #[derive(Debug, Args)]

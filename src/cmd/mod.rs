@@ -12,6 +12,7 @@ use crate::cli::{Cli, Command, InputArgs};
 mod buildid_list;
 pub mod collapse;
 mod diff;
+mod export;
 mod flame;
 mod inject;
 mod record;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Collapse(a) => collapse::run(a),
         Command::Flame(a) => flame::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

@@ -11,7 +11,9 @@
 //! [`hist`] sums samples into rows by sort keys, one histogram per event,
 //! and pairs the rows of event groups; [`fields`] decides the columns
 //! (`-F`, `--sort`, `-n`, ...) and the order of the rows. [`diff`] matches
-//! the rows of two profiles and computes the change of each share.
+//! the rows of two profiles and computes the change of each share;
+//! [`export`] is the timed, symbolized sample list the pprof, speedscope
+//! and Firefox Profiler exports are made from.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -34,6 +36,7 @@
 pub mod callchain;
 pub mod collapse;
 pub mod diff;
+pub mod export;
 pub mod fields;
 pub mod hist;
 pub mod machine;
