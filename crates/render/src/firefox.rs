@@ -239,7 +239,11 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
     let mut prefix: Option<u32> = None;
     for &loc in p.stacks[stack as usize].iter().rev() {
         let l = &p.locations[loc as usize];
-        let category = if l.kernel { KERNEL } else { USER };
+        let category = match (l.kernel, l.mapping) {
+            (true, _) => KERNEL,
+            (false, Some(_)) => USER,
+            (false, None) => OTHER,
+        };
         let resource = l.mapping.map_or(-1, |m| {
             let lib = lib_of_mapping[m as usize];
             let next = t.resource_lib.len() as u32;
@@ -308,6 +312,5 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
             prefix = Some(s);
         }
     }
-    let _ = OTHER;
     prefix
 }
