@@ -74,6 +74,106 @@ The command's exit status is sear's (127 when it cannot be found)."
     /// Draw an interactive SVG flame graph from a recording (`-i
     /// perf.data`), folded stacks or `perf script` text (like flamegraph.pl).
     Flame(FlameArgs),
+    /// Compare two recordings: each symbol's share before and after, and
+    /// the change (like `perf diff`).
+    #[command(
+        long_about = "Compare two recordings (like `perf diff`): for each symbol (or --sort key), its \
+share of the baseline's samples, of the new recording's, and the change in percentage points, \
+largest change first; above the table, each recording's samples, event counts and wall-clock \
+length (first to last sample). Rows match by the keys' texts: the shared object's file name and \
+the symbol's name, wherever they were loaded.\n\nExamples:\n  \
+sear diff before.data after.data               # did my change help?\n  \
+sear diff --sort sym --percent-limit 1 old.data new.data\n  \
+sear diff --sort comm old.data new.data        # by command\n  \
+sear flame --diff old.data new.data -o diff.svg   # the same as a differential flame graph"
+    )]
+    Diff(DiffArgs),
+    /// Write a recording's samples in another tool's profile format: pprof,
+    /// speedscope, Firefox Profiler, folded stacks or sear's JSON.
+    #[command(
+        long_about = "Write a recording's samples in another tool's profile format. Stacks are \
+unwound and symbolized by sear (inline frames included) and every sample keeps its thread, \
+event and period.\n\nFormats:\n  \
+pprof       gzipped profile.proto: go tool pprof -top OUT, go tool pprof -http=: OUT\n  \
+speedscope  speedscope's JSON: open it at speedscope.app or with `npx speedscope OUT`\n  \
+firefox     Firefox Profiler's processed profile: load it at profiler.firefox.com\n  \
+folded      folded stacks (root;...;leaf COUNT), as `sear collapse`\n  \
+json        sear's own JSON: events, threads, stacks with samples and period\n\n\
+Examples:\n  \
+sear export --format pprof -i perf.data -o prof.pb.gz && go tool pprof -top prof.pb.gz\n  \
+sear export --format speedscope -o prof.speedscope.json   # from ./perf.data\n  \
+sear export --format firefox -i perf.data -o prof.json"
+    )]
+    Export(ExportArgs),
+}
+
+/// The formats of `sear export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Pprof,
+    Speedscope,
+    Firefox,
+    Folded,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The output format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: ExportFormat,
+    /// Write here (`-` for stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// perf 6.1's short C++ names (no parameter lists).
+    #[arg(long)]
+    pub short_names: bool,
+    /// Symbol names as in the binary (mangled).
+    #[arg(long)]
+    pub no_demangle: bool,
+    /// At most this many frames per stack, from the leaf (perf's --max-stack).
+    #[arg(long, value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline recording (before the change).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The recording to compare with it (after the change).
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Match and group samples by these keys, comma-separated: dso, sym,
+    /// comm, pid, srcline, srcfile, symoff, parent, cpu, symbol_size,
+    /// dso_size. Default: dso,sym (as perf diff).
+    #[arg(
+        short = 's',
+        long = "sort",
+        value_name = "KEYS",
+        default_value = "dso,sym"
+    )]
+    pub sort: String,
+    /// Leave out rows whose share is below PCT percent on both sides.
+    #[arg(long = "percent-limit", value_name = "PCT", default_value_t = 0.0)]
+    pub percent_limit: f64,
+    /// Only samples of these commands, comma-separated.
+    #[arg(short = 'C', long = "comms", value_name = "COMMS")]
+    pub comms: Option<String>,
+    /// Only samples in these shared objects, comma-separated.
+    #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
+    pub dsos: Option<String>,
+    /// Only samples in these symbols, comma-separated.
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
+    pub symbols: Option<String>,
+    /// perf 6.1's short C++ names (no parameter lists).
+    #[arg(long)]
+    pub short_names: bool,
+    /// Symbol names as in the binary (mangled).
+    #[arg(long)]
+    pub no_demangle: bool,
 }
 
 #[derive(Debug, Args)]
@@ -170,6 +270,13 @@ pub struct FlameArgs {
     /// (default: the first in the input). One graph per event.
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+    /// A differential flame graph of two profiles (recordings, folded
+    /// stacks or `perf script` text): NEW's stacks, each frame red where it
+    /// has more samples than in BASE (scaled to the same total), blue where
+    /// fewer (difffolded.pl -n, then flamegraph.pl).
+    /// Example: sear flame --diff before.data after.data -o diff.svg
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], conflicts_with_all = ["file", "input"])]
+    pub diff: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Args)]

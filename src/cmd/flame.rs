@@ -3,17 +3,21 @@
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use profile::collapse::perf_script::{looks_like_perf_script, Collapser, Options};
 use profile::collapse::{parse_folded, FoldedLine};
-use render::flame::{write_svg, FlameOptions};
+use render::flame::{write_diff_svg, write_svg, FlameOptions};
 
 use super::InputKind;
 use crate::cli::FlameArgs;
 
 pub fn run(a: FlameArgs) -> Result<ExitCode> {
+    if let Some([base, new]) = a.diff.as_deref() {
+        return draw_diff(&a, base, new);
+    }
     let path = a.input.as_deref().or(a.file.as_deref());
     let mut input = super::open_text(path, "a recording, folded stacks or `perf script` text")?;
     if input.kind == InputKind::PerfData {
@@ -102,13 +106,87 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
     draw(&a, &input.name, &lines)
 }
 
-/// Writes the SVG of `lines` where `-o` says.
-fn draw(a: &FlameArgs, name: &str, lines: &[FoldedLine<'_>]) -> Result<ExitCode> {
-    if lines.is_empty() {
-        log::warn!("{name}: no stacks to draw; writing an empty graph that says so");
-    }
+/// Any input's stacks, owned: a recording folded (as for a single graph),
+/// `perf script` text folded, or folded stacks parsed.
+fn stacks_of(path: &Path, a: &FlameArgs) -> Result<Vec<(String, u64)>> {
+    let mut input = super::open_text(
+        Some(path),
+        "a recording, folded stacks or `perf script` text",
+    )?;
+    let opts = Options {
+        annotate_kernel: true,
+        annotate_jit: true,
+        event_filter: a.event.clone(),
+        ..Options::default()
+    };
+    let folded = if input.kind == InputKind::PerfData {
+        let name = input.name.clone();
+        let (folded, diag) = super::collapse::fold_recording(
+            input,
+            &opts,
+            &super::collapse::RecordingOptions {
+                mark_inline: true,
+                raw_return_addresses: false,
+                max_stack: 127,
+            },
+        )?;
+        crate::ui::print_diagnostics(name.as_ref(), &diag);
+        folded
+    } else {
+        let mut bytes = Vec::new();
+        input
+            .reader
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("reading {}", input.name))?;
+        if !looks_like_perf_script(&bytes) {
+            let text = String::from_utf8_lossy(&bytes);
+            let (lines, diag) = parse_folded(&text);
+            crate::ui::print_diagnostics(input.name.as_ref(), &diag);
+            return Ok(lines
+                .iter()
+                .map(|l| (l.stack.to_owned(), l.count))
+                .collect());
+        }
+        let mut c = Collapser::new(opts);
+        c.read(&bytes[..])
+            .with_context(|| format!("reading {}", input.name))?;
+        let (folded, diag) = c.finish();
+        crate::ui::print_diagnostics(input.name.as_ref(), &diag);
+        folded
+    };
+    Ok(folded
+        .sorted()
+        .into_iter()
+        .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
+        .collect())
+}
 
-    let opts = FlameOptions {
+fn lines(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {
+    v.iter()
+        .map(|(s, n)| FoldedLine {
+            stack: s,
+            count: *n,
+        })
+        .collect()
+}
+
+/// `--diff BASE NEW`: the differential graph where `-o` says.
+fn draw_diff(a: &FlameArgs, base: &Path, new: &Path) -> Result<ExitCode> {
+    let base_stacks = stacks_of(base, a)?;
+    let new_stacks = stacks_of(new, a)?;
+    let (base_lines, new_lines) = (lines(&base_stacks), lines(&new_stacks));
+    for (p, l) in [(base, &base_lines), (new, &new_lines)] {
+        if l.is_empty() {
+            log::warn!("{}: no stacks", p.display());
+        }
+    }
+    let opts = flame_options(a);
+    write_to(a, |w| write_diff_svg(w, &base_lines, &new_lines, &opts))
+}
+
+/// The graph options the flags give.
+fn flame_options(a: &FlameArgs) -> FlameOptions {
+    FlameOptions {
         title: a.title.clone(),
         subtitle: a.subtitle.clone(),
         width: a.width.map(|w| w as usize),
@@ -119,21 +197,38 @@ fn draw(a: &FlameArgs, name: &str, lines: &[FoldedLine<'_>]) -> Result<ExitCode>
         flame_chart: a.flamechart,
         min_width: a.minwidth,
         count_name: a.countname.clone(),
-    };
+    }
+}
+
+/// Runs `write` on the file `-o` names, or on stdout.
+fn write_to(
+    a: &FlameArgs,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<ExitCode> {
     match &a.output {
         Some(p) if p.as_os_str() != "-" => {
             let f =
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
             let mut w = std::io::BufWriter::new(f);
-            write_svg(&mut w, lines, &opts).with_context(|| format!("writing {}", p.display()))?;
+            write(&mut w).with_context(|| format!("writing {}", p.display()))?;
             w.flush()
                 .with_context(|| format!("writing {}", p.display()))?;
         }
         _ => {
             let mut out = super::stdout();
-            write_svg(&mut out, lines, &opts).context("writing the SVG")?;
+            write(&mut out).context("writing the SVG")?;
             super::finish(out)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the SVG of `lines` where `-o` says.
+fn draw(a: &FlameArgs, name: &str, lines: &[FoldedLine<'_>]) -> Result<ExitCode> {
+    if lines.is_empty() {
+        log::warn!("{name}: no stacks to draw; writing an empty graph that says so");
+    }
+
+    let opts = flame_options(a);
+    write_to(a, |w| write_svg(w, lines, &opts))
 }

@@ -11,6 +11,8 @@ use crate::cli::{Cli, Command, InputArgs};
 
 mod buildid_list;
 pub mod collapse;
+mod diff;
+mod export;
 mod flame;
 mod inject;
 mod record;
@@ -30,6 +32,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flame(a) => flame::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

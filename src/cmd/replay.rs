@@ -30,6 +30,8 @@ pub struct Replayed {
     pub reader: perf_data::Reader,
     /// Counter values read with samples (`:S`) whose id names no event.
     pub unknown_read_ids: u64,
+    /// The times of the first and last samples (None: no sample had a time).
+    pub sample_times: Option<(u64, u64)>,
 }
 
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
@@ -39,6 +41,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         collector: Collector::new(o.collect),
         last_read: Default::default(),
         unknown_read_ids: 0,
+        sample_times: None,
     };
     let context = || format!("reading records of {}", path.display());
     // A file's metadata is all in its header: one thread reads and orders
@@ -111,6 +114,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     let PassOne {
         collector,
         unknown_read_ids,
+        sample_times,
         ..
     } = state;
     let syms = symbolize(
@@ -131,6 +135,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         stats,
         reader,
         unknown_read_ids,
+        sample_times,
     })
 }
 
@@ -188,6 +193,7 @@ struct PassOne {
     /// Per counter id, its value at its last sample (`:S` groups).
     last_read: std::collections::HashMap<u64, u64>,
     unknown_read_ids: u64,
+    sample_times: Option<(u64, u64)>,
 }
 
 impl PassOne {
@@ -198,6 +204,12 @@ impl PassOne {
             let Ok(s) = rec.sample() else {
                 return; // counted by stats as undecodable
             };
+            if let Some(t) = s.time {
+                self.sample_times = Some(match self.sample_times {
+                    Some((lo, hi)) => (lo.min(t), hi.max(t)),
+                    None => (t, t),
+                });
+            }
             let attr = &rec.meta.events[s.event].attr;
             match s.read {
                 // Counter values read with the sample (leader sampling,

@@ -132,6 +132,7 @@ fn hotspots(
         stats,
         reader,
         unknown_read_ids,
+        ..
     } = super::replay::replay(
         path,
         reader,

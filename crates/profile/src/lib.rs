@@ -10,7 +10,10 @@
 //! text by the rules of `stackcollapse-perf.pl`.
 //! [`hist`] sums samples into rows by sort keys, one histogram per event,
 //! and pairs the rows of event groups; [`fields`] decides the columns
-//! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
+//! (`-F`, `--sort`, `-n`, ...) and the order of the rows. [`diff`] matches
+//! the rows of two profiles and computes the change of each share;
+//! [`export`] is the timed, symbolized sample list the pprof, speedscope
+//! and Firefox Profiler exports are made from.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -32,6 +35,8 @@
 
 pub mod callchain;
 pub mod collapse;
+pub mod diff;
+pub mod export;
 pub mod fields;
 pub mod hist;
 pub mod machine;

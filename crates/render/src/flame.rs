@@ -121,14 +121,13 @@ fn xml_safe(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
-/// "no valid input" placeholder SVG (the caller warns).
-pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
+/// inferno's options for `o`; `annotated`: frames carry `_[k]`-style marks.
+fn inferno_options(o: &FlameOptions, annotated: bool) -> io::Result<flamegraph::Options<'static>> {
     let palette = match &o.palette {
         Some(p) => {
             Palette::from_str(p).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?
         }
-        None if has_annotations(lines) => Palette::from_str("java").map_err(io::Error::other)?,
+        None if annotated => Palette::from_str("java").map_err(io::Error::other)?,
         None => Palette::from_str("hot").map_err(io::Error::other)?,
     };
     let mut opts = flamegraph::Options::default();
@@ -156,6 +155,13 @@ pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -
     if let Some(c) = &o.count_name {
         opts.count_name = c.clone();
     }
+    Ok(opts)
+}
+
+/// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
+/// "no valid input" placeholder SVG (the caller warns).
+pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
+    let mut opts = inferno_options(o, has_annotations(lines))?;
     let mut text: Vec<String> = lines
         .iter()
         .map(|l| format!("{} {}", xml_safe(l.stack), l.count))
@@ -166,6 +172,57 @@ pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -
         text.reverse();
     }
     match flamegraph::from_lines(&mut opts, text.iter().map(String::as_str), out) {
+        Err(e) if lines.is_empty() && e.kind() == io::ErrorKind::InvalidData => Ok(()),
+        r => r,
+    }
+}
+
+/// Writes a differential flame graph (difffolded.pl -n, then
+/// flamegraph.pl): the shape of `new`, each frame coloured by how its
+/// samples changed from `base` once `base` is scaled to `new`'s total: red
+/// more, blue fewer, the deeper the colour the larger the change; hover
+/// details give the change in percent of all samples.
+pub fn write_diff_svg<W: Write>(
+    out: W,
+    base: &[FoldedLine<'_>],
+    new: &[FoldedLine<'_>],
+    o: &FlameOptions,
+) -> io::Result<()> {
+    let folded = |lines: &[FoldedLine<'_>]| {
+        let mut b = Vec::new();
+        for l in lines {
+            b.extend_from_slice(xml_safe(l.stack).as_bytes());
+            b.extend_from_slice(format!(" {}\n", l.count).as_bytes());
+        }
+        b
+    };
+    let mut both = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options {
+            normalize: true,
+            strip_hex: false,
+        },
+        &folded(base)[..],
+        &folded(new)[..],
+        &mut both,
+    )?;
+    let text = String::from_utf8_lossy(&both);
+    let mut lines: Vec<&str> = text.lines().collect();
+    // (inferno writes them in hash order.)
+    lines.sort_unstable();
+    let annotated = has_annotations(base) || has_annotations(new);
+    let mut opts = inferno_options(o, annotated)?;
+    if o.title.is_none() {
+        opts.title = "Differential Flame Graph".into();
+    }
+    if o.subtitle.is_none() {
+        opts.subtitle = Some(
+            "the new profile's stacks; red: more samples than the baseline (scaled to the \
+             same total), blue: fewer"
+                .into(),
+        );
+    }
+    match flamegraph::from_lines(&mut opts, lines.iter().copied(), out) {
         Err(e) if lines.is_empty() && e.kind() == io::ErrorKind::InvalidData => Ok(()),
         r => r,
     }

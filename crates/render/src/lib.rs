@@ -3,7 +3,10 @@
 //! What it does: formats what sear computed the way perf prints it
 //! (`perf report --stats`, `--header-only`, `-D`, the call graphs under
 //! report entries in [`callgraph`], `perf script`'s samples in [`script`], ...), folded stacks ([`folded`]) and
-//! SVG flame graphs ([`flame`], drawn by inferno). What it does not:
+//! SVG flame graphs ([`flame`], drawn by inferno), `sear diff`'s table
+//! ([`diff`]), and the exports of a recording's samples: [`pprof`]
+//! (gzipped profile.proto), [`speedscope`], [`firefox`] (the Firefox
+//! Profiler's processed format) and sear's own [`json`]. What it does not:
 //! read files, compute anything, or decide where output goes.
 //!
 //! ```
@@ -14,10 +17,15 @@
 //! ```
 
 pub mod callgraph;
+pub mod diff;
 pub mod dump;
+pub mod firefox;
 pub mod flame;
 pub mod folded;
 pub mod header;
+pub mod json;
+pub mod pprof;
 pub mod report;
 pub mod script;
+pub mod speedscope;
 pub mod stats;

@@ -1,0 +1,168 @@
+//! Two profiles compared, as `perf diff` compares them: each side's rows
+//! (sort-key texts with their self period) as shares of that side's total,
+//! matched by their key texts (so `dso,sym` rows match by the DSO's base
+//! name and the symbol's name, whatever the addresses), and the change of
+//! each share in percentage points.
+//!
+//! ```
+//! use profile::diff::{diff, Side};
+//! let base = Side::from_rows([(vec!["a".to_string()], 50, 5), (vec!["b".to_string()], 50, 5)]);
+//! let new = Side::from_rows([(vec!["a".to_string()], 75, 3), (vec!["b".to_string()], 25, 1)]);
+//! let rows = diff(&base, &new);
+//! assert_eq!(rows[0].keys, ["a"]);
+//! assert!((rows[0].delta - 25.0).abs() < 1e-9);
+//! ```
+
+use rustc_hash::FxHashMap as HashMap;
+
+/// What one row of one side adds up to.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Share {
+    pub period: u64,
+    pub samples: u64,
+    /// `period` as a percentage of its side's total period.
+    pub percent: f64,
+}
+
+/// One profile's rows by key texts, and its totals.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// (key texts, period, samples); rows with equal texts are summed.
+    pub rows: Vec<(Vec<String>, u64, u64)>,
+    /// What percentages are of: all the side's period (not only the rows').
+    pub total_period: u64,
+    pub total_samples: u64,
+}
+
+impl Side {
+    /// A side whose totals are the sums of its rows.
+    pub fn from_rows(rows: impl IntoIterator<Item = (Vec<String>, u64, u64)>) -> Self {
+        let rows: Vec<_> = rows.into_iter().collect();
+        Side {
+            total_period: rows.iter().map(|r| r.1).fold(0u64, u64::saturating_add),
+            total_samples: rows.iter().map(|r| r.2).fold(0u64, u64::saturating_add),
+            rows,
+        }
+    }
+
+    fn shares(&self) -> HashMap<&[String], Share> {
+        let mut m: HashMap<&[String], Share> = HashMap::default();
+        for (k, period, samples) in &self.rows {
+            let s = m.entry(k.as_slice()).or_default();
+            s.period = s.period.saturating_add(*period);
+            s.samples = s.samples.saturating_add(*samples);
+        }
+        for s in m.values_mut() {
+            s.percent = percent(s.period, self.total_period);
+        }
+        m
+    }
+}
+
+fn percent(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / total as f64
+    }
+}
+
+/// One key's share in each profile (None: no samples there) and the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffRow {
+    pub keys: Vec<String>,
+    pub base: Option<Share>,
+    pub new: Option<Share>,
+    /// New share minus base share, in percentage points (a missing side
+    /// counts as 0%).
+    pub delta: f64,
+}
+
+impl DiffRow {
+    /// The larger of the two shares (what `--percent-limit` compares).
+    pub fn max_percent(&self) -> f64 {
+        let p = |s: &Option<Share>| s.map_or(0.0, |s| s.percent);
+        p(&self.base).max(p(&self.new))
+    }
+}
+
+/// Every key of either side, by decreasing absolute change; equal changes
+/// by decreasing larger share, then by key texts.
+pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
+    let b = base.shares();
+    let n = new.shares();
+    let mut keys: Vec<&[String]> = b.keys().chain(n.keys()).copied().collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut rows: Vec<DiffRow> = keys
+        .into_iter()
+        .map(|k| {
+            let base = b.get(k).copied();
+            let new = n.get(k).copied();
+            let p = |s: Option<Share>| s.map_or(0.0, |s| s.percent);
+            DiffRow {
+                keys: k.to_vec(),
+                delta: p(new) - p(base),
+                base,
+                new,
+            }
+        })
+        .collect();
+    rows.sort_by(|x, y| {
+        y.delta
+            .abs()
+            .total_cmp(&x.delta.abs())
+            .then(y.max_percent().total_cmp(&x.max_percent()))
+            .then_with(|| x.keys.cmp(&y.keys))
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: &str) -> Vec<String> {
+        s.split(',').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn shares_are_of_each_sides_total_and_missing_sides_count_as_zero() {
+        let base = Side {
+            rows: vec![
+                (k("prog,a"), 30, 3),
+                (k("prog,b"), 60, 6),
+                (k("libc,c"), 10, 1),
+            ],
+            total_period: 100,
+            total_samples: 10,
+        };
+        let new = Side {
+            rows: vec![
+                (k("prog,a"), 100, 10),
+                (k("prog,b"), 80, 8),
+                (k("kernel,d"), 20, 2),
+            ],
+            total_period: 200,
+            total_samples: 20,
+        };
+        let rows = diff(&base, &new);
+        let names: Vec<&str> = rows.iter().map(|r| r.keys[1].as_str()).collect();
+        // a: 30 -> 50 (+20), b: 60 -> 40 (-20), c: 10 -> 0, d: 0 -> 10.
+        assert_eq!(names, ["b", "a", "d", "c"]);
+        assert!((rows[0].delta + 20.0).abs() < 1e-9);
+        assert!((rows[1].delta - 20.0).abs() < 1e-9);
+        assert!(rows[2].base.is_none());
+        assert!(rows[3].new.is_none());
+        assert!((rows[3].delta + 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn equal_keys_are_summed_and_empty_sides_are_zero() {
+        let base = Side::from_rows([(k("x"), 1, 1), (k("x"), 3, 1)]);
+        let rows = diff(&base, &Side::default());
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].base.unwrap().period, 4);
+        assert!((rows[0].delta + 100.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,316 @@
+//! A recording's samples as the profile formats of other tools see them
+//! (pprof, speedscope, the Firefox Profiler): threads, mappings, functions,
+//! locations with their inline frames, interned stacks, and every sample
+//! with its time, thread, event and period. Built once from pass one's
+//! samples and pass two's symbols; the renderers only reshape it.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::machine::Machine;
+use crate::resolve::{Collector, NO_DSO};
+use crate::symbolize::Symbols;
+
+/// One sample as pass one kept it (see [`Collector::key`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TimedSample {
+    /// perf's sample time (0 without one).
+    pub time: u64,
+    pub period: u64,
+    pub event: u32,
+    /// Thread index in the machine.
+    pub thread: u32,
+    /// Comm id in the collector.
+    pub comm: u32,
+    pub leaf: u32,
+    pub stack: u32,
+}
+
+/// A sampled event and what its period counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub name: String,
+    /// `nanoseconds` for the clock events, else `count`.
+    pub unit: &'static str,
+}
+
+impl Event {
+    /// The event `name` with the unit its period has.
+    pub fn named(name: String) -> Self {
+        let base = name.split(':').next().unwrap_or(&name);
+        let unit = if matches!(base, "cpu-clock" | "task-clock") {
+            "nanoseconds"
+        } else {
+            "count"
+        };
+        Event { name, unit }
+    }
+}
+
+/// A thread as shown: its ids and comm (the last it had).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+}
+
+/// A loaded object covering the sampled addresses of one DSO at one load
+/// address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    /// Lowest and one past the highest sampled address in the process.
+    pub start: u64,
+    pub limit: u64,
+    /// The offset in the file `start` corresponds to.
+    pub file_offset: u64,
+    /// Path (or perf's name: `[kernel.kallsyms]`, `[vdso]`, ...).
+    pub filename: String,
+    /// Lowercase hex, when the recording has it.
+    pub build_id: Option<String>,
+    pub kernel: bool,
+}
+
+/// A function (or an inlined function's fake symbol).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Function {
+    pub name: String,
+    /// The source file's base name where DWARF gives it for an address
+    /// in the function itself ("" otherwise).
+    pub filename: String,
+    /// The DSO's short name (perf's dso column), "" without one.
+    pub dso: String,
+}
+
+/// One frame of a location: a function and the source line (0: unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    pub function: u32,
+    pub line: u32,
+}
+
+/// A sampled address with the frames it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub address: u64,
+    pub mapping: Option<u32>,
+    /// Innermost (inlined) first, the containing function last; empty
+    /// where no symbol covers the address.
+    pub lines: Vec<Line>,
+    pub kernel: bool,
+}
+
+/// Aggregated and timed samples of one recording.
+#[derive(Debug, Clone, Default)]
+pub struct ExportProfile {
+    pub events: Vec<Event>,
+    pub threads: Vec<Thread>,
+    pub mappings: Vec<Mapping>,
+    pub functions: Vec<Function>,
+    pub locations: Vec<Location>,
+    /// Stacks as location ids, leaf first.
+    pub stacks: Vec<Vec<u32>>,
+    /// In time order.
+    pub samples: Vec<Sample>,
+    /// First and last sample time (perf's clock, nanoseconds).
+    pub time_range: Option<(u64, u64)>,
+}
+
+/// One sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub time: u64,
+    pub period: u64,
+    pub event: u32,
+    /// Index into [`ExportProfile::threads`].
+    pub thread: u32,
+    /// Index into [`ExportProfile::stacks`].
+    pub stack: u32,
+}
+
+impl ExportProfile {
+    /// The name to show for a location's frame `i` (innermost first), or
+    /// for a location without symbols its address in its DSO.
+    pub fn frame_names(&self, loc: u32) -> Vec<String> {
+        let Some(l) = self.locations.get(loc as usize) else {
+            return Vec::new();
+        };
+        if l.lines.is_empty() {
+            let dso = l
+                .mapping
+                .and_then(|m| self.mappings.get(m as usize))
+                .map(|m| m.filename.rsplit('/').next().unwrap_or(&m.filename))
+                .unwrap_or("[unknown]");
+            return vec![format!("{:#x} ({dso})", l.address)];
+        }
+        l.lines
+            .iter()
+            .map(|ln| self.functions[ln.function as usize].name.clone())
+            .collect()
+    }
+
+    /// Sum of samples and of periods per event.
+    pub fn totals(&self) -> Vec<(u64, u64)> {
+        let mut t = vec![(0u64, 0u64); self.events.len()];
+        for s in &self.samples {
+            if let Some(e) = t.get_mut(s.event as usize) {
+                e.0 += 1;
+                e.1 = e.1.saturating_add(s.period);
+            }
+        }
+        t
+    }
+}
+
+/// What [`build`] reads.
+pub struct Inputs<'a> {
+    pub collector: &'a Collector,
+    pub machine: &'a Machine,
+    pub syms: &'a Symbols,
+    pub samples: &'a [TimedSample],
+    pub event_names: &'a [String],
+}
+
+/// Builds the profile: one location per pass-one location that a sample
+/// uses, one mapping per (DSO, load address), functions by (name, file,
+/// DSO), stacks interned.
+pub fn build(i: &Inputs<'_>) -> ExportProfile {
+    let mut p = ExportProfile {
+        events: i.event_names.iter().cloned().map(Event::named).collect(),
+        ..Default::default()
+    };
+    let locs = i.collector.interner.locs();
+    let dsos = i.machine.dsos();
+    let comms = i.collector.comms();
+    let mut thread_ids: HashMap<u32, u32> = HashMap::default();
+    let mut loc_ids: HashMap<u32, u32> = HashMap::default();
+    let mut mapping_ids: HashMap<(u32, u64), u32> = HashMap::default();
+    let mut function_ids: HashMap<(String, String), u32> = HashMap::default();
+    let mut stack_ids: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut buf = Vec::new();
+    let mut order: Vec<usize> = (0..i.samples.len()).collect();
+    order.sort_by_key(|&k| i.samples[k].time);
+    for k in order {
+        let s = &i.samples[k];
+        let thread = *thread_ids.entry(s.thread).or_insert_with(|| {
+            let info = i.machine.thread_info(s.thread as usize);
+            let comm = i
+                .machine
+                .comm_of(s.thread as usize)
+                .map(str::to_owned)
+                .or_else(|| comms.get(s.comm as usize).cloned())
+                .unwrap_or_else(|| format!(":{}", info.tid));
+            p.threads.push(Thread {
+                pid: info.pid,
+                tid: info.tid,
+                comm,
+            });
+            (p.threads.len() - 1) as u32
+        });
+        let stack = match stack_ids.get(&(s.stack, s.leaf)) {
+            Some(&id) => id,
+            None => {
+                i.collector.interner.stack(s.stack, &mut buf);
+                if buf.is_empty() {
+                    buf.push(s.leaf);
+                }
+                let ids: Vec<u32> = buf
+                    .iter()
+                    .map(|&lid| {
+                        *loc_ids.entry(lid).or_insert_with(|| {
+                            let l = &locs[lid as usize];
+                            let kernel = matches!(l.level, b'k' | b'g');
+                            let mapping = (l.dso != NO_DSO).then(|| {
+                                let base = l.ip.wrapping_sub(l.rel);
+                                let id = *mapping_ids.entry((l.dso, base)).or_insert_with(|| {
+                                    let d = &dsos[l.dso as usize];
+                                    p.mappings.push(Mapping {
+                                        start: l.ip,
+                                        limit: l.ip.saturating_add(1),
+                                        file_offset: l.rel,
+                                        filename: d.name.clone(),
+                                        build_id: d.build_id.as_ref().map(|b| {
+                                            b.iter().map(|x| format!("{x:02x}")).collect()
+                                        }),
+                                        kernel,
+                                    });
+                                    (p.mappings.len() - 1) as u32
+                                });
+                                let m = &mut p.mappings[id as usize];
+                                if l.ip < m.start {
+                                    m.start = l.ip;
+                                    m.file_offset = l.rel;
+                                }
+                                m.limit = m.limit.max(l.ip.saturating_add(1));
+                                id
+                            });
+                            let mut lines = Vec::new();
+                            if let Some(ls) =
+                                i.syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some())
+                            {
+                                let file = ls
+                                    .line
+                                    .and_then(|pos| i.syms.files.get(pos.file as usize))
+                                    .filter(|f| *f != "??")
+                                    .cloned()
+                                    .unwrap_or_default();
+                                for (n, &f) in ls.frames.iter().enumerate() {
+                                    let sym = &i.syms.syms[f as usize];
+                                    let dso = dsos
+                                        .get(sym.dso as usize)
+                                        .map(|d| crate::hist::dso_short_name(&d.name))
+                                        .unwrap_or_default();
+                                    // The source position is the innermost frame's.
+                                    let innermost = n == 0;
+                                    let next = p.functions.len() as u32;
+                                    let id = *function_ids
+                                        .entry((sym.name.clone(), dso.clone()))
+                                        .or_insert(next);
+                                    if id == next {
+                                        p.functions.push(Function {
+                                            name: sym.name.clone(),
+                                            filename: String::new(),
+                                            dso,
+                                        });
+                                    }
+                                    let f = &mut p.functions[id as usize];
+                                    if innermost && f.filename.is_empty() {
+                                        f.filename.clone_from(&file);
+                                    }
+                                    let line = if innermost {
+                                        ls.line.map_or(0, |pos| pos.line)
+                                    } else {
+                                        0
+                                    };
+                                    lines.push(Line { function: id, line });
+                                }
+                            }
+                            p.locations.push(Location {
+                                address: l.ip,
+                                mapping,
+                                lines,
+                                kernel,
+                            });
+                            (p.locations.len() - 1) as u32
+                        })
+                    })
+                    .collect();
+                p.stacks.push(ids);
+                let id = (p.stacks.len() - 1) as u32;
+                stack_ids.insert((s.stack, s.leaf), id);
+                id
+            }
+        };
+        p.samples.push(Sample {
+            time: s.time,
+            period: s.period,
+            event: s.event,
+            thread,
+            stack,
+        });
+    }
+    p.time_range = match (p.samples.first(), p.samples.last()) {
+        (Some(a), Some(b)) if a.time != 0 => Some((a.time, b.time)),
+        _ => None,
+    };
+    p
+}

@@ -1,0 +1,188 @@
+//! `sear diff`'s text: the two recordings' totals, then per event a table
+//! like `perf diff`'s (`Baseline`, `Delta Abs`, the sort keys) with the new
+//! share as a column of its own.
+
+use std::io::{self, Write};
+
+use profile::diff::DiffRow;
+
+/// One recording's totals.
+#[derive(Debug, Clone)]
+pub struct FileTotals {
+    pub name: String,
+    pub samples: u64,
+    /// (event name, summed period) per event.
+    pub events: Vec<(String, u64)>,
+    /// Nanoseconds from the first to the last sample (None: no sample times).
+    pub span_ns: Option<u64>,
+}
+
+/// One event's rows.
+#[derive(Debug, Clone)]
+pub struct DiffSection<'a> {
+    pub event: &'a str,
+    pub rows: &'a [DiffRow],
+}
+
+/// Everything `sear diff` prints.
+#[derive(Debug, Clone)]
+pub struct DiffTable<'a> {
+    pub base: FileTotals,
+    pub new: FileTotals,
+    /// The sort keys' column headers.
+    pub headers: Vec<&'a str>,
+    pub sections: Vec<DiffSection<'a>>,
+    /// Rows whose larger share is below this many percent are left out.
+    pub percent_limit: f64,
+}
+
+fn change(new: f64, base: f64) -> String {
+    if base == 0.0 {
+        String::new()
+    } else {
+        format!(" ({:+.1}%)", 100.0 * (new - base) / base)
+    }
+}
+
+fn totals_line(out: &mut dyn Write, t: &FileTotals, base: Option<&FileTotals>) -> io::Result<()> {
+    let b = |f: fn(&FileTotals) -> f64| base.map_or(String::new(), |b| change(f(t), f(b)));
+    write!(out, "{} samples{}", t.samples, b(|t| t.samples as f64))?;
+    for (name, period) in &t.events {
+        let was = base.and_then(|b| b.events.iter().find(|(n, _)| n == name));
+        let ch = was.map_or(String::new(), |(_, p)| change(*period as f64, *p as f64));
+        write!(out, ", {period} {name} events{ch}")?;
+    }
+    match t.span_ns {
+        Some(ns) => {
+            let ch = base
+                .and_then(|b| b.span_ns)
+                .map_or(String::new(), |b| change(ns as f64, b as f64));
+            writeln!(
+                out,
+                ", {:.3} s from first to last sample{ch}",
+                ns as f64 / 1e9
+            )
+        }
+        None => writeln!(out, ", no sample times"),
+    }
+}
+
+/// Writes the totals and one table per event.
+pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
+    writeln!(out, "# Data files:")?;
+    write!(out, "#  [0] {} (Baseline): ", t.base.name)?;
+    totals_line(out, &t.base, None)?;
+    write!(out, "#  [1] {}: ", t.new.name)?;
+    totals_line(out, &t.new, Some(&t.base))?;
+    writeln!(out, "#")?;
+    for s in &t.sections {
+        let rows: Vec<&DiffRow> = s
+            .rows
+            .iter()
+            .filter(|r| r.max_percent() >= t.percent_limit)
+            .collect();
+        let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &rows {
+            for (w, k) in widths.iter_mut().zip(&r.keys) {
+                *w = (*w).max(k.chars().count());
+            }
+        }
+        writeln!(out, "# Event '{}'", s.event)?;
+        writeln!(out, "#")?;
+        write!(out, "# Baseline        New  Delta Abs")?;
+        let last = widths.len().saturating_sub(1);
+        for (i, (h, w)) in t.headers.iter().zip(&widths).enumerate() {
+            if i == last {
+                write!(out, "  {h}")?;
+            } else {
+                write!(out, "  {h:<w$}")?;
+            }
+        }
+        writeln!(out)?;
+        write!(out, "# ........  .........  .........")?;
+        for w in &widths {
+            write!(out, "  {}", ".".repeat(*w))?;
+        }
+        writeln!(out)?;
+        writeln!(out, "#")?;
+        for r in rows {
+            let pct = |s: &Option<profile::diff::Share>, w: usize| match s {
+                Some(s) => format!("{:>w$.2}%", s.percent, w = w - 1),
+                None => " ".repeat(w),
+            };
+            write!(
+                out,
+                "{}  {}  {:>+8.2}%",
+                pct(&r.base, 10),
+                pct(&r.new, 9),
+                r.delta
+            )?;
+            for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
+                if i == last {
+                    write!(out, "  {k}")?;
+                } else {
+                    write!(out, "  {k:<w$}")?;
+                }
+            }
+            writeln!(out)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profile::diff::{diff, Side};
+
+    #[test]
+    fn table_has_perfs_columns_and_the_new_share() {
+        let k = |a: &str, b: &str| vec![a.to_owned(), b.to_owned()];
+        let base = Side::from_rows([(k("prog", "[.] a"), 50, 5), (k("prog", "[.] b"), 50, 5)]);
+        let new = Side::from_rows([
+            (k("prog", "[.] a"), 150, 15),
+            (k("libc.so.6", "[.] c"), 50, 5),
+        ]);
+        let rows = diff(&base, &new);
+        let t = DiffTable {
+            base: FileTotals {
+                name: "base.data".into(),
+                samples: 10,
+                events: vec![("cpu-clock".into(), 100)],
+                span_ns: Some(1_000_000_000),
+            },
+            new: FileTotals {
+                name: "new.data".into(),
+                samples: 20,
+                events: vec![("cpu-clock".into(), 200)],
+                span_ns: Some(2_000_000_000),
+            },
+            headers: vec!["Shared Object", "Symbol"],
+            sections: vec![DiffSection {
+                event: "cpu-clock",
+                rows: &rows,
+            }],
+            percent_limit: 0.0,
+        };
+        let mut out = Vec::new();
+        write_diff(&mut out, &t).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let expected = "\
+# Data files:
+#  [0] base.data (Baseline): 10 samples, 100 cpu-clock events, 1.000 s from first to last sample
+#  [1] new.data: 20 samples (+100.0%), 200 cpu-clock events (+100.0%), 2.000 s from first to last sample (+100.0%)
+#
+# Event 'cpu-clock'
+#
+# Baseline        New  Delta Abs  Shared Object  Symbol
+# ........  .........  .........  .............  ......
+#
+    50.00%               -50.00%  prog           [.] b
+    50.00%     75.00%    +25.00%  prog           [.] a
+               25.00%    +25.00%  libc.so.6      [.] c
+
+";
+        assert_eq!(text, expected);
+    }
+}

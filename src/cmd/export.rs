@@ -1,0 +1,126 @@
+//! `sear export`: a recording's samples in another tool's format. Pass one
+//! keeps every sample (time, thread, event, period, interned stack); pass
+//! two symbolizes each unique location once; then one renderer writes.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use profile::export::TimedSample;
+use profile::resolve::{CollectOptions, Collector};
+use profile::symbolize::SymbolizeOptions;
+
+use crate::cli::{ExportArgs, ExportFormat};
+
+pub fn run(a: ExportArgs) -> Result<ExitCode> {
+    let path = super::input_path(&a.input);
+    if a.format == ExportFormat::Folded {
+        return folded(&a, &path);
+    }
+    let reader = super::open(&path)?;
+    let (mut machine, kernel) = super::replay::start(reader.meta());
+    let mut collector = Collector::new(CollectOptions {
+        max_stack: a.max_stack,
+        ..CollectOptions::default()
+    });
+    let mut samples: Vec<TimedSample> = Vec::new();
+    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+    while let Some(rec) = reader
+        .next_record()
+        .with_context(|| format!("reading records of {}", path.display()))?
+    {
+        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
+            let Ok(s) = rec.sample() else {
+                continue; // counted in the reader's diagnostics
+            };
+            let attr = &rec.meta.events[s.event].attr;
+            let period = s.period.unwrap_or(attr.sample_period_or_freq);
+            let key = collector.key(&mut machine, &s);
+            samples.push(TimedSample {
+                time: s.time.unwrap_or(0),
+                period,
+                event: key.event,
+                thread: key.thread,
+                comm: key.comm,
+                leaf: key.leaf,
+                stack: key.stack,
+            });
+        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
+            if let Ok((data, _)) = rec.decode() {
+                machine.apply(rec.raw.misc, &data);
+            }
+        }
+    }
+    crate::ui::print_diagnostics(&path, reader.diagnostics());
+    let syms = super::replay::symbolize(
+        &collector,
+        &machine,
+        kernel,
+        &SymbolizeOptions {
+            names: super::replay::name_style(a.no_demangle, a.short_names),
+            inline: true,
+            finder: symbols::DebugFinder::default(),
+            srclines: true,
+        },
+    );
+    let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
+    let profile = profile::export::build(&profile::export::Inputs {
+        collector: &collector,
+        machine: &machine,
+        syms: &syms,
+        samples: &samples,
+        event_names: &event_names,
+    });
+    if profile.samples.is_empty() {
+        log::warn!("{}: no samples; the export is empty", path.display());
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "perf.data".into(), |n| n.to_string_lossy().into_owned());
+    write_to(&a, |w| match a.format {
+        ExportFormat::Pprof => render::pprof::write_pprof(w, &profile),
+        ExportFormat::Speedscope => render::speedscope::write_speedscope(w, &profile, &name),
+        ExportFormat::Firefox => render::firefox::write_firefox(w, &profile, &name),
+        ExportFormat::Json => render::json::write_json(w, &profile),
+        ExportFormat::Folded => unreachable!("handled above"),
+    })
+}
+
+/// Folded stacks, as `sear collapse -i FILE` writes them.
+fn folded(a: &ExportArgs, path: &std::path::Path) -> Result<ExitCode> {
+    let input = super::open_text(Some(path), "a recording")?;
+    if input.kind != super::InputKind::PerfData {
+        anyhow::bail!("{}: not a perf.data recording", path.display());
+    }
+    let (folded, diag) = super::collapse::fold_recording(
+        input,
+        &profile::collapse::perf_script::Options::default(),
+        &super::collapse::RecordingOptions {
+            mark_inline: false,
+            raw_return_addresses: false,
+            max_stack: a.max_stack,
+        },
+    )?;
+    crate::ui::print_diagnostics(path, &diag);
+    write_to(a, |w| render::folded::write_folded(w, &folded))
+}
+
+/// Runs `write` on the file `-o` names, or on stdout for `-`.
+fn write_to(
+    a: &ExportArgs,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<ExitCode> {
+    let p = &a.output;
+    if p.as_os_str() == "-" {
+        let mut out = super::stdout();
+        write(&mut out).context("writing the export")?;
+        super::finish(out)?;
+    } else {
+        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w).with_context(|| format!("writing {}", p.display()))?;
+        w.flush()
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
