@@ -47,6 +47,7 @@ mod binary;
 mod crc;
 mod debug;
 mod demangle;
+pub mod disasm;
 mod dwarf;
 mod elf;
 mod kallsyms;
