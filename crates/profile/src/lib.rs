@@ -30,6 +30,7 @@
 //! # Ok::<(), perf_data::Error>(())
 //! ```
 
+pub mod annotate;
 pub mod callchain;
 pub mod collapse;
 pub mod fields;

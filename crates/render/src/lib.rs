@@ -13,6 +13,7 @@
 //! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
 //! ```
 
+pub mod annotate;
 pub mod callgraph;
 pub mod dump;
 pub mod flame;
