@@ -107,8 +107,29 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     }
     if let Some(w) = &wanted {
         if entries.is_empty() {
+            // Functions of binaries that could not be read have no names: say which.
+            let unread: Vec<String> = syms
+                .misses
+                .iter()
+                .filter(|(d, _)| d.starts_with('/'))
+                .map(|(d, r)| {
+                    let id = dsos
+                        .iter()
+                        .find(|x| &x.name == d)
+                        .and_then(|x| x.build_id.as_deref());
+                    format!("{d}: {r}{}", missing_hint(*r, id))
+                })
+                .collect();
+            let also = if unread.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the functions of these recorded binaries are unknown because they cannot be read: {}",
+                    unread.join("; ")
+                )
+            };
             anyhow::bail!(
-                "symbol `{w}` has no samples in {}{}: `sear report --no-children --sort dso,sym` lists the functions that do",
+                "symbol `{w}` has no samples in {}{}: `sear report --no-children --sort dso,sym` lists the functions that do{also}",
                 path.display(),
                 match &a.dsos {
                     Some(d) => format!(" (in the DSOs {d})"),
@@ -169,7 +190,9 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             Ok(b) => b,
             Err(msg) => {
                 // One message per DSO, with how many functions it kept from view.
-                let n = dso_failures.entry(sym.dso).or_insert((0, msg.clone(), None));
+                let n = dso_failures
+                    .entry(sym.dso)
+                    .or_insert((0, msg.clone(), None));
                 n.0 += 1;
                 n.2.get_or_insert_with(|| sym.name.clone());
                 continue;
@@ -213,14 +236,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             event: &event,
             samples: e.hits.samples,
         };
-        render::annotate::write_function(
-            &mut out,
-            ann,
-            &per_insn,
-            e.hits.period,
-            &header,
-            &ropts,
-        )?;
+        render::annotate::write_function(&mut out, ann, &per_insn, e.hits.period, &header, &ropts)?;
         printed += 1;
     }
     super::finish(out)?;
@@ -269,21 +285,24 @@ fn open(
             let names = AddressNames::from_elf(bin.elf());
             Ok((bin, names))
         }
-        Err(reason) => {
-            let id = build_id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
-            let hint = match (reason, &id) {
-                (symbols::Reason::NoSuchFile, Some(id)) => format!(
-                    "; put the binary back at that path, or add it to the build-id cache (`perf buildid-cache -a FILE`, build id {id})"
-                ),
-                (symbols::Reason::NoSuchFile, None) => {
-                    "; put the binary back at that path".to_owned()
-                }
-                (symbols::Reason::BuildIdMismatch, Some(id)) => format!(
-                    "; the file there was rebuilt since the recording: add the recorded one (build id {id}) with `perf buildid-cache -a FILE`"
-                ),
-                _ => String::new(),
-            };
-            Err(format!("{name}: {reason}{hint}"))
-        }
+        Err(reason) => Err(format!(
+            "{name}: {reason}{}",
+            missing_hint(reason, build_id)
+        )),
+    }
+}
+
+/// What to do about a binary that cannot be read.
+fn missing_hint(reason: symbols::Reason, build_id: Option<&[u8]>) -> String {
+    let id = build_id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+    match (reason, id) {
+        (symbols::Reason::NoSuchFile, Some(id)) => format!(
+            " (put the binary back at that path, or add it to the build-id cache with `perf buildid-cache -a FILE`; its build id is {id})"
+        ),
+        (symbols::Reason::NoSuchFile, None) => " (put the binary back at that path)".to_owned(),
+        (symbols::Reason::BuildIdMismatch, Some(id)) => format!(
+            " (the file there was rebuilt after the recording: add the recorded one, build id {id}, with `perf buildid-cache -a FILE`)"
+        ),
+        _ => String::new(),
     }
 }

@@ -83,10 +83,7 @@ pub fn write_function(
     writeln!(w, "{head}")?;
     // perf's rule is as long as the header it printed (with its newline) and four more.
     writeln!(w, "{}", "-".repeat(head.len() + 5))?;
-    let addr_width = a
-        .addrs
-        .last()
-        .map_or(1, |&last| format!("{last:x}").len());
+    let addr_width = a.addrs.last().map_or(1, |&last| format!("{last:x}").len());
     let mut prev_srcline: Option<&str> = None;
     let mut insn = 0;
     for line in &a.lines {
@@ -248,8 +245,14 @@ mod tests {
         };
         write_function(&mut out, &a, &[(1, 1), (1, 1), (1, 1)], 3, &h, &o).unwrap();
         let s = String::from_utf8(out).unwrap();
-        assert!(s.contains("   33.33 :   1531fe: xor    %eax,%ecx // hot.c:7\n"), "{s}");
-        assert!(s.contains("   33.33 :   153200: add    $0x1,%rax // hot.c:6\n"), "{s}");
+        assert!(
+            s.contains("   33.33 :   1531fe: xor    %eax,%ecx // hot.c:7\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("   33.33 :   153200: add    $0x1,%rax // hot.c:6\n"),
+            "{s}"
+        );
         // The same line again is not repeated.
         assert!(s.contains("   33.33 :   153204: ret\n"), "{s}");
         assert!(s.contains("         : 7      s += a[i];\n"), "{s}");
@@ -258,7 +261,14 @@ mod tests {
     #[test]
     fn summary_sorted_by_share() {
         let mut out = Vec::new();
-        write_summary(&mut out, "/tmp/hot", &sample(), &[(1, 1), (6, 6), (3, 3)], 10).unwrap();
+        write_summary(
+            &mut out,
+            "/tmp/hot",
+            &sample(),
+            &[(1, 1), (6, 6), (3, 3)],
+            10,
+        )
+        .unwrap();
         let s = String::from_utf8(out).unwrap();
         assert_eq!(
             s,

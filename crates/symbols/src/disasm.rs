@@ -139,9 +139,7 @@ pub fn disassemble_range(
         return Err(DisasmError::Unsupported(elf.architecture().to_owned()));
     }
     let len = end.0.checked_sub(start.0).ok_or(DisasmError::NoCode)?;
-    let bytes = elf
-        .bytes_at(start, len)
-        .map_err(DisasmError::Unreadable)?;
+    let bytes = elf.bytes_at(start, len).map_err(DisasmError::Unreadable)?;
     Ok(disassemble(bytes, start.0, syntax, names))
 }
 
@@ -161,7 +159,10 @@ impl std::fmt::Display for DisasmError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DisasmError::Unsupported(a) => {
-                write!(f, "disassembly of {a} code is not supported yet (x86-64 only)")
+                write!(
+                    f,
+                    "disassembly of {a} code is not supported yet (x86-64 only)"
+                )
             }
             DisasmError::Unreadable(r) => write!(f, "the function's bytes cannot be read: {r}"),
             DisasmError::NoCode => f.write_str("the function has no code"),
@@ -287,7 +288,9 @@ fn format_insn(
         FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call
     ) && matches!(
         instr.op0_kind(),
-        iced_x86::OpKind::NearBranch16 | iced_x86::OpKind::NearBranch32 | iced_x86::OpKind::NearBranch64
+        iced_x86::OpKind::NearBranch16
+            | iced_x86::OpKind::NearBranch32
+            | iced_x86::OpKind::NearBranch64
     );
     let mut operands = String::new();
     let mut target = None;
@@ -379,10 +382,12 @@ fn objdump_quirks(
     let kinds: Vec<OpKind> = (0..instr.op_count()).map(|i| instr.op_kind(i)).collect();
     if syntax == Syntax::Att {
         // objdump names the string instructions' implicit segments: `%es:(%rdi)`, `%ds:(%rsi)`.
-        if kinds
-            .iter()
-            .any(|k| matches!(k, OpKind::MemoryESRDI | OpKind::MemoryESEDI | OpKind::MemoryESDI))
-            && !operands.contains("%es:")
+        if kinds.iter().any(|k| {
+            matches!(
+                k,
+                OpKind::MemoryESRDI | OpKind::MemoryESEDI | OpKind::MemoryESDI
+            )
+        }) && !operands.contains("%es:")
         {
             for r in ["(%rdi)", "(%edi)"] {
                 if operands.contains(r) {
@@ -469,7 +474,10 @@ mod tests {
             one(&[0x66, 0x0f, 0x1f, 0x44, 0, 0], 0x11e7, att),
             "nopw   0x0(%rax,%rax,1)"
         );
-        assert_eq!(one(&[0x48, 0x83, 0xc0, 0x01], 0x1200, att), "add    $0x1,%rax");
+        assert_eq!(
+            one(&[0x48, 0x83, 0xc0, 0x01], 0x1200, att),
+            "add    $0x1,%rax"
+        );
         assert_eq!(one(&[0xc3], 0x1221, att), "ret");
         // jle rel8 from 0x11e3 to 0x1222
         assert_eq!(one(&[0x7e, 0x3d], 0x11e3, att), "jle    1222 <hot+0x52>");
