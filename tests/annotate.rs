@@ -75,7 +75,9 @@ fn setup() -> Setup {
 }
 
 /// An instruction line of perf annotate's layout: (value, address, text).
-fn insn_line(l: &str) -> Option<(String, u64, String)> {
+type InsnLine = (String, u64, String);
+
+fn insn_line(l: &str) -> Option<InsnLine> {
     let (value, rest) = l.split_once(" : ")?;
     let rest = rest.trim_start();
     let (addr, text) = rest.split_once(':')?;
@@ -88,7 +90,7 @@ fn insn_line(l: &str) -> Option<(String, u64, String)> {
 }
 
 /// The functions of one annotate output: header line → its instruction lines.
-fn sections(out: &str) -> Vec<(String, Vec<(String, u64, String)>)> {
+fn sections(out: &str) -> Vec<(String, Vec<InsnLine>)> {
     let mut v: Vec<(String, Vec<_>)> = Vec::new();
     for l in out.lines() {
         if l.contains("|\tSource code & Disassembly of ") {

@@ -11,6 +11,9 @@
 //! [`hist`] sums samples into rows by sort keys, one histogram per event,
 //! and pairs the rows of event groups; [`fields`] decides the columns
 //! (`-F`, `--sort`, `-n`, ...) and the order of the rows.
+//! [`annotate`] lays a function's disassembly out with its source lines
+//! interleaved (read from the source files) and spreads its samples over its
+//! instructions (`perf annotate`).
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
