@@ -62,6 +62,23 @@ The command's exit status is sear's (127 when it cannot be found)."
     /// Print every sample of a recording, in time order, with its call
     /// chain (like `perf script`).
     Script(ScriptArgs),
+    /// Show where inside hot functions the samples fall: each instruction's
+    /// share, with the source lines interleaved (like `perf annotate --stdio`).
+    #[command(
+        long_about = "Show where inside hot functions the samples fall (like `perf annotate --stdio`): \
+the function's disassembly, each instruction with its share of the function's samples \
+(percent of its period), and, where the binary has DWARF line info, the source lines that \
+produced the instructions interleaved above them (read from the source files, `file:line` \
+where a file is missing; `function():` marks where inlined code starts and ends).\n\n\
+Examples:\n  sear annotate -i perf.data              # every sampled function, hottest first\n  \
+sear annotate --symbol hot_loop          # one function (also: sear annotate hot_loop)\n  \
+sear annotate hot_loop --no-source -M intel   # disassembly only, Intel syntax\n  \
+sear annotate hot_loop -l                # with a summary of the hottest source lines\n  \
+sear annotate --dsos libc.so.6 --percent-limit 5   # functions of libc with 5% or more\n\n\
+Find the hot functions first with `sear report --no-children`. x86-64 code only; kernel \
+functions are skipped (sear does not read vmlinux or /proc/kcore yet)."
+    )]
+    Annotate(AnnotateArgs),
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
@@ -173,6 +190,49 @@ pub struct DiffArgs {
     pub short_names: bool,
     /// Symbol names as in the binary (mangled).
     #[arg(long)]
+    pub no_demangle: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnnotateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The function to annotate (as --symbol).
+    #[arg(value_name = "SYMBOL", conflicts_with = "symbol")]
+    pub name: Option<String>,
+    /// The function to annotate: its name as `sear report` shows it (C++:
+    /// with or without the parameter list). Default: every function with
+    /// samples, hottest first.
+    #[arg(short = 's', long = "symbol", value_name = "NAME")]
+    pub symbol: Option<String>,
+    /// Only functions of these DSOs (comma-separated base or full names).
+    #[arg(short = 'd', long = "dsos", value_name = "LIST")]
+    pub dsos: Option<String>,
+    /// Plain text output (the only mode; accepted for perf compatibility).
+    #[arg(long)]
+    pub stdio: bool,
+    /// Disassembly only, without the interleaved source lines.
+    #[arg(long = "no-source")]
+    pub no_source: bool,
+    /// Print a summary of the hottest source lines first, and each hot
+    /// instruction's `file:line` after it.
+    #[arg(short = 'l', long = "print-line")]
+    pub print_line: bool,
+    /// Assembly syntax: `att` (default, as objdump) or `intel`.
+    #[arg(short = 'M', long = "disassembler-style", value_name = "att|intel")]
+    pub disassembler_style: Option<String>,
+    /// Only functions with at least this percentage of the event's samples
+    /// (by period).
+    #[arg(long = "percent-limit", value_name = "PERCENT")]
+    pub percent_limit: Option<f64>,
+    /// First column: samples instead of percentages.
+    #[arg(short = 'n', long = "show-nr-samples")]
+    pub show_nr_samples: bool,
+    /// First column: periods instead of percentages.
+    #[arg(long = "show-total-period")]
+    pub show_total_period: bool,
+    /// Print names as stored in the binary (mangled).
+    #[arg(long = "no-demangle")]
     pub no_demangle: bool,
 }
 

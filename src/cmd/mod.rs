@@ -9,6 +9,7 @@ use perf_data::RecordReader;
 
 use crate::cli::{Cli, Command, InputArgs};
 
+mod annotate;
 mod buildid_list;
 pub mod collapse;
 mod diff;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(a) => record::run(*a, quiet),
         Command::Report(a) => report::run(*a),
         Command::Script(a) => script::run(a),
+        Command::Annotate(a) => annotate::run(a),
         Command::Stat(a) => stat::run(*a),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),

@@ -14,6 +14,9 @@
 //! the rows of two profiles and computes the change of each share;
 //! [`export`] is the timed, symbolized sample list the pprof, speedscope
 //! and Firefox Profiler exports are made from.
+//! [`annotate`] lays a function's disassembly out with its source lines
+//! interleaved (read from the source files) and spreads its samples over its
+//! instructions (`perf annotate`).
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -33,6 +36,7 @@
 //! # Ok::<(), perf_data::Error>(())
 //! ```
 
+pub mod annotate;
 pub mod callchain;
 pub mod collapse;
 pub mod diff;

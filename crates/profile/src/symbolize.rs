@@ -542,7 +542,7 @@ fn source_line(bin: &mut Binary, svma: Svma) -> Option<(String, u32)> {
 /// Opens the binary a DSO names, never one whose build id differs from the
 /// recorded one: then perf's build-id cache is tried, and else the DSO stays
 /// unresolved.
-fn open_binary(
+pub fn open_binary(
     path: &str,
     build_id: Option<&[u8]>,
     finder: &DebugFinder,

@@ -16,6 +16,7 @@
 //! assert!(String::from_utf8(out).unwrap().contains("TOTAL events:"));
 //! ```
 
+pub mod annotate;
 pub mod callgraph;
 pub mod diff;
 pub mod dump;

@@ -56,6 +56,7 @@ pub struct ElfFile {
     has_dwarf: bool,
     symbols: Vec<Symbol>,
     loads: Vec<LoadSegment>,
+    architecture: object::Architecture,
 }
 
 impl std::fmt::Debug for ElfFile {
@@ -123,6 +124,7 @@ impl ElfFile {
                 }
             })
             .collect();
+        let architecture = obj.architecture();
         let mut symbols = collect_symbols(&obj);
         if obj.section_by_name(".symtab").is_none() {
             if let Some(mini) = mini_debuginfo_symbols(&obj, path) {
@@ -142,7 +144,45 @@ impl ElfFile {
             has_dwarf,
             symbols,
             loads,
+            architecture,
         })
+    }
+
+    /// The whole file's bytes (None for an image indexed from memory, such as the vdso).
+    pub fn data(&self) -> Option<&[u8]> {
+        self._map.as_deref()
+    }
+
+    /// Whether the code is x86-64 (the only architecture [`crate::disasm`] decodes).
+    pub fn is_x86_64(&self) -> bool {
+        self.architecture == object::Architecture::X86_64
+    }
+
+    /// The architecture's name, for messages (`Aarch64`, `X86_64`, ...).
+    pub fn architecture(&self) -> String {
+        format!("{:?}", self.architecture)
+    }
+
+    /// The `len` bytes loaded at `addr`, read from the file: they must lie within the file
+    /// part of one PT_LOAD segment.
+    pub fn bytes_at(&self, addr: Svma, len: u64) -> Result<&[u8], Reason> {
+        let data = self.data().ok_or(Reason::Unreadable)?;
+        let seg = self
+            .loads
+            .iter()
+            .find(|l| addr.0 >= l.svma && addr.0 - l.svma < l.file_size)
+            .ok_or(Reason::NotMapped)?;
+        let into = addr.0 - seg.svma;
+        if len > seg.file_size - into {
+            return Err(Reason::NotMapped);
+        }
+        let start = seg.file_offset.checked_add(into).ok_or(Reason::NotMapped)?;
+        let end = start.checked_add(len).ok_or(Reason::NotMapped)?;
+        usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| data.get(s..e))
+            .ok_or(Reason::NotMapped)
     }
 
     pub fn path(&self) -> &Path {

@@ -10,6 +10,7 @@
 //! the binary. [`Binary`] ties these together and answers, once per address, the symbol
 //! and the inline frames (innermost first), as `addr2line -f -i -C` prints them.
 //! [`demangle`] turns Itanium C++ and Rust (legacy and v0) names into readable ones.
+//! [`disasm`] disassembles x86-64 functions in `objdump -d`'s text form (iced-x86).
 //!
 //! Symbols that do not come from an ELF file on disk, each with perf 6.1's rules:
 //! [`Kallsyms`] for the kernel and its modules (and [`KernelFinder::for_recording`] for
@@ -47,6 +48,7 @@ mod binary;
 mod crc;
 mod debug;
 mod demangle;
+pub mod disasm;
 mod dwarf;
 mod elf;
 mod kallsyms;

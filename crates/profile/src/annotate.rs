@@ -1,0 +1,335 @@
+//! perf annotate's model of one function: its disassembly with the source lines that
+//! produced each instruction interleaved above it, and the samples per instruction.
+//!
+//! The source is interleaved as `objdump -S -l` does (perf annotate runs objdump so): a
+//! `function():` line where the innermost (inlined) function changes, and at each change of
+//! source line the lines of that file not yet shown, with at most five lines of context
+//! before it, or the line alone when the code goes back. Source files are read from disk;
+//! where one is missing its `file:line` stands in for the text.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use symbols::disasm::{self, AddressNames, DisasmError, Insn, Syntax};
+use symbols::{Binary, Svma};
+
+/// objdump's `SHOW_PRECEDING_CONTEXT_LINES`.
+const CONTEXT_LINES: u32 = 5;
+
+/// What to show.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnnotateOptions {
+    pub syntax: Syntax,
+    /// Interleave source lines (perf's default; `--no-source` turns it off).
+    pub source: bool,
+}
+
+/// One line of an annotated function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// An empty line.
+    Blank,
+    /// A line without a line number: the function's label, `function():` at an inline
+    /// boundary, or `file:line` where the source file cannot be read.
+    Text(String),
+    /// A line of source code and its number.
+    Source { line: u32, text: String },
+    /// An instruction: its address and text, and its position as perf's srcline shows it
+    /// (`file.c:7`, the innermost inline frame's), where the line table has one.
+    Insn {
+        addr: u64,
+        text: String,
+        srcline: Option<String>,
+    },
+}
+
+/// A function's annotation, without samples.
+#[derive(Debug, Clone, Default)]
+pub struct Annotated {
+    pub lines: Vec<Line>,
+    /// The instruction addresses in order (the start of each one's sample range).
+    pub addrs: Vec<u64>,
+    /// One past the last instruction.
+    pub end: u64,
+}
+
+/// Reads and caches source files.
+#[derive(Debug, Default)]
+pub struct SourceFiles {
+    files: HashMap<String, Option<Vec<String>>>,
+}
+
+/// Source files larger than this are not read (a line table naming a huge generated file).
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+impl SourceFiles {
+    /// Line `n` (1-based) of `path`, None where the file or line is not there.
+    pub fn line(&mut self, path: &str, n: u32) -> Option<&str> {
+        self.lines(path)?
+            .get((n as usize).checked_sub(1)?)
+            .map(String::as_str)
+    }
+
+    fn lines(&mut self, path: &str) -> Option<&Vec<String>> {
+        self.files
+            .entry(path.to_owned())
+            .or_insert_with(|| read_source(Path::new(path)))
+            .as_ref()
+    }
+
+    /// Whether `path` can be read.
+    pub fn exists(&mut self, path: &str) -> bool {
+        self.lines(path).is_some()
+    }
+}
+
+fn read_source(path: &Path) -> Option<Vec<String>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.lines().map(expand_tabs).collect())
+}
+
+/// Tabs to spaces at multiples of eight, as perf's and objdump's `expand`.
+fn expand_tabs(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\t' {
+            out.push(' ');
+            while out.chars().count() % 8 != 0 {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Per source file, what objdump remembers while it interleaves one function.
+#[derive(Default)]
+struct FileState {
+    max_printed: u32,
+    last_line: u32,
+}
+
+/// The annotation of the function at `[start, end)` of `bin`, named `name`.
+pub fn annotate_function(
+    bin: &mut Binary,
+    names: &AddressNames,
+    sources: &mut SourceFiles,
+    name: &str,
+    start: Svma,
+    end: Svma,
+    opts: &AnnotateOptions,
+) -> Result<Annotated, DisasmError> {
+    let mut insns = disasm::disassemble_range(bin.elf(), start, end, opts.syntax, names)?;
+    // perf drops the padding nops that end a function.
+    while insns.last().is_some_and(|i| i.is_nop) {
+        insns.pop();
+    }
+    if insns.is_empty() {
+        return Err(DisasmError::NoCode);
+    }
+    Ok(interleave(bin, &insns, sources, name, start, opts))
+}
+
+fn interleave(
+    bin: &mut Binary,
+    insns: &[Insn],
+    sources: &mut SourceFiles,
+    name: &str,
+    start: Svma,
+    opts: &AnnotateOptions,
+) -> Annotated {
+    let mut lines = vec![
+        Line::Blank,
+        Line::Text(format!("{:016x} <{name}>:", start.0)),
+    ];
+    let mut prev_function: Option<String> = None;
+    let mut prev_place: Option<(String, u32)> = None;
+    let mut files: HashMap<String, FileState> = HashMap::new();
+    for insn in insns {
+        let frames = bin.frames(Svma(insn.addr)).ok();
+        let inner = frames.and_then(|f| f.first());
+        let srcline = inner.and_then(|f| {
+            let file = f.file.as_deref()?;
+            let base = file.rsplit('/').next().unwrap_or(file);
+            Some(format!("{base}:{}", f.line.unwrap_or(0)))
+        });
+        if let Some(f) = inner {
+            if let Some(func) = &f.function {
+                if prev_function.as_ref() != Some(func) {
+                    lines.push(Line::Text(format!("{func}():")));
+                    prev_function = Some(func.clone());
+                }
+            }
+            if let (true, Some(file), Some(line)) = (opts.source, &f.file, f.line) {
+                if line > 0 {
+                    source_lines(&mut lines, sources, &mut files, &mut prev_place, file, line);
+                }
+            }
+        }
+        lines.push(Line::Insn {
+            addr: insn.addr,
+            text: insn.text(),
+            srcline,
+        });
+    }
+    let end = insns
+        .last()
+        .map_or(start.0, |i| i.addr.wrapping_add(u64::from(i.len)));
+    Annotated {
+        lines,
+        addrs: insns.iter().map(|i| i.addr).collect(),
+        end,
+    }
+}
+
+/// objdump's `show_line` for one instruction at `file:line`.
+fn source_lines(
+    out: &mut Vec<Line>,
+    sources: &mut SourceFiles,
+    files: &mut HashMap<String, FileState>,
+    prev_place: &mut Option<(String, u32)>,
+    file: &str,
+    line: u32,
+) {
+    if !sources.exists(file) {
+        let place = (file.to_owned(), line);
+        if prev_place.as_ref() != Some(&place) {
+            out.push(Line::Text(format!("{file}:{line}")));
+            *prev_place = Some(place);
+        }
+        return;
+    }
+    let st = files.entry(file.to_owned()).or_default();
+    if line == st.last_line {
+        return;
+    }
+    let mut first = line.saturating_sub(CONTEXT_LINES).max(1);
+    if st.max_printed >= first {
+        first = if st.max_printed < line {
+            st.max_printed + 1
+        } else {
+            line
+        };
+    }
+    for n in first..=line {
+        let text = sources.line(file, n).unwrap_or("").trim_start().to_owned();
+        out.push(Line::Source { line: n, text });
+    }
+    st.max_printed = st.max_printed.max(line);
+    st.last_line = line;
+}
+
+/// Samples and period at each address of a function.
+#[derive(Debug, Clone, Default)]
+pub struct Hits {
+    /// address → (samples, period)
+    pub by_addr: HashMap<u64, (u64, u64)>,
+    pub samples: u64,
+    pub period: u64,
+}
+
+impl Hits {
+    pub fn add(&mut self, addr: u64, samples: u64, period: u64) {
+        let e = self.by_addr.entry(addr).or_insert((0, 0));
+        e.0 += samples;
+        e.1 = e.1.wrapping_add(period);
+        self.samples += samples;
+        self.period = self.period.wrapping_add(period);
+    }
+
+    /// Per instruction of `a` (in order), the (samples, period) of the addresses from its
+    /// start up to the next instruction's, as perf sums a line's range.
+    pub fn per_insn(&self, a: &Annotated) -> Vec<(u64, u64)> {
+        let mut out = vec![(0u64, 0u64); a.addrs.len()];
+        for (&addr, &(s, p)) in &self.by_addr {
+            let i = a.addrs.partition_point(|&x| x <= addr);
+            if i == 0 || addr >= a.end {
+                continue;
+            }
+            let e = &mut out[i - 1];
+            e.0 += s;
+            e.1 = e.1.wrapping_add(p);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tabs_expand_to_eight() {
+        assert_eq!(expand_tabs("\tx"), "        x");
+        assert_eq!(expand_tabs("ab\tc"), "ab      c");
+    }
+
+    fn run(places: &[u32], have_file: bool) -> Vec<Line> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.c");
+        let src: String = (1..=30).map(|i| format!("  line {i}\n")).collect();
+        if have_file {
+            std::fs::write(&path, src).unwrap();
+        }
+        let file = path.to_str().unwrap().to_owned();
+        let mut sources = SourceFiles::default();
+        let mut files = HashMap::new();
+        let mut prev = None;
+        let mut out = Vec::new();
+        for &l in places {
+            source_lines(&mut out, &mut sources, &mut files, &mut prev, &file, l);
+        }
+        out
+    }
+
+    fn numbers(v: &[Line]) -> Vec<u32> {
+        v.iter()
+            .filter_map(|l| match l {
+                Line::Source { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn context_as_objdump() {
+        // First line 12: five lines of context (7..=12); forward to 14: 13, 14; back to 12:
+        // just 12; repeated 12: nothing; far forward to 25: 20..=25.
+        let v = run(&[12, 14, 12, 12, 25], true);
+        let mut want: Vec<u32> = (7..=14).collect();
+        want.push(12);
+        want.extend(20..=25);
+        assert_eq!(numbers(&v), want);
+        assert!(matches!(&v[0], Line::Source { text, .. } if text == "line 7"));
+    }
+
+    #[test]
+    fn missing_file_shows_file_and_line() {
+        let v = run(&[3, 3, 4], false);
+        assert_eq!(v.len(), 2);
+        assert!(matches!(&v[0], Line::Text(t) if t.ends_with("f.c:3")));
+    }
+
+    #[test]
+    fn hits_sum_over_instruction_ranges() {
+        let a = Annotated {
+            lines: Vec::new(),
+            addrs: vec![0x10, 0x13, 0x18],
+            end: 0x1a,
+        };
+        let mut h = Hits::default();
+        h.add(0x10, 1, 10);
+        h.add(0x14, 2, 20); // inside the second instruction
+        h.add(0x18, 3, 30);
+        h.add(0x40, 4, 40); // past the end: counted in the total only
+        assert_eq!(h.per_insn(&a), vec![(1, 10), (2, 20), (3, 30)]);
+        assert_eq!(h.samples, 10);
+    }
+}

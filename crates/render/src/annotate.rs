@@ -1,0 +1,278 @@
+//! `perf annotate --stdio`'s layout of one annotated function, and `--print-line`'s sorted
+//! summary of hot source lines.
+
+use std::io::{self, Write};
+
+use profile::annotate::{Annotated, Line};
+
+/// What the first column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Column {
+    /// The instruction's share of the function's period (perf's "local period").
+    #[default]
+    Percent,
+    /// Its samples (`--show-nr-samples`).
+    Samples,
+    /// Its period (`--show-total-period`).
+    Period,
+}
+
+impl Column {
+    fn width(self) -> usize {
+        match self {
+            Column::Period => 12,
+            _ => 8,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Column::Percent => "Percent",
+            Column::Samples => "Samples",
+            Column::Period => "Period",
+        }
+    }
+}
+
+/// The header's facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Header<'a> {
+    /// The DSO's base name (perf's `d_filename`).
+    pub dso: &'a str,
+    pub event: &'a str,
+    /// The function's samples in this event.
+    pub samples: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub column: Column,
+    /// `--print-line`: append ` // file.c:7` to instructions above 0.5%.
+    pub print_line: bool,
+}
+
+/// perf's `MIN_GREEN`: source lines at or below this share stay out of `--print-line`.
+const MIN_LINE_PERCENT: f64 = 0.5;
+
+fn percent(period: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        period as f64 * 100.0 / total as f64
+    }
+}
+
+/// Writes one function: the header, the rule and every line. `per_insn` holds (samples,
+/// period) per instruction of `a`, in order; `total_period` is the function's period.
+pub fn write_function(
+    w: &mut dyn Write,
+    a: &Annotated,
+    per_insn: &[(u64, u64)],
+    total_period: u64,
+    h: &Header<'_>,
+    o: &Options,
+) -> io::Result<()> {
+    let width = o.column.width();
+    let head = format!(
+        " {:<width$.width$}|\tSource code & Disassembly of {} for {} ({} samples, percent: local period)",
+        o.column.label(),
+        h.dso,
+        h.event,
+        h.samples,
+    );
+    writeln!(w, "{head}")?;
+    // perf's rule is as long as the header it printed (with its newline) and four more.
+    writeln!(w, "{}", "-".repeat(head.len() + 5))?;
+    let addr_width = a.addrs.last().map_or(1, |&last| format!("{last:x}").len());
+    let mut prev_srcline: Option<&str> = None;
+    let mut insn = 0;
+    for line in &a.lines {
+        match line {
+            Line::Blank => writeln!(w, " {:width$}:", "")?,
+            Line::Text(t) => writeln!(w, " {:width$}: {:addr_width$} {t}", "", "")?,
+            Line::Source { text, .. } if text.is_empty() => writeln!(w, " {:width$}:", "")?,
+            Line::Source { line, text } => {
+                writeln!(w, " {:width$}: {line:<addr_width$} {text}", "")?
+            }
+            Line::Insn {
+                addr,
+                text,
+                srcline,
+            } => {
+                let (samples, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
+                insn += 1;
+                let share = percent(period, total_period);
+                match o.column {
+                    Column::Percent => write!(w, " {share:7.2}")?,
+                    Column::Samples => write!(w, " {samples:7}")?,
+                    Column::Period => write!(w, " {period:11}")?,
+                }
+                // objdump's `addr:\tinsn` with the tab expanded from the address's start.
+                let hex = format!("{addr:x}");
+                let pad = 8 - (hex.len() + 1) % 8;
+                write!(w, " :   {hex:>addr_width$}:{:pad$}{text}", "")?;
+                if o.print_line && share > MIN_LINE_PERCENT {
+                    if let Some(s) = srcline.as_deref() {
+                        if prev_srcline != Some(s) {
+                            write!(w, " // {s}")?;
+                            prev_srcline = Some(s);
+                        }
+                    }
+                }
+                writeln!(w)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--print-line`'s summary: the source lines of instructions above 0.5%, by their summed
+/// share, for the file `long_name`.
+pub fn write_summary(
+    w: &mut dyn Write,
+    long_name: &str,
+    a: &Annotated,
+    per_insn: &[(u64, u64)],
+    total_period: u64,
+) -> io::Result<()> {
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    let mut insn = 0;
+    for line in &a.lines {
+        let Line::Insn { srcline, .. } = line else {
+            continue;
+        };
+        let (_, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
+        insn += 1;
+        let share = percent(period, total_period);
+        if share <= MIN_LINE_PERCENT {
+            continue;
+        }
+        let path = srcline.clone().unwrap_or_else(|| "??:0".to_owned());
+        match sums.iter_mut().find(|(p, _)| *p == path) {
+            Some(e) => e.1 += share,
+            None => sums.push((path, share)),
+        }
+    }
+    // perf keeps equal shares in the order of their paths.
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    writeln!(w, "\nSorted summary for file {long_name}")?;
+    writeln!(w, "----------------------------------------------\n")?;
+    if sums.is_empty() {
+        writeln!(w, " Nothing higher than {MIN_LINE_PERCENT:1.1}%")?;
+    }
+    for (path, share) in sums {
+        writeln!(w, " {share:7.2} {path}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Annotated {
+        Annotated {
+            lines: vec![
+                Line::Blank,
+                Line::Text("00000000000011d0 <hot>:".into()),
+                Line::Text("hot():".into()),
+                Line::Source {
+                    line: 7,
+                    text: "s += a[i];".into(),
+                },
+                Line::Insn {
+                    addr: 0x11fe,
+                    text: "xor    %eax,%ecx".into(),
+                    srcline: Some("hot.c:7".into()),
+                },
+                Line::Insn {
+                    addr: 0x1200,
+                    text: "add    $0x1,%rax".into(),
+                    srcline: Some("hot.c:6".into()),
+                },
+                Line::Insn {
+                    addr: 0x1204,
+                    text: "ret".into(),
+                    srcline: Some("hot.c:6".into()),
+                },
+            ],
+            addrs: vec![0x11fe, 0x1200, 0x1204],
+            end: 0x1205,
+        }
+    }
+
+    #[test]
+    fn layout_as_perf() {
+        let mut out = Vec::new();
+        let h = Header {
+            dso: "hot",
+            event: "cpu-clock",
+            samples: 589,
+        };
+        let per = [(56, 56), (533, 533), (0, 0)];
+        write_function(&mut out, &sample(), &per, 589, &h, &Options::default()).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let want = " Percent |\tSource code & Disassembly of hot for cpu-clock (589 samples, percent: local period)\n\
+---------------------------------------------------------------------------------------------------\n\
+\x20        :\n\
+\x20        :      00000000000011d0 <hot>:\n\
+\x20        :      hot():\n\
+\x20        : 7    s += a[i];\n\
+\x20   9.51 :   11fe:   xor    %eax,%ecx\n\
+\x20  90.49 :   1200:   add    $0x1,%rax\n\
+\x20   0.00 :   1204:   ret\n";
+        assert_eq!(s, want);
+    }
+
+    #[test]
+    fn wide_addresses_and_print_line() {
+        let mut a = sample();
+        for l in &mut a.lines {
+            if let Line::Insn { addr, .. } = l {
+                *addr += 0x152000;
+            }
+        }
+        a.addrs = a.addrs.iter().map(|x| x + 0x152000).collect();
+        let mut out = Vec::new();
+        let h = Header {
+            dso: "libc.so.6",
+            event: "cpu-clock",
+            samples: 3,
+        };
+        let o = Options {
+            print_line: true,
+            ..Default::default()
+        };
+        write_function(&mut out, &a, &[(1, 1), (1, 1), (1, 1)], 3, &h, &o).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("   33.33 :   1531fe: xor    %eax,%ecx // hot.c:7\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("   33.33 :   153200: add    $0x1,%rax // hot.c:6\n"),
+            "{s}"
+        );
+        // The same line again is not repeated.
+        assert!(s.contains("   33.33 :   153204: ret\n"), "{s}");
+        assert!(s.contains("         : 7      s += a[i];\n"), "{s}");
+    }
+
+    #[test]
+    fn summary_sorted_by_share() {
+        let mut out = Vec::new();
+        write_summary(
+            &mut out,
+            "/tmp/hot",
+            &sample(),
+            &[(1, 1), (6, 6), (3, 3)],
+            10,
+        )
+        .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            "\nSorted summary for file /tmp/hot\n----------------------------------------------\n\n   90.00 hot.c:6\n   10.00 hot.c:7\n"
+        );
+    }
+}

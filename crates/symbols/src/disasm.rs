@@ -1,0 +1,545 @@
+//! x86-64 disassembly in objdump's text form, for annotating functions.
+//!
+//! [`disassemble`] decodes a function's bytes with iced-x86 and formats each instruction as
+//! `objdump -d --no-show-raw-insn` prints it: the mnemonic padded to six columns, AT&T
+//! operands (or Intel ones with [`Syntax::Intel`], as `objdump -M intel`), direct branch and
+//! call targets as `1222 <hot+0x52>`, and RIP-relative operands followed by objdump's
+//! `        # 4060 <table>` comment. [`AddressNames`] names those addresses from every symbol of
+//! the binary (functions, data objects, synthesised `name@plt` entries).
+
+use iced_x86::{
+    Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction, IntelFormatter,
+};
+
+use crate::{ElfFile, Reason, Svma};
+
+/// Assembly syntax, as `perf annotate -M` / `objdump -M` name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Syntax {
+    /// AT&T (GNU as), objdump's default.
+    #[default]
+    Att,
+    /// Intel, as `objdump -M intel`.
+    Intel,
+}
+
+impl Syntax {
+    /// Parses perf's `-M` values (`att`, `intel`; objdump's `intel-mnemonic` and
+    /// `att-mnemonic` too).
+    pub fn parse(s: &str) -> Option<Syntax> {
+        match s {
+            "att" | "att-mnemonic" => Some(Syntax::Att),
+            "intel" | "intel-mnemonic" => Some(Syntax::Intel),
+            _ => None,
+        }
+    }
+}
+
+/// One decoded instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Insn {
+    /// Its address (in the binary's own address space).
+    pub addr: u64,
+    pub len: u8,
+    /// The mnemonic with its prefixes (`rep stos`, `lock cmpxchg`), as objdump prints it.
+    pub mnemonic: String,
+    /// The operands, with branch targets and RIP-relative comments in objdump's form; empty
+    /// when there are none.
+    pub operands: String,
+    /// The target of a direct jump or call.
+    pub target: Option<u64>,
+    /// A no-op (`nop`, `nopw`, `nopl`): perf drops those that end a function.
+    pub is_nop: bool,
+    /// Bytes that do not decode: objdump prints `(bad)`.
+    pub invalid: bool,
+}
+
+impl Insn {
+    /// The instruction as objdump prints it after the address: `mov    %rdi,%r9`.
+    pub fn text(&self) -> String {
+        if self.operands.is_empty() {
+            self.mnemonic.clone()
+        } else {
+            format!("{:<6} {}", self.mnemonic, self.operands)
+        }
+    }
+}
+
+/// Names for addresses: the nearest symbol at or below, as objdump picks them for branch
+/// targets and RIP-relative comments.
+#[derive(Debug, Default, Clone)]
+pub struct AddressNames {
+    /// (start, size, name), sorted by start.
+    syms: Vec<(u64, u64, String)>,
+}
+
+impl AddressNames {
+    /// Every function and data symbol of `elf` (its symbol table, dynamic symbols and
+    /// `@plt` entries), with names as stored (mangled), as objdump prints them without `-C`.
+    pub fn from_elf(elf: &ElfFile) -> AddressNames {
+        use object::{Object, ObjectSymbol};
+        let mut syms: Vec<(u64, u64, String)> = elf
+            .symbols()
+            .iter()
+            .map(|s| (s.start, s.size, s.name.clone()))
+            .collect();
+        if let Some(data) = elf.data() {
+            if let Ok(obj) = object::File::parse(data) {
+                let all = obj.symbols().chain(obj.dynamic_symbols());
+                for s in all {
+                    let keep = matches!(
+                        s.kind(),
+                        object::SymbolKind::Data
+                            | object::SymbolKind::Text
+                            | object::SymbolKind::Unknown
+                    ) && s.is_definition()
+                        && s.address() != 0;
+                    if let (true, Ok(name)) = (keep, s.name()) {
+                        if !name.is_empty() {
+                            syms.push((s.address(), s.size(), name.to_owned()));
+                        }
+                    }
+                }
+            }
+        }
+        Self::new(syms)
+    }
+
+    /// From (start, size, name) triples in any order.
+    pub fn new(mut syms: Vec<(u64, u64, String)>) -> AddressNames {
+        // Where several symbols share an address, objdump prefers a global function name;
+        // the first one listed (the ELF file's function table) stands in for that.
+        syms.sort_by_key(|s| s.0);
+        syms.dedup_by(|later, first| later.0 == first.0);
+        AddressNames { syms }
+    }
+
+    /// `name` or `name+0xOFF` for `addr`, from the nearest symbol at or below it.
+    pub fn name(&self, addr: u64) -> Option<String> {
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let (start, _, name) = &self.syms[i];
+        let off = addr - start;
+        Some(if off == 0 {
+            name.clone()
+        } else {
+            format!("{name}+{off:#x}")
+        })
+    }
+}
+
+/// Reads the bytes of `[start, end)` from `elf` and disassembles them (x86-64 only).
+pub fn disassemble_range(
+    elf: &ElfFile,
+    start: Svma,
+    end: Svma,
+    syntax: Syntax,
+    names: &AddressNames,
+) -> Result<Vec<Insn>, DisasmError> {
+    if !elf.is_x86_64() {
+        return Err(DisasmError::Unsupported(elf.architecture().to_owned()));
+    }
+    let len = end.0.checked_sub(start.0).ok_or(DisasmError::NoCode)?;
+    let bytes = elf.bytes_at(start, len).map_err(DisasmError::Unreadable)?;
+    Ok(disassemble(bytes, start.0, syntax, names))
+}
+
+/// Why a function could not be disassembled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisasmError {
+    /// Not x86-64: the architecture's name.
+    Unsupported(String),
+    /// The function's bytes are not in the file (e.g. in `.bss`, or outside every
+    /// loadable segment).
+    Unreadable(Reason),
+    /// An empty or inverted range.
+    NoCode,
+}
+
+impl std::fmt::Display for DisasmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DisasmError::Unsupported(a) => {
+                write!(
+                    f,
+                    "disassembly of {a} code is not supported yet (x86-64 only)"
+                )
+            }
+            DisasmError::Unreadable(r) => write!(f, "the function's bytes cannot be read: {r}"),
+            DisasmError::NoCode => f.write_str("the function has no code"),
+        }
+    }
+}
+
+impl std::error::Error for DisasmError {}
+
+enum Fmt {
+    Gas(Box<GasFormatter>),
+    Intel(Box<IntelFormatter>),
+}
+
+impl Fmt {
+    fn new(syntax: Syntax) -> Fmt {
+        match syntax {
+            Syntax::Att => {
+                let mut f = GasFormatter::new();
+                let o = f.options_mut();
+                o.set_always_show_scale(true);
+                o.set_show_zero_displacements(true);
+                o.set_rip_relative_addresses(true);
+                o.set_space_after_operand_separator(false);
+                o.set_branch_leading_zeros(false);
+                o.set_hex_prefix("0x");
+                o.set_uppercase_hex(false);
+                o.set_small_hex_numbers_in_decimal(false);
+                o.set_signed_immediate_operands(false);
+                o.set_gas_show_mnemonic_size_suffix(false);
+                o.set_show_useless_prefixes(true);
+                Fmt::Gas(Box::new(f))
+            }
+            Syntax::Intel => {
+                let mut f = IntelFormatter::new();
+                let o = f.options_mut();
+                o.set_always_show_scale(true);
+                o.set_show_zero_displacements(true);
+                o.set_rip_relative_addresses(true);
+                o.set_space_after_operand_separator(false);
+                o.set_branch_leading_zeros(false);
+                o.set_hex_prefix("0x");
+                o.set_hex_suffix("");
+                o.set_uppercase_hex(false);
+                o.set_small_hex_numbers_in_decimal(false);
+                o.set_signed_immediate_operands(false);
+                o.set_show_useless_prefixes(true);
+                o.set_uppercase_keywords(true);
+                o.set_memory_size_options(iced_x86::MemorySizeOptions::Always);
+                Fmt::Intel(Box::new(f))
+            }
+        }
+    }
+
+    fn f(&mut self) -> &mut dyn Formatter {
+        match self {
+            Fmt::Gas(f) => f.as_mut(),
+            Fmt::Intel(f) => f.as_mut(),
+        }
+    }
+}
+
+/// Disassembles `bytes` loaded at `addr`. Bytes that do not decode become one `(bad)`
+/// instruction each, as objdump shows them, so the following instructions keep their
+/// boundaries.
+pub fn disassemble(bytes: &[u8], addr: u64, syntax: Syntax, names: &AddressNames) -> Vec<Insn> {
+    let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
+    let mut fmt = Fmt::new(syntax);
+    let mut out = Vec::new();
+    let mut instr = Instruction::default();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instr);
+        let mut insn = format_insn(&instr, fmt.f(), syntax, names);
+        if insn.invalid {
+            // objdump steps over one byte and tries again.
+            insn.len = 1;
+            let next = (instr.ip() - addr + 1) as usize;
+            if decoder.set_position(next).is_err() {
+                break;
+            }
+            decoder.set_ip(addr + next as u64);
+        }
+        out.push(insn);
+    }
+    out
+}
+
+fn format_insn(
+    instr: &Instruction,
+    f: &mut dyn Formatter,
+    syntax: Syntax,
+    names: &AddressNames,
+) -> Insn {
+    let addr = instr.ip();
+    let len = instr.len() as u8;
+    if instr.is_invalid() {
+        return Insn {
+            addr,
+            len,
+            mnemonic: "(bad)".to_owned(),
+            operands: String::new(),
+            target: None,
+            is_nop: false,
+            invalid: true,
+        };
+    }
+    let mut mnemonic = String::new();
+    f.format_mnemonic(instr, &mut mnemonic);
+    // objdump (binutils 2.40) writes indirect `call *%rax` and `jmp *0x8(%rip)` without
+    // iced's `q` suffix.
+    if syntax == Syntax::Att
+        && matches!(
+            instr.flow_control(),
+            FlowControl::IndirectBranch | FlowControl::IndirectCall
+        )
+    {
+        if let Some(m) = mnemonic.strip_suffix('q') {
+            mnemonic = m.to_owned();
+        }
+    }
+    let direct = matches!(
+        instr.flow_control(),
+        FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call
+    ) && matches!(
+        instr.op0_kind(),
+        iced_x86::OpKind::NearBranch16
+            | iced_x86::OpKind::NearBranch32
+            | iced_x86::OpKind::NearBranch64
+    );
+    let mut operands = String::new();
+    let mut target = None;
+    if direct {
+        let t = instr.near_branch_target();
+        target = Some(t);
+        operands = match names.name(t) {
+            Some(n) => format!("{t:x} <{n}>"),
+            None => format!("{t:x}"),
+        };
+        // `loop`/`jrcxz` and the like carry a register operand after the target.
+        if instr.op_count() > 1 {
+            let mut rest = String::new();
+            for i in 1..f.operand_count(instr) {
+                rest.push(',');
+                let _ = f.format_operand(instr, &mut rest, i);
+            }
+            operands.push_str(&rest);
+        }
+    } else {
+        f.format_all_operands(instr, &mut operands);
+        // With every scale shown, iced writes a base without index as `(%rax,)`.
+        if operands.contains(",)") {
+            operands = operands.replace(",)", ")");
+        }
+        // The shift-by-one encodings (D0/D1/D2/D3 /r) have no immediate: objdump writes
+        // `sar %rsi`, not `sar $0x1,%rsi`.
+        if syntax == Syntax::Att
+            && instr.op_count() == 2
+            && instr.op1_kind() == iced_x86::OpKind::Immediate8
+            && instr.immediate8() == 1
+            && format!("{:?}", instr.code()).ends_with("_1")
+        {
+            if let Some(rest) = operands.strip_prefix("$0x1,") {
+                operands = rest.to_owned();
+            }
+        }
+        if syntax == Syntax::Intel
+            && instr.op_count() == 2
+            && instr.op1_kind() == iced_x86::OpKind::Immediate8
+            && instr.immediate8() == 1
+            && format!("{:?}", instr.code()).ends_with("_1")
+        {
+            if let Some(rest) = operands.strip_suffix(",0x1") {
+                operands = format!("{rest},1");
+            }
+        }
+        if instr.is_ip_rel_memory_operand() {
+            let a = instr.ip_rel_memory_address();
+            operands.push_str(&match names.name(a) {
+                Some(n) => format!("        # {a:x} <{n}>"),
+                None => format!("        # {a:x}"),
+            });
+        }
+    }
+    let is_nop = matches!(instr.mnemonic(), iced_x86::Mnemonic::Nop);
+    objdump_quirks(instr, syntax, is_nop, &mut mnemonic, &mut operands);
+    Insn {
+        addr,
+        len,
+        mnemonic,
+        operands,
+        target,
+        is_nop,
+        invalid: false,
+    }
+}
+
+/// Where iced's text and objdump's differ in form only, objdump's form.
+fn objdump_quirks(
+    instr: &Instruction,
+    syntax: Syntax,
+    is_nop: bool,
+    mnemonic: &mut String,
+    operands: &mut String,
+) {
+    use iced_x86::{Mnemonic, OpKind, Register};
+    // A segment override on a nop is a padding prefix: `cs nopw 0x0(%rax,%rax,1)`.
+    if is_nop && instr.segment_prefix() == Register::CS {
+        let (att, intel) = ("%cs:", "cs:");
+        for p in [att, intel] {
+            if let Some(i) = operands.find(p) {
+                operands.replace_range(i..i + p.len(), "");
+                *mnemonic = format!("cs {mnemonic}");
+                break;
+            }
+        }
+    }
+    let kinds: Vec<OpKind> = (0..instr.op_count()).map(|i| instr.op_kind(i)).collect();
+    if syntax == Syntax::Att {
+        // objdump names the string instructions' implicit segments: `%es:(%rdi)`, `%ds:(%rsi)`.
+        if kinds.iter().any(|k| {
+            matches!(
+                k,
+                OpKind::MemoryESRDI | OpKind::MemoryESEDI | OpKind::MemoryESDI
+            )
+        }) && !operands.contains("%es:")
+        {
+            for r in ["(%rdi)", "(%edi)"] {
+                if operands.contains(r) {
+                    *operands = operands.replace(r, &format!("%es:{r}"));
+                }
+            }
+        }
+        if kinds.contains(&OpKind::MemorySegRSI) && instr.segment_prefix() == Register::None {
+            for r in ["(%rsi)", "(%esi)"] {
+                if operands.contains(r) && !operands.contains(&format!(":{r}")) {
+                    *operands = operands.replace(r, &format!("%ds:{r}"));
+                }
+            }
+        }
+        // `push`/`pop` of memory or immediates: no `q` suffix in 64-bit code.
+        if matches!(instr.mnemonic(), Mnemonic::Push | Mnemonic::Pop) {
+            if let Some(m) = mnemonic.strip_suffix('q') {
+                *mnemonic = m.to_owned();
+            }
+        }
+    }
+    if syntax == Syntax::Intel {
+        // A displacement-only operand with a segment: objdump writes `fs:0x28`.
+        for seg in ["fs:[", "gs:["] {
+            while let Some(i) = operands.find(seg) {
+                let inner = i + seg.len();
+                let Some(close) = operands[inner..].find(']') else {
+                    break;
+                };
+                let body = &operands[inner..inner + close];
+                if !body.starts_with("0x") || body.contains(['+', '-', '*']) {
+                    break;
+                }
+                let body = body.to_owned();
+                operands.replace_range(i..inner + close + 1, &format!("{}{body}", &seg[..3]));
+            }
+        }
+        if instr.mnemonic() == Mnemonic::Mov && kinds.contains(&OpKind::Immediate64) {
+            *mnemonic = "movabs".to_owned();
+        }
+    }
+    // Three-operand `imul` with the same destination and source: objdump keeps both.
+    if instr.mnemonic() == Mnemonic::Imul
+        && instr.op_count() == 3
+        && kinds[0] == OpKind::Register
+        && kinds[1] == OpKind::Register
+        && instr.op0_register() == instr.op1_register()
+    {
+        let parts: Vec<&str> = operands.split(',').collect();
+        if parts.len() == 2 {
+            *operands = match syntax {
+                Syntax::Att => format!("{},{},{}", parts[0], parts[1], parts[1]),
+                Syntax::Intel => format!("{},{},{}", parts[0], parts[0], parts[1]),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(bytes: &[u8], addr: u64, syntax: Syntax) -> String {
+        let names = AddressNames::new(vec![
+            (0x11d0, 0x63, "hot".into()),
+            (0x1030, 0x10, "malloc@plt".into()),
+            (0x4060, 0x800, "table".into()),
+        ]);
+        let v = disassemble(bytes, addr, syntax, &names);
+        assert_eq!(v.len(), 1, "{v:?}");
+        v[0].text()
+    }
+
+    #[test]
+    fn att_forms_as_objdump() {
+        let att = Syntax::Att;
+        assert_eq!(one(&[0x49, 0x89, 0xf9], 0x11d0, att), "mov    %rdi,%r9");
+        assert_eq!(one(&[0x4c, 0x63, 0xc6], 0x11d3, att), "movslq %esi,%r8");
+        assert_eq!(
+            one(&[0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0], 0x11d8, att),
+            "nopl   0x0(%rax,%rax,1)"
+        );
+        assert_eq!(
+            one(&[0x66, 0x0f, 0x1f, 0x44, 0, 0], 0x11e7, att),
+            "nopw   0x0(%rax,%rax,1)"
+        );
+        assert_eq!(
+            one(&[0x48, 0x83, 0xc0, 0x01], 0x1200, att),
+            "add    $0x1,%rax"
+        );
+        assert_eq!(one(&[0xc3], 0x1221, att), "ret");
+        // jle rel8 from 0x11e3 to 0x1222
+        assert_eq!(one(&[0x7e, 0x3d], 0x11e3, att), "jle    1222 <hot+0x52>");
+        // call rel32 to 0x1030
+        let rel = (0x1030i64 - (0x1100 + 5)) as i32;
+        let mut call = vec![0xe8];
+        call.extend_from_slice(&rel.to_le_bytes());
+        assert_eq!(one(&call, 0x1100, att), "call   1030 <malloc@plt>");
+        // lea 0x2d70(%rip),%r8 at 0x12e9 (7 bytes) → 0x4060
+        assert_eq!(
+            one(&[0x4c, 0x8d, 0x05, 0x70, 0x2d, 0, 0], 0x12e9, att),
+            "lea    0x2d70(%rip),%r8        # 4060 <table>"
+        );
+        assert_eq!(
+            one(&[0xc5, 0xfe, 0x7f, 0x44, 0x17, 0xe0], 0x1534a0, att),
+            "vmovdqu %ymm0,-0x20(%rdi,%rdx,1)"
+        );
+    }
+
+    #[test]
+    fn intel_forms_as_objdump() {
+        let intel = Syntax::Intel;
+        assert_eq!(one(&[0x49, 0x89, 0xf9], 0x11d0, intel), "mov    r9,rdi");
+        assert_eq!(one(&[0x4c, 0x63, 0xc6], 0x11d3, intel), "movsxd r8,esi");
+        assert_eq!(
+            one(&[0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0], 0x11d8, intel),
+            "nop    DWORD PTR [rax+rax*1+0x0]"
+        );
+        assert_eq!(one(&[0x7e, 0x3d], 0x11e3, intel), "jle    1222 <hot+0x52>");
+    }
+
+    #[test]
+    fn bad_bytes_keep_going() {
+        let names = AddressNames::default();
+        // 0x06 is invalid in 64-bit mode; then a ret.
+        let v = disassemble(&[0x06, 0xc3], 0x10, Syntax::Att, &names);
+        assert_eq!(v.len(), 2);
+        assert!(v[0].invalid);
+        assert_eq!(v[1].addr, 0x11);
+        assert_eq!(v[1].text(), "ret");
+    }
+
+    #[test]
+    fn nops_are_marked() {
+        let names = AddressNames::default();
+        let v = disassemble(&[0x90, 0x0f, 0x1f, 0x40, 0x00], 0, Syntax::Att, &names);
+        assert!(v.iter().all(|i| i.is_nop), "{v:?}");
+    }
+
+    #[test]
+    fn names_pick_the_nearest_symbol_below() {
+        let n = AddressNames::new(vec![(0x100, 0x10, "a".into()), (0x200, 0, "b".into())]);
+        assert_eq!(n.name(0x100).as_deref(), Some("a"));
+        assert_eq!(n.name(0x10f).as_deref(), Some("a+0xf"));
+        assert_eq!(n.name(0x250).as_deref(), Some("b+0x50"));
+        assert_eq!(n.name(0x50), None);
+    }
+
+    #[test]
+    fn syntax_names() {
+        assert_eq!(Syntax::parse("intel"), Some(Syntax::Intel));
+        assert_eq!(Syntax::parse("att"), Some(Syntax::Att));
+        assert_eq!(Syntax::parse("arm"), None);
+    }
+}
