@@ -136,4 +136,35 @@ fn recordings_fold_like_perf_script_text() {
         svg.contains(">work (") && svg.contains(">other ("),
         "frames missing"
     );
+    // Stacks under frames too narrow to draw are folded into one line
+    // before drawing: the graph is byte for byte the one drawn from all of
+    // them (sear collapse's folded text, marked as flame marks frames).
+    let folded = stdout_of(&run_ok(
+        sear()
+            .args(["collapse", "--all", "--inline", "-i"])
+            .arg(&fp),
+    ));
+    for width in [&[][..], &["--minwidth", "1%"][..], &["--minwidth", "3"][..]] {
+        let from_recording = run_ok(sear().arg("flame").args(width).arg("-i").arg(&fp));
+        let mut child = sear()
+            .arg("flame")
+            .args(width)
+            .arg("-")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(folded.as_bytes())
+            .unwrap();
+        let from_text = child.wait_with_output().unwrap();
+        assert!(from_text.status.success());
+        assert!(
+            from_recording.stdout == from_text.stdout,
+            "{width:?}: the graph from the recording differs from the one from its folded stacks"
+        );
+    }
 }

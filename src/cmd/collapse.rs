@@ -57,6 +57,7 @@ fn collapse_recording(input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
         &options(a),
         &RecordingOptions {
             mark_inline: a.inline,
+            prune_below_percent: None,
             raw_return_addresses: a.raw_return_addresses,
             max_stack: a.max_stack,
         },
@@ -71,6 +72,8 @@ fn collapse_recording(input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
 /// How a recording is replayed for folding.
 pub struct RecordingOptions {
     pub mark_inline: bool,
+    /// See [`profile::collapse::recording::Recording::prune_below_percent`].
+    pub prune_below_percent: Option<f64>,
     pub raw_return_addresses: bool,
     pub max_stack: usize,
 }
@@ -111,8 +114,10 @@ pub fn fold_recording(
         },
     )?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
+    let t0 = std::time::Instant::now();
     let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
     let sums = collector.take_sums_in_order();
+    log::debug!("{} sums in order: {:?}", sums.len(), t0.elapsed());
     if let Some(asked) = &opts.event_filter {
         if !event_names
             .iter()
@@ -125,7 +130,7 @@ pub fn fold_recording(
             );
         }
     }
-    Ok(profile::collapse::recording::fold(
+    let folded = profile::collapse::recording::fold(
         &profile::collapse::recording::Recording {
             collector: &collector,
             sums: &sums,
@@ -133,7 +138,10 @@ pub fn fold_recording(
             machine: &machine,
             event_names: &event_names,
             mark_inline: r.mark_inline,
+            prune_below_percent: r.prune_below_percent,
         },
         opts,
-    ))
+    );
+    log::debug!("folded: {:?}", t0.elapsed());
+    Ok(folded)
 }

@@ -97,6 +97,7 @@ fn folded(a: &ExportArgs, path: &std::path::Path) -> Result<ExitCode> {
         &profile::collapse::perf_script::Options::default(),
         &super::collapse::RecordingOptions {
             mark_inline: false,
+            prune_below_percent: None,
             raw_return_addresses: false,
             max_stack: a.max_stack,
         },

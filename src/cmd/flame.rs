@@ -24,6 +24,7 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
         // One event's graph (`--event` picks; the first sampled by default),
         // kernel, JIT and inline frames marked for their colours.
         let name = input.name.clone();
+        let t0 = std::time::Instant::now();
         let (folded, diag) = super::collapse::fold_recording(
             input,
             &Options {
@@ -34,11 +35,14 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
             },
             &super::collapse::RecordingOptions {
                 mark_inline: true,
+                // Stacks under frames too narrow to draw come as one line.
+                prune_below_percent: flame_options(&a).min_width_percent(),
                 raw_return_addresses: false,
                 max_stack: 127,
             },
         )?;
         crate::ui::print_diagnostics(name.as_ref(), &diag);
+        log::debug!("replayed and folded: {:?}", t0.elapsed());
         let stacks: Vec<(String, u64)> = folded
             .sorted()
             .into_iter()
@@ -51,7 +55,15 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
                 count: *n,
             })
             .collect();
-        return draw(&a, &name, &lines);
+        log::debug!(
+            "{} lines, {} bytes sorted: {:?}",
+            lines.len(),
+            lines.iter().map(|l| l.stack.len()).sum::<usize>(),
+            t0.elapsed()
+        );
+        let r = draw(&a, &name, &lines);
+        log::debug!("drawn: {:?}", t0.elapsed());
+        return r;
     }
     let mut bytes = Vec::new();
     input
@@ -126,6 +138,8 @@ fn stacks_of(path: &Path, a: &FlameArgs) -> Result<Vec<(String, u64)>> {
             &opts,
             &super::collapse::RecordingOptions {
                 mark_inline: true,
+                // A differential graph compares whole profiles.
+                prune_below_percent: None,
                 raw_return_addresses: false,
                 max_stack: 127,
             },

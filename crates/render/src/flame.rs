@@ -121,6 +121,30 @@ fn xml_safe(s: &str) -> Cow<'_, str> {
     }
 }
 
+impl FlameOptions {
+    /// The narrowest frame drawn, in percent of all samples; None where the
+    /// x axis is not sorted stacks (a flame chart, reversed stacks), so
+    /// frames under it cannot be folded away before drawing.
+    pub fn min_width_percent(&self) -> Option<f64> {
+        if self.flame_chart || self.reverse {
+            return None;
+        }
+        let width = self
+            .width
+            .unwrap_or(DEFAULT_IMAGE_WIDTH)
+            .max(MIN_IMAGE_WIDTH);
+        Some(min_width_percent(self.min_width, width))
+    }
+}
+
+/// inferno takes a percentage of the frames' width.
+fn min_width_percent(m: MinWidth, image_width: usize) -> f64 {
+    match m {
+        MinWidth::Percent(p) => p,
+        MinWidth::Pixels(px) => px * 100.0 / (image_width - 2 * XPAD) as f64,
+    }
+}
+
 /// inferno's options for `o`; `annotated`: frames carry `_[k]`-style marks.
 fn inferno_options(o: &FlameOptions, annotated: bool) -> io::Result<flamegraph::Options<'static>> {
     let palette = match &o.palette {
@@ -147,11 +171,7 @@ fn inferno_options(o: &FlameOptions, annotated: bool) -> io::Result<flamegraph::
     }
     opts.reverse_stack_order = o.reverse;
     opts.flame_chart = o.flame_chart;
-    // inferno takes a percentage of the frames' width.
-    opts.min_width = match o.min_width {
-        MinWidth::Percent(p) => p,
-        MinWidth::Pixels(px) => px * 100.0 / (width - 2 * XPAD) as f64,
-    };
+    opts.min_width = min_width_percent(o.min_width, width);
     if let Some(c) = &o.count_name {
         opts.count_name = c.clone();
     }

@@ -24,6 +24,12 @@ pub struct Recording<'a> {
     /// Mark inline frames `_[i]` (they are always expanded where perf
     /// expands them; unmarked, as `perf script` text folds them, otherwise).
     pub mark_inline: bool,
+    /// For a flame graph that leaves out frames narrower than this
+    /// percentage of all samples (inferno's `min_width`): the stacks below
+    /// such a frame are folded into one line ending in an empty frame
+    /// under it. The graph drawn from the lines is the same (the lines
+    /// sort where the ones they replace did), from far less text.
+    pub prune_below_percent: Option<f64>,
 }
 
 /// Whether `asked` names `event`: exactly, or without perf's modifiers
@@ -35,6 +41,7 @@ pub fn event_matches(event: &str, asked: &str) -> bool {
 /// Folds the samples of one event (the option's `event_filter`, else the
 /// first event sampled); returns the stacks and the collapser's warnings.
 pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
+    let t0 = std::time::Instant::now();
     let mut c = Collapser::new(Options {
         inline: false,
         ..opts.clone()
@@ -61,14 +68,20 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
             format!("samples of other events than {which} skipped (choose with --event-filter)")
         });
     }
-    let locs = r.collector.interner.locs();
-    let dsos = r.machine.dsos();
     let comms = r.collector.comms();
-    // Folded names per (location, java comm), leaf first.
-    let mut cache: HashMap<(u32, bool), Vec<Vec<u8>>> = HashMap::default();
-    let mut stack = Vec::new();
+    // Folded names (interned) per (location, java comm), leaf first.
+    let mut cache: HashMap<(u32, bool), Vec<u32>> = HashMap::default();
+    // The stacks are folded in a trie of frame names, rooted at the
+    // comm (and pid/tid) text: each stack node of pass one is walked once
+    // per root, and each distinct folded line is written out once.
+    let mut tree = NameTrie::default();
+    let mut roots: HashMap<Vec<u8>, u32> = HashMap::default();
+    // Per stack node of pass one: its trie node under the root (and java
+    // flag) that folded it last; another root folds it again.
+    let nodes = r.collector.interner.stack_nodes();
+    let mut memo: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); nodes];
     let mut key = Vec::new();
-    let mut names: Vec<(u32, bool)> = Vec::new();
+    let mut pending: Vec<u32> = Vec::new();
     for (k, sum) in r.sums {
         if Some(k.event) != event {
             continue;
@@ -83,69 +96,107 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         } else if opts.include_pid {
             key.extend_from_slice(format!("-{}", th.pid).as_bytes());
         }
-        r.collector.interner.stack(k.stack, &mut stack);
-        if stack.is_empty() {
-            stack.push(k.leaf);
-        }
-        names.clear();
-        for &lid in &stack {
-            let entry = cache.entry((lid, java)).or_insert_with(|| {
-                let l = &locs[lid as usize];
-                let pc = format!("{:x}", l.ip);
-                let module = |dso: u32| -> &str {
-                    if dso == NO_DSO {
-                        "[unknown]"
-                    } else {
-                        dsos.get(dso as usize)
-                            .map_or("[unknown]", |d| d.name.as_str())
-                    }
-                };
-                let mut out = Vec::new();
-                match r.syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
-                    Some(ls) => {
-                        for &f in &ls.frames {
-                            let s = &r.syms.syms[f as usize];
-                            let m = if s.inlined { "inlined" } else { module(s.dso) };
-                            for mut n in
-                                c.frame_names(java, pc.as_bytes(), s.name.as_bytes(), m.as_bytes())
-                            {
-                                if s.inlined && r.mark_inline {
-                                    n.extend_from_slice(b"_[i]");
-                                }
-                                out.push(n);
-                            }
-                        }
-                    }
-                    None => {
-                        out.extend(c.frame_names(
-                            java,
-                            pc.as_bytes(),
-                            b"[unknown]",
-                            module(l.dso).as_bytes(),
-                        ));
+        let root = match roots.get(&key) {
+            Some(&n) => n,
+            None => {
+                let n = tree.add_root(&key);
+                roots.insert(key.clone(), n);
+                n
+            }
+        };
+        let node = if r.collector.interner.node(k.stack).is_none() {
+            // No chain: the sample's own location alone.
+            let mut n = root;
+            for &name in names_of(&mut cache, &mut c, &mut tree, r, k.leaf, java)
+                .iter()
+                .rev()
+            {
+                n = tree.child(n, name);
+            }
+            n
+        } else {
+            // The deepest part of the stack folded before under this root,
+            // then the locations below it, root first.
+            pending.clear();
+            let mut n = root;
+            let mut s = k.stack;
+            while let Some((up, _)) = r.collector.interner.node(s) {
+                let tag = root << 1 | java as u32;
+                if let Some(&(t, m)) = memo.get(s as usize) {
+                    if t == tag {
+                        n = m;
+                        break;
                     }
                 }
-                out
-            });
-            if !entry.is_empty() {
-                names.push((lid, java));
+                pending.push(s);
+                s = up;
             }
-        }
-        for id in names.iter().rev() {
-            for n in cache[id].iter().rev() {
-                key.push(b';');
-                key.extend_from_slice(n);
+            for &s in pending.iter().rev() {
+                if let Some((_, lid)) = r.collector.interner.node(s) {
+                    for &name in names_of(&mut cache, &mut c, &mut tree, r, lid, java)
+                        .iter()
+                        .rev()
+                    {
+                        n = tree.child(n, name);
+                    }
+                }
+                if let Some(m) = memo.get_mut(s as usize) {
+                    *m = (root << 1 | java as u32, n);
+                }
             }
-        }
+            n
+        };
         let count = match opts.weight {
             Weight::Samples => sum.samples,
             // As for text: a zero period counts as one per sample.
             Weight::Period if sum.period == 0 => sum.samples,
             Weight::Period => sum.period,
         };
-        c.add_folded(&key, count);
+        tree.add(node, count);
     }
+    log::debug!(
+        "{} trie nodes, {} names: {:?}",
+        tree.parent.len(),
+        tree.names.len(),
+        t0.elapsed()
+    );
+    let (cut, marks_below) = match r.prune_below_percent {
+        Some(p) if !tree.odd_names => tree.cuts(p),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let mut line = Vec::new();
+    let mut below: HashMap<u32, u64> = HashMap::default();
+    for (node, count) in tree.lines() {
+        match cut.get(node as usize) {
+            Some(&c) if c != NONE && c != node => {
+                let b = below.entry(c).or_default();
+                *b = b.saturating_add(count.0);
+                continue;
+            }
+            _ => {}
+        }
+        tree.text(node, &mut line);
+        // Counts beyond u64 were kept at the maximum: the collapser warns.
+        c.add_folded(&line, count.0);
+        if count.1 {
+            c.add_folded(&line, 1);
+        }
+    }
+    for (node, count) in below {
+        tree.text(node, &mut line);
+        line.push(b';');
+        // Any name after the `;` sorts the line where the ones it
+        // replaces were; one with a mark keeps the palette the marks
+        // choose (kernel, JIT and inline colours).
+        let marks = marks_below.get(node as usize).copied().unwrap_or(0);
+        if let Some(m) = MARKS.iter().find(|m| marks & mark_bit(m) != 0) {
+            line.extend_from_slice(m);
+        }
+        c.add_folded(&line, count);
+    }
+    log::debug!("lines: {:?}", t0.elapsed());
     let (folded, mut d) = c.finish();
+    log::debug!("finished: {:?}", t0.elapsed());
     if d.warnings.remove("no samples").is_some() {
         diag.warn("no samples", 0, || {
             "the recording has no samples of that event".into()
@@ -155,4 +206,197 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         diag.warnings.entry(kind).or_insert(w);
     }
     (folded, diag)
+}
+
+/// The folded names of a location (leaf first), made once per (location,
+/// java comm).
+fn names_of<'c>(
+    cache: &'c mut HashMap<(u32, bool), Vec<u32>>,
+    c: &mut Collapser,
+    tree: &mut NameTrie,
+    r: &Recording<'_>,
+    lid: u32,
+    java: bool,
+) -> &'c [u32] {
+    let locs = r.collector.interner.locs();
+    let dsos = r.machine.dsos();
+    cache.entry((lid, java)).or_insert_with(|| {
+        let l = &locs[lid as usize];
+        let pc = format!("{:x}", l.ip);
+        let module = |dso: u32| -> &str {
+            if dso == NO_DSO {
+                "[unknown]"
+            } else {
+                dsos.get(dso as usize)
+                    .map_or("[unknown]", |d| d.name.as_str())
+            }
+        };
+        let mut out = Vec::new();
+        match r.syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+            Some(ls) => {
+                for &f in &ls.frames {
+                    let s = &r.syms.syms[f as usize];
+                    let m = if s.inlined { "inlined" } else { module(s.dso) };
+                    for mut n in c.frame_names(java, pc.as_bytes(), s.name.as_bytes(), m.as_bytes())
+                    {
+                        if s.inlined && r.mark_inline {
+                            n.extend_from_slice(b"_[i]");
+                        }
+                        out.push(tree.intern(&n));
+                    }
+                }
+            }
+            None => {
+                for n in c.frame_names(java, pc.as_bytes(), b"[unknown]", module(l.dso).as_bytes())
+                {
+                    out.push(tree.intern(&n));
+                }
+            }
+        }
+        out
+    })
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The marks folded names end with (kernel, JIT, inline).
+const MARKS: [&[u8]; 3] = [b"_[k]", b"_[j]", b"_[i]"];
+
+fn mark_bit(m: &[u8]) -> u8 {
+    MARKS.iter().position(|x| *x == m).map_or(0, |i| 1 << i)
+}
+
+fn marks_of(name: &[u8]) -> u8 {
+    MARKS
+        .iter()
+        .find(|m| name.ends_with(m))
+        .map_or(0, |m| mark_bit(m))
+}
+
+/// Folded stacks as a trie of frame names under one root per comm text.
+#[derive(Default)]
+struct NameTrie {
+    /// Some name would change on its way into the SVG (control
+    /// characters), which could merge frames: no pruning then.
+    odd_names: bool,
+    /// Per node: parent (`u32::MAX` for a root) and name.
+    parent: Vec<u32>,
+    name: Vec<u32>,
+    /// Per node: the count of samples ending there, whether it overflowed,
+    /// and whether any did.
+    count: Vec<(u64, bool)>,
+    ended: Vec<bool>,
+    children: HashMap<(u32, u32), u32>,
+    names: Vec<Vec<u8>>,
+    name_ids: HashMap<Vec<u8>, u32>,
+}
+
+impl NameTrie {
+    fn intern(&mut self, name: &[u8]) -> u32 {
+        if let Some(&i) = self.name_ids.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        let s = String::from_utf8_lossy(name);
+        self.odd_names |=
+            s.contains(|c: char| (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}');
+        self.names.push(name.to_vec());
+        self.name_ids.insert(name.to_vec(), i);
+        i
+    }
+
+    fn push(&mut self, parent: u32, name: u32) -> u32 {
+        let n = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.name.push(name);
+        self.count.push((0, false));
+        self.ended.push(false);
+        n
+    }
+
+    fn add_root(&mut self, text: &[u8]) -> u32 {
+        let name = self.intern(text);
+        self.push(u32::MAX, name)
+    }
+
+    fn child(&mut self, parent: u32, name: u32) -> u32 {
+        if let Some(&n) = self.children.get(&(parent, name)) {
+            return n;
+        }
+        let n = self.push(parent, name);
+        self.children.insert((parent, name), n);
+        n
+    }
+
+    fn add(&mut self, node: u32, count: u64) {
+        let i = node as usize;
+        self.ended[i] = true;
+        let c = &mut self.count[i];
+        match c.0.checked_add(count) {
+            Some(v) => c.0 = v,
+            None => *c = (u64::MAX, true),
+        }
+    }
+
+    /// The nodes where samples ended, with their counts.
+    fn lines(&self) -> Vec<(u32, (u64, bool))> {
+        (0..self.parent.len())
+            .filter(|&i| self.ended[i])
+            .map(|i| (i as u32, self.count[i]))
+            .collect()
+    }
+
+    /// Per node, the first node of its path (below the root) whose
+    /// stacks' count is under `percent` of all (inferno's test: `weight <
+    /// min_width / (100 / total)`), or `NONE`. Parents come before their
+    /// children in the node order.
+    /// Also per node, the marks of the names below it.
+    fn cuts(&self, percent: f64) -> (Vec<u32>, Vec<u8>) {
+        let n = self.parent.len();
+        let mut weight: Vec<u64> = self.count.iter().map(|c| c.0).collect();
+        let mut below = vec![0u8; n];
+        for i in (0..n).rev() {
+            let p = self.parent[i];
+            if p != NONE {
+                weight[p as usize] = weight[p as usize].saturating_add(weight[i]);
+                below[p as usize] |= below[i] | marks_of(&self.names[self.name[i] as usize]);
+            }
+        }
+        let total = (0..n)
+            .filter(|&i| self.parent[i] == NONE)
+            .fold(0u64, |t, i| t.saturating_add(weight[i]));
+        let min = percent / (100.0 / total as f64);
+        let mut cut = vec![NONE; n];
+        for i in 0..n {
+            let p = self.parent[i];
+            if p == NONE {
+                continue;
+            }
+            cut[i] = if cut[p as usize] != NONE {
+                cut[p as usize]
+            } else if (weight[i] as f64) < min {
+                i as u32
+            } else {
+                NONE
+            };
+        }
+        (cut, below)
+    }
+
+    /// The folded text of the path to `node`: root text, then names.
+    fn text(&self, node: u32, out: &mut Vec<u8>) {
+        let mut path = Vec::new();
+        let mut n = node;
+        while n != u32::MAX {
+            path.push(self.name[n as usize]);
+            n = self.parent[n as usize];
+        }
+        out.clear();
+        for (i, &id) in path.iter().rev().enumerate() {
+            if i > 0 {
+                out.push(b';');
+            }
+            out.extend_from_slice(&self.names[id as usize]);
+        }
+    }
 }
