@@ -13,7 +13,8 @@
 //! (`-F`, `--sort`, `-n`, ...) and the order of the rows. [`diff`] matches
 //! the rows of two profiles and computes the change of each share;
 //! [`export`] is the timed, symbolized sample list the pprof, speedscope
-//! and Firefox Profiler exports are made from.
+//! and Firefox Profiler exports are made from; [`summary`] sums it into
+//! the call tree and source lines `sear html` embeds.
 //! What it does not: read files (it takes decoded records from
 //! `perf-data`) or print.
 //!
@@ -41,4 +42,5 @@ pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;
+pub mod summary;
 pub mod symbolize;
