@@ -131,7 +131,8 @@ fn perf_thread_samples(data: &Path) -> Vec<(i64, u64)> {
         .collect()
 }
 
-/// The symbols table as shown: (children %, self %, samples, symbol, dso) per row.
+/// The symbols table as shown: (children %, self %, samples, symbol, dso) per row (the page
+/// shows the dso before the symbol, as perf report).
 fn table(ch: &mut Chromium) -> Vec<(f64, f64, u64, String, String)> {
     let v = ch.eval(
         "[...document.querySelectorAll('#symbols tbody tr')].map(r => [...r.cells].map(c => c.textContent))",
@@ -142,13 +143,13 @@ fn table(ch: &mut Chromium) -> Vec<(f64, f64, u64, String, String)> {
         .map(|r| {
             let c = |i: usize| r[i].as_str().unwrap().to_string();
             let p = |i: usize| c(i).trim_end_matches('%').parse::<f64>().unwrap();
-            let sym = c(3);
+            let sym = c(4);
             let sym = sym
                 .strip_prefix("[.] ")
                 .or_else(|| sym.strip_prefix("[k] "))
                 .unwrap_or(&sym)
                 .to_string();
-            (p(0), p(1), c(2).parse().unwrap(), sym, c(4))
+            (p(0), p(1), c(2).parse().unwrap(), sym, c(3))
         })
         .collect()
 }
@@ -374,7 +375,7 @@ fn the_report_works_in_chromium() {
 
     // Source: a click on work_b's row shows the hot loop's line and its text.
     let f = ch.eval(
-        "(() => { const r = [...document.querySelectorAll('#symbols tbody tr')].find(r => r.cells[3].textContent.endsWith(' work_b')); r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()",
+        "(() => { const r = [...document.querySelectorAll('#symbols tbody tr')].find(r => r.cells[4].textContent.endsWith(' work_b')); r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()",
     );
     ch.click(f[0].as_f64().unwrap(), f[1].as_f64().unwrap());
     ch.wait_for("document.getElementById('src-title').textContent === 'Source: work_b'");
@@ -475,5 +476,30 @@ fn help_teaches() {
     let h = stdout_of(&o);
     for want in ["self-contained", "zoom", "search", "thread", "source", "-o"] {
         assert!(h.contains(want), "--help mentions {want}: {h}");
+    }
+}
+
+/// Page load time of a given report (BENCHMARKS.md): `SEAR_HTML_PAGE=report.html cargo test
+/// --test html -- --ignored --nocapture page_load`. Prints, for three fresh loads, the time
+/// from navigation start until the page's script has drawn the flame graph and the table
+/// (`window.searLoadMs`, set when it finishes).
+#[test]
+#[ignore = "a measurement: needs SEAR_HTML_PAGE"]
+fn page_load_time() {
+    let page = std::env::var("SEAR_HTML_PAGE").expect("SEAR_HTML_PAGE=path/to/report.html");
+    let page = std::fs::canonicalize(page).unwrap();
+    let mut ch = Chromium::launch();
+    for run in 1..=3 {
+        ch.open(Path::new("/dev/null"));
+        let t = std::time::Instant::now();
+        ch.open(&page);
+        ch.wait_for("window.searReady === true");
+        let ms = ch.eval("window.searLoadMs");
+        let rows = ch.eval("document.querySelectorAll('#symbols tbody tr').length");
+        let frames = ch.eval("document.querySelectorAll('#flame .f').length");
+        println!(
+            "run {run}: ready after {ms} ms (page's clock), {:.0} ms seen by the test; {rows} table rows, {frames} frames drawn",
+            t.elapsed().as_secs_f64() * 1e3
+        );
     }
 }
