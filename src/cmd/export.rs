@@ -44,7 +44,7 @@ pub fn load(
     let reader = super::open(path)?;
     let (mut machine, kernel) = super::replay::start(reader.meta());
     let mut collector = Collector::new(CollectOptions {
-        max_stack: max_stack,
+        max_stack,
         ..CollectOptions::default()
     });
     let mut samples: Vec<TimedSample> = Vec::new();

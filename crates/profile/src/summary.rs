@@ -90,6 +90,9 @@ struct Leaf {
     src: Option<(u32, u32)>,
 }
 
+/// event, thread, self function, inner function, file, line.
+type LineKey = (u32, u32, u32, u32, u32, u32);
+
 /// Sums `p`'s samples into a [`Summary`] (without source text: see
 /// [`Summary::wanted_lines`]).
 pub fn build(p: &ExportProfile) -> Summary {
@@ -116,7 +119,7 @@ pub fn build(p: &ExportProfile) -> Summary {
     let mut node_ids: HashMap<(u32, u32), u32> = HashMap::default();
     let mut leaves: Vec<Option<Leaf>> = vec![None; p.stacks.len()];
     let mut weights: HashMap<(u32, u32, u32, u32), (u64, u64)> = HashMap::default();
-    let mut lines: HashMap<(u32, u32, u32, u32, u32, u32), (u64, u64)> = HashMap::default();
+    let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
     let mut frames: Vec<u32> = Vec::new();
     for smp in &p.samples {
         let Some(stack) = p.stacks.get(smp.stack as usize) else {
