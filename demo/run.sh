@@ -22,6 +22,8 @@ echo "== sear report (children and call graphs, first 60 lines)"
 echo "== sear collapse -i perf.data (folded stacks, heaviest first)"
 "$SEAR" collapse -i "$out/perf.data" | sort -t' ' -k2 -rn | head -5
 "$SEAR" flame -i "$out/perf.data" -o "$out/flame.svg" --title "sear demo"
+"$SEAR" html -i "$out/perf.data" -o "$out/report.html"
 echo
-echo "The recording is $out/perf.data and its flame graph $out/flame.svg (open it in a browser);"
+echo "The recording is $out/perf.data, its flame graph $out/flame.svg and its report"
+echo "$out/report.html (flame graph, top symbols, threads, source lines; open them in a browser);"
 echo "try: $SEAR report -i $out/perf.data, $SEAR script -i $out/perf.data | less"

@@ -122,6 +122,57 @@ sear export --format speedscope -o prof.speedscope.json   # from ./perf.data\n  
 sear export --format firefox -i perf.data -o prof.json"
     )]
     Export(ExportArgs),
+    /// Write one self-contained HTML report of a recording: flame graph,
+    /// top symbols, per-thread filter and hot source lines.
+    #[command(
+        long_about = "Write one self-contained HTML file about a recording: open it in any browser, \
+offline (no server, nothing fetched; all scripts, styles and data are inside the file, so it can \
+be mailed or attached to a bug).\n\n\
+What the page shows:\n  \
+flame graph   click a frame to zoom into it (click `all` or Reset zoom to go back); type a regex \
+in the search box to paint matching frames and see their share (Matched: X%)\n  \
+top symbols   Children and Self shares (as `sear report --children`), self samples, symbol and \
+shared object; click a header to sort, type in the filter box to narrow it\n  \
+threads       pick a process or thread (with its sample count): the flame graph, table and \
+totals show only its samples; with several events, pick the event too\n  \
+source        click a function (a table row or a frame) to see its hottest source lines \
+(file:line with samples) and the source text around them, where the file could be read when \
+the report was written (only lines near hot lines are embedded)\n\n\
+Shares are of the event's period, as perf report's. Stacks are unwound and symbolized by sear \
+with inline frames.\n\n\
+Examples:\n  \
+sear record -g -- ./prog && sear html && xdg-open report.html\n  \
+sear html -i perf.data -o /tmp/prof.html\n  \
+perf record -g -- ./prog && sear html -o prog.html   # perf's recordings work the same"
+    )]
+    Html(HtmlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HtmlArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the page here (`-` for stdout).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "report.html"
+    )]
+    pub output: PathBuf,
+    /// perf 6.1's short C++ names (no parameter lists).
+    #[arg(long)]
+    pub short_names: bool,
+    /// Symbol names as in the binary (mangled).
+    #[arg(long)]
+    pub no_demangle: bool,
+    /// At most this many frames per stack, from the leaf (perf's --max-stack).
+    #[arg(long, value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
+    /// Embed at most this many lines of source text (around the hottest
+    /// lines; 0: none).
+    #[arg(long, value_name = "N", default_value_t = 20000)]
+    pub source_lines: usize,
 }
 
 /// The formats of `sear export`.

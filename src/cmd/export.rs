@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use profile::export::TimedSample;
+use profile::export::{ExportProfile, TimedSample};
 use profile::resolve::{CollectOptions, Collector};
 use profile::symbolize::SymbolizeOptions;
 
@@ -17,10 +17,34 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     if a.format == ExportFormat::Folded {
         return folded(&a, &path);
     }
-    let reader = super::open(&path)?;
+    let profile = load(&path, a.max_stack, a.no_demangle, a.short_names)?;
+    if profile.samples.is_empty() {
+        log::warn!("{}: no samples; the export is empty", path.display());
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "perf.data".into(), |n| n.to_string_lossy().into_owned());
+    write_to(&a, |w| match a.format {
+        ExportFormat::Pprof => render::pprof::write_pprof(w, &profile),
+        ExportFormat::Speedscope => render::speedscope::write_speedscope(w, &profile, &name),
+        ExportFormat::Firefox => render::firefox::write_firefox(w, &profile, &name),
+        ExportFormat::Json => render::json::write_json(w, &profile),
+        ExportFormat::Folded => unreachable!("handled above"),
+    })
+}
+
+/// Reads the recording at `path` into a symbolized [`ExportProfile`] (with
+/// source lines and inline frames).
+pub fn load(
+    path: &std::path::Path,
+    max_stack: usize,
+    no_demangle: bool,
+    short_names: bool,
+) -> Result<ExportProfile> {
+    let reader = super::open(path)?;
     let (mut machine, kernel) = super::replay::start(reader.meta());
     let mut collector = Collector::new(CollectOptions {
-        max_stack: a.max_stack,
+        max_stack,
         ..CollectOptions::default()
     });
     let mut samples: Vec<TimedSample> = Vec::new();
@@ -51,13 +75,13 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
             }
         }
     }
-    crate::ui::print_diagnostics(&path, reader.diagnostics());
+    crate::ui::print_diagnostics(path, reader.diagnostics());
     let syms = super::replay::symbolize(
         &collector,
         &machine,
         kernel,
         &SymbolizeOptions {
-            names: super::replay::name_style(a.no_demangle, a.short_names),
+            names: super::replay::name_style(no_demangle, short_names),
             inline: true,
             finder: symbols::DebugFinder::default(),
             srclines: true,
@@ -71,19 +95,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         samples: &samples,
         event_names: &event_names,
     });
-    if profile.samples.is_empty() {
-        log::warn!("{}: no samples; the export is empty", path.display());
-    }
-    let name = path
-        .file_name()
-        .map_or_else(|| "perf.data".into(), |n| n.to_string_lossy().into_owned());
-    write_to(&a, |w| match a.format {
-        ExportFormat::Pprof => render::pprof::write_pprof(w, &profile),
-        ExportFormat::Speedscope => render::speedscope::write_speedscope(w, &profile, &name),
-        ExportFormat::Firefox => render::firefox::write_firefox(w, &profile, &name),
-        ExportFormat::Json => render::json::write_json(w, &profile),
-        ExportFormat::Folded => unreachable!("handled above"),
-    })
+    Ok(profile)
 }
 
 /// Folded stacks, as `sear collapse -i FILE` writes them.

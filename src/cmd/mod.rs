@@ -15,6 +15,7 @@ pub mod collapse;
 mod diff;
 mod export;
 mod flame;
+mod html;
 mod inject;
 mod record;
 mod replay;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Flame(a) => flame::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Export(a) => export::run(a),
+        Command::Html(a) => html::run(a),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: run sear and perf, make recordings.
 #![allow(dead_code)]
 
+pub mod chromium;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -97,6 +97,9 @@ pub struct Location {
     /// where no symbol covers the address.
     pub lines: Vec<Line>,
     pub kernel: bool,
+    /// The innermost frame's source file (its line is `lines[0].line`), an
+    /// index into [`ExportProfile::files`], where DWARF names one.
+    pub file: Option<u32>,
 }
 
 /// Aggregated and timed samples of one recording.
@@ -107,6 +110,8 @@ pub struct ExportProfile {
     pub mappings: Vec<Mapping>,
     pub functions: Vec<Function>,
     pub locations: Vec<Location>,
+    /// Source file paths as DWARF gives them ([`Location::file`]).
+    pub files: Vec<String>,
     /// Stacks as location ids, leaf first.
     pub stacks: Vec<Vec<u32>>,
     /// In time order.
@@ -186,6 +191,7 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
     let mut mapping_ids: HashMap<(u32, u64), u32> = HashMap::default();
     let mut function_ids: HashMap<(String, String), u32> = HashMap::default();
     let mut stack_ids: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut file_ids: HashMap<u32, u32> = HashMap::default();
     let mut buf = Vec::new();
     let mut order: Vec<usize> = (0..i.samples.len()).collect();
     order.sort_by_key(|&k| i.samples[k].time);
@@ -244,6 +250,7 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                                 id
                             });
                             let mut lines = Vec::new();
+                            let mut src_file = None;
                             if let Some(ls) =
                                 i.syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some())
                             {
@@ -253,6 +260,21 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                                     .filter(|f| *f != "??")
                                     .cloned()
                                     .unwrap_or_default();
+                                src_file = ls
+                                    .line
+                                    .filter(|pos| {
+                                        i.syms
+                                            .files
+                                            .get(pos.file as usize)
+                                            .is_some_and(|f| f != "??")
+                                    })
+                                    .and_then(|pos| {
+                                        let path = i.syms.paths.get(pos.file as usize)?;
+                                        Some(*file_ids.entry(pos.file).or_insert_with(|| {
+                                            p.files.push(path.clone());
+                                            (p.files.len() - 1) as u32
+                                        }))
+                                    });
                                 for (n, &f) in ls.frames.iter().enumerate() {
                                     let sym = &i.syms.syms[f as usize];
                                     let dso = dsos
@@ -289,6 +311,7 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                                 mapping,
                                 lines,
                                 kernel,
+                                file: src_file,
                             });
                             (p.locations.len() - 1) as u32
                         })

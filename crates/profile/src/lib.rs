@@ -13,7 +13,8 @@
 //! (`-F`, `--sort`, `-n`, ...) and the order of the rows. [`diff`] matches
 //! the rows of two profiles and computes the change of each share;
 //! [`export`] is the timed, symbolized sample list the pprof, speedscope
-//! and Firefox Profiler exports are made from.
+//! and Firefox Profiler exports are made from; [`summary`] sums it into
+//! the call tree and source lines `sear html` embeds.
 //! [`annotate`] lays a function's disassembly out with its source lines
 //! interleaved (read from the source files) and spreads its samples over its
 //! instructions (`perf annotate`).
@@ -45,4 +46,5 @@ pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;
+pub mod summary;
 pub mod symbolize;

@@ -105,6 +105,9 @@ pub struct Symbols {
     pub per_loc: Vec<LocSyms>,
     /// Source file base names ([`SrcPos::file`]).
     pub files: Vec<String>,
+    /// The same files' paths as DWARF gives them (joined with the
+    /// compilation directory), for reading their text.
+    pub paths: Vec<String>,
     file_ids: HashMap<String, u32>,
     /// The start and end of the kernel image's symbols, to which perf fits
     /// the kernel map (its size is what perf's dso_size shows).
@@ -114,13 +117,17 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    fn intern_file(&mut self, name: String) -> u32 {
-        if let Some(&i) = self.file_ids.get(&name) {
+    /// Interns a source file by its path; [`Symbols::files`] gets its base
+    /// name (what perf's srcline shows).
+    fn intern_file(&mut self, path: String) -> u32 {
+        if let Some(&i) = self.file_ids.get(&path) {
             return i;
         }
         let i = self.files.len() as u32;
-        self.files.push(name.clone());
-        self.file_ids.insert(name, i);
+        let base = path.rsplit('/').next().unwrap_or(&path);
+        self.files.push(base.to_owned());
+        self.paths.push(path.clone());
+        self.file_ids.insert(path, i);
         i
     }
 
@@ -151,7 +158,7 @@ impl Symbols {
 type Found = Option<(RawFrame, Vec<RawFrame>)>;
 
 /// One location's answer: its symbol and frames, and its source position
-/// (file base name and line).
+/// (file path and line).
 struct LocAnswer {
     loc: u32,
     found: Found,
@@ -528,15 +535,14 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
 }
 
 /// The position perf's srcline shows for an address: the innermost inline
-/// frame's file (base name) and line, as the first record of `addr2line -i`
-/// (`??` and 0 for what DWARF leaves out); None where no line table covers
-/// the address.
+/// frame's file (its path; srcline shows the base name) and line, as the
+/// first record of `addr2line -i` (`??` and 0 for what DWARF leaves out);
+/// None where no line table covers the address.
 fn source_line(bin: &mut Binary, svma: Svma) -> Option<(String, u32)> {
     let frames = bin.frames(svma).ok()?;
     let f = frames.first()?;
     let file = f.file.as_deref().unwrap_or("??");
-    let base = file.rsplit('/').next().unwrap_or(file);
-    Some((base.to_owned(), f.line.unwrap_or(0)))
+    Some((file.to_owned(), f.line.unwrap_or(0)))
 }
 
 /// Opens the binary a DSO names, never one whose build id differs from the

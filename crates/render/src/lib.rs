@@ -6,7 +6,8 @@
 //! SVG flame graphs ([`flame`], drawn by inferno), `sear diff`'s table
 //! ([`diff`]), and the exports of a recording's samples: [`pprof`]
 //! (gzipped profile.proto), [`speedscope`], [`firefox`] (the Firefox
-//! Profiler's processed format) and sear's own [`json`]. What it does not:
+//! Profiler's processed format) and sear's own [`json`]; [`html`] is `sear html`'s
+//! self-contained page. What it does not:
 //! read files, compute anything, or decide where output goes.
 //!
 //! ```
@@ -24,6 +25,7 @@ pub mod firefox;
 pub mod flame;
 pub mod folded;
 pub mod header;
+pub mod html;
 pub mod json;
 pub mod pprof;
 pub mod report;

@@ -1,0 +1,380 @@
+//! A recording summed for browsing (`sear html`): a call tree of function
+//! frames (inline frames expanded, root first) whose nodes carry sample
+//! weights per (event, thread, the sample's own symbol), and the source
+//! lines samples hit, per (event, thread, function). Sizes grow with the
+//! unique stacks and lines, not with the samples, so a page can embed it
+//! and redo every view (one thread, one event, a zoomed subtree) itself.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::export::{ExportProfile, Thread};
+
+/// A function (or inlined function, or an unresolved address) as shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    /// perf's dso column ("" without one).
+    pub dso: String,
+    pub kernel: bool,
+}
+
+/// A call-tree node: `function` called from `parent`'s function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    /// The caller's node; None for an outermost frame. Always a smaller id.
+    pub parent: Option<u32>,
+    pub function: u32,
+}
+
+/// Samples that ended at one node, summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weight {
+    pub event: u32,
+    pub thread: u32,
+    pub node: u32,
+    /// The symbol covering the sampled address (perf report's self entry:
+    /// the function an inlined leaf frame was inlined into).
+    pub self_function: u32,
+    pub samples: u64,
+    pub period: u64,
+}
+
+/// Samples at one source line, summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineWeight {
+    pub event: u32,
+    pub thread: u32,
+    pub self_function: u32,
+    /// The innermost (inlined) function the line belongs to.
+    pub inner_function: u32,
+    /// Index into [`Summary::files`].
+    pub file: u32,
+    pub line: u32,
+    pub samples: u64,
+    pub period: u64,
+}
+
+/// Lines `first..first + text.len()` of a source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    pub file: u32,
+    pub first: u32,
+    pub text: Vec<String>,
+}
+
+/// What a page needs to draw flame graphs, symbol tables and source lines
+/// for any choice of event and threads.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub events: Vec<String>,
+    pub threads: Vec<Thread>,
+    pub functions: Vec<Function>,
+    pub nodes: Vec<Node>,
+    pub weights: Vec<Weight>,
+    pub lines: Vec<LineWeight>,
+    /// Source paths as DWARF names them.
+    pub files: Vec<String>,
+    /// Source text near the hot lines, where the caller could read it.
+    pub sources: Vec<Snippet>,
+    /// First and last sample time (nanoseconds).
+    pub time_range: Option<(u64, u64)>,
+}
+
+/// A stack reduced to what the summary keeps of it.
+#[derive(Clone, Copy)]
+struct Leaf {
+    node: u32,
+    self_function: u32,
+    inner_function: u32,
+    /// File and line of the sampled address, when known.
+    src: Option<(u32, u32)>,
+}
+
+/// event, thread, self function, inner function, file, line.
+type LineKey = (u32, u32, u32, u32, u32, u32);
+
+/// Sums `p`'s samples into a [`Summary`] (without source text: see
+/// [`Summary::wanted_lines`]).
+pub fn build(p: &ExportProfile) -> Summary {
+    let mut s = Summary {
+        events: p.events.iter().map(|e| e.name.clone()).collect(),
+        threads: p.threads.clone(),
+        files: p.files.clone(),
+        time_range: p.time_range,
+        ..Default::default()
+    };
+    let mut function_ids: HashMap<(String, String), u32> = HashMap::default();
+    let mut intern_fn = |s: &mut Summary, name: String, dso: String, kernel: bool| -> u32 {
+        let next = s.functions.len() as u32;
+        let id = *function_ids
+            .entry((name.clone(), dso.clone()))
+            .or_insert(next);
+        if id == next {
+            s.functions.push(Function { name, dso, kernel });
+        }
+        id
+    };
+    // Export function id → summary function id.
+    let mut from_export: Vec<Option<u32>> = vec![None; p.functions.len()];
+    let mut node_ids: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut leaves: Vec<Option<Leaf>> = vec![None; p.stacks.len()];
+    let mut weights: HashMap<(u32, u32, u32, u32), (u64, u64)> = HashMap::default();
+    let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
+    let mut frames: Vec<u32> = Vec::new();
+    for smp in &p.samples {
+        let Some(stack) = p.stacks.get(smp.stack as usize) else {
+            continue;
+        };
+        let leaf = match leaves[smp.stack as usize] {
+            Some(l) => l,
+            None => {
+                // Root first: outermost location first, and in each the
+                // containing function before what was inlined into it.
+                frames.clear();
+                let mut self_function = u32::MAX;
+                let mut src = None;
+                for (depth, &lid) in stack.iter().enumerate().rev() {
+                    let Some(loc) = p.locations.get(lid as usize) else {
+                        continue;
+                    };
+                    let first = frames.len();
+                    if loc.lines.is_empty() {
+                        let dso = loc
+                            .mapping
+                            .and_then(|m| p.mappings.get(m as usize))
+                            .map(|m| crate::hist::dso_short_name(&m.filename))
+                            .unwrap_or_else(|| "[unknown]".to_owned());
+                        let id = intern_fn(&mut s, format!("{:#x}", loc.address), dso, loc.kernel);
+                        frames.push(id);
+                    } else {
+                        for ln in loc.lines.iter().rev() {
+                            let f = ln.function as usize;
+                            let id = match from_export[f] {
+                                Some(id) => id,
+                                None => {
+                                    let ef = &p.functions[f];
+                                    let id = intern_fn(
+                                        &mut s,
+                                        ef.name.clone(),
+                                        ef.dso.clone(),
+                                        loc.kernel,
+                                    );
+                                    from_export[f] = Some(id);
+                                    id
+                                }
+                            };
+                            frames.push(id);
+                        }
+                    }
+                    if depth == 0 {
+                        self_function = frames[first];
+                        src = loc
+                            .file
+                            .map(|f| (f, loc.lines.first().map_or(0, |l| l.line)));
+                    }
+                }
+                let mut parent: Option<u32> = None;
+                for &f in &frames {
+                    let key = (parent.map_or(u32::MAX, |p| p), f);
+                    let next = s.nodes.len() as u32;
+                    let id = *node_ids.entry(key).or_insert(next);
+                    if id == next {
+                        s.nodes.push(Node {
+                            parent,
+                            function: f,
+                        });
+                    }
+                    parent = Some(id);
+                }
+                let Some(node) = parent else {
+                    continue; // a stack of no locations: nothing to draw
+                };
+                let l = Leaf {
+                    node,
+                    self_function,
+                    inner_function: frames.last().copied().unwrap_or(self_function),
+                    src,
+                };
+                leaves[smp.stack as usize] = Some(l);
+                l
+            }
+        };
+        let w = weights
+            .entry((smp.event, smp.thread, leaf.node, leaf.self_function))
+            .or_default();
+        w.0 += 1;
+        w.1 = w.1.saturating_add(smp.period);
+        if let Some((file, line)) = leaf.src {
+            let w = lines
+                .entry((
+                    smp.event,
+                    smp.thread,
+                    leaf.self_function,
+                    leaf.inner_function,
+                    file,
+                    line,
+                ))
+                .or_default();
+            w.0 += 1;
+            w.1 = w.1.saturating_add(smp.period);
+        }
+    }
+    let mut w: Vec<_> = weights.into_iter().collect();
+    w.sort_unstable_by_key(|&(k, _)| k);
+    s.weights = w
+        .into_iter()
+        .map(
+            |((event, thread, node, self_function), (samples, period))| Weight {
+                event,
+                thread,
+                node,
+                self_function,
+                samples,
+                period,
+            },
+        )
+        .collect();
+    let mut l: Vec<_> = lines.into_iter().collect();
+    l.sort_unstable_by_key(|&(k, _)| k);
+    s.lines = l
+        .into_iter()
+        .map(
+            |((event, thread, self_function, inner_function, file, line), (samples, period))| {
+                LineWeight {
+                    event,
+                    thread,
+                    self_function,
+                    inner_function,
+                    file,
+                    line,
+                    samples,
+                    period,
+                }
+            },
+        )
+        .collect();
+    s
+}
+
+impl Summary {
+    /// The source line ranges (1-based, inclusive) worth embedding: the
+    /// hottest lines first, each with `context` lines around it, until
+    /// `budget` lines are taken. Per file, sorted and merged.
+    pub fn wanted_lines(&self, budget: usize, context: u32) -> Vec<(u32, Vec<(u32, u32)>)> {
+        let mut heat: HashMap<(u32, u32), u64> = HashMap::default();
+        for l in &self.lines {
+            if l.line != 0 {
+                *heat.entry((l.file, l.line)).or_default() += l.samples;
+            }
+        }
+        let mut hot: Vec<((u32, u32), u64)> = heat.into_iter().collect();
+        hot.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut per_file: HashMap<u32, Vec<(u32, u32)>> = HashMap::default();
+        let mut taken = 0usize;
+        for ((file, line), _) in hot {
+            let want = (context * 2 + 1) as usize;
+            if taken + want > budget {
+                break;
+            }
+            taken += want;
+            per_file.entry(file).or_default().push((
+                line.saturating_sub(context).max(1),
+                line.saturating_add(context),
+            ));
+        }
+        let mut out: Vec<(u32, Vec<(u32, u32)>)> = per_file
+            .into_iter()
+            .map(|(f, mut r)| {
+                r.sort_unstable();
+                let mut merged: Vec<(u32, u32)> = Vec::new();
+                for (a, b) in r {
+                    match merged.last_mut() {
+                        Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                        _ => merged.push((a, b)),
+                    }
+                }
+                (f, merged)
+            })
+            .collect();
+        out.sort_unstable_by_key(|(f, _)| *f);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{Event, Line, Location, Sample};
+
+    fn profile() -> ExportProfile {
+        let f = |name: &str| crate::export::Function {
+            name: name.into(),
+            filename: String::new(),
+            dso: "prog".into(),
+        };
+        let loc = |function: u32, line: u32| Location {
+            address: 0x1000 + u64::from(function),
+            mapping: None,
+            lines: vec![Line { function, line }],
+            kernel: false,
+            file: Some(0),
+        };
+        ExportProfile {
+            events: vec![Event::named("cpu-clock".into())],
+            threads: vec![Thread {
+                pid: 1,
+                tid: 1,
+                comm: "prog".into(),
+            }],
+            functions: vec![f("main"), f("a"), f("b")],
+            locations: vec![loc(0, 3), loc(1, 10), loc(2, 20)],
+            files: vec!["/src/prog.c".into()],
+            // leaf first
+            stacks: vec![vec![1, 0], vec![2, 0], vec![2, 1, 0]],
+            samples: [0, 0, 1, 2, 2]
+                .iter()
+                .map(|&stack| Sample {
+                    time: 0,
+                    period: 10,
+                    event: 0,
+                    thread: 0,
+                    stack,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn stacks_share_nodes_and_weights_sum() {
+        let s = build(&profile());
+        // main, main>a, main>b, main>a>b
+        assert_eq!(s.nodes.len(), 4);
+        assert_eq!(s.nodes[0].parent, None);
+        assert!(s.nodes.iter().skip(1).all(|n| n.parent.is_some()));
+        let total: u64 = s.weights.iter().map(|w| w.samples).sum();
+        assert_eq!(total, 5);
+        let b_self: u64 = s
+            .weights
+            .iter()
+            .filter(|w| s.functions[w.self_function as usize].name == "b")
+            .map(|w| w.period)
+            .sum();
+        assert_eq!(b_self, 30);
+        let line20: u64 = s
+            .lines
+            .iter()
+            .filter(|l| l.line == 20)
+            .map(|l| l.samples)
+            .sum();
+        assert_eq!(line20, 3);
+    }
+
+    #[test]
+    fn wanted_lines_merge_and_respect_the_budget() {
+        let s = build(&profile());
+        assert_eq!(s.wanted_lines(100, 2), vec![(0, vec![(8, 12), (18, 22)])]);
+        // Only the hottest line (20) fits.
+        assert_eq!(s.wanted_lines(5, 2), vec![(0, vec![(18, 22)])]);
+    }
+}

@@ -1,0 +1,216 @@
+//! Headless Chromium (Debian's `chromium`) driven through its DevTools protocol over
+//! `--remote-debugging-pipe` (fd 3 to Chromium, fd 4 from it, JSON messages ended by NUL):
+//! no WebSocket, no port, only serde_json. Every wait has a time limit and Chromium's whole
+//! process group is killed on drop, so a stuck browser fails a test instead of hanging it.
+//! Chromium is required, never skipped: `apt-get install chromium`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The longest any one protocol command may take (Chromium's start-up included).
+pub const STEP: Duration = Duration::from_secs(60);
+/// A headless Chromium with one page, driven over the DevTools pipe.
+pub struct Chromium {
+    child: Child,
+    to: ChildStdin,
+    from: Receiver<Value>,
+    next_id: u64,
+    /// The page's session (commands without one go to the browser).
+    session: Option<String>,
+    dir: tempfile::TempDir,
+}
+
+impl Chromium {
+    pub fn launch() -> Chromium {
+        match Command::new("chromium").arg("--version").output() {
+            Ok(o) if o.status.success() => {}
+            other => panic!(
+                "this test needs Chromium (Debian's `chromium`): apt-get install chromium \
+                 (.ci/run installs it); running `chromium --version` gave {other:?}"
+            ),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("chromium.log");
+        // The shell hands our pipes to Chromium as fds 3 and 4, which
+        // --remote-debugging-pipe reads and writes.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"log="$1"; shift; exec "$@" 3<&0 4>&1 </dev/null >"$log" 2>&1"#)
+            .arg("sh")
+            .arg(&log)
+            .arg("chromium")
+            .args([
+                "--headless",
+                // Root in a container: no user namespaces for the sandbox.
+                "--no-sandbox",
+                "--disable-gpu",
+                "--remote-debugging-pipe",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                "--window-size=1400,1000",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.path().join("profile").display()
+            ))
+            .arg("about:blank")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            // Its own process group, so that Drop can kill the renderers too.
+            .process_group(0)
+            .spawn()
+            .expect("starting chromium");
+        let to = child.stdin.take().unwrap();
+        let from_chromium = child.stdout.take().unwrap();
+        let (tx, from) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(from_chromium);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match r.read_until(0, &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if buf.last() == Some(&0) {
+                            buf.pop();
+                        }
+                        let v: Value = match serde_json::from_slice(&buf) {
+                            Ok(v) => v,
+                            Err(e) => json!({ "unparsable": e.to_string() }),
+                        };
+                        if tx.send(v).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let mut c = Chromium {
+            child,
+            to,
+            from,
+            next_id: 0,
+            session: None,
+            dir,
+        };
+        let target = c.call("Target.createTarget", json!({ "url": "about:blank" }));
+        let target_id = target["targetId"].as_str().unwrap().to_string();
+        let attached = c.call(
+            "Target.attachToTarget",
+            json!({ "targetId": target_id, "flatten": true }),
+        );
+        c.session = Some(attached["sessionId"].as_str().unwrap().to_string());
+        c
+    }
+
+    /// Fails the test with `what` and the end of Chromium's log.
+    pub fn fail(&self, what: &str) -> ! {
+        let log = std::fs::read_to_string(self.dir.path().join("chromium.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!("{what}\nChromium's log (last lines):\n{}", tail.join("\n"));
+    }
+
+    /// Sends one protocol command and waits (at most STEP) for its answer.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = &self.session {
+            msg["sessionId"] = json!(s);
+        }
+        let mut bytes = serde_json::to_vec(&msg).unwrap();
+        bytes.push(0);
+        if let Err(e) = self.to.write_all(&bytes).and_then(|()| self.to.flush()) {
+            self.fail(&format!("sending {method} to Chromium: {e}"));
+        }
+        let deadline = Instant::now() + STEP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from.recv_timeout(left) {
+                Ok(m) if m["id"] == json!(id) => {
+                    if let Some(e) = m.get("error") {
+                        self.fail(&format!("{method} failed: {e}"));
+                    }
+                    return m["result"].clone();
+                }
+                Ok(m) if m.get("unparsable").is_some() => {
+                    self.fail(&format!("Chromium sent a message that is not JSON: {m}"))
+                }
+                Ok(_) => {} // an event
+                Err(RecvTimeoutError::Timeout) => {
+                    self.fail(&format!("Chromium did not answer {method} within {STEP:?}"))
+                }
+                Err(RecvTimeoutError::Disconnected) => self.fail(&format!(
+                    "Chromium closed its DevTools pipe during {method}"
+                )),
+            }
+        }
+    }
+
+    /// Evaluates a JavaScript expression in the page; returns its value.
+    pub fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
+        );
+        if let Some(e) = r.get("exceptionDetails") {
+            self.fail(&format!("evaluating `{expr}` threw: {e}"));
+        }
+        r["result"]["value"].clone()
+    }
+
+    /// Polls `expr` until it is true, at most STEP.
+    pub fn wait_for(&mut self, expr: &str) {
+        let deadline = Instant::now() + STEP;
+        while self.eval(expr) != json!(true) {
+            if Instant::now() > deadline {
+                self.fail(&format!("`{expr}` did not become true within {STEP:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Opens `file` and waits until it has loaded.
+    pub fn open(&mut self, file: &Path) {
+        let url = format!("file://{}", file.display());
+        self.call("Page.navigate", json!({ "url": url }));
+        self.wait_for(&format!(
+            "location.href === {} && document.readyState === 'complete'",
+            json!(url)
+        ));
+    }
+
+    /// A left click at (x, y) in CSS pixels, as the mouse makes it.
+    pub fn click(&mut self, x: f64, y: f64) {
+        for t in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({ "type": t, "x": x, "y": y, "button": "left", "clickCount": 1 }),
+            );
+        }
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        // The whole group: the browser, its zygotes and renderers.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,505 @@
+//! `sear html` in a real browser: a two-thread C program with two hot functions is recorded
+//! with perf, `sear html` writes its page, and headless Chromium (Debian's `chromium`, driven
+//! over the DevTools pipe as in tests/flame_browser.rs) opens it. The test checks what a person
+//! sees: the table's self shares equal perf report's, a mouse click on a frame zooms the flame
+//! graph, typing in the search box paints frames and shows the matched share, choosing a thread
+//! narrows the totals to that thread's samples, and clicking a function shows its hot source
+//! line with its text. The file must fetch nothing. Damaged recordings give an error or a
+//! warning naming the file, never a panic.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::chromium::Chromium;
+use common::{build_c, have_perf, perf, perf_record, run_ok, sear, stdout_of};
+use serde_json::{json, Value};
+
+const PROGRAM: &str = r#"#include <pthread.h>
+#include <stdio.h>
+
+static volatile long sink;
+
+__attribute__((noinline)) long work_a(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x += i * 3 + (x >> 2); /* HOT_A */
+    return x;
+}
+
+__attribute__((noinline)) long work_b(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x ^= i * 7 + (x << 1); /* HOT_B */
+    return x;
+}
+
+__attribute__((noinline)) void middle_a(void) {
+    for (int k = 0; k < 40; k++) sink += work_a(2000000);
+}
+
+static void *thread_b(void *arg) {
+    (void)arg;
+    for (int k = 0; k < 25; k++) sink += work_b(2000000);
+    return NULL;
+}
+
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, thread_b, NULL);
+    middle_a();
+    pthread_join(t, NULL);
+    printf("%ld\n", sink);
+    return 0;
+}
+"#;
+
+/// The 1-based line of `PROGRAM` holding `marker`.
+fn line_of(marker: &str) -> usize {
+    PROGRAM
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marker in the program")
+        + 1
+}
+
+/// Builds and records the program; returns (recording, source file).
+fn record(dir: &Path) -> (PathBuf, PathBuf) {
+    let bin = build_c(
+        dir,
+        "prog",
+        PROGRAM,
+        &["-O0", "-g", "-fno-omit-frame-pointer", "-pthread"],
+    );
+    let data = perf_record(
+        dir,
+        "perf.data",
+        &["-e", "cpu-clock", "-F", "2000", "-g"],
+        &[bin.display().to_string()],
+    );
+    (data, dir.join("prog.c"))
+}
+
+fn sear_html(data: &Path, out: &Path) -> String {
+    run_ok(sear().arg("html").arg("-i").arg(data).arg("-o").arg(out));
+    std::fs::read_to_string(out).expect("the page is UTF-8 text")
+}
+
+/// perf report's self share of each symbol (`--no-children --sort sym`).
+fn perf_self_shares(data: &Path) -> Vec<(String, f64)> {
+    let out = run_ok(
+        perf()
+            .args(["report", "--stdio", "--no-children", "--sort", "sym", "-i"])
+            .arg(data),
+    );
+    stdout_of(&out)
+        .lines()
+        .filter_map(|l| {
+            let (pct, rest) = l.trim().split_once("%  ")?;
+            let pct: f64 = pct.parse().ok()?;
+            let name = rest.trim().split_once(' ')?.1.trim().to_string();
+            Some((name, pct))
+        })
+        .collect()
+}
+
+/// perf report's sample count per thread id (`--sort pid -n`: `tid:comm`).
+fn perf_thread_samples(data: &Path) -> Vec<(i64, u64)> {
+    let out = run_ok(
+        perf()
+            .args([
+                "report",
+                "--stdio",
+                "--no-children",
+                "--sort",
+                "pid",
+                "-n",
+                "-g",
+                "none",
+                "-i",
+            ])
+            .arg(data),
+    );
+    stdout_of(&out)
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('%'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let _pct = f.next()?;
+            let n: u64 = f.next()?.parse().ok()?;
+            let tid: i64 = f.next()?.split(':').next()?.parse().ok()?;
+            Some((tid, n))
+        })
+        .collect()
+}
+
+/// The symbols table as shown: (children %, self %, samples, symbol, dso) per row (the page
+/// shows the dso before the symbol, as perf report).
+fn table(ch: &mut Chromium) -> Vec<(f64, f64, u64, String, String)> {
+    let v = ch.eval(
+        "[...document.querySelectorAll('#symbols tbody tr')].map(r => [...r.cells].map(c => c.textContent))",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let c = |i: usize| r[i].as_str().unwrap().to_string();
+            let p = |i: usize| c(i).trim_end_matches('%').parse::<f64>().unwrap();
+            let sym = c(4);
+            let sym = sym
+                .strip_prefix("[.] ")
+                .or_else(|| sym.strip_prefix("[k] "))
+                .unwrap_or(&sym)
+                .to_string();
+            (p(0), p(1), c(2).parse().unwrap(), sym, c(3))
+        })
+        .collect()
+}
+
+fn row<'a>(
+    t: &'a [(f64, f64, u64, String, String)],
+    name: &str,
+) -> Option<&'a (f64, f64, u64, String, String)> {
+    t.iter().find(|r| r.3 == name)
+}
+
+/// Centre of the first element `selector` matches, scrolled into view.
+fn centre_of(ch: &mut Chromium, selector: &str) -> (f64, f64) {
+    let v = ch.eval(&format!(
+        "(() => {{ const e = document.querySelector({}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; }})()",
+        json!(selector)
+    ));
+    assert!(v.is_array(), "nothing matches {selector}");
+    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+}
+
+/// Sets the value of the control `id` and fires `event` on it, as a change by hand does.
+fn set_value(ch: &mut Chromium, id: &str, event: &str, value: &Value) {
+    ch.eval(&format!(
+        "(() => {{ const e = document.getElementById({}); e.value = {value}; e.dispatchEvent(new Event({})); return true; }})()",
+        json!(id),
+        json!(event)
+    ));
+}
+
+/// Flame graph frames as drawn: (name, left px, width px, classes).
+fn frames(ch: &mut Chromium) -> Vec<(String, f64, f64, String)> {
+    let v = ch.eval(
+        "[...document.querySelectorAll('#flame .f')].map(d => { const n = Number(d.dataset.n); \
+         const b = d.getBoundingClientRect(); return [n < 0 ? 'all' : window.searFrameName(n), b.x, b.width, d.className]; })",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f[0].as_str().unwrap().to_string(),
+                f[1].as_f64().unwrap(),
+                f[2].as_f64().unwrap(),
+                f[3].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_report_works_in_chromium() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let (data, src) = record(dir.path());
+    let page = dir.path().join("report.html");
+    let html = sear_html(&data, &page);
+
+    // Self-contained: nothing to fetch.
+    for bad in ["http://", "https://", "src=", "href=", "url(", "@import"] {
+        assert!(!html.contains(bad), "the page contains `{bad}`");
+    }
+    assert!(html.contains("<script id=\"sear-data\""));
+
+    let mut ch = Chromium::launch();
+    ch.open(&page);
+    ch.wait_for("window.searReady === true");
+    // A test hook to name frames (node → function name).
+    ch.eval("window.searFrameName = n => { const D = JSON.parse(document.getElementById('sear-data').textContent); return D.strings[D.fn_name[D.node_fn[n]]]; }; true");
+
+    // The table: perf report's self shares.
+    let t = table(&mut ch);
+    let perf_self = perf_self_shares(&data);
+    for name in ["work_a", "work_b"] {
+        let want = perf_self
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("perf report has no {name}: {perf_self:?}"))
+            .1;
+        let r = row(&t, name).unwrap_or_else(|| panic!("no row {name}: {t:?}"));
+        assert!(
+            (r.1 - want).abs() <= 0.01 + 1e-9,
+            "{name}: self {}% in the page, {want}% in perf report",
+            r.1
+        );
+        assert!(r.0 >= r.1, "children ≥ self for {name}: {r:?}");
+        assert!(r.2 > 0, "samples of {name}");
+        assert_eq!(r.4, "prog", "{name}'s dso");
+    }
+    // Sorted by self, heaviest first; a click on the header sorts by symbol.
+    assert!(
+        t.windows(2).all(|w| w[0].1 >= w[1].1),
+        "sorted by self: {t:?}"
+    );
+    let (x, y) = centre_of(&mut ch, "#symbols th[data-key=name]");
+    ch.click(x, y);
+    let by_name = table(&mut ch);
+    assert!(
+        by_name.windows(2).all(|w| w[0].3 <= w[1].3),
+        "sorted by name: {by_name:?}"
+    );
+    // The filter box narrows the table.
+    set_value(&mut ch, "filter", "input", &json!("work_"));
+    let filtered = table(&mut ch);
+    assert_eq!(filtered.len(), 2, "{filtered:?}");
+    set_value(&mut ch, "filter", "input", &json!(""));
+
+    // Zoom: a real click on work_a's frame makes it fill the graph and hides work_b.
+    let before = frames(&mut ch);
+    let all_w = before.iter().find(|f| f.0 == "all").unwrap().2;
+    let a = before
+        .iter()
+        .filter(|f| f.0 == "work_a")
+        .max_by(|x, y| x.2.total_cmp(&y.2))
+        .unwrap_or_else(|| panic!("no frame work_a: {before:?}"))
+        .clone();
+    assert!(a.2 < all_w * 0.9, "work_a is narrower than the graph");
+    assert!(before.iter().any(|f| f.0 == "work_b"));
+    let sel = format!(
+        "[...document.querySelectorAll('#flame .f')].find(d => Math.abs(d.getBoundingClientRect().width - {}) < 0.01 && window.searFrameName(Number(d.dataset.n)) === 'work_a')",
+        a.2
+    );
+    let pos = ch.eval(&format!(
+        "(() => {{ const d = {sel}; d.scrollIntoView({{block: 'center'}}); const b = d.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; }})()"
+    ));
+    ch.click(pos[0].as_f64().unwrap(), pos[1].as_f64().unwrap());
+    let zoomed = frames(&mut ch);
+    let za = zoomed
+        .iter()
+        .find(|f| f.0 == "work_a" && !f.3.contains("anc"))
+        .unwrap_or_else(|| panic!("work_a after zoom: {zoomed:?}"));
+    assert!(
+        (za.2 - all_w).abs() < 1.0,
+        "the clicked frame fills the width: {za:?}, graph {all_w}"
+    );
+    assert!(
+        zoomed.iter().all(|f| f.0 != "work_b"),
+        "other stacks hide: {zoomed:?}"
+    );
+    assert!(zoomed
+        .iter()
+        .any(|f| f.0 == "middle_a" && f.3.contains("anc")));
+    assert_eq!(
+        ch.eval("getComputedStyle(document.getElementById('reset')).display !== 'none'"),
+        json!(true)
+    );
+    // The click also opened work_a's source.
+    ch.wait_for("document.getElementById('src-title').textContent === 'Source: work_a'");
+    let (x, y) = centre_of(&mut ch, "#reset");
+    ch.click(x, y);
+    let reset = frames(&mut ch);
+    assert_eq!(reset.len(), before.len(), "Reset zoom restores every frame");
+
+    // Search: typing paints work_b's frames and shows their share.
+    let (x, y) = centre_of(&mut ch, "#search");
+    ch.click(x, y);
+    ch.call("Input.insertText", json!({ "text": "work_b" }));
+    let found = frames(&mut ch);
+    let painted: Vec<_> = found
+        .iter()
+        .filter(|f| f.3.split(' ').any(|c| c == "m"))
+        .collect();
+    assert!(!painted.is_empty(), "search paints frames: {found:?}");
+    assert!(painted.iter().all(|f| f.0 == "work_b"), "{painted:?}");
+    let colour = ch.eval("getComputedStyle(document.querySelector('#flame .f.m')).backgroundColor");
+    assert_eq!(colour, json!("rgb(230, 0, 230)"));
+    let matched = ch.eval("document.getElementById('matched').textContent");
+    let matched = matched.as_str().unwrap();
+    let m: f64 = matched
+        .strip_prefix("Matched: ")
+        .and_then(|x| x.strip_suffix('%'))
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("matched text: {matched:?}"));
+    let b_children = row(&t, "work_b").unwrap().0;
+    assert!(
+        (m - b_children).abs() <= 0.051,
+        "Matched {m}% but work_b's children share is {b_children}%"
+    );
+
+    // Threads: the option of thread_b's thread (tid ≠ pid) narrows everything to it.
+    let per_thread = perf_thread_samples(&data);
+    let opts = ch
+        .eval("[...document.getElementById('thread').options].map(o => [o.value, o.textContent])");
+    let pid = per_thread.iter().map(|t| t.0).min().unwrap();
+    let (tid, want) = *per_thread
+        .iter()
+        .find(|t| t.0 != pid)
+        .unwrap_or_else(|| panic!("no second thread in perf report: {per_thread:?}"));
+    let opt = opts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o[1].as_str().unwrap().contains(&format!("/{tid} ")))
+        .unwrap_or_else(|| panic!("no option for thread {tid}: {opts}"))
+        .clone();
+    assert!(
+        opt[1]
+            .as_str()
+            .unwrap()
+            .contains(&format!("({want} samples)")),
+        "the option counts perf's {want} samples: {opt}"
+    );
+    let total_all = ch.eval("Number(document.getElementById('total').dataset.samples)");
+    set_value(&mut ch, "thread", "change", &opt[0]);
+    let total_thread = ch.eval("Number(document.getElementById('total').dataset.samples)");
+    assert_eq!(total_thread, json!(want), "totals of thread {tid}");
+    assert_ne!(total_thread, total_all);
+    let tt = table(&mut ch);
+    assert!(
+        row(&tt, "work_a").is_none(),
+        "work_a ran on the main thread: {tt:?}"
+    );
+    let b = row(&tt, "work_b").unwrap();
+    assert!(b.1 > 90.0, "work_b is most of its thread: {b:?}");
+    assert!(frames(&mut ch)
+        .iter()
+        .all(|f| f.0 != "work_a" && f.0 != "middle_a"));
+    set_value(&mut ch, "thread", "change", &json!("all"));
+    assert_eq!(
+        ch.eval("Number(document.getElementById('total').dataset.samples)"),
+        total_all
+    );
+
+    // Source: a click on work_b's row shows the hot loop's line and its text.
+    let f = ch.eval(
+        "(() => { const r = [...document.querySelectorAll('#symbols tbody tr')].find(r => r.cells[4].textContent.endsWith(' work_b')); r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()",
+    );
+    ch.click(f[0].as_f64().unwrap(), f[1].as_f64().unwrap());
+    ch.wait_for("document.getElementById('src-title').textContent === 'Source: work_b'");
+    let hot = ch.eval("document.querySelector('#src-lines tbody tr td').textContent");
+    let line = line_of("HOT_B");
+    assert_eq!(
+        hot,
+        json!(format!("prog.c:{line}")),
+        "work_b's hottest line"
+    );
+    let text = ch.eval(&format!(
+        "document.querySelector('pre.src .ln.hot[data-line=\"{line}\"]')?.textContent ?? null"
+    ));
+    assert!(
+        text.as_str().is_some_and(|t| t.contains("/* HOT_B */")),
+        "the hot line's source text is shown: {text}"
+    );
+    assert!(src.exists());
+}
+
+/// With the source file gone, the page still names the hot line and says the text is missing.
+#[test]
+fn missing_sources_are_named() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let (data, src) = record(dir.path());
+    std::fs::remove_file(&src).unwrap();
+    let html = sear_html(&data, &dir.path().join("r.html"));
+    let start = html
+        .find("<script id=\"sear-data\" type=\"application/json\">")
+        .unwrap();
+    let rest = &html[start..];
+    let json_text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let d: Value = serde_json::from_str(json_text).unwrap();
+    assert_eq!(d["sources"], json!([]), "nothing to embed");
+    assert!(
+        d["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().ends_with("/prog.c")),
+        "the file is still named: {}",
+        d["files"]
+    );
+}
+
+/// Damaged input: a cut header is an error naming the file; a recording cut in its data
+/// is read up to the cut, with a warning, and still makes a page. Never a panic.
+#[test]
+fn truncated_recordings_give_errors_not_panics() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = record(dir.path());
+    let bytes = std::fs::read(&data).unwrap();
+
+    let head = dir.path().join("head.data");
+    std::fs::write(&head, &bytes[..40]).unwrap();
+    let o = sear()
+        .args(["html", "-i"])
+        .arg(&head)
+        .arg("-o")
+        .arg(dir.path().join("head.html"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&head.display().to_string()), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let half = dir.path().join("half.data");
+    std::fs::write(&half, &bytes[..bytes.len() / 2]).unwrap();
+    let out = dir.path().join("half.html");
+    let o = sear()
+        .args(["html", "-i"])
+        .arg(&half)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    if o.status.code() == Some(0) {
+        assert!(
+            err.contains(&half.display().to_string()),
+            "a warning names the file: {err}"
+        );
+        assert!(std::fs::read_to_string(&out).unwrap().contains("sear-data"));
+    } else {
+        assert!(err.contains(&half.display().to_string()), "{err}");
+    }
+}
+
+/// `--help` explains the page.
+#[test]
+fn help_teaches() {
+    let o = run_ok(sear().args(["html", "--help"]));
+    let h = stdout_of(&o);
+    for want in ["self-contained", "zoom", "search", "thread", "source", "-o"] {
+        assert!(h.contains(want), "--help mentions {want}: {h}");
+    }
+}
+
+/// Page load time of a given report (BENCHMARKS.md): `SEAR_HTML_PAGE=report.html cargo test
+/// --test html -- --ignored --nocapture page_load`. Prints, for three fresh loads, the time
+/// from navigation start until the page's script has drawn the flame graph and the table
+/// (`window.searLoadMs`, set when it finishes).
+#[test]
+#[ignore = "a measurement: needs SEAR_HTML_PAGE"]
+fn page_load_time() {
+    let page = std::env::var("SEAR_HTML_PAGE").expect("SEAR_HTML_PAGE=path/to/report.html");
+    let page = std::fs::canonicalize(page).unwrap();
+    let mut ch = Chromium::launch();
+    for run in 1..=3 {
+        ch.open(Path::new("/dev/null"));
+        let t = std::time::Instant::now();
+        ch.open(&page);
+        ch.wait_for("window.searReady === true");
+        let ms = ch.eval("window.searLoadMs");
+        let rows = ch.eval("document.querySelectorAll('#symbols tbody tr').length");
+        let frames = ch.eval("document.querySelectorAll('#flame .f').length");
+        println!(
+            "run {run}: ready after {ms} ms (page's clock), {:.0} ms seen by the test; {rows} table rows, {frames} frames drawn",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}
