@@ -543,7 +543,13 @@ impl KernelFinder {
         let running = self.running_build_id();
         let path = match build_id {
             None => self.proc_kallsyms.clone(),
-            Some(id) if running.as_deref() == Some(id) => self.proc_kallsyms.clone(),
+            // The running kernel's: the copy perf record left in the
+            // build-id cache is the symbol table as it was then (modules
+            // loaded since do not show), and a plain file reads in a
+            // fraction of the time /proc/kallsyms takes to print.
+            Some(id) if running.as_deref() == Some(id) => self
+                .cached_kallsyms(id)
+                .unwrap_or_else(|| self.proc_kallsyms.clone()),
             Some(id) => match self.cached_kallsyms(id) {
                 Some(p) => p,
                 None if running.is_some() => {
