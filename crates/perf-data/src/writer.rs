@@ -186,12 +186,23 @@ struct Compressor {
 
 const COMPRESSED_PAYLOAD_MAX: usize = MAX_RECORD_SIZE - 8;
 
+/// log2 of the compressor's window.
+const WINDOW_LOG: u32 = 23;
+
 impl Compressor {
     fn new(level: i32) -> Result<Self> {
-        let ctx = zstd::stream::raw::Encoder::new(level).map_err(|e| Error::Unwritable {
+        let mut ctx = zstd::stream::raw::Encoder::new(level).map_err(|e| Error::Unwritable {
             what: "zstd compressor",
             detail: format!("level {level}: {e}"),
         })?;
+        // A window of several batches: samples repeat stacks (and DWARF
+        // stack copies) seen many batches before. 8 MiB stays far under
+        // what perf's decompressor accepts (128 MiB).
+        ctx.set_parameter(zstd::stream::raw::CParameter::WindowLog(WINDOW_LOG))
+            .map_err(|e| Error::Unwritable {
+                what: "zstd compressor",
+                detail: format!("window: {e}"),
+            })?;
         Ok(Compressor {
             level,
             ctx,
