@@ -177,39 +177,36 @@ enum Fmt {
     Intel(Box<IntelFormatter>),
 }
 
+/// The options both syntaxes share to print numbers and operands as
+/// objdump does.
+fn objdump_like(o: &mut iced_x86::FormatterOptions) {
+    o.set_always_show_scale(true);
+    o.set_show_zero_displacements(true);
+    o.set_rip_relative_addresses(true);
+    o.set_space_after_operand_separator(false);
+    o.set_branch_leading_zeros(false);
+    o.set_hex_prefix("0x");
+    o.set_uppercase_hex(false);
+    o.set_small_hex_numbers_in_decimal(false);
+    o.set_signed_immediate_operands(false);
+    o.set_show_useless_prefixes(true);
+}
+
 impl Fmt {
     fn new(syntax: Syntax) -> Fmt {
         match syntax {
             Syntax::Att => {
                 let mut f = GasFormatter::new();
                 let o = f.options_mut();
-                o.set_always_show_scale(true);
-                o.set_show_zero_displacements(true);
-                o.set_rip_relative_addresses(true);
-                o.set_space_after_operand_separator(false);
-                o.set_branch_leading_zeros(false);
-                o.set_hex_prefix("0x");
-                o.set_uppercase_hex(false);
-                o.set_small_hex_numbers_in_decimal(false);
-                o.set_signed_immediate_operands(false);
+                objdump_like(o);
                 o.set_gas_show_mnemonic_size_suffix(false);
-                o.set_show_useless_prefixes(true);
                 Fmt::Gas(Box::new(f))
             }
             Syntax::Intel => {
                 let mut f = IntelFormatter::new();
                 let o = f.options_mut();
-                o.set_always_show_scale(true);
-                o.set_show_zero_displacements(true);
-                o.set_rip_relative_addresses(true);
-                o.set_space_after_operand_separator(false);
-                o.set_branch_leading_zeros(false);
-                o.set_hex_prefix("0x");
+                objdump_like(o);
                 o.set_hex_suffix("");
-                o.set_uppercase_hex(false);
-                o.set_small_hex_numbers_in_decimal(false);
-                o.set_signed_immediate_operands(false);
-                o.set_show_useless_prefixes(true);
                 o.set_uppercase_keywords(true);
                 o.set_memory_size_options(iced_x86::MemorySizeOptions::Always);
                 Fmt::Intel(Box::new(f))
