@@ -148,6 +148,26 @@ fn counts_and_layout_match_perf() {
         (pf[2] - sf[2]).abs() <= 3.0,
         "page-faults: perf {pf:?}, sear {sf:?}"
     );
+    // With address-space randomisation off (setarch -R, inherited by the
+    // command) the program touches the same pages every run, under either
+    // tool: the counts are equal.
+    let fixed = |tool: &str| -> f64 {
+        let mut c = Command::new("setarch");
+        c.env("PERF_CONFIG", "/dev/null").arg("-R").arg(tool);
+        csv_counts(&stderr_of(&stat(
+            &mut c,
+            &["-x,", "-e", "page-faults"],
+            &prog,
+        )))[0]
+            .1
+    };
+    let perf_pf: Vec<f64> = (0..3).map(|_| fixed(PERF)).collect();
+    let sear_pf: Vec<f64> = (0..3).map(|_| fixed(env!("CARGO_BIN_EXE_sear"))).collect();
+    assert!(perf_pf[0] > 3000.0, "perf saw {perf_pf:?} page faults");
+    assert!(
+        perf_pf.iter().chain(&sear_pf).all(|&n| n == perf_pf[0]),
+        "page-faults without ASLR: perf {perf_pf:?}, sear {sear_pf:?}"
+    );
 
     // The default table and an explicit one, line by line.
     for args in [vec![], vec!["-e", ev], vec!["-e", "page-faults,cs"]] {
