@@ -1,8 +1,9 @@
 //! `sear export`: every format read back with sample totals equal to the
 //! recording's (as perf report counts them): pprof by `go tool pprof` and by
-//! decoding the protobuf, speedscope and the Firefox Profiler's format by
-//! structural checks of their tables, folded stacks and sear's JSON by
-//! their sums.
+//! decoding the protobuf, speedscope by its published JSON schema (the one
+//! its npm package ships, checked with ajv) and structural checks, the
+//! Firefox Profiler's format by structural checks of its tables, folded
+//! stacks and sear's JSON by their sums.
 
 mod common;
 
@@ -232,10 +233,75 @@ fn pprof_decodes_with_consistent_tables() {
         && loc_fn(*x.location_id.last().unwrap()) != Some(f.id)));
 }
 
+/// Where `npm install --prefix DIR speedscope@1.25.0 ajv@8` put speedscope's
+/// schema and ajv (.ci/run does it): `$SEAR_NPM`, else ~/.cache/sear-npm.
+fn npm_dir() -> PathBuf {
+    let dir = std::env::var_os("SEAR_NPM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sear-npm")
+        });
+    let schema = dir.join("node_modules/speedscope/dist/release/file-format-schema.json");
+    assert!(
+        schema.exists() && dir.join("node_modules/ajv").exists(),
+        "the speedscope test validates against speedscope's own schema: \
+         npm install --prefix {} speedscope@1.25.0 ajv@8 (.ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+/// Validates a JSON file against speedscope's schema with ajv under node;
+/// the errors on failure.
+fn speedscope_schema_errors(file: &Path) -> Option<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("validate.js");
+    std::fs::write(
+        &script,
+        r#"
+const path = require('path');
+const dir = process.argv[2];
+const Ajv = require(path.join(dir, 'node_modules/ajv'));
+const schema = require(path.join(dir, 'node_modules/speedscope/dist/release/file-format-schema.json'));
+const data = JSON.parse(require('fs').readFileSync(process.argv[3], 'utf8'));
+const ajv = new Ajv({allErrors: true, strict: false});
+if (!ajv.validate(schema, data)) {
+  console.log(JSON.stringify(ajv.errors.slice(0, 10), null, 1));
+  process.exit(1);
+}
+"#,
+    )
+    .unwrap();
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(npm_dir())
+        .arg(file)
+        .output()
+        .expect("node (apt-get install nodejs npm)");
+    (!out.status.success()).then(|| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 #[test]
 fn speedscope_profiles_are_well_formed_with_the_recordings_totals() {
     let r = recording();
-    let v = json(&export(r, "speedscope"));
+    let path = export(r, "speedscope");
+    if let Some(e) = speedscope_schema_errors(&path) {
+        panic!(
+            "{} is not valid by speedscope's schema:\n{e}",
+            path.display()
+        );
+    }
+    // The validator itself rejects what is not a speedscope file.
+    let bad = r.dir.join("not-speedscope.json");
+    std::fs::write(&bad, br#"{"profiles": [{"type": "sampled"}]}"#).unwrap();
+    assert!(speedscope_schema_errors(&bad).is_some());
+    let v = json(&path);
     assert_eq!(
         v["$schema"],
         "https://www.speedscope.app/file-format-schema.json"
