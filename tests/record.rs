@@ -662,7 +662,7 @@ fn full_disk_is_a_clear_error_and_leaves_a_readable_file() {
     std::fs::create_dir(&mnt).unwrap();
     run_ok(
         Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
             .arg(&mnt),
     );
     struct Unmount<'a>(&'a Path);

@@ -159,6 +159,24 @@ pub(crate) fn name_list(v: &Option<String>) -> Option<Vec<String>> {
         .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect())
 }
 
+/// The targets of record's and stat's `-p`/`-t` (`what`): positive ids,
+/// comma-separated.
+pub(crate) fn positive_ids(what: &str, s: &str) -> anyhow::Result<Vec<i32>> {
+    use anyhow::Context;
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|&v| v > 0)
+                .with_context(|| {
+                    format!("{what} '{x}': expected positive numbers separated by commas")
+                })
+        })
+        .collect()
+}
+
 /// A comma-separated list of process or thread ids (`--pid 1,2`).
 pub(crate) fn id_list(v: &Option<String>) -> anyhow::Result<Option<Vec<i32>>> {
     use anyhow::Context;

@@ -10,21 +10,6 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::RecordArgs;
 
-fn parse_ids(what: &str, s: &str) -> Result<Vec<i32>> {
-    s.split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| {
-            x.trim()
-                .parse::<i32>()
-                .ok()
-                .filter(|&v| v > 0)
-                .with_context(|| {
-                    format!("{what} '{x}': expected positive numbers separated by commas")
-                })
-        })
-        .collect()
-}
-
 /// `-m`: pages, or a size with K/M/G, as a power-of-two number of pages.
 fn parse_mmap_pages(s: &str) -> Result<usize> {
     let t = s.trim();
@@ -126,13 +111,13 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         pids: a
             .pid
             .as_deref()
-            .map(|p| parse_ids("-p", p))
+            .map(|p| super::positive_ids("-p", p))
             .transpose()?
             .unwrap_or_default(),
         tids: a
             .tid
             .as_deref()
-            .map(|t| parse_ids("-t", t))
+            .map(|t| super::positive_ids("-t", t))
             .transpose()?
             .unwrap_or_default(),
         system_wide: a.all_cpus,

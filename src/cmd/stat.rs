@@ -64,19 +64,6 @@ enum Format {
     Json,
 }
 
-fn parse_pids(s: &str) -> Result<Vec<i32>> {
-    s.split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| {
-            x.trim()
-                .parse::<i32>()
-                .ok()
-                .filter(|&v| v > 0)
-                .with_context(|| format!("-p '{x}': expected positive numbers separated by commas"))
-        })
-        .collect()
-}
-
 /// The kernel's counts scaled up for the time an event did not run
 /// (multiplexing), as perf_counts_values__scale.
 fn scaled(c: &record::count::Counter) -> f64 {
@@ -352,7 +339,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         pids: a
             .pid
             .as_deref()
-            .map(parse_pids)
+            .map(|p| super::positive_ids("-p", p))
             .transpose()?
             .unwrap_or_default(),
         system_wide: a.all_cpus,

@@ -395,16 +395,17 @@ impl Collector {
         } else {
             u32::MAX
         };
+        let key = |leaf, stack| SampleKey {
+            event: s.event as u32,
+            thread: th.index as u32,
+            comm,
+            leaf,
+            stack,
+            cpu,
+        };
         let chain_hash = self.chain_hash(machine, &th, s);
         if let Some(&(stack, leaf)) = chain_hash.and_then(|h| self.chains.get(&h)) {
-            return SampleKey {
-                event: s.event as u32,
-                thread: th.index as u32,
-                comm,
-                leaf,
-                stack,
-                cpu,
-            };
+            return key(leaf, stack);
         }
         let leaf = Self::locate(machine, &th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
         if leaf.dso != NO_DSO {
@@ -425,14 +426,7 @@ impl Collector {
         if let Some(h) = chain_hash {
             self.chains.insert(h, (stack, leaf));
         }
-        SampleKey {
-            event: s.event as u32,
-            thread: th.index as u32,
-            comm,
-            leaf,
-            stack,
-            cpu,
-        }
+        key(leaf, stack)
     }
 
     /// The key of a sample's recorded chain in [`Self::chains`], if the

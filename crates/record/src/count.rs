@@ -127,14 +127,7 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
             "nothing to count: give a command (`sear stat -- COMMAND`), -p PID or -a".into(),
         ));
     }
-    let mut child = if opts.command.is_empty() {
-        None
-    } else {
-        Some(
-            sys::Child::spawn_stopped(&opts.command)
-                .map_err(|e| Error::sys("starting the command (fork)", e))?,
-        )
-    };
+    let mut child = crate::start_stopped(&opts.command)?;
     // (pid, cpu) pairs to open every event on.
     let targets: Vec<(i32, i32)> = if opts.system_wide {
         synth::online_cpus()

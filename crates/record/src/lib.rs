@@ -758,15 +758,18 @@ pub fn record(opts: &Options, out: Output) -> Result<Summary> {
     r
 }
 
+/// The command to measure, started stopped before its exec (None without one).
+fn start_stopped(command: &[OsString]) -> Result<Option<sys::Child>> {
+    if command.is_empty() {
+        return Ok(None);
+    }
+    sys::Child::spawn_stopped(command)
+        .map(Some)
+        .map_err(|e| Error::sys("starting the command (fork)", e))
+}
+
 fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Summary> {
-    let mut child = if opts.command.is_empty() {
-        None
-    } else {
-        Some(
-            sys::Child::spawn_stopped(&opts.command)
-                .map_err(|e| Error::sys("starting the command (fork)", e))?,
-        )
-    };
+    let mut child = start_stopped(&opts.command)?;
     let mut p = plan(opts, child.as_ref().map(|c| c.pid))?;
     let system_wide = opts.system_wide || opts.cpus.is_some();
     let attach = opts.pids.is_empty() && opts.tids.is_empty() && !system_wide;
