@@ -105,11 +105,49 @@ fn sear_script(f: &Path, args: &[&str]) -> String {
     stdout_of(&out)
 }
 
-/// Equal lines (position by position) over the longer output's lines.
-fn equal_fraction(a: &str, b: &str) -> (usize, usize) {
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let same = la.iter().zip(&lb).filter(|(x, y)| x == y).count();
-    (same, la.len().max(lb.len()))
+/// The output split into samples: blocks of lines between blank lines
+/// (one block for the whole text when no sample has a callchain).
+fn blocks(text: &str) -> Vec<Vec<&str>> {
+    let mut out = vec![Vec::new()];
+    for l in text.lines() {
+        if l.is_empty() {
+            if !out.last().is_some_and(|b| b.is_empty()) {
+                out.push(Vec::new());
+            }
+        } else if let Some(b) = out.last_mut() {
+            b.push(l);
+        }
+    }
+    out.retain(|b| !b.is_empty());
+    out
+}
+
+/// Equal lines, sample by sample and position by position within each
+/// sample, over the longer side's lines; so a sample whose stack differs
+/// costs its own lines, not every line after it. Also returns the number
+/// of samples and of those where perf's lines are a strict prefix of
+/// sear's: sear's unwinder follows the return address at the stack
+/// pointer at the entry of a function without CFI (a library's `_init`,
+/// reached at start-up), where perf's stops; those count as equal.
+fn equal_fraction(a: &str, b: &str) -> (usize, usize, usize, usize) {
+    let (ba, bb) = (blocks(a), blocks(b));
+    let (mut same, mut total, mut longer) = (0, 0, 0);
+    let samples = ba.len().max(bb.len());
+    for i in 0..samples {
+        let (x, y) = (
+            ba.get(i).map_or(&[][..], |v| &v[..]),
+            bb.get(i).map_or(&[][..], |v| &v[..]),
+        );
+        if x.len() > 1 && x.len() < y.len() && y.starts_with(x) {
+            longer += 1;
+            same += x.len();
+            total += x.len();
+            continue;
+        }
+        same += x.iter().zip(y).filter(|(p, q)| p == q).count();
+        total += x.len().max(y.len());
+    }
+    (same, total, samples, longer)
 }
 
 /// Compares `perf script ARGS` with `sear script ARGS`; at least `min` of
@@ -117,36 +155,43 @@ fn equal_fraction(a: &str, b: &str) -> (usize, usize) {
 fn compare(label: &str, f: &Path, args: &[&str], min: f64) {
     let p = perf_script(f, args);
     let s = sear_script(f, args);
-    let (same, total) = equal_fraction(&p, &s);
+    let (same, total, samples, longer) = equal_fraction(&p, &s);
     let frac = if total == 0 {
         1.0
     } else {
         same as f64 / total as f64
     };
     eprintln!(
-        "{label} {args:?}: {same}/{total} lines equal ({:.2}%)",
+        "{label} {args:?}: {same}/{total} lines equal ({:.2}%); \
+         {longer} of {samples} samples unwound further by sear",
         100.0 * frac
     );
     assert!(total > 0, "{label} {args:?}: no output");
+    assert!(
+        longer * 200 <= samples,
+        "{label} {args:?}: sear's stack is longer than perf's on {longer} of {samples} samples"
+    );
     if frac < min {
-        let first = p
-            .lines()
-            .zip(s.lines())
+        let (bp, bs) = (blocks(&p), blocks(&s));
+        let first = bp
+            .iter()
+            .zip(&bs)
             .position(|(x, y)| x != y)
-            .unwrap_or(p.lines().count().min(s.lines().count()));
-        let show = |t: &str| {
-            t.lines()
-                .skip(first.saturating_sub(3))
-                .take(12)
+            .unwrap_or(bp.len().min(bs.len()));
+        let show = |b: &[Vec<&str>]| {
+            b.iter()
+                .skip(first)
+                .take(2)
+                .map(|v| v.join("\n"))
                 .collect::<Vec<_>>()
-                .join("\n")
+                .join("\n\n")
         };
         panic!(
-            "{label} {args:?}: {same}/{total} lines equal, below {min}; first difference at line {}:\n\
+            "{label} {args:?}: {same}/{total} lines equal, below {min}; first differing sample is number {}:\n\
              --- perf\n{}\n--- sear\n{}",
             first + 1,
-            show(&p),
-            show(&s)
+            show(&bp),
+            show(&bs)
         );
     }
 }

@@ -540,7 +540,15 @@ impl Collector {
             } else {
                 (a.wrapping_sub(1), Origin::Unwound)
             };
-            out.push(Self::locate(machine, th, PERF_RECORD_MISC_USER, ip, origin));
+            let loc = Self::locate(machine, th, PERF_RECORD_MISC_USER, ip, origin);
+            // Where a frame has no CFI the unwinder guesses (the return
+            // address at the stack pointer, or the frame-pointer chain);
+            // a guess that lands in no mapping at all is stack garbage,
+            // and so is everything above it: the stack ends there.
+            if i > 0 && loc.dso == NO_DSO {
+                break;
+            }
+            out.push(loc);
         }
     }
 }
