@@ -22,21 +22,7 @@ fn main() -> ExitCode {
         ui::pager::disable();
     }
     let code = cmd::run(cli);
-    if log::log_enabled!(log::Level::Debug) {
-        // Where the memory went (file pages are mapped inputs and binaries).
-        if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-            let fields: Vec<String> = status
-                .lines()
-                .filter(|l| {
-                    ["VmHWM", "RssAnon", "RssFile"]
-                        .iter()
-                        .any(|k| l.starts_with(k))
-                })
-                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-                .collect();
-            log::debug!("memory: {}", fields.join(", ").replace(": ", " "));
-        }
-    }
+    ui::log_memory("at exit");
     match code {
         Ok(code) => code,
         Err(e) => {

@@ -111,12 +111,15 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         (reader, stats)
     };
     log::debug!("pass one: {:?}", t0.elapsed());
+    crate::ui::log_memory("after pass one");
     let PassOne {
-        collector,
+        mut collector,
         unknown_read_ids,
         sample_times,
         ..
     } = state;
+    log::debug!("pass one: {} distinct chains", collector.distinct_chains());
+    collector.finish();
     let syms = symbolize(
         &collector,
         &machine,
@@ -128,6 +131,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             srclines: o.srclines,
         },
     );
+    crate::ui::log_memory("after symbolizing");
     Ok(Replayed {
         collector,
         machine,
@@ -141,7 +145,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
 
 /// Bytes of records handed from the reading thread at a time, and how
 /// many batches may wait.
-const BATCH_BYTES: usize = 256 << 10;
+const BATCH_BYTES: usize = 64 << 10;
 const BATCHES: usize = 4;
 
 /// Records copied out of the reader, in delivery order.

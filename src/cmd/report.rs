@@ -188,9 +188,8 @@ fn hotspots(
         cpumode: layout.needs_cpumode(),
     };
     log::debug!(
-        "pass one: {} distinct samples, {} distinct chains, {} locations, {} stack nodes, {} symbols",
+        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
         collector.distinct_samples(),
-        collector.distinct_chains(),
         collector.interner.locs().len(),
         collector.interner.stack_nodes(),
         syms.syms.len()
@@ -202,6 +201,7 @@ fn hotspots(
         &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
     );
     log::debug!("rows built: {:?}", t0.elapsed());
+    crate::ui::log_memory("after building rows");
     let t0 = std::time::Instant::now();
     // (Taken out of the report, which is changed while names are in use.)
     let strings = std::mem::take(&mut report.strings);

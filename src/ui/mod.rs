@@ -47,6 +47,26 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 }
 
 /// True if the error chain contains a broken pipe (the reader went away).
+/// With `-vv`: the peak and current memory, at a named point (file pages
+/// are mapped inputs and binaries).
+pub fn log_memory(when: &str) {
+    if !log::log_enabled!(log::Level::Debug) {
+        return;
+    }
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        let fields: Vec<String> = status
+            .lines()
+            .filter(|l| {
+                ["VmHWM", "RssAnon", "RssFile"]
+                    .iter()
+                    .any(|k| l.starts_with(k))
+            })
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        log::debug!("memory {when}: {}", fields.join(", ").replace(": ", " "));
+    }
+}
+
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()

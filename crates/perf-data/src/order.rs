@@ -10,6 +10,9 @@ use crate::reader::{Diagnostics, RecordReader};
 use crate::records::{RawRecord, RecordData, SampleId};
 use crate::sample::Sample;
 
+/// Arena size below which dead bytes are left in place.
+const COMPACT_MIN: usize = 1 << 20;
+
 /// Default bound on queued record bytes before a half flush.
 pub const DEFAULT_QUEUE_LIMIT: usize = 512 << 20;
 
@@ -82,6 +85,8 @@ pub struct Reader {
     out_of_order: u64,
     /// Arena bytes of the entries in `queue`.
     queued: usize,
+    /// Scratch: queue indices by arena position (see `compact`).
+    by_start: Vec<u32>,
 }
 
 impl Reader {
@@ -107,6 +112,7 @@ impl Reader {
             limit: DEFAULT_QUEUE_LIMIT,
             out_of_order: 0,
             queued: 0,
+            by_start: Vec::new(),
         }
     }
 
@@ -167,6 +173,12 @@ impl Reader {
             self.compact();
             if self.eof {
                 if self.queue.is_empty() {
+                    // The reader outlives the reading (for its metadata and
+                    // warnings): free the buffers now.
+                    self.arena = Vec::new();
+                    self.queue = Vec::new();
+                    self.ready = Vec::new();
+                    self.by_start = Vec::new();
                     return Ok(None);
                 }
                 self.flush(u64::MAX);
@@ -267,19 +279,30 @@ impl Reader {
             self.arena.clear();
             return;
         }
-        // Copy the live queue only when at least half the arena is dead, so
-        // each byte is copied O(1) times on average; compacting on every
+        // Move the live queue down only when at least half the arena is
+        // dead, so each byte is moved O(1) times on average; moving on every
         // call copied the whole queue once per untimed record handed out.
+        // In place, in the order the records lie (each moves to a lower
+        // address), so the arena keeps its capacity: about twice the
+        // largest queue (a round: well under 1 MiB here) rather than
+        // growing by doubling past a fixed threshold.
         let live = self.queued;
-        if self.arena.len() < (4 << 20) || self.arena.len() - live < live {
+        if self.arena.len() < COMPACT_MIN || self.arena.len() - live < live {
             return;
         }
-        let mut fresh = Vec::with_capacity(live.max(1 << 20));
-        for e in &mut self.queue {
-            let s = fresh.len();
-            fresh.extend_from_slice(&self.arena[e.start..e.start + e.payload + e.trailing]);
-            e.start = s;
+        let mut by_start = std::mem::take(&mut self.by_start);
+        by_start.clear();
+        by_start.extend(0..self.queue.len() as u32);
+        by_start.sort_unstable_by_key(|&i| self.queue[i as usize].start);
+        let mut to = 0;
+        for &i in &by_start {
+            let e = &mut self.queue[i as usize];
+            let len = e.payload + e.trailing;
+            self.arena.copy_within(e.start..e.start + len, to);
+            e.start = to;
+            to += len;
         }
-        self.arena = fresh;
+        self.arena.truncate(to);
+        self.by_start = by_start;
     }
 }

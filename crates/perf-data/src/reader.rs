@@ -288,7 +288,7 @@ impl RecordReader {
     /// hold all of it in memory. Touching them again just reads them back
     /// from the page cache.
     fn release_consumed(&mut self, off: u64) {
-        const RELEASE_STEP: u64 = 8 << 20;
+        const RELEASE_STEP: u64 = 1 << 20;
         const PAGE: u64 = 4096;
         if off < self.released + RELEASE_STEP {
             return;

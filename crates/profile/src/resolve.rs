@@ -188,8 +188,6 @@ pub struct SampleKey {
 pub struct SampleSum {
     pub period: u64,
     pub samples: u64,
-    /// Order of the first sample with this key.
-    pub first: u64,
 }
 
 /// Options of pass one.
@@ -226,7 +224,14 @@ const MAX_PATHS: usize = 1024;
 pub struct Collector {
     opts: CollectOptions,
     pub interner: Interner,
-    sums: HashMap<SampleKey, SampleSum>,
+    /// The sums in the order of their first samples.
+    sums: Vec<(SampleKey, SampleSum)>,
+    /// Index into `sums` by a 128-bit hash: of a recorded chain with
+    /// everything that decides its key (see [`Self::sum_hash`]), so a
+    /// repeated sample costs one lookup; or, for a stack unwound from a
+    /// copy of the user stack, of its [`SampleKey`]. Two chains resolving
+    /// to one key may get two sums; their readers add them up.
+    sum_ids: HashMap<[u64; 2], u32>,
     comms: Vec<String>,
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
@@ -242,9 +247,14 @@ pub struct Collector {
     chains: HashMap<u128, (u32, u32)>,
     /// Per thread index: its last comm id.
     thread_comms: Vec<u32>,
-    seq: u64,
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
+}
+
+/// A 128-bit hash as two words: as a map key it takes 24 bytes with its
+/// value, not the 32 a 16-byte-aligned `u128` would.
+fn split128(h: u128) -> [u64; 2] {
+    [h as u64, (h >> 64) as u64]
 }
 
 fn level_of(cpumode: u16) -> (u8, bool) {
@@ -262,7 +272,8 @@ impl Collector {
         Collector {
             opts,
             interner: Interner::default(),
-            sums: HashMap::default(),
+            sums: Vec::new(),
+            sum_ids: HashMap::default(),
             comms: Vec::new(),
             comm_ids: HashMap::default(),
             binaries: Binaries::new(),
@@ -271,7 +282,6 @@ impl Collector {
             buf: Vec::new(),
             chains: HashMap::default(),
             thread_comms: Vec::new(),
-            seq: 0,
             unwind_failures: 0,
         }
     }
@@ -280,9 +290,10 @@ impl Collector {
         &self.comms
     }
 
-    /// How many distinct recorded chains pass one saw.
+    /// How many distinct recorded chains (with their thread, comm, event
+    /// and CPU when summed) pass one saw.
     pub fn distinct_chains(&self) -> usize {
-        self.chains.len()
+        self.chains.len().max(self.sum_ids.len())
     }
 
     /// How many distinct (event, thread, comm, leaf, stack) sums there are.
@@ -290,19 +301,28 @@ impl Collector {
         self.sums.len()
     }
 
+    /// Ends pass one: frees what only adding samples needs (the sums'
+    /// index, the chain cache, the unwinders and their binaries), so the
+    /// passes after it start with that memory back.
+    pub fn finish(&mut self) {
+        self.sum_ids = HashMap::default();
+        self.chains = HashMap::default();
+        self.paths = HashMap::default();
+        self.unwinders = HashMap::default();
+        self.binaries = Binaries::new();
+        self.buf = Vec::new();
+    }
+
     /// The sums in the order their first samples came.
     pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
-        let mut v: Vec<_> = self.sums.iter().map(|(k, s)| (*k, *s)).collect();
-        v.sort_by_key(|(_, s)| s.first);
-        v
+        self.sums.clone()
     }
 
     /// [`Self::sums_in_order`], leaving the collector without sums (their
-    /// map is freed before the rows are built).
+    /// index is freed before the rows are built).
     pub fn take_sums_in_order(&mut self) -> Vec<(SampleKey, SampleSum)> {
-        let mut v: Vec<_> = std::mem::take(&mut self.sums).into_iter().collect();
-        v.sort_by_key(|(_, s)| s.first);
-        v
+        self.sum_ids = HashMap::default();
+        std::mem::take(&mut self.sums)
     }
 
     fn comm_id(&mut self, machine: &Machine, t: usize) -> u32 {
@@ -372,16 +392,70 @@ impl Collector {
     /// Adds one sample with its period, replaying nothing: `machine` must
     /// already hold the records before it.
     pub fn add(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
-        let key = self.key(machine, s);
-        let seq = self.seq;
-        self.seq += 1;
-        let e = self.sums.entry(key).or_insert(SampleSum {
-            period: 0,
-            samples: 0,
-            first: seq,
+        let th = machine.sample_thread(s);
+        let comm = self.comm_id(machine, th.index);
+        let cpu = self.cpu_of(s);
+        let fast = self.chain_hash(
+            machine,
+            &th,
+            s,
+            (s.event as u32, th.index as u32, comm, cpu),
+        );
+        let fast = fast.map(split128);
+        let hash = match fast.and_then(|h| self.sum_ids.get(&h).map(|&i| (h, i))) {
+            Some((_, i)) => {
+                let e = &mut self.sums[i as usize].1;
+                e.period = e.period.wrapping_add(period);
+                e.samples += 1;
+                return;
+            }
+            None => fast,
+        };
+        let (leaf, stack) = self.resolve(machine, &th, s);
+        let key = SampleKey {
+            event: s.event as u32,
+            thread: th.index as u32,
+            comm,
+            leaf,
+            stack,
+            cpu,
+        };
+        let hash = hash.unwrap_or_else(|| {
+            let mut bytes = [0u8; 24];
+            let k = [
+                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
+            ];
+            for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
+                b.copy_from_slice(&v.to_le_bytes());
+            }
+            split128(twox_hash::XxHash3_128::oneshot(&bytes))
         });
+        let i = match self.sum_ids.get(&hash) {
+            Some(&i) => i,
+            None => {
+                let i = self.sums.len() as u32;
+                self.sums.push((
+                    key,
+                    SampleSum {
+                        period: 0,
+                        samples: 0,
+                    },
+                ));
+                self.sum_ids.insert(hash, i);
+                i
+            }
+        };
+        let e = &mut self.sums[i as usize].1;
         e.period = e.period.wrapping_add(period);
         e.samples += 1;
+    }
+
+    fn cpu_of(&self, s: &Sample<'_>) -> u32 {
+        if self.opts.by_cpu {
+            s.cpu.unwrap_or(u32::MAX)
+        } else {
+            u32::MAX
+        }
     }
 
     /// One sample's thread, comm, leaf location and interned stack, without
@@ -390,31 +464,38 @@ impl Collector {
     pub fn key(&mut self, machine: &mut Machine, s: &Sample<'_>) -> SampleKey {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
-        let cpu = if self.opts.by_cpu {
-            s.cpu.unwrap_or(u32::MAX)
-        } else {
-            u32::MAX
+        let cpu = self.cpu_of(s);
+        let chain_hash = self.chain_hash(machine, &th, s, ());
+        let (leaf, stack) = match chain_hash.and_then(|h| self.chains.get(&h)) {
+            Some(&(stack, leaf)) => (leaf, stack),
+            None => {
+                let (leaf, stack) = self.resolve(machine, &th, s);
+                if let Some(h) = chain_hash {
+                    self.chains.insert(h, (stack, leaf));
+                }
+                (leaf, stack)
+            }
         };
-        let key = |leaf, stack| SampleKey {
+        SampleKey {
             event: s.event as u32,
             thread: th.index as u32,
             comm,
             leaf,
             stack,
             cpu,
-        };
-        let chain_hash = self.chain_hash(machine, &th, s);
-        if let Some(&(stack, leaf)) = chain_hash.and_then(|h| self.chains.get(&h)) {
-            return key(leaf, stack);
         }
-        let leaf = Self::locate(machine, &th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
+    }
+
+    /// A sample's leaf location id and stack id, looked up and interned.
+    fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
+        let leaf = Self::locate(machine, th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
         if leaf.dso != NO_DSO {
             machine.mark_hit(leaf.dso as usize);
         }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         if self.opts.callchains {
-            self.chain(machine, &th, s, &mut buf);
+            self.chain(machine, th, s, &mut buf);
         }
         if self.paths.len() >= MAX_PATHS && !self.paths.contains_key(&(th.index as u32)) {
             self.paths.clear();
@@ -422,16 +503,19 @@ impl Collector {
         let path = self.paths.entry(th.index as u32).or_default();
         let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
-        let leaf = self.interner.loc_id(leaf);
-        if let Some(h) = chain_hash {
-            self.chains.insert(h, (stack, leaf));
-        }
-        key(leaf, stack)
+        (self.interner.loc_id(leaf), stack)
     }
 
     /// The key of a sample's recorded chain in [`Self::chains`], if the
     /// chain is all there is to its stack (no user stack to unwind).
-    fn chain_hash(&self, machine: &Machine, th: &ThreadInfo, s: &Sample<'_>) -> Option<u128> {
+    /// `extra` goes into the hash too (what else a key holds, for sums).
+    fn chain_hash(
+        &self,
+        machine: &Machine,
+        th: &ThreadInfo,
+        s: &Sample<'_>,
+        extra: impl std::hash::Hash,
+    ) -> Option<u128> {
         let unwinds = matches!(
             (&s.regs_user, &s.stack_user),
             (Some(r), Some(st)) if r.mask != 0 && !st.valid().is_empty()
@@ -451,6 +535,7 @@ impl Collector {
             machine.kernel_generation(),
             s.cpumode(),
             s.ip,
+            extra,
         )
             .hash(&mut seed);
         Some(twox_hash::XxHash3_128::oneshot_with_seed(

@@ -74,10 +74,22 @@ pub struct RefReloc<'a> {
 struct KSym {
     start: u64,
     end: u64,
-    /// Byte range of the name in `Kallsyms::names`.
-    name: (u32, u32),
-    /// Index into `Kallsyms::modules`, for symbols of a module.
-    module: Option<u32>,
+    /// Where the name starts in `Kallsyms::names`.
+    name_at: u32,
+    /// The name's length (names are at most [`MAX_NAME`] bytes).
+    name_len: u16,
+    /// Index into `Kallsyms::modules` for symbols of a module, [`NO_MODULE`]
+    /// for the kernel image's (24 bytes a symbol, not 32: a kernel has
+    /// ~120k of them).
+    module: u16,
+}
+
+const NO_MODULE: u16 = u16::MAX;
+
+impl KSym {
+    fn module(&self) -> Option<u16> {
+        (self.module != NO_MODULE).then_some(self.module)
+    }
 }
 
 /// A symbol table parsed from kallsyms text. See the module docs for perf's rules.
@@ -135,6 +147,9 @@ impl Kallsyms {
     /// (`kptr_restrict`) is kept but answers [`Reason::KernelAddressesHidden`].
     pub fn parse(text: &str) -> Kallsyms {
         let mut k = Kallsyms::default();
+        // Names are about half of the text; reserving that once (and
+        // shrinking after) avoids growing by doubling to twice the size.
+        k.names.reserve(text.len() * 5 / 8);
         let mut raw: Vec<Raw> = Vec::new();
         let mut any_line = false;
         let mut any_nonzero = false;
@@ -165,7 +180,9 @@ impl Kallsyms {
             };
             // Offsets into the name arena are u32: text past 4 GiB of names is refused
             // line by line rather than wrapped (load() bounds files far below that).
-            if k.names.len() + name.len() > u32::MAX as usize || k.modules.len() >= 1 << 20 {
+            if k.names.len() + name.len() > u32::MAX as usize
+                || k.modules.len() >= NO_MODULE as usize
+            {
                 k.skipped += 1;
                 continue;
             }
@@ -236,7 +253,7 @@ impl Kallsyms {
         if delta == 0 {
             return Ok(());
         }
-        for s in self.syms.iter_mut().filter(|s| s.module.is_none()) {
+        for s in self.syms.iter_mut().filter(|s| s.module().is_none()) {
             s.start = s.start.wrapping_sub(delta);
             s.end = s.end.wrapping_sub(delta);
         }
@@ -261,17 +278,17 @@ impl Kallsyms {
             return Err(Reason::NoSymbol);
         }
         Ok(KernelHit {
-            name: &self.names[sym.name.0 as usize..sym.name.1 as usize],
+            name: self.name(sym),
             offset: addr - sym.start,
             size: sym.end.saturating_sub(sym.start),
-            module: sym.module.map(|m| self.modules[m as usize].as_str()),
+            module: sym.module().map(|m| self.modules[m as usize].as_str()),
         })
     }
 
     /// Where the kernel image's own symbols (not modules') start and end:
     /// perf fits the kernel map to them after loading kallsyms.
     pub fn kernel_extent(&self) -> Option<(u64, u64)> {
-        let mut core = self.syms.iter().filter(|s| s.module.is_none());
+        let mut core = self.syms.iter().filter(|s| s.module().is_none());
         let first = core.next()?;
         let end = core.map(|s| s.end).fold(first.end, u64::max);
         Some((first.start, end))
@@ -283,8 +300,8 @@ impl Kallsyms {
             (
                 s.start,
                 s.end,
-                &self.names[s.name.0 as usize..s.name.1 as usize],
-                s.module.map(|m| self.modules[m as usize].as_str()),
+                self.name(s),
+                s.module().map(|m| self.modules[m as usize].as_str()),
             )
         })
     }
@@ -304,6 +321,11 @@ impl Kallsyms {
         self.modules.push(m.to_owned());
         ids.insert(m.to_owned(), i);
         i
+    }
+
+    fn name(&self, s: &KSym) -> &str {
+        let a = s.name_at as usize;
+        &self.names[a..a + s.name_len as usize]
     }
 
     fn name_of(&self, r: &Raw) -> &str {
@@ -350,6 +372,7 @@ impl Kallsyms {
             self.keep(&mut out, &raw[c], ends[c]);
         }
         self.syms = out;
+        self.names.shrink_to_fit();
     }
 
     fn keep(&self, out: &mut Vec<KSym>, r: &Raw, end: u64) {
@@ -361,8 +384,9 @@ impl Kallsyms {
         out.push(KSym {
             start: r.start,
             end,
-            name: r.name,
-            module: r.module,
+            name_at: r.name.0,
+            name_len: (r.name.1 - r.name.0) as u16,
+            module: r.module.map_or(NO_MODULE, |m| m as u16),
         });
     }
 
