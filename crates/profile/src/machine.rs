@@ -398,8 +398,8 @@ impl Machine {
 
     fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
         if flags & 1 != 0 {
-            if self.kernel.by_start.contains_key(&addr) {
-                self.kernel.by_start.remove(&addr);
+            if self.kernel.by_start.remove(&addr).is_some() {
+                self.kernel.generation += 1;
             }
         } else if self.kernel.find(addr).is_none() {
             let end = addr.wrapping_add(u64::from(len));

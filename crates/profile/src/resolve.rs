@@ -10,7 +10,7 @@ use perf_data::consts::*;
 use perf_data::sample::Sample;
 use unwind::{Binaries, Unwinder, UserRegs};
 
-use crate::machine::{Machine, ThreadInfo};
+use crate::machine::{Machine, MapHit, ThreadInfo};
 
 /// No DSO: the address hit no map.
 pub const NO_DSO: u32 = u32::MAX;
@@ -247,8 +247,49 @@ pub struct Collector {
     chains: HashMap<u128, (u32, u32)>,
     /// Per thread index: its last comm id.
     thread_comms: Vec<u32>,
+    map_cache: MapCache,
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
+}
+
+/// The last map found, for user and for kernel addresses: a chain's
+/// frames mostly fall in the map of the frame before, so most lookups are
+/// two compares instead of a tree search. Keyed by the address space and
+/// its generation, which changes with every change of its maps.
+#[derive(Debug, Default)]
+struct MapCache {
+    user: Option<(usize, u64, MapHit)>,
+    kernel: Option<(u64, MapHit)>,
+}
+
+impl MapCache {
+    fn find(&mut self, machine: &Machine, maps: usize, kernel: bool, addr: u64) -> Option<MapHit> {
+        if kernel {
+            let gen = machine.kernel_generation();
+            match self.kernel {
+                Some((g, hit)) if g == gen && (hit.start..hit.end).contains(&addr) => Some(hit),
+                _ => {
+                    let hit = machine.find_map(maps, true, addr)?;
+                    self.kernel = Some((gen, hit));
+                    Some(hit)
+                }
+            }
+        } else {
+            let gen = machine.maps_generation(maps);
+            match self.user {
+                Some((m, g, hit))
+                    if m == maps && g == gen && (hit.start..hit.end).contains(&addr) =>
+                {
+                    Some(hit)
+                }
+                _ => {
+                    let hit = machine.find_map(maps, false, addr)?;
+                    self.user = Some((maps, gen, hit));
+                    Some(hit)
+                }
+            }
+        }
+    }
 }
 
 /// A 128-bit hash as two words: as a map key it takes 24 bytes with its
@@ -282,6 +323,7 @@ impl Collector {
             buf: Vec::new(),
             chains: HashMap::default(),
             thread_comms: Vec::new(),
+            map_cache: MapCache::default(),
             unwind_failures: 0,
         }
     }
@@ -361,11 +403,18 @@ impl Collector {
     }
 
     /// The location of `addr` in the maps a cpumode selects.
-    fn locate(machine: &Machine, th: &ThreadInfo, cpumode: u16, addr: u64, origin: Origin) -> Loc {
+    fn locate(
+        cache: &mut MapCache,
+        machine: &Machine,
+        th: &ThreadInfo,
+        cpumode: u16,
+        addr: u64,
+        origin: Origin,
+    ) -> Loc {
         let (level, kernel) = level_of(cpumode);
         let hit = match cpumode {
             PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_USER => {
-                machine.find_map(th.maps, kernel, addr)
+                cache.find(machine, th.maps, kernel, addr)
             }
             _ => None,
         };
@@ -488,7 +537,14 @@ impl Collector {
 
     /// A sample's leaf location id and stack id, looked up and interned.
     fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
-        let leaf = Self::locate(machine, th, s.cpumode(), s.ip.unwrap_or(0), Origin::Exact);
+        let leaf = Self::locate(
+            &mut self.map_cache,
+            machine,
+            th,
+            s.cpumode(),
+            s.ip.unwrap_or(0),
+            Origin::Exact,
+        );
         if leaf.dso != NO_DSO {
             machine.mark_hit(leaf.dso as usize);
         }
@@ -581,7 +637,14 @@ impl Collector {
                     Origin::Return
                 };
                 first = false;
-                out.push(Self::locate(machine, th, cpumode, ip, origin));
+                out.push(Self::locate(
+                    &mut self.map_cache,
+                    machine,
+                    th,
+                    cpumode,
+                    ip,
+                    origin,
+                ));
             }
         }
         let (Some(regs), Some(stack)) = (&s.regs_user, &s.stack_user) else {
@@ -625,7 +688,14 @@ impl Collector {
             } else {
                 (a.wrapping_sub(1), Origin::Unwound)
             };
-            let loc = Self::locate(machine, th, PERF_RECORD_MISC_USER, ip, origin);
+            let loc = Self::locate(
+                &mut self.map_cache,
+                machine,
+                th,
+                PERF_RECORD_MISC_USER,
+                ip,
+                origin,
+            );
             // Where a frame has no CFI the unwinder guesses (the return
             // address at the stack pointer, or the frame-pointer chain);
             // a guess that lands in no mapping at all is stack garbage,
