@@ -183,6 +183,19 @@ pub struct SampleKey {
     pub cpu: u32,
 }
 
+impl SampleKey {
+    fn of(s: &Sample<'_>, th: &ThreadInfo, comm: u32, cpu: u32, leaf: u32, stack: u32) -> Self {
+        SampleKey {
+            event: s.event as u32,
+            thread: th.index as u32,
+            comm,
+            leaf,
+            stack,
+            cpu,
+        }
+    }
+}
+
 /// What samples with one key add up to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleSum {
@@ -444,54 +457,39 @@ impl Collector {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
-        let fast = self.chain_hash(
-            machine,
-            &th,
-            s,
-            (s.event as u32, th.index as u32, comm, cpu),
-        );
-        let fast = fast.map(split128);
-        let hash = match fast.and_then(|h| self.sum_ids.get(&h).map(|&i| (h, i))) {
-            Some((_, i)) => {
-                let e = &mut self.sums[i as usize].1;
-                e.period = e.period.wrapping_add(period);
-                e.samples += 1;
-                return;
-            }
-            None => fast,
-        };
-        let (leaf, stack) = self.resolve(machine, &th, s);
-        let key = SampleKey {
-            event: s.event as u32,
-            thread: th.index as u32,
-            comm,
-            leaf,
-            stack,
-            cpu,
-        };
-        let hash = hash.unwrap_or_else(|| {
-            let mut bytes = [0u8; 24];
-            let k = [
-                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
-            ];
-            for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
-                b.copy_from_slice(&v.to_le_bytes());
-            }
-            split128(twox_hash::XxHash3_128::oneshot(&bytes))
-        });
-        let i = match self.sum_ids.get(&hash) {
-            Some(&i) => i,
+        let fast = self
+            .chain_hash(
+                machine,
+                &th,
+                s,
+                (s.event as u32, th.index as u32, comm, cpu),
+            )
+            .map(split128);
+        let i = match fast.and_then(|h| self.sum_ids.get(&h).copied()) {
+            Some(i) => i,
             None => {
-                let i = self.sums.len() as u32;
-                self.sums.push((
-                    key,
-                    SampleSum {
-                        period: 0,
-                        samples: 0,
-                    },
-                ));
-                self.sum_ids.insert(hash, i);
-                i
+                let (leaf, stack) = self.resolve(machine, &th, s);
+                let key = SampleKey::of(s, &th, comm, cpu, leaf, stack);
+                let hash = fast.unwrap_or_else(|| {
+                    let mut bytes = [0u8; 24];
+                    let k = [
+                        key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
+                    ];
+                    for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
+                        b.copy_from_slice(&v.to_le_bytes());
+                    }
+                    split128(twox_hash::XxHash3_128::oneshot(&bytes))
+                });
+                *self.sum_ids.entry(hash).or_insert_with(|| {
+                    self.sums.push((
+                        key,
+                        SampleSum {
+                            period: 0,
+                            samples: 0,
+                        },
+                    ));
+                    (self.sums.len() - 1) as u32
+                })
             }
         };
         let e = &mut self.sums[i as usize].1;
@@ -525,14 +523,7 @@ impl Collector {
                 (leaf, stack)
             }
         };
-        SampleKey {
-            event: s.event as u32,
-            thread: th.index as u32,
-            comm,
-            leaf,
-            stack,
-            cpu,
-        }
+        SampleKey::of(s, &th, comm, cpu, leaf, stack)
     }
 
     /// A sample's leaf location id and stack id, looked up and interned.
