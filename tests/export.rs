@@ -32,6 +32,26 @@ struct Rec {
     /// perf report's sample count and event count.
     samples: u64,
     period: u64,
+    /// Wall clock (ns since the epoch) just before and after recording.
+    wall: (u64, u64),
+}
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// A first sample's wall-clock time must fall while the recording ran.
+fn assert_during_recording(r: &Rec, t_ns: u64, what: &str) {
+    // File times may be coarser than the clock by a tick.
+    let slack = 20_000_000;
+    assert!(
+        r.wall.0 <= t_ns + slack && t_ns <= r.wall.1 + slack,
+        "{what}: {t_ns} not within the recording's {:?}",
+        r.wall
+    );
 }
 
 fn recording() -> &'static Rec {
@@ -45,12 +65,14 @@ fn recording() -> &'static Rec {
             SRC,
             &["-O2", "-g", "-fno-omit-frame-pointer", "-fno-ipa-icf"],
         );
+        let before = now_ns();
         let data = perf_record(
             dir.path(),
             "perf.data",
             &["-e", "cpu-clock", "-F", "4000", "-g"],
             &[exe.to_str().unwrap().to_owned()],
         );
+        let wall = (before, now_ns());
         let text = stdout_of(&run_ok(
             perf()
                 .args([
@@ -84,6 +106,7 @@ fn recording() -> &'static Rec {
             data,
             samples,
             period,
+            wall,
         }
     })
 }
@@ -186,6 +209,8 @@ fn pprof_decodes_with_consistent_tables() {
         .map(|t| (s(t.r#type), s(t.unit)))
         .collect();
     assert_eq!(types, [("samples", "count"), ("cpu-clock", "nanoseconds")]);
+    assert_during_recording(r, p.time_nanos as u64, "pprof time_nanos");
+    assert_during_recording(r, (p.time_nanos + p.duration_nanos) as u64, "pprof end");
     let n: i64 = p.sample.iter().map(|x| x.value[0]).sum();
     let period: i64 = p.sample.iter().map(|x| x.value[1]).sum();
     assert_eq!((n as u64, period as u64), (r.samples, r.period));
@@ -355,6 +380,8 @@ fn firefox_profile_tables_are_consistent_with_the_recordings_totals() {
     let meta = &v["meta"];
     assert!(meta["preprocessedProfileVersion"].as_u64().is_some());
     assert!(meta["interval"].as_f64().unwrap() > 0.0);
+    let start_ms = meta["startTime"].as_f64().unwrap();
+    assert_during_recording(r, (start_ms * 1e6) as u64, "firefox startTime");
     let cats = meta["categories"].as_array().unwrap();
     let ncats = cats.len() as u64;
     let nlibs = v["libs"].as_array().unwrap().len() as i64;

@@ -88,13 +88,23 @@ pub fn load(
         },
     );
     let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
-    let profile = profile::export::build(&profile::export::Inputs {
+    let mut profile = profile::export::build(&profile::export::Inputs {
         collector: &collector,
         machine: &machine,
         syms: &syms,
         samples: &samples,
         event_names: &event_names,
     });
+    let mtime_ns = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| u64::try_from(d.as_nanos()).ok());
+    profile.wall_start_ns = profile::export::wall_start(
+        reader.meta().features.clock_data(),
+        mtime_ns,
+        profile.time_range,
+    );
     Ok(profile)
 }
 

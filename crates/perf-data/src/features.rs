@@ -74,6 +74,11 @@ impl Features {
         let mut c = self.cursor(feature::SAMPLE_TIME)?;
         Some((c.u64("first").ok()?, c.u64("last").ok()?))
     }
+    /// CLOCK_DATA (written by `perf record --clockid`): the sample clock
+    /// and one reading of it beside the wall clock.
+    pub fn clock_data(&self) -> Option<ClockData> {
+        parse_clock_data(self.get(feature::CLOCK_DATA)?, self.endian).ok()
+    }
     /// EVENT_DESC: (attr bytes, name, ids) per event.
     pub fn event_desc(&self) -> Option<Vec<EventDesc>> {
         let mut c = self.cursor(feature::EVENT_DESC)?;

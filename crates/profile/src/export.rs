@@ -118,6 +118,9 @@ pub struct ExportProfile {
     pub samples: Vec<Sample>,
     /// First and last sample time (perf's clock, nanoseconds).
     pub time_range: Option<(u64, u64)>,
+    /// The first sample's wall-clock time, nanoseconds since the Unix
+    /// epoch, where it can be told (see [`wall_start`]).
+    pub wall_start_ns: Option<u64>,
 }
 
 /// One sample.
@@ -336,4 +339,53 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
         _ => None,
     };
     p
+}
+
+/// The wall-clock time of the first sample (ns since the epoch): from the
+/// recording's CLOCK_DATA pair (sample clock and wall clock read together)
+/// when it has one, else the file's modification time (when the recorder
+/// wrote its end, as perf's "captured on" shows) less the time from the
+/// first to the last sample.
+pub fn wall_start(
+    clock: Option<perf_data::features::ClockData>,
+    file_mtime_ns: Option<u64>,
+    time_range: Option<(u64, u64)>,
+) -> Option<u64> {
+    let (first, last) = time_range?;
+    match clock {
+        Some(c) => c.tod_ns.checked_sub(c.clockid_ns)?.checked_add(first),
+        None => file_mtime_ns?.checked_sub(last.checked_sub(first)?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_start_from_clock_data_or_file_time() {
+        let clock = perf_data::features::ClockData {
+            clockid: 1,
+            tod_ns: 1_700_000_000_000_000_000,
+            clockid_ns: 5_000_000_000,
+        };
+        // The sample clock read 5 s when the wall clock read tod: a first
+        // sample at 6 s was taken 1 s later.
+        assert_eq!(
+            wall_start(Some(clock), Some(1), Some((6_000_000_000, 9_000_000_000))),
+            Some(1_700_000_001_000_000_000)
+        );
+        // No clock data: the file was closed at its mtime, the last sample
+        // 3 s after the first.
+        assert_eq!(
+            wall_start(
+                None,
+                Some(10_000_000_000),
+                Some((6_000_000_000, 9_000_000_000))
+            ),
+            Some(7_000_000_000)
+        );
+        assert_eq!(wall_start(None, None, Some((1, 2))), None);
+        assert_eq!(wall_start(Some(clock), Some(1), None), None);
+    }
 }

@@ -193,7 +193,9 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             "version": 24,
             "preprocessedProfileVersion": 49,
             "interval": interval_ms,
-            "startTime": 0.0,
+            // Wall-clock ms since the epoch of the first sample (0 where
+            // it cannot be told); sample times are relative to it.
+            "startTime": p.wall_start_ns.map_or(0.0, |t| t as f64 / 1e6),
             "processType": 0,
             "product": format!("{name} (sear {})", env!("CARGO_PKG_VERSION")),
             "importedFrom": "sear",

@@ -339,7 +339,10 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
         string_table: st.table,
         drop_frames: 0,
         keep_frames: 0,
-        time_nanos: 0,
+        time_nanos: p
+            .wall_start_ns
+            .and_then(|t| i64::try_from(t).ok())
+            .unwrap_or(0),
         duration_nanos: p.time_range.map_or(0, |(a, b)| clamp(b - a)),
         period_type,
         period: 0,
