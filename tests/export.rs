@@ -530,3 +530,70 @@ fn export_errors_name_the_file() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// With two events, the Firefox profile has a track per thread and event,
+/// named after both, and every sample of each event is in its tracks.
+#[test]
+fn firefox_profile_has_a_track_per_event() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(
+        dir.path(),
+        "hot",
+        SRC,
+        &["-O2", "-g", "-fno-omit-frame-pointer"],
+    );
+    let data = perf_record(
+        dir.path(),
+        "two.data",
+        &["-e", "cpu-clock/period=200000/,page-faults/period=1/", "-g"],
+        &[exe.to_str().unwrap().to_owned()],
+    );
+    // perf's per-event sample counts: one section per event, its rows'
+    // sample column summed.
+    let text = stdout_of(&run_ok(
+        perf()
+            .args([
+                "report",
+                "--stdio",
+                "-n",
+                "--no-children",
+                "-g",
+                "none",
+                "--sort",
+                "comm",
+                "-i",
+            ])
+            .arg(&data),
+    ));
+    let mut want: Vec<(String, u64)> = Vec::new();
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("# Samples: ") {
+            let ev = rest.split('\'').nth(1).unwrap().to_owned();
+            want.push((ev, 0));
+        } else if !l.starts_with('#') && l.contains('%') {
+            let n: u64 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
+            want.last_mut().unwrap().1 += n;
+        }
+    }
+    assert_eq!(want.len(), 2, "perf shows two events: {text}");
+    let out = dir.path().join("two.json");
+    run_ok(
+        sear()
+            .args(["export", "--format", "firefox", "-i"])
+            .arg(&data)
+            .arg("-o")
+            .arg(&out),
+    );
+    let v = json(&out);
+    for (ev, n) in &want {
+        let got: u64 = v["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().ends_with(&format!(" ({ev})")))
+            .map(|t| t["samples"]["length"].as_u64().unwrap())
+            .sum();
+        assert_eq!(got, *n, "{ev}: samples in its tracks, and perf's");
+    }
+}

@@ -85,7 +85,6 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             })
         })
         .collect();
-    let event = 0u32;
     let (first_time, last_time) = p.time_range.unwrap_or((0, 0));
     let interval_ms = {
         let (n, period) = p.totals().first().copied().unwrap_or((0, 0));
@@ -95,7 +94,20 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
         }
     };
     let mut threads = Vec::new();
-    for (ti, th) in p.threads.iter().enumerate() {
+    // One track per thread and event: with several events each thread's
+    // samples of each event are a thread of their own, named after both.
+    let tracks = p.events.iter().enumerate().flat_map(|(ev, e)| {
+        p.threads
+            .iter()
+            .enumerate()
+            .map(move |(ti, th)| (ev as u32, e, ti, th))
+    });
+    for (event, e, ti, th) in tracks {
+        let name = if p.events.len() > 1 {
+            format!("{} ({})", th.comm, e.name)
+        } else {
+            th.comm.clone()
+        };
         let mut t = Tables::default();
         let mut sample_stack: Vec<Option<u32>> = Vec::new();
         let mut sample_time: Vec<f64> = Vec::new();
@@ -121,7 +133,7 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
         let start = sample_time.first().copied().unwrap_or(0.0);
         let end = sample_time.last().copied().unwrap_or(0.0) + interval_ms;
         threads.push(json!({
-            "name": th.comm,
+            "name": name,
             "processName": th.comm,
             "processType": "default",
             "processStartupTime": start,
