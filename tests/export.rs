@@ -54,6 +54,50 @@ fn assert_during_recording(r: &Rec, t_ns: u64, what: &str) {
     );
 }
 
+/// One event's section of `perf report -n --sort comm`: its name, the
+/// rows' samples summed and its event count.
+#[derive(Debug)]
+struct PerfCounts {
+    event: String,
+    samples: u64,
+    period: u64,
+}
+
+fn perf_counts(data: &Path) -> Vec<PerfCounts> {
+    let text = stdout_of(&run_ok(
+        perf()
+            .args([
+                "report",
+                "--stdio",
+                "-n",
+                "--no-children",
+                "-g",
+                "none",
+                "--sort",
+                "comm",
+                "-i",
+            ])
+            .arg(data),
+    ));
+    let mut out: Vec<PerfCounts> = Vec::new();
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("# Samples: ") {
+            let event = rest.split('\'').nth(1).expect("an event name").to_owned();
+            out.push(PerfCounts {
+                event,
+                samples: 0,
+                period: 0,
+            });
+        } else if let Some(n) = l.strip_prefix("# Event count (approx.): ") {
+            out.last_mut().expect("a section").period = n.trim().parse().unwrap();
+        } else if !l.starts_with('#') && l.contains('%') {
+            let n: u64 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
+            out.last_mut().expect("a section").samples += n;
+        }
+    }
+    out
+}
+
 fn recording() -> &'static Rec {
     static R: std::sync::OnceLock<Rec> = std::sync::OnceLock::new();
     R.get_or_init(|| {
@@ -73,33 +117,11 @@ fn recording() -> &'static Rec {
             &[exe.to_str().unwrap().to_owned()],
         );
         let wall = (before, now_ns());
-        let text = stdout_of(&run_ok(
-            perf()
-                .args([
-                    "report",
-                    "--stdio",
-                    "-n",
-                    "--no-children",
-                    "-g",
-                    "none",
-                    "--sort",
-                    "comm",
-                    "-i",
-                ])
-                .arg(&data),
-        ));
-        let period = text
-            .lines()
-            .find_map(|l| l.strip_prefix("# Event count (approx.): "))
-            .expect("perf report's event count")
-            .trim()
-            .parse()
-            .unwrap();
-        let samples = text
-            .lines()
-            .filter(|l| !l.starts_with('#') && l.contains('%'))
-            .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
-            .sum();
+        let events = perf_counts(&data);
+        assert_eq!(events.len(), 1, "one event: {events:?}");
+        let PerfCounts {
+            samples, period, ..
+        } = events.into_iter().next().unwrap();
         Rec {
             dir: dir.path().to_owned(),
             _dir: dir,
@@ -549,34 +571,11 @@ fn firefox_profile_has_a_track_per_event() {
         &["-e", "cpu-clock/period=200000/,page-faults/period=1/", "-g"],
         &[exe.to_str().unwrap().to_owned()],
     );
-    // perf's per-event sample counts: one section per event, its rows'
-    // sample column summed.
-    let text = stdout_of(&run_ok(
-        perf()
-            .args([
-                "report",
-                "--stdio",
-                "-n",
-                "--no-children",
-                "-g",
-                "none",
-                "--sort",
-                "comm",
-                "-i",
-            ])
-            .arg(&data),
-    ));
-    let mut want: Vec<(String, u64)> = Vec::new();
-    for l in text.lines() {
-        if let Some(rest) = l.strip_prefix("# Samples: ") {
-            let ev = rest.split('\'').nth(1).unwrap().to_owned();
-            want.push((ev, 0));
-        } else if !l.starts_with('#') && l.contains('%') {
-            let n: u64 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
-            want.last_mut().unwrap().1 += n;
-        }
-    }
-    assert_eq!(want.len(), 2, "perf shows two events: {text}");
+    let want: Vec<(String, u64)> = perf_counts(&data)
+        .into_iter()
+        .map(|c| (c.event, c.samples))
+        .collect();
+    assert_eq!(want.len(), 2, "perf shows two events: {want:?}");
     let out = dir.path().join("two.json");
     run_ok(
         sear()
