@@ -60,16 +60,6 @@ fn build_prog(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     exe
 }
 
-/// Where a static binary's code has no line rows, binutils names the object
-/// file from the symbol table (`strspn.o`, `libc-start.o:0`) and sear shows
-/// no file (README): reports with such a row are not compared.
-fn names_object_file(text: &str) -> bool {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .flat_map(str::split_whitespace)
-        .any(|w| w.ends_with(".o") || w.ends_with(".o:0"))
-}
-
 /// The column headers and the rows (sorted) of a `-g none` report.
 fn table(text: &str) -> (Vec<String>, Vec<String>) {
     let mut head = Vec::new();
@@ -89,11 +79,9 @@ fn table(text: &str) -> (Vec<String>, Vec<String>) {
 fn sort_keys_equal_perf() {
     assert!(have_perf());
     let dir = tempfile::tempdir().unwrap();
-    let mut skipped_object_lines = 0;
     let exe = build_prog(dir.path(), "sortprog", &[]);
-    // Static, for the source-line keys: no loader, whose glibc DWARF 5 line
-    // tables binutils (which perf runs) names other files for than the
-    // tables do (see the README).
+    // Static too: glibc's code without DWARF, where binutils (which perf
+    // runs) names the object file of the symbol table (`libc-start.o:0`).
     let exe_static = build_prog(dir.path(), "sortprog_static", &["-static"]);
     let w = vec![exe.display().to_string(), "3000".to_owned()];
     let ws = vec![exe_static.display().to_string(), "3000".to_owned()];
@@ -158,7 +146,7 @@ fn sort_keys_equal_perf() {
     for f in [&fp, &dwarf, &cpu] {
         runs.extend(sets.iter().map(|s| (f, s)));
     }
-    for f in [&static_fp, &static_dwarf] {
+    for f in [&fp, &dwarf, &static_fp, &static_dwarf] {
         runs.extend(src_sets.iter().map(|s| (f, s)));
     }
     {
@@ -179,14 +167,6 @@ fn sort_keys_equal_perf() {
                 let mut args: Vec<&str> = mode.to_vec();
                 args.extend(set);
                 let perf_text = perf_report(f, &args);
-                // Where a static binary's code has no line rows, binutils
-                // names the object file from the symbol table
-                // (`libc-start.o:0`); sear prints `??:0` (README). Such a
-                // sample lands in glibc's start-up code only now and then.
-                if names_object_file(&perf_text) {
-                    skipped_object_lines += 1;
-                    continue;
-                }
                 let (ph, pr) = table(&perf_text);
                 let (sh, sr) = table(&sear_report(f, &args));
                 compared += 1;
@@ -220,6 +200,7 @@ fn sort_keys_equal_perf() {
             vec!["--no-children", "--sort", "cpu,sym", "-g", "caller"],
         ),
         (&static_fp, vec!["--no-children", "--sort", "srcline"]),
+        (&fp, vec!["--no-children", "--sort", "srcline"]),
         (
             &static_fp,
             vec!["--no-children", "--sort", "dso,srcfile", "-g", "caller"],
@@ -227,10 +208,6 @@ fn sort_keys_equal_perf() {
     ];
     for (f, args) in &graph_sets {
         let (p, s) = (perf_report(f, args), sear_report(f, args));
-        if names_object_file(&p) {
-            skipped_object_lines += 1;
-            continue;
-        }
         compared += 1;
         if blocks(&p) != blocks(&s) || !p.contains('|') {
             failures.push(format!(
@@ -240,14 +217,8 @@ fn sort_keys_equal_perf() {
         }
     }
     eprintln!(
-        "{} of {compared} reports equal perf's ({skipped_object_lines} skipped: object-file lines)",
+        "{} of {compared} reports equal perf's",
         compared - failures.len()
-    );
-    // Only the static binary's source-line reports can be skipped (18 of
-    // about 87); the rest are always compared.
-    assert!(
-        compared >= 60,
-        "too few reports compared: {compared} ({skipped_object_lines} skipped)"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 

@@ -6,10 +6,12 @@
 //! --raw-return-addresses` (perf 6.1's C++ names and return-address lookups).
 //!
 //! Compared line by line: the default fields, with and without inline
-//! frames, several `-F` selections, `--comms`/`--pid`/`--tid`, `--time`,
-//! `--ns` and `--header`. Each comparison prints its fraction of equal
-//! lines and must reach the threshold measured on this machine: all lines
-//! equal, except C++ inline frames (see below).
+//! frames, several `-F` selections (source lines among them: also on a
+//! program calling a library built without `-g` and the vdso),
+//! `--comms`/`--pid`/`--tid`, `--time`, `--ns` and `--header`. Each
+//! comparison prints its fraction of equal lines and must reach the
+//! threshold measured on this machine: all lines equal, except C++ inline
+//! frames (see below).
 
 mod common;
 use common::*;
@@ -67,6 +69,33 @@ int main(void) {
     pthread_t t[3];
     for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, worker, (void *)(i % 2));
     for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+    return 0;
+}
+"#;
+
+/// For source lines: a program with DWARF calling a library without it
+/// (a static, a hidden and a global function: binutils names the file of
+/// the symbol table's `STT_FILE` symbol before the first two, `:0` for the
+/// hidden one, which follows crtstuff's unnamed one) and, unless its second
+/// argument is 0, `clock_gettime` (vdso frames).
+const SRC_LIB: &str = r#"
+static volatile long g;
+static __attribute__((noinline)) long lib_local(long n) { long s = 0; for (long i = 0; i < n; i++) { s += i ^ (s >> 3); g = s; } return s; }
+__attribute__((visibility("hidden"), noinline)) long lib_hidden(long n) { long s = 1; for (long i = 0; i < n; i++) { s = s * 7 + i; g = s; } return s; }
+__attribute__((noinline)) long lib_global(long n) { long s = 2; for (long i = 0; i < n; i++) { s = s * 5 ^ i; g = s; } return s; }
+long lib_entry(long n) { return lib_local(n) + lib_hidden(n) + lib_global(n); }
+"#;
+
+const SRC_PROGRAM: &str = r#"
+#include <stdlib.h>
+#include <time.h>
+long lib_entry(long n);
+static volatile long sink;
+__attribute__((noinline)) long clocky(int n) { struct timespec ts; long s = 0; for (int i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); s += ts.tv_nsec; } return s; }
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    int clock = argc > 2 ? atoi(argv[2]) : 5000;
+    for (int k = 0; k < rounds; k++) { sink += clocky(clock); sink += lib_entry(300000); }
     return 0;
 }
 "#;
@@ -242,6 +271,39 @@ fn script_equals_perf() {
     let c_dwarf = perf_record(d, "c-dwarf.data", &dwarf, &w(&c_fp));
     let cpp_dwarf = perf_record(d, "cpp-dwarf.data", &dwarf, &w(&cpp));
     let thr_fp = perf_record(d, "threads-fp.data", &fpg, &w(&threads));
+    compile(
+        d,
+        "libsrc.so",
+        SRC_LIB,
+        "gcc",
+        &["-O2", "-fPIC", "-shared", "-fno-omit-frame-pointer"],
+    );
+    let lib_dir = format!("-L{}", d.display());
+    let rpath = format!("-Wl,-rpath,{}", d.display());
+    let src = compile(
+        d,
+        "srcprog",
+        SRC_PROGRAM,
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            "-fno-omit-frame-pointer",
+            &lib_dir,
+            "-Wl,--no-as-needed",
+            "-lsrc",
+            &rpath,
+        ],
+    );
+    let src_fp = perf_record(d, "src-fp.data", &fpg, &w(&src));
+    // Without the vdso: sear's DWARF unwinding stops in it where perf's
+    // sometimes goes on (a few samples).
+    let src_dwarf = perf_record(
+        d,
+        "src-dwarf.data",
+        &dwarf,
+        &[src.display().to_string(), "300".into(), "0".into()],
+    );
     let sys = perf_record(
         d,
         "sys.data",
@@ -290,6 +352,47 @@ fn script_equals_perf() {
     compare("sys", &sys, &[&OURS[..], &["-F", all_fields]].concat(), 1.0);
     compare("sys", &sys, &["-F", "comm,tid,cpu,time"], 1.0);
 
+    // Source lines: `  file:line` after each location, perf's fallbacks
+    // (`dso[address]` for the kernel and the vdso, `file:0` from the symbol
+    // table, none for `??:0`), and DWARF stacks' inline frames each with
+    // their own line (`??:0` shown there).
+    for (label, f, min) in [
+        ("c-fp", &c_fp_rec, 1.0),
+        ("c-dwarf", &c_dwarf, 1.0),
+        ("cpp-dwarf", &cpp_dwarf, 0.995),
+        ("threads-fp", &thr_fp, 1.0),
+        ("src-fp", &src_fp, 1.0),
+        ("src-dwarf", &src_dwarf, 1.0),
+    ] {
+        compare(label, f, &["-F", "ip,sym,srcline"], min);
+        compare(label, f, &["-F", "ip,sym,srcline", "--no-inline"], 1.0);
+    }
+    for (label, f) in [
+        ("c-dwarf", &c_dwarf),
+        ("src-fp", &src_fp),
+        ("src-dwarf", &src_dwarf),
+    ] {
+        compare(label, f, &["-F", "comm,tid,ip,sym,dso,srcline"], 1.0);
+        compare(label, f, &["-F", "+srcline", "--no-inline"], 1.0);
+    }
+    let sys_src = [&OURS[..], &["-F", "comm,tid,ip,sym,dso,srcline"]].concat();
+    compare("sys", &sys, &sys_src, 1.0);
+    // The recordings exercise each kind of line.
+    let fp_lines = sear_script(&src_fp, &["-F", "ip,sym,srcline"]);
+    let dwarf_lines = sear_script(&src_dwarf, &["-F", "ip,sym,srcline"]);
+    for (what, text) in [
+        ("\n  srcprog.c:", &fp_lines),
+        ("\n  libsrc.so.c:0\n", &fp_lines),
+        ("\n  :0\n", &fp_lines),
+        ("\n  [vdso][", &fp_lines),
+        ("\n  [kernel.kallsyms][", &fp_lines),
+        ("\n  libc-start.c:", &fp_lines),
+        ("\n  ??:0\n", &dwarf_lines),
+        (" (inlined)\n", &dwarf_lines),
+    ] {
+        assert!(text.contains(what), "no `{}` line", what.trim());
+    }
+
     // Filters.
     compare("sys", &sys, &["--comms", "c_fp"], 1.0);
     let tids: Vec<String> = perf_script(&thr_fp, &["-F", "tid"])
@@ -328,6 +431,8 @@ fn script_rejects_bad_options() {
     for args in [
         &["-F", "nonsense"][..],
         &["-F", "cpu"],
+        // perf looks source lines up at the address it prints.
+        &["-F", "comm,srcline"],
         &["--time", "5"],
         &["--pid", "x"],
     ] {

@@ -45,6 +45,7 @@ fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fie
         sym: ip,
         symoff: ip && !tracepoint,
         dso: ip,
+        srcline: false,
     }
 }
 
@@ -64,6 +65,16 @@ fn check_available(f: &Fields, attr: &perf_data::attr::EventAttr, name: &str) ->
                  cannot print '{field}' field"
             );
         }
+    }
+    check_srcline(f)
+}
+
+/// perf prints a source line only after the location's address.
+fn check_srcline(f: &Fields) -> Result<()> {
+    if f.srcline && !f.ip {
+        anyhow::bail!(
+            "-F: `srcline` needs `ip`: the source line is looked up at the sample's address"
+        );
     }
     Ok(())
 }
@@ -124,6 +135,8 @@ impl Plan {
                     let (f, user_set) = parse_fields(spec, d)?;
                     if user_set {
                         check_available(&f, &e.attr, &e.name())?;
+                    } else {
+                        check_srcline(&f)?;
                     }
                     f
                 }
@@ -277,7 +290,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             names: super::replay::name_style(a.no_demangle, a.short_names),
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
-            srclines: false,
+            srclines: fields.iter().any(|f| f.srcline),
         },
     );
     let locs = collector.interner.locs();
@@ -298,6 +311,12 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 || n.starts_with("/SYSV")
                 || n.starts_with("//anon")
         })
+        .collect();
+    // perf names an address without a source line by the DSO's short name.
+    let short_dso_names: Vec<String> = machine
+        .dsos()
+        .iter()
+        .map(|d| profile::hist::dso_short_name(&d.name))
         .collect();
     let chain_dso_names: Vec<String> = machine
         .dsos()
@@ -350,6 +369,26 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         // No DSO: `rel` is the address itself.
         let identity = identity_map.get(l.dso as usize).copied().unwrap_or(true);
         let addr = if chain && !identity { l.rel } else { l.ip };
+        let pos_text = |p: &profile::symbolize::SrcPos| {
+            let file = syms.files.get(p.file as usize).map_or("??", String::as_str);
+            format!("{file}:{}", p.line)
+        };
+        // The location's own source line, as perf's map__fprintf_srcline
+        // prints it: none without a map; `??:0` (addr2line found the
+        // symbol but no line) is left out; where addr2line has no answer,
+        // the DSO's short name and the address in the binary's terms.
+        let own_srcline: Option<String> = (f.srcline && l.dso != profile::resolve::NO_DSO)
+            .then(|| match &ls.line {
+                Some(p) => Some(pos_text(p)).filter(|t| !t.starts_with("??:0")),
+                None => {
+                    let at = ls.svma.unwrap_or(if identity { l.ip } else { l.rel });
+                    let dso = short_dso_names
+                        .get(l.dso as usize)
+                        .map_or("", String::as_str);
+                    Some(format!("{dso}[{at:x}]"))
+                }
+            })
+            .flatten();
         let frame_of = |sym: Option<u32>| {
             let s = sym.map(|i| &syms.syms[i as usize]);
             Frame {
@@ -360,15 +399,28 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 sym: s.map(|s| (s.name.as_str(), ls.sym_offset)),
                 inlined: s.is_some_and(|s| s.inlined),
                 dso,
+                srcline: None,
             }
         };
         // Writing to a Vec cannot fail.
         if chain && !ls.frames.is_empty() {
-            for &fid in &ls.frames {
-                let _ = render::script::write_frame(arena, &frame_of(Some(fid)), f, true);
+            // Frames perf made from addr2line's inline records carry their
+            // own positions, printed as they are (`??:0` too).
+            let per_frame = f.srcline && ls.frame_lines.len() == ls.frames.len();
+            for (i, &fid) in ls.frames.iter().enumerate() {
+                let text = per_frame.then(|| pos_text(&ls.frame_lines[i]));
+                let mut fr = frame_of(Some(fid));
+                fr.srcline = if per_frame {
+                    text.as_deref()
+                } else {
+                    own_srcline.as_deref()
+                };
+                let _ = render::script::write_frame(arena, &fr, f, true);
             }
         } else {
-            let _ = render::script::write_frame(arena, &frame_of(ls.sym), f, chain);
+            let mut fr = frame_of(ls.sym);
+            fr.srcline = own_srcline.as_deref();
+            let _ = render::script::write_frame(arena, &fr, f, chain);
         }
         let r = (start, arena.len());
         *slot = Some(r);

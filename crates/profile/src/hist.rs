@@ -1617,7 +1617,9 @@ impl<'a> KeyMaker<'a> {
                 .dso_names
                 .get(loc.dso as usize)
                 .map_or("", String::as_str);
-            (format!("{dso}[{:x}]", loc.rel), String::new())
+            // The address in the binary's own terms, where it was read.
+            let at = ls.and_then(|l| l.svma).unwrap_or(loc.rel);
+            (format!("{dso}[{at:x}]"), String::new())
         };
         let ids = (self.intern(&line), self.intern(&file));
         if let Some(slot) = self.srclines.get_mut(lid as usize) {

@@ -69,8 +69,21 @@ pub struct LocSyms {
     pub frames: Vec<u32>,
     /// With [`SymbolizeOptions::srclines`]: the source position of the
     /// address (its innermost inline frame, as `addr2line -i` lists first),
-    /// where the binary's line table or symbol table covers it.
+    /// where the binary's line table or symbol table covers it. None where
+    /// perf's addr2line gets no answer: no file (the kernel, JIT maps, the
+    /// vdso, which perf never hands to addr2line) or nothing covers it.
     pub line: Option<SrcPos>,
+    /// With [`SymbolizeOptions::srclines`], for a location whose `frames`
+    /// come from addr2line's inline records (perf 6.1 expands DWARF-unwound
+    /// frames with a symbol): each frame's own position, parallel to
+    /// `frames` (the innermost the address's line, the others their call
+    /// sites; `??:0` for a symbol without lines). perf script prints these
+    /// instead of the location's `line`. Empty otherwise.
+    pub frame_lines: Vec<SrcPos>,
+    /// The recorded address (`rel`) in the binary's own address space (its
+    /// ELF virtual address: perf's `map__rip_2objdump`), where the binary
+    /// was read; perf names an address without a source line by it.
+    pub svma: Option<u64>,
     /// How far the location's recorded address (its `rel`, or `ip` for
     /// kernel and JIT symbols) is into `sym`.
     pub sym_offset: u64,
@@ -163,8 +176,11 @@ struct LocAnswer {
     loc: u32,
     found: Found,
     line: Option<(String, u32)>,
+    /// Per frame of `found`, its position ([`LocSyms::frame_lines`]).
+    frame_lines: Vec<(String, u32)>,
     /// How far the looked-up address is into the symbol found.
     offset: u64,
+    svma: Option<u64>,
 }
 
 impl LocAnswer {
@@ -173,7 +189,9 @@ impl LocAnswer {
             loc,
             found,
             line: None,
+            frame_lines: Vec::new(),
             offset: 0,
+            svma: None,
         }
     }
 }
@@ -207,10 +225,8 @@ fn plain_symbol(name: &str, ip: u64, offset: u64, size: u64) -> (RawFrame, Vec<R
 fn plain_answer(loc: u32, found: Option<((RawFrame, Vec<RawFrame>), u64)>) -> LocAnswer {
     match found {
         Some((f, offset)) => LocAnswer {
-            loc,
-            found: Some(f),
-            line: None,
             offset,
+            ..LocAnswer::plain(loc, Some(f))
         },
         None => LocAnswer::plain(loc, None),
     }
@@ -301,8 +317,18 @@ pub fn symbolize_with_kernel(
                 file: out.intern_file(file),
                 line,
             });
+            let frame_lines: Vec<SrcPos> = a
+                .frame_lines
+                .into_iter()
+                .map(|(file, line)| SrcPos {
+                    file: out.intern_file(file),
+                    line,
+                })
+                .collect();
             let Some((real, frames)) = a.found else {
-                out.per_loc[a.loc as usize].line = line;
+                let ls = &mut out.per_loc[a.loc as usize];
+                ls.line = line;
+                ls.svma = a.svma;
                 continue;
             };
             let mut mk = |f: RawFrame| {
@@ -325,9 +351,16 @@ pub fn symbolize_with_kernel(
             let back = l.rel.wrapping_sub(l.lookup_rel());
             out.per_loc[a.loc as usize] = LocSyms {
                 sym: Some(sym),
+                // One position per frame, or none.
+                frame_lines: if frame_lines.len() == ids.len() {
+                    frame_lines
+                } else {
+                    Vec::new()
+                },
                 frames: ids,
                 line,
                 sym_offset: a.offset.wrapping_add(back),
+                svma: a.svma,
             };
         }
     }
@@ -364,6 +397,9 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
         return none(Reason::NoSuchFile);
     };
+    // perf hands addr2line files only, never the vdso (nor names in
+    // brackets): its source lines stay unknown.
+    let srclines = opts.srclines && !d.name.starts_with('[');
     // Many addresses share a symbol: each raw name is demangled once, and
     // the distinct names of a DSO are demangled on all cores.
     let mut raw_names: HashMap<String, u32> = HashMap::default();
@@ -389,7 +425,9 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         loc: u32,
         found: Option<(Pending, Vec<Pending>)>,
         line: Option<(String, u32)>,
+        frame_lines: Vec<(String, u32)>,
         offset: u64,
+        svma: Option<u64>,
     }
     let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
     for &i in ids {
@@ -402,11 +440,16 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                 loc: i,
                 found: None,
                 line: None,
+                frame_lines: Vec::new(),
                 offset: 0,
+                svma: None,
             });
             continue;
         };
-        let line = if opts.srclines {
+        // The recorded address itself (one past the looked-up one for a
+        // return address).
+        let own_svma = Some(svma.0.wrapping_add(l.rel.wrapping_sub(l.lookup_rel())));
+        let line = if srclines {
             source_line(&mut bin, svma)
         } else {
             None
@@ -435,25 +478,42 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                 )
             }
             Err(_) => {
+                // binutils then answers with a symbol before the address.
+                let line = match line {
+                    None if srclines => bin.elf().symtab_file(svma).map(symtab_answer),
+                    l => l,
+                };
                 pending.push(PendingLoc {
                     loc: i,
                     found: None,
                     line,
+                    frame_lines: Vec::new(),
                     offset: 0,
+                    svma: own_svma,
                 });
                 continue;
             }
         };
-        // addr2line answers `??:?` for an address its symbol table covers
-        // but its line table does not, which perf shows as `??:0`.
+        // Where no line covers the address, addr2line answers from the
+        // symbol table (`file:?`, which perf shows as `file:0`).
+        let symtab_line = if srclines {
+            bin.elf().symtab_file(svma).map(symtab_answer)
+        } else {
+            None
+        };
         let line = match line {
-            None if opts.srclines => Some(("??".to_owned(), 0)),
+            None => symtab_line.clone(),
             l => l,
         };
         let mut frames = Vec::new();
+        let mut frame_lines = Vec::new();
         if opts.inline && l.expands_inlines() {
             if let Ok(fs) = bin.frames(Svma(svma.0)) {
                 for f in fs {
+                    if srclines {
+                        let file = f.file.as_deref().unwrap_or("??");
+                        frame_lines.push((file.to_owned(), f.line.unwrap_or(0)));
+                    }
                     let name = match (&f.raw_function, &f.function) {
                         (Some(r), _) => Ok(name_id(r)),
                         (None, Some(f)) => Err(f.clone()),
@@ -468,6 +528,10 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                     });
                 }
             }
+            // Without DWARF, addr2line's one record is the symbol table's.
+            if srclines && frames.is_empty() {
+                frame_lines.extend(symtab_line);
+            }
         }
         let real = Pending {
             name: Ok(raw),
@@ -480,7 +544,9 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
             loc: i,
             found: Some((real, frames)),
             line,
+            frame_lines,
             offset,
+            svma: own_svma,
         });
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
@@ -527,11 +593,22 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
                 loc: p.loc,
                 found,
                 line: p.line,
+                frame_lines: p.frame_lines,
                 offset: p.offset,
+                svma: p.svma,
             }
         })
         .collect();
     (res, None)
+}
+
+/// addr2line's answer from the symbol table alone (`file:?`, which perf shows
+/// as `file:0`).
+fn symtab_answer(f: &symbols::SymtabFile) -> (String, u32) {
+    match f {
+        symbols::SymtabFile::Unnamed => ("??".to_owned(), 0),
+        symbols::SymtabFile::Named(f) => (f.to_string(), 0),
+    }
 }
 
 /// The position perf's srcline shows for an address: the innermost inline

@@ -1,6 +1,8 @@
 //! `perf script`'s per-sample text: a header line (comm, pid/tid, cpu,
 //! time, period, event) and the sample's location, either on the same line
-//! or as one callchain line per frame (`\t  addr sym+0xoff (dso)`).
+//! or as one callchain line per frame (`\t  addr sym+0xoff (dso)`), each
+//! location followed by its source line on a line of its own (`  file:line`)
+//! when `srcline` is selected.
 //!
 //! The caller resolves everything; frames are formatted once per unique
 //! location with [`write_frame`] and the bytes reused for every sample that
@@ -22,12 +24,14 @@ pub struct Fields {
     pub sym: bool,
     pub symoff: bool,
     pub dso: bool,
+    pub srcline: bool,
 }
 
 impl Fields {
     /// The field names `-F` knows, in perf's order.
     pub const NAMES: &'static [&'static str] = &[
         "comm", "pid", "tid", "cpu", "time", "period", "event", "ip", "sym", "symoff", "dso",
+        "srcline",
     ];
 
     /// The flag of field `name`, if it is one of [`Self::NAMES`].
@@ -44,6 +48,7 @@ impl Fields {
             "sym" => &mut self.sym,
             "symoff" => &mut self.symoff,
             "dso" => &mut self.dso,
+            "srcline" => &mut self.srcline,
             _ => return None,
         })
     }
@@ -87,6 +92,9 @@ pub struct Frame<'a> {
     pub inlined: bool,
     /// The DSO's name (`[unknown]` when None).
     pub dso: Option<&'a str>,
+    /// The source line text perf prints for the frame (`file:line`, or
+    /// `dso[address]` where it has none), if it prints one.
+    pub srcline: Option<&'a str>,
 }
 
 /// C's `%Ns`: right-aligned by bytes.
@@ -161,6 +169,10 @@ pub fn write_frame(out: &mut dyn Write, fr: &Frame<'_>, f: &Fields, chain: bool)
     if f.dso && !(chain && fr.inlined) {
         write!(out, " ({})", fr.dso.unwrap_or("[unknown]"))?;
     }
+    // perf puts the source line before an inlined frame's mark.
+    if let (true, Some(s)) = (f.srcline, fr.srcline) {
+        write!(out, "\n  {s}")?;
+    }
     if chain && fr.inlined {
         out.write_all(b" (inlined)")?;
     }
@@ -217,6 +229,7 @@ mod tests {
             sym: Some(("_int_malloc", 0xda9)),
             inlined: false,
             dso: Some("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+            srcline: None,
         };
         write_frame(&mut out, &fr, &all(), false).unwrap();
         write_end(&mut out).unwrap();
@@ -236,6 +249,7 @@ mod tests {
             sym: Some(("mix", 0x23)),
             inlined: true,
             dso: Some("/tmp/x"),
+            srcline: None,
         };
         write_frame(&mut out, &inl, &f, true).unwrap();
         let unk = Frame {
@@ -243,11 +257,51 @@ mod tests {
             sym: None,
             inlined: false,
             dso: None,
+            srcline: None,
         };
         write_frame(&mut out, &unk, &f, true).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "\t            1203 mix+0x23 (inlined)\n\t              10 [unknown] ([unknown])\n"
+        );
+    }
+
+    #[test]
+    fn srclines_like_perf() {
+        let f = Fields {
+            ip: true,
+            sym: true,
+            srcline: true,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        let inl = Frame {
+            addr: 0x1203,
+            sym: Some(("mix", 0x23)),
+            inlined: true,
+            dso: Some("/tmp/x"),
+            srcline: Some("x.c:3"),
+        };
+        write_frame(&mut out, &inl, &f, true).unwrap();
+        let real = Frame {
+            sym: Some(("leaf", 0x23)),
+            inlined: false,
+            srcline: Some("x.c:4"),
+            ..inl
+        };
+        write_frame(&mut out, &real, &f, true).unwrap();
+        let none = Frame {
+            srcline: None,
+            ..real
+        };
+        write_frame(&mut out, &none, &f, true).unwrap();
+        // The sample's own location: the source line on the next line.
+        write_frame(&mut out, &real, &f, false).unwrap();
+        write_end(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\t            1203 mix\n  x.c:3 (inlined)\n\t            1203 leaf\n  x.c:4\n\
+             \t            1203 leaf\n            1203 leaf\n  x.c:4\n"
         );
     }
 }

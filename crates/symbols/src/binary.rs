@@ -26,7 +26,7 @@ impl Binary {
         if let Ok(d) = &debug {
             if d.path != elf.path() {
                 match ElfFile::open(&d.path) {
-                    Ok(dbg) => elf.merge_symbols(dbg.symbols()),
+                    Ok(dbg) => elf.merge_symbols(&dbg),
                     Err(e) => log::warn!("{e}"),
                 }
             }

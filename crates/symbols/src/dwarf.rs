@@ -43,8 +43,143 @@ impl Frame {
 /// The DWARF of one debug file, parsed lazily unit by unit as addresses ask for it.
 pub struct DwarfInfo {
     ctx: addr2line::Context<Reader>,
-    /// Per unit (by offset): addr2line's file path → the path binutils prints.
-    file_names: std::cell::RefCell<HashMap<usize, HashMap<String, String>>>,
+    /// Per unit (by offset): where binutils names files otherwise than the line table.
+    file_names: std::cell::RefCell<HashMap<usize, BinutilsFiles>>,
+}
+
+/// How binutils (2.40, perf's addr2line) names a unit's files where it differs from
+/// addr2line's reading of the line table.
+#[derive(Debug, Default)]
+struct BinutilsFiles {
+    /// addr2line's file path → the path binutils prints.
+    paths: HashMap<String, String>,
+    /// DWARF 5: rows a sequence gives before its first `DW_LNS_set_file` are in file 1
+    /// (the file register's initial value), but binutils names file 0 (the primary source
+    /// file) for them. Where the two differ: file 0's path as binutils prints it, and the
+    /// sorted, disjoint address ranges of those rows.
+    default_file: Option<(String, Vec<(u64, u64)>)>,
+}
+
+impl BinutilsFiles {
+    fn new(unit: gimli::UnitRef<'_, Reader>) -> Self {
+        let paths = file_name_map(unit);
+        let default_file = default_file_rows(unit, &paths);
+        BinutilsFiles {
+            paths,
+            default_file,
+        }
+    }
+}
+
+/// addr2line's rendering of a line-table file: the compilation directory, the file's
+/// directory (unless entry 0, which is the compilation directory) and its name, a later
+/// absolute part replacing what came before.
+fn render_file(
+    unit: gimli::UnitRef<'_, Reader>,
+    header: &gimli::LineProgramHeader<Reader>,
+    file: &gimli::FileEntry<Reader>,
+) -> Option<String> {
+    let string = |v: gimli::AttributeValue<Reader>| -> Option<String> {
+        let r = unit.attr_string(v).ok()?;
+        Some(r.to_string_lossy().ok()?.into_owned())
+    };
+    let push = |path: &mut String, p: &str| {
+        if p.starts_with('/') {
+            *path = p.to_owned();
+        } else {
+            if !path.is_empty() && !path.ends_with('/') {
+                path.push('/');
+            }
+            path.push_str(p);
+        }
+    };
+    let mut path = match &unit.comp_dir {
+        Some(c) => c.to_string_lossy().ok()?.into_owned(),
+        None => String::new(),
+    };
+    if file.directory_index() != 0 {
+        if let Some(dir) = file.directory(header).and_then(string) {
+            push(&mut path, &dir);
+        }
+    }
+    push(&mut path, &string(file.path_name())?);
+    Some(path)
+}
+
+/// [`BinutilsFiles::default_file`] of a unit: None before DWARF 5, where files 0 and 1
+/// are the same, or where the line program cannot be read.
+fn default_file_rows(
+    unit: gimli::UnitRef<'_, Reader>,
+    paths: &HashMap<String, String>,
+) -> Option<(String, Vec<(u64, u64)>)> {
+    let mut program = unit.line_program.clone()?;
+    let (file0, file1) = {
+        let header = program.header();
+        if header.version() < 5 {
+            return None;
+        }
+        let render = |i: u64| {
+            let path = render_file(unit, header, header.file(i)?)?;
+            Some(paths.get(&path).cloned().unwrap_or(path))
+        };
+        (render(0)?, render(1)?)
+    };
+    if file0 == file1 {
+        return None;
+    }
+    // gimli's tombstone: -2 and above in the address size.
+    let min_tombstone = match program.header().address_size() {
+        4 => u64::from(u32::MAX - 1),
+        _ => u64::MAX - 1,
+    };
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut instructions = program.header().instructions();
+    let mut row = gimli::LineRow::new(program.header());
+    // Per sequence: its rows' addresses and whether their file is the initial one.
+    let mut rows: Vec<(u64, bool)> = Vec::new();
+    let (mut set_file, mut tombstone) = (false, false);
+    while let Ok(Some(ins)) = instructions.next_instruction(program.header()) {
+        match ins {
+            gimli::LineInstruction::SetFile(_) => set_file = true,
+            // gimli skips the rows of an address below the previous one (a dead
+            // function's, relocated to 0) until the next address.
+            gimli::LineInstruction::SetAddress(a) => {
+                tombstone = a < row.address() || a >= min_tombstone;
+            }
+            _ => {}
+        }
+        let Ok(new_row) = row.execute(ins, &mut program) else {
+            break;
+        };
+        if !new_row {
+            continue;
+        }
+        if !tombstone {
+            rows.push((row.address(), !set_file && row.file_index() == 1));
+        }
+        if row.end_sequence() {
+            for w in rows.windows(2) {
+                let ((a, default), (b, _)) = (w[0], w[1]);
+                if default && a < b {
+                    match ranges.last_mut() {
+                        Some(last) if last.1 == a => last.1 = b,
+                        _ => ranges.push((a, b)),
+                    }
+                }
+            }
+            rows.clear();
+            set_file = false;
+            tombstone = false;
+            row = gimli::LineRow::new(program.header());
+        } else {
+            row.reset(program.header());
+        }
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    ranges.sort_unstable();
+    Some((file0, ranges))
 }
 
 impl std::fmt::Debug for DwarfInfo {
@@ -208,7 +343,10 @@ impl DwarfInfo {
 
     /// addr2line leaves out directory entry 0 (DWARF 5: the compilation directory), while
     /// binutils and LLVM join it to the compilation directory when it is relative, as in
-    /// glibc's `./stdlib/./stdlib/strtod_l.c`. perf shows binutils' form, so we do too.
+    /// glibc's `./stdlib/./stdlib/strtod_l.c`; and binutils 2.40 names file 0 for the rows
+    /// a DWARF 5 sequence gives before setting a file (glibc's `libc-start.c:58` for what
+    /// the table places in `libc_start_call_main.h:58`). perf shows binutils' form, so we
+    /// do too.
     fn binutils_file_names(&self, addr: Svma, frames: &mut [Frame]) {
         let Some(unit) = self.ctx.find_dwarf_and_unit(addr.0).skip_all_loads() else {
             return;
@@ -219,10 +357,17 @@ impl DwarfInfo {
             .as_debug_info_offset()
             .map_or(0, |o| o.0);
         let mut cache = self.file_names.borrow_mut();
-        let names = cache.entry(key).or_insert_with(|| file_name_map(unit));
-        for f in frames {
-            if let Some(fixed) = f.file.as_ref().and_then(|p| names.get(p)) {
+        let names = cache.entry(key).or_insert_with(|| BinutilsFiles::new(unit));
+        for f in frames.iter_mut() {
+            if let Some(fixed) = f.file.as_ref().and_then(|p| names.paths.get(p)) {
                 f.file = Some(fixed.clone());
+            }
+        }
+        // The innermost frame's position is the line table's.
+        if let (Some((file0, ranges)), Some(inner)) = (&names.default_file, frames.first_mut()) {
+            let i = ranges.partition_point(|&(start, _)| start <= addr.0);
+            if i > 0 && addr.0 < ranges[i - 1].1 && inner.file.is_some() {
+                inner.file = Some(file0.clone());
             }
         }
     }

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
@@ -15,6 +16,42 @@ pub struct Symbol {
     /// Size in bytes; zero-sized symbols are extended to the next symbol, as perf does.
     pub size: u64,
     pub name: String,
+}
+
+/// The source file binutils (`addr2line`, which perf 6.1 runs for source lines) names
+/// from the symbol table alone, for code no DWARF line covers: that of the last
+/// `STT_FILE` symbol before a local function, or before a global one as long as no file
+/// symbol followed an earlier symbol; else none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SymtabFile {
+    /// No file (`??`).
+    Unnamed,
+    /// The file symbol's name (may be empty).
+    Named(Arc<str>),
+}
+
+/// A symbol binutils' `_bfd_elf_find_function` may take for a function, with the file it
+/// names for it.
+#[derive(Debug, Clone)]
+struct BfdFunction {
+    addr: u64,
+    /// The ELF size, 1 for none.
+    size: u64,
+    /// STT_FUNC or STT_GNU_IFUNC.
+    func: bool,
+    /// Not STT_NOTYPE.
+    typed: bool,
+    file: SymtabFile,
+}
+
+/// What binutils' addr2line reads of a file to answer from its symbol table.
+#[derive(Debug, Clone, Default)]
+struct BfdTable {
+    /// The address ranges of the sections loaded into memory (SHF_ALLOC), sorted.
+    sections: Vec<(u64, u64)>,
+    /// The candidate functions of `.symtab` (`.dynsym` without one), by address (in
+    /// table order within one).
+    functions: Vec<BfdFunction>,
 }
 
 /// The symbol covering an address.
@@ -56,6 +93,8 @@ pub struct ElfFile {
     has_dwarf: bool,
     symbols: Vec<Symbol>,
     loads: Vec<LoadSegment>,
+    /// Read on first use: only source lines of code without DWARF need it.
+    bfd: OnceLock<BfdTable>,
     architecture: object::Architecture,
 }
 
@@ -144,6 +183,7 @@ impl ElfFile {
             has_dwarf,
             symbols,
             loads,
+            bfd: OnceLock::new(),
             architecture,
         })
     }
@@ -221,8 +261,22 @@ impl ElfFile {
     /// Adds symbols from another file of the same link (a debug file's `.symtab`). Its
     /// names win where both name one address: perf reads a debug file's `.symtab` in
     /// place of the binary's `.dynsym`.
-    pub(crate) fn merge_symbols(&mut self, other: &[Symbol]) {
-        self.symbols = merge(other.to_vec(), &std::mem::take(&mut self.symbols));
+    pub(crate) fn merge_symbols(&mut self, other: &ElfFile) {
+        self.symbols = merge(other.symbols.to_vec(), &std::mem::take(&mut self.symbols));
+        // perf hands addr2line the debug file, whose table it then reads.
+        let table = other.bfd_table();
+        if !table.functions.is_empty() {
+            let _ = self.bfd.set(table.clone());
+        }
+    }
+
+    fn bfd_table(&self) -> &BfdTable {
+        self.bfd.get_or_init(
+            || match self.data().and_then(|d| object::File::parse(d).ok()) {
+                Some(obj) => bfd_table(&obj),
+                None => BfdTable::default(),
+            },
+        )
     }
 
     /// The symbol covering `addr`, with the offset into it.
@@ -241,6 +295,51 @@ impl ElfFile {
             offset,
             size: sym.size,
         })
+    }
+
+    /// What binutils' addr2line answers from the symbol table alone for an address: it
+    /// takes the nearest function symbol of its table at or before the address in the
+    /// same section, covering the address or not (of several there, by its
+    /// `better_fit`), and names its [`SymtabFile`]. None: no section holds the address,
+    /// or no such symbol precedes it there (a PLT entry): addr2line finds nothing.
+    pub fn symtab_file(&self, addr: Svma) -> Option<&SymtabFile> {
+        let a = addr.0;
+        let table = self.bfd_table();
+        let i = table.sections.partition_point(|&(s, _)| s <= a);
+        let &(start, end) = table.sections.get(i.checked_sub(1)?)?;
+        if a >= end {
+            return None;
+        }
+        let idx = table.functions.partition_point(|f| f.addr <= a);
+        let nearest = table.functions[..idx].last()?.addr;
+        if nearest < start {
+            return None;
+        }
+        let group = &table.functions[..idx];
+        let first = group.partition_point(|f| f.addr < nearest);
+        let covers = |f: &BfdFunction| f.addr.saturating_add(f.size) > a;
+        let mut best: Option<&BfdFunction> = None;
+        for c in &group[first..] {
+            let Some(b) = best else {
+                best = Some(c);
+                continue;
+            };
+            let better = if !covers(b) {
+                c.size > b.size
+            } else if !covers(c) {
+                false
+            } else if b.func != c.func {
+                c.func
+            } else if b.typed != c.typed {
+                c.typed
+            } else {
+                c.size < b.size
+            };
+            if better {
+                best = Some(c);
+            }
+        }
+        best.map(|f| &f.file)
     }
 
     /// The Svma at which the byte at `offset` in the file is loaded (via PT_LOAD).
@@ -357,8 +456,8 @@ const STT_FUNC: u8 = 2;
 
 fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
     let mut raw: Vec<(Symbol, Rank)> = Vec::new();
-    let mut push = |s: object::Symbol<'_, '_>| {
-        if !is_function(obj, &s) || s.address() == 0 {
+    let mut push = |s: &object::Symbol<'_, '_>| {
+        if !is_function(obj, s) || s.address() == 0 {
             return;
         }
         let Ok(name) = s.name() else { return };
@@ -373,8 +472,8 @@ fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
         let r = rank(&sym, s.is_weak(), s.is_global());
         raw.push((sym, r));
     };
-    obj.symbols().for_each(&mut push);
-    obj.dynamic_symbols().for_each(&mut push);
+    obj.symbols().for_each(|s| push(&s));
+    obj.dynamic_symbols().for_each(|s| push(&s));
     raw.extend(plt_symbols(obj).into_iter().map(|s| {
         let r = rank(&s, false, true);
         (s, r)
@@ -393,6 +492,80 @@ fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
         }
     }
     syms
+}
+
+/// The allocated sections, and the symbols binutils' `_bfd_elf_find_function` considers,
+/// from the table addr2line reads (`.symtab`, or `.dynsym` where there is none), sorted
+/// by address: those of an allocated section but sections, files, objects, TLS and
+/// annobin's zero-sized hidden local labels; each with the file binutils names for it.
+fn bfd_table(obj: &object::File<'_>) -> BfdTable {
+    let mut sections: Vec<(u64, u64)> = obj
+        .sections()
+        .filter(|sec| is_alloc(sec) && sec.size() > 0)
+        .map(|sec| (sec.address(), sec.address().saturating_add(sec.size())))
+        .collect();
+    sections.sort_unstable();
+    let use_dynsym = obj.symbols().next().is_none();
+    let table: Box<dyn Iterator<Item = object::Symbol<'_, '_>>> = if use_dynsym {
+        Box::new(obj.dynamic_symbols())
+    } else {
+        Box::new(obj.symbols())
+    };
+    let mut out = Vec::new();
+    // Once a file symbol follows another symbol, global functions have no file.
+    let (mut symbol_seen, mut file_after_symbol) = (false, false);
+    let mut file: Option<Arc<str>> = None;
+    for s in table {
+        let object::SymbolFlags::Elf { st_info, st_other } = s.flags() else {
+            continue;
+        };
+        let st_type = st_info & 0xf;
+        if st_type == object::elf::STT_FILE {
+            file = s.name().ok().map(Arc::from);
+            file_after_symbol |= symbol_seen;
+            continue;
+        }
+        symbol_seen = true;
+        let excluded = matches!(
+            st_type,
+            object::elf::STT_SECTION
+                | object::elf::STT_OBJECT
+                | object::elf::STT_COMMON
+                | object::elf::STT_TLS
+        );
+        let in_alloc_section = s
+            .section_index()
+            .is_some_and(|i| obj.section_by_index(i).is_ok_and(|sec| is_alloc(&sec)));
+        let annobin = s.size() == 0
+            && s.is_local()
+            && st_type == object::elf::STT_NOTYPE
+            && st_other & 3 == object::elf::STV_HIDDEN;
+        if excluded || !in_alloc_section || annobin {
+            continue;
+        }
+        let named = file.as_ref().filter(|_| s.is_local() || !file_after_symbol);
+        out.push(BfdFunction {
+            addr: s.address(),
+            size: s.size().max(1),
+            func: st_type == object::elf::STT_FUNC || st_type == STT_GNU_IFUNC,
+            typed: st_type != object::elf::STT_NOTYPE,
+            file: match named {
+                Some(f) => SymtabFile::Named(f.clone()),
+                None => SymtabFile::Unnamed,
+            },
+        });
+    }
+    // Stable: table order stays within one address.
+    out.sort_by_key(|f| f.addr);
+    BfdTable {
+        sections,
+        functions: out,
+    }
+}
+
+fn is_alloc(sec: &object::Section<'_, '_>) -> bool {
+    matches!(sec.flags(), object::SectionFlags::Elf { sh_flags }
+        if sh_flags & u64::from(object::elf::SHF_ALLOC) != 0)
 }
 
 /// `name@plt` entries for the lazy-binding stubs, one per `.rela.plt` entry (x86-64 layout:

@@ -59,7 +59,7 @@ pub use binary::Binary;
 pub use debug::{DebugFile, DebugFinder, DebugSource};
 pub use demangle::{demangle, demangle_full, demangle_short};
 pub use dwarf::{DwarfInfo, Frame};
-pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit};
+pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
 pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
 pub use perfmap::{JitHit, PerfMap};
 pub use vdso::{find_vdso, read_own_vdso};

@@ -314,3 +314,192 @@ fn main() {
         );
     }
 }
+
+/// The byte addresses of a binary's code sections (`readelf -SW`).
+fn code_addresses(bin: &Path) -> Vec<u64> {
+    let out = run(tool("readelf").arg("-SW").arg(bin));
+    let mut addrs = Vec::new();
+    for l in out.lines() {
+        let Some(rest) = l.trim_start().strip_prefix('[') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // [Nr] Name Type Address Off Size ...
+        let Some(i) = f.iter().position(|w| w.starts_with('.')) else {
+            continue;
+        };
+        if !matches!(
+            f[i],
+            ".init" | ".plt" | ".plt.got" | ".plt.sec" | ".text" | ".fini"
+        ) {
+            continue;
+        }
+        let (Some(a), Some(s)) = (f.get(i + 2), f.get(i + 4)) else {
+            continue;
+        };
+        let (a, s) = (
+            u64::from_str_radix(a, 16).expect("address"),
+            u64::from_str_radix(s, 16).expect("size"),
+        );
+        addrs.extend(a..a + s);
+    }
+    addrs
+}
+
+/// Where no DWARF line covers an address, perf 6.1's srcline is what binutils' addr2line
+/// makes of the symbol table: the file of the `STT_FILE` symbol before a local function
+/// (`prog.c:0`), `??` for a global one, the nearest function before an address no symbol
+/// covers, and nothing in a PLT. Checked at every code address of a C program built
+/// without `-g`, of a shared library stripped to its dynamic symbols, and of an assembled
+/// DWARF 5 object whose line table's files 0 and 1 differ (binutils 2.40 names file 0
+/// for rows before a sequence's first `DW_LNS_set_file`).
+#[test]
+fn symbol_table_source_files_match_binutils() {
+    use symbols::SymtabFile;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    const SRC: &str = r#"
+#include <stdlib.h>
+#include <string.h>
+volatile long sink;
+static __attribute__((noinline)) long local_work(long n) { long s = 0; for (long i = 0; i < n; i++) s += i ^ (s >> 3); return s; }
+__attribute__((noinline)) long global_work(long n) { long s = 1; for (long i = 0; i < n; i++) s = s * 7 + i; return s; }
+__attribute__((visibility("hidden"), noinline)) long hidden_work(long n) { return local_work(n) * 3; }
+long entry(long n) { char b[32]; memset(b, (int)n, sizeof b); return local_work(n) + global_work(n) + hidden_work(n) + (long)strlen(b); }
+"#;
+    let main_src = format!(
+        "{SRC}\nint main(int c, char **v) {{ sink = entry(c > 1 ? atoi(v[1]) : 5); return 0; }}\n"
+    );
+    let prog = d.join("nodebug.c");
+    std::fs::write(&prog, main_src).expect("write");
+    let exe = d.join("nodebug");
+    run(tool("gcc").args(["-O2", "-o"]).arg(&exe).arg(&prog));
+    let lib_src = d.join("lib.c");
+    std::fs::write(&lib_src, SRC).expect("write");
+    let lib = d.join("libstripped.so");
+    run(tool("gcc")
+        .args(["-O2", "-fPIC", "-shared", "-o"])
+        .arg(&lib)
+        .arg(&lib_src));
+    run(tool("strip").arg("--strip-unneeded").arg(&lib));
+    // Static: glibc's code without DWARF, its file symbols naming object files.
+    let stat = d.join("static");
+    run(tool("gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&stat)
+        .arg(&prog));
+
+    // What sear answers: None where binutils finds nothing.
+    let answer = |b: &Binary, a: u64| -> Option<String> {
+        match b.elf().symtab_file(Svma(a))? {
+            SymtabFile::Unnamed => Some("??".to_owned()),
+            SymtabFile::Named(n) => Some(n.to_string()),
+        }
+    };
+    let mut kinds = std::collections::BTreeMap::new();
+    for (bin, stride) in [(&exe, 1), (&lib, 1), (&stat, 13)] {
+        let b = Binary::open(bin, &no_debug_dirs()).expect("open");
+        let addrs: Vec<u64> = code_addresses(bin).into_iter().step_by(stride).collect();
+        assert!(
+            addrs.len() > 100,
+            "{}: {} code bytes",
+            bin.display(),
+            addrs.len()
+        );
+        let want = addr2line(bin, &addrs);
+        let mut bad = Vec::new();
+        for a in &addrs {
+            let first = &want[a][0];
+            // addr2line prints `??` and `??:0` when it finds nothing.
+            let binutils = (first.0 != "??" || first.1 != "??").then(|| first.1.clone());
+            let ours = answer(&b, *a);
+            *kinds
+                .entry(binutils.clone().unwrap_or("(none)".into()))
+                .or_insert(0) += 1;
+            if ours != binutils {
+                bad.push(format!("{a:#x}: binutils {first:?}, ours {ours:?}"));
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{}: {} of {} addresses differ: {:#?}",
+            bin.display(),
+            bad.len(),
+            addrs.len(),
+            &bad[..bad.len().min(10)]
+        );
+    }
+    eprintln!("binutils' files by code bytes: {kinds:?}");
+    for k in ["nodebug.c", "??", "(none)", "libc-start.o"] {
+        assert!(kinds.contains_key(k), "no address answered {k}: {kinds:?}");
+    }
+
+    // DWARF 5, files 0 and 1 different; `.loc 1` first leaves the file register at its
+    // initial 1 (no DW_LNS_set_file), later `.loc 1` sets it.
+    let asm = d.join("files.s");
+    let head = format!(
+        "\t.file 0 \"{0}\" \"main.c\"\n\t.file 1 \"{0}\" \"hdr.h\"\n\t.file 2 \"{0}\" \"main.c\"\n",
+        d.display()
+    );
+    std::fs::write(
+        &asm,
+        head + r#"
+	.text
+	.globl f
+	.type f, @function
+f:
+	.loc 1 10
+	nop
+	nop
+	.loc 1 11
+	nop
+	.loc 2 20
+	nop
+	.loc 1 12
+	nop
+	.loc 2 21
+	ret
+	.size f, .-f
+	.globl g
+	.type g, @function
+g:
+	.loc 1 30
+	nop
+	ret
+	.size g, .-g
+"#,
+    )
+    .expect("write");
+    let obj = d.join("files.o");
+    // Assembled in its directory, the compilation directory of the line table's.
+    run(tool("gcc")
+        .current_dir(d)
+        .args(["-c", "-gdwarf-5", "-o"])
+        .arg(&obj)
+        .arg(&asm));
+    let so = d.join("files.so");
+    run(tool("gcc")
+        .args(["-shared", "-nostdlib", "-o"])
+        .arg(&so)
+        .arg(&obj));
+    let mut b = Binary::open(&so, &no_debug_dirs()).expect("open");
+    let addrs: Vec<u64> = function_addresses(&so).into_iter().map(|t| t.0).collect();
+    assert_eq!(addrs.len(), 8, "f and g: {addrs:?}");
+    let want = addr2line(&so, &addrs);
+    let mut files = Vec::new();
+    for a in &addrs {
+        let ours = b.frames(Svma(*a)).expect("frames");
+        let inner = &ours[0];
+        let w = &want[a][0];
+        assert_eq!(
+            (inner.file_or_unknown(), inner.line.unwrap_or(0)),
+            (w.1.as_str(), w.2),
+            "{a:#x}"
+        );
+        files.push(w.1.rsplit('/').next().unwrap_or("").to_owned());
+    }
+    // Both forms occur: file 0 named for file 1, and file 1 itself.
+    assert!(
+        files.iter().any(|f| f == "hdr.h") && files.iter().filter(|f| *f == "main.c").count() > 3
+    );
+}
