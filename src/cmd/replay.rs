@@ -62,41 +62,44 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
             // Replayed batches go back to be filled again, so memory stays
             // at a few batches.
             let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
-            let producer = scope.spawn(move || {
-                let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-                let mut stats = Stats::default();
-                let mut batch = Batch::default();
-                let fresh = || match back_rx.try_recv() {
-                    Ok(mut b) => {
-                        b.bytes.clear();
-                        b.records.clear();
-                        b
-                    }
-                    Err(_) => Batch::default(),
-                };
-                let read = loop {
-                    match reader.next_record() {
-                        Ok(Some(rec)) => {
-                            stats.add(&rec);
-                            let t = rec.type_();
-                            if t == perf_data::PERF_RECORD_SAMPLE
-                                || t < perf_data::PERF_RECORD_HEADER_ATTR
-                            {
-                                batch.push(&rec.raw);
-                                if batch.bytes.len() >= BATCH_BYTES
-                                    && tx.send(std::mem::replace(&mut batch, fresh())).is_err()
+            let producer = std::thread::Builder::new()
+                .name("sear-read".into())
+                .spawn_scoped(scope, move || {
+                    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+                    let mut stats = Stats::default();
+                    let mut batch = Batch::default();
+                    let fresh = || match back_rx.try_recv() {
+                        Ok(mut b) => {
+                            b.bytes.clear();
+                            b.records.clear();
+                            b
+                        }
+                        Err(_) => Batch::default(),
+                    };
+                    let read = loop {
+                        match reader.next_record() {
+                            Ok(Some(rec)) => {
+                                stats.add(&rec);
+                                let t = rec.type_();
+                                if t == perf_data::PERF_RECORD_SAMPLE
+                                    || t < perf_data::PERF_RECORD_HEADER_ATTR
                                 {
-                                    break Ok(());
+                                    batch.push(&rec.raw);
+                                    if batch.bytes.len() >= BATCH_BYTES
+                                        && tx.send(std::mem::replace(&mut batch, fresh())).is_err()
+                                    {
+                                        break Ok(());
+                                    }
                                 }
                             }
+                            Ok(None) => break Ok(()),
+                            Err(e) => break Err(e),
                         }
-                        Ok(None) => break Ok(()),
-                        Err(e) => break Err(e),
-                    }
-                };
-                let _ = tx.send(batch);
-                (reader, stats, read)
-            });
+                    };
+                    let _ = tx.send(batch);
+                    (reader, stats, read)
+                })
+                .map_err(|e| anyhow::anyhow!("cannot start a thread: {e}"))?;
             for batch in rx {
                 for raw in batch.records() {
                     let rec = perf_data::Record { raw, meta: &meta };
@@ -104,9 +107,10 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                 }
                 let _ = back_tx.send(batch);
             }
-            producer.join()
-        })
-        .map_err(|_| anyhow::anyhow!("the thread reading {} failed", path.display()))?;
+            producer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the thread reading {} failed", path.display()))
+        })?;
         read.with_context(context)?;
         (reader, stats)
     };
@@ -275,12 +279,15 @@ pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
         .events
         .iter()
         .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let handle = (id.is_some() && wants_kernel).then(|| {
-        let id = id.clone();
-        std::thread::spawn(move || {
-            symbols::KernelFinder::default().load_for_recording(id.as_deref())
+    let handle = (id.is_some() && wants_kernel)
+        .then(|| {
+            let id = id.clone();
+            std::thread::Builder::new()
+                .name("sear-kallsyms".into())
+                .spawn(move || symbols::KernelFinder::default().load_for_recording(id.as_deref()))
+                .ok()
         })
-    });
+        .flatten();
     (machine, KernelPrefetch { id, handle })
 }
 

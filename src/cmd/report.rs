@@ -293,8 +293,11 @@ fn hotspots(
             .map(|&ev| {
                 use rayon::prelude::*;
                 let h = &report.hists[ev];
+                // One entry per job: the few top rows' graphs are most of
+                // the work, and must not share a job.
                 h.entries
                     .par_iter()
+                    .with_max_len(1)
                     .map(|e| {
                         let mut buf = Vec::new();
                         let _ = entry_graph(

@@ -482,6 +482,10 @@ struct ChainTrie {
     /// `entry` are kept, and [`ChainTrie::finish`] sums the chains.
     children: bool,
     terms: Vec<Term>,
+    /// Per node, its number of children; the children of nodes with more
+    /// than [`WIDE`] are also in `ids` by (parent, frame), the others are
+    /// found by walking the sibling list.
+    nkids: Vec<u32>,
     ids: HashMap<(u32, u32), u32>,
     /// Children also told apart by location (keys that depend on it).
     loc_ids: HashMap<(u32, u32, u32), u32>,
@@ -503,6 +507,10 @@ struct ChainTrie {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Children a trie node has before they are looked up by hash rather
+/// than by walking its sibling list (most nodes have one or two).
+const WIDE: u32 = 8;
 
 /// A trie node whose chains go into an entry's call graph: only the
 /// entry's own samples, or all others.
@@ -534,9 +542,11 @@ impl ChainTrie {
             self.level.push(0);
             self.entry.push(NONE);
         }
+        self.nkids.push(0);
         if parent != NONE {
             self.next_sibling[id as usize] = self.first_child[parent as usize];
             self.first_child[parent as usize] = id;
+            self.nkids[parent as usize] += 1;
         }
         id
     }
@@ -562,11 +572,28 @@ impl ChainTrie {
             self.loc_ids.insert((parent, frame, loc), c);
             return (c, true);
         }
-        if let Some(&c) = self.ids.get(&(parent, frame)) {
+        let p = parent as usize;
+        let wide = self.nkids.get(p).is_some_and(|&n| n > WIDE);
+        if wide {
+            if let Some(&c) = self.ids.get(&(parent, frame)) {
+                return (c, false);
+            }
+        } else if let Some(c) = self
+            .children(parent)
+            .find(|&c| self.frame[c as usize] == frame)
+        {
             return (c, false);
         }
         let c = self.push(parent, frame);
-        self.ids.insert((parent, frame), c);
+        if wide {
+            self.ids.insert((parent, frame), c);
+        } else if self.nkids[p] > WIDE {
+            // Just became wide: its children go into the map.
+            let kids: Vec<u32> = self.children(parent).collect();
+            for k in kids {
+                self.ids.insert((parent, self.frame[k as usize]), k);
+            }
+        }
         (c, true)
     }
 
@@ -610,6 +637,7 @@ impl ChainTrie {
     fn finish(&mut self) {
         let n = self.parent.len();
         self.ids = HashMap::default();
+        self.nkids = Vec::new();
         self.loc_ids = HashMap::default();
         self.roots = HashMap::default();
         if !self.children {
@@ -1189,6 +1217,42 @@ fn frame_dso(syms: &Symbols, sref: SymRef) -> u32 {
     }
 }
 
+/// (trie root, stack node of pass one) → trie node. A stack node is
+/// mostly reached under one root only (roots are per event, comm and
+/// thread), so the first root's node is kept in an array by stack node,
+/// which the sums, coming in the order their stacks were made, walk
+/// nearly in order; other roots' in a map.
+struct StackNodeMap {
+    first: Vec<(u32, u32)>,
+    others: HashMap<(u32, u32), u32>,
+}
+
+impl StackNodeMap {
+    fn new(stack_nodes: usize) -> Self {
+        StackNodeMap {
+            first: vec![(NONE, NONE); stack_nodes],
+            others: HashMap::default(),
+        }
+    }
+
+    fn get(&self, root: u32, s: u32) -> Option<u32> {
+        match self.first.get(s as usize) {
+            Some(&(r, n)) if r == root => Some(n),
+            Some(&(NONE, _)) => None,
+            _ => self.others.get(&(root, s)).copied(),
+        }
+    }
+
+    fn insert(&mut self, root: u32, s: u32, node: u32) {
+        match self.first.get_mut(s as usize) {
+            Some(slot) if slot.0 == NONE || slot.0 == root => *slot = (root, node),
+            _ => {
+                self.others.insert((root, s), node);
+            }
+        }
+    }
+}
+
 /// Records trie node `n` in its entry's subtrees if its frame's entry
 /// does not occur above it.
 fn note_first_occurrence(trie: &ChainTrie, h: &mut Hists, n: u32) {
@@ -1251,7 +1315,7 @@ pub fn build(
     // Per symbol: 0 not yet asked, 1 no match, 2 match.
     let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
     // Caller order: (trie root, stack node of pass one) → trie node.
-    let mut stack_nodes: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut stack_nodes = StackNodeMap::new(collector.interner.stack_nodes());
     let mut pending: Vec<u32> = Vec::new();
     // Trie nodes a chain made, with their locations (`NONE` unless keys
     // need them), root first.
@@ -1357,7 +1421,7 @@ pub fn build(
         let mut node = root;
         let mut s = key.stack;
         while let Some((up, _)) = collector.interner.node(s) {
-            if let Some(&n) = stack_nodes.get(&(root, s)) {
+            if let Some(n) = stack_nodes.get(root, s) {
                 node = n;
                 break;
             }
@@ -1381,7 +1445,7 @@ pub fn build(
                 }
                 node = n;
             }
-            stack_nodes.insert((root, s), node);
+            stack_nodes.insert(root, s, node);
         }
         let end = node;
         // New nodes get their frames' entries, made (when new) in the

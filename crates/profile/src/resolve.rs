@@ -244,7 +244,10 @@ pub struct Collector {
     /// repeated sample costs one lookup; or, for a stack unwound from a
     /// copy of the user stack, of its [`SampleKey`]. Two chains resolving
     /// to one key may get two sums; their readers add them up.
-    sum_ids: HashMap<[u64; 2], u32>,
+    /// The sum itself is kept here, next to its key, while samples are
+    /// added (one cache miss per repeated sample, not two); it moves to
+    /// `sums` when pass one ends ([`Self::finish`]).
+    sum_ids: HashMap<[u64; 2], (u32, SampleSum)>,
     comms: Vec<String>,
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
@@ -360,6 +363,7 @@ impl Collector {
     /// index, the chain cache, the unwinders and their binaries), so the
     /// passes after it start with that memory back.
     pub fn finish(&mut self) {
+        self.flush_sums();
         self.sum_ids = HashMap::default();
         self.chains = HashMap::default();
         self.paths = HashMap::default();
@@ -368,16 +372,22 @@ impl Collector {
         self.buf = Vec::new();
     }
 
-    /// The sums in the order their first samples came.
-    pub fn sums_in_order(&self) -> Vec<(SampleKey, SampleSum)> {
-        self.sums.clone()
-    }
-
-    /// [`Self::sums_in_order`], leaving the collector without sums (their
-    /// index is freed before the rows are built).
+    /// The sums in the order their first samples came, leaving the
+    /// collector without them (their index is freed before the rows are
+    /// built).
     pub fn take_sums_in_order(&mut self) -> Vec<(SampleKey, SampleSum)> {
+        self.flush_sums();
         self.sum_ids = HashMap::default();
         std::mem::take(&mut self.sums)
+    }
+
+    /// Moves the sums from their index to `sums`.
+    fn flush_sums(&mut self) {
+        for (_, (i, sum)) in self.sum_ids.drain() {
+            if let Some(e) = self.sums.get_mut(i as usize) {
+                e.1 = sum;
+            }
+        }
     }
 
     fn comm_id(&mut self, machine: &Machine, t: usize) -> u32 {
@@ -465,34 +475,40 @@ impl Collector {
                 (s.event as u32, th.index as u32, comm, cpu),
             )
             .map(split128);
-        let i = match fast.and_then(|h| self.sum_ids.get(&h).copied()) {
-            Some(i) => i,
-            None => {
-                let (leaf, stack) = self.resolve(machine, &th, s);
-                let key = SampleKey::of(s, &th, comm, cpu, leaf, stack);
-                let hash = fast.unwrap_or_else(|| {
-                    let mut bytes = [0u8; 24];
-                    let k = [
-                        key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
-                    ];
-                    for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
-                        b.copy_from_slice(&v.to_le_bytes());
-                    }
-                    split128(twox_hash::XxHash3_128::oneshot(&bytes))
-                });
-                *self.sum_ids.entry(hash).or_insert_with(|| {
-                    self.sums.push((
-                        key,
-                        SampleSum {
-                            period: 0,
-                            samples: 0,
-                        },
-                    ));
-                    (self.sums.len() - 1) as u32
-                })
+        if let Some((_, e)) = fast.and_then(|h| self.sum_ids.get_mut(&h)) {
+            e.period = e.period.wrapping_add(period);
+            e.samples += 1;
+            return;
+        }
+        let (leaf, stack) = self.resolve(machine, &th, s);
+        let key = SampleKey::of(s, &th, comm, cpu, leaf, stack);
+        let hash = fast.unwrap_or_else(|| {
+            let mut bytes = [0u8; 24];
+            let k = [
+                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
+            ];
+            for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
+                b.copy_from_slice(&v.to_le_bytes());
             }
-        };
-        let e = &mut self.sums[i as usize].1;
+            split128(twox_hash::XxHash3_128::oneshot(&bytes))
+        });
+        let sums = &mut self.sums;
+        let (_, e) = self.sum_ids.entry(hash).or_insert_with(|| {
+            sums.push((
+                key,
+                SampleSum {
+                    period: 0,
+                    samples: 0,
+                },
+            ));
+            (
+                (sums.len() - 1) as u32,
+                SampleSum {
+                    period: 0,
+                    samples: 0,
+                },
+            )
+        });
         e.period = e.period.wrapping_add(period);
         e.samples += 1;
     }

@@ -587,11 +587,17 @@ impl KernelFinder {
                 None => return Err(Reason::NoSuchFile),
             },
         };
-        log::debug!("using {} for kernel symbols", path.display());
+        let t0 = std::time::Instant::now();
         let k = Kallsyms::load(&path).map_err(|e| {
             log::warn!("{e}");
             e.reason()
         })?;
+        log::debug!(
+            "{} kernel symbols from {} in {:?}",
+            k.len(),
+            path.display(),
+            t0.elapsed()
+        );
         if k.is_restricted() {
             log::warn!(
                 "{}: all addresses are zero (kptr_restrict); kernel symbols unavailable",
