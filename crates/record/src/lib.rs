@@ -920,7 +920,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
         }
     }
 
-    let ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
+    let mut ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
     let mut scratch = Vec::new();
     let mut wakeups = 0u64;
     let mut stopped_by = None;
@@ -945,16 +945,34 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
             }
             Ok(any)
         };
+    // Drained when the kernel says a ring is past its wakeup watermark
+    // (half full, as for perf), or once a second: each drain ends a round,
+    // and with -z each round flushes the compressor, which costs ratio.
+    // The poll's timeout is for noticing the command's exit and signals.
+    let mut last_drain = std::time::Instant::now();
     loop {
-        if let Err(e) = sys::poll(&ring_fds, 100) {
-            log::warn!("poll: {e}");
-        }
-        match drain(&mut o, &mut sink, &mut tally) {
-            Ok(true) => wakeups += 1,
-            Ok(false) => {}
+        let ready = match sys::poll(&ring_fds, 100) {
+            Ok(p) => {
+                // A ring whose tasks are gone still holds their last
+                // records (drained below), but reports hang-up at once
+                // forever: polling it would spin.
+                ring_fds.retain(|fd| !p.hung.contains(fd));
+                p.ready > 0
+            }
             Err(e) => {
-                failure = Some(e);
-                break;
+                log::warn!("poll: {e}");
+                true
+            }
+        };
+        if ready || last_drain.elapsed() >= std::time::Duration::from_secs(1) {
+            last_drain = std::time::Instant::now();
+            match drain(&mut o, &mut sink, &mut tally) {
+                Ok(true) => wakeups += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
             }
         }
         if let Some(s) = sys::stop_signal() {

@@ -216,9 +216,20 @@ impl Ring {
     }
 }
 
+/// What [`poll`] saw.
+#[derive(Debug, Default)]
+pub struct Polled {
+    /// How many fds were readable (a ring buffer past its wakeup
+    /// watermark) or hung up.
+    pub ready: usize,
+    /// The fds that hung up (their task exited) or failed: they report so
+    /// at once from then on, so they are to be polled no more.
+    pub hung: Vec<RawFd>,
+}
+
 /// Waits until one of `fds` is readable or hung up, a signal arrives, or
-/// `timeout_ms` pass. Returns how many fds reported POLLHUP.
-pub fn poll(fds: &[RawFd], timeout_ms: i32) -> io::Result<usize> {
+/// `timeout_ms` pass.
+pub fn poll(fds: &[RawFd], timeout_ms: i32) -> io::Result<Polled> {
     let mut p: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
@@ -232,11 +243,18 @@ pub fn poll(fds: &[RawFd], timeout_ms: i32) -> io::Result<usize> {
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(0);
+            return Ok(Polled::default());
         }
         return Err(e);
     }
-    Ok(p.iter().filter(|x| x.revents & libc::POLLHUP != 0).count())
+    Ok(Polled {
+        ready: p.iter().filter(|x| x.revents != 0).count(),
+        hung: p
+            .iter()
+            .filter(|x| x.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0)
+            .map(|x| x.fd)
+            .collect(),
+    })
 }
 
 /// The command, forked and waiting for [`Child::go`] before it execs.
