@@ -240,17 +240,22 @@ mod tests {
         );
     }
 
-    #[test]
-    fn chain_lines() {
-        let f = all();
-        let mut out = Vec::new();
-        let inl = Frame {
+    /// An inline frame `mix+0x23` at 0x1203 in /tmp/x.
+    fn inlined_mix(srcline: Option<&'static str>) -> Frame<'static> {
+        Frame {
             addr: 0x1203,
             sym: Some(("mix", 0x23)),
             inlined: true,
             dso: Some("/tmp/x"),
-            srcline: None,
-        };
+            srcline,
+        }
+    }
+
+    #[test]
+    fn chain_lines() {
+        let f = all();
+        let mut out = Vec::new();
+        let inl = inlined_mix(None);
         write_frame(&mut out, &inl, &f, true).unwrap();
         let unk = Frame {
             addr: 0x10,
@@ -275,13 +280,7 @@ mod tests {
             ..Default::default()
         };
         let mut out = Vec::new();
-        let inl = Frame {
-            addr: 0x1203,
-            sym: Some(("mix", 0x23)),
-            inlined: true,
-            dso: Some("/tmp/x"),
-            srcline: Some("x.c:3"),
-        };
+        let inl = inlined_mix(Some("x.c:3"));
         write_frame(&mut out, &inl, &f, true).unwrap();
         let real = Frame {
             sym: Some(("leaf", 0x23)),
