@@ -98,17 +98,23 @@ fn perf_counts(data: &Path) -> Vec<PerfCounts> {
     out
 }
 
+/// The test program, -O2 with frame pointers (and no identical-code
+/// folding, so each function keeps its own name).
+fn build_hot(dir: &std::path::Path) -> std::path::PathBuf {
+    build_c(
+        dir,
+        "hot",
+        SRC,
+        &["-O2", "-g", "-fno-omit-frame-pointer", "-fno-ipa-icf"],
+    )
+}
+
 fn recording() -> &'static Rec {
     static R: std::sync::OnceLock<Rec> = std::sync::OnceLock::new();
     R.get_or_init(|| {
         have_perf();
         let dir = tempfile::tempdir().unwrap();
-        let exe = build_c(
-            dir.path(),
-            "hot",
-            SRC,
-            &["-O2", "-g", "-fno-omit-frame-pointer", "-fno-ipa-icf"],
-        );
+        let exe = build_hot(dir.path());
         let before = now_ns();
         let data = perf_record(
             dir.path(),
@@ -559,12 +565,7 @@ fn export_errors_name_the_file() {
 fn firefox_profile_has_a_track_per_event() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_c(
-        dir.path(),
-        "hot",
-        SRC,
-        &["-O2", "-g", "-fno-omit-frame-pointer"],
-    );
+    let exe = build_hot(dir.path());
     let data = perf_record(
         dir.path(),
         "two.data",

@@ -121,10 +121,11 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         children: false,
         callchains: false,
         caller_order: false,
-        parent: want_parent.then(|| {
-            // perf's default parent pattern; a fixed valid regex.
-            regex_lite::Regex::new("^sys_|^do_page_fault").expect("valid regex")
-        }),
+        parent: if want_parent {
+            Some(super::parent_regex(None)?)
+        } else {
+            None
+        },
         cpumode: false,
     };
     let sums = collector.take_sums_in_order();

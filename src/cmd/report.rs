@@ -78,9 +78,7 @@ fn hotspots(
     use profile::hist::{Filters, HistOptions, Names, SortKey};
     use profile::resolve::CollectOptions;
 
-    let parent_pattern = a.parent.as_deref().unwrap_or("^sys_|^do_page_fault");
-    let parent_regex = regex_lite::Regex::new(parent_pattern)
-        .with_context(|| format!("-p/--parent {parent_pattern}: not a valid regex"))?;
+    let parent_regex = super::parent_regex(a.parent.as_deref())?;
     use profile::callchain::{CallGraphParams, ChainOrder};
     let params = match a.call_graph.as_deref() {
         None => CallGraphParams::default(),
