@@ -71,11 +71,60 @@ row "fp, 4 kHz, -z (level 1)" -e cpu-clock -F 4000 -g -z
 row "DWARF 8 KiB, 4 kHz, -z (level 1)" -e cpu-clock -F 4000 --call-graph dwarf,8192 -z
 
 echo
-echo "Compression ratios (the recorders' closing lines; ratio = bytes from the ring buffers / bytes written as COMPRESSED records):"
+echo "Compression (median over RUNS alternating runs of each recorder; ratio = bytes from the ring"
+echo "buffers / bytes written as COMPRESSED records, from the closing lines; bytes/sample = file size"
+echo "/ samples, since the two recorders' runs sample different places):"
+echo
+printf '| settings | perf ratio | sear ratio | perf bytes/sample | sear bytes/sample |\n'
+printf '|---|---|---|---|---|\n'
+ratio() { grep -o 'ratio is [0-9.]*' | awk '{print $3}' | head -1; }
+per_sample() { echo "$(stat -c %s "$1") / $(samples "$1")" | bc -l; }
 for args in "-g -z" "-g --compression-level=3" "--call-graph dwarf,8192 -z" "--call-graph dwarf,8192 --compression-level=3"; do
+  pr=() sr=() pb=() sb=()
+  for _ in $(seq "$RUNS"); do
+    # shellcheck disable=SC2086
+    pr+=("$("$PERF" record -o "$work/p.data" -e cpu-clock -F 4000 $args -- "$work/w" "$ITER" 2>&1 >/dev/null | ratio)")
+    pb+=("$(per_sample "$work/p.data")")
+    # shellcheck disable=SC2086
+    sr+=("$("$SEAR" record -o "$work/s.data" -e cpu-clock -F 4000 $args -- "$work/w" "$ITER" 2>&1 >/dev/null | ratio)")
+    sb+=("$(per_sample "$work/s.data")")
+  done
+  printf '| `%s` | %.1f | %.1f | %.2f | %.2f |\n' "$args" \
+    "$(printf '%s\n' "${pr[@]}" | median)" "$(printf '%s\n' "${sr[@]}" | median)" \
+    "$(printf '%s\n' "${pb[@]}" | median)" "$(printf '%s\n' "${sb[@]}" | median)"
+done
+
+echo
+echo "Compression of the same records (one perf -z recording per row, decompressed with"
+echo "\`sear inject\` and recompressed with \`sear inject -z LEVEL\`; bytes of COMPRESSED records"
+echo "in each file, so both sides compress exactly the same record stream):"
+echo
+# Sums the sizes of a perf.data file's COMPRESSED records (type 81).
+compressed_bytes() {
+  python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+off, size = struct.unpack_from("<QQ", d, 40)
+pos, total = off, 0
+while pos + 8 <= off + size:
+    t, _, s = struct.unpack_from("<IHH", d, pos)
+    if s < 8:
+        break
+    if t == 81:
+        total += s
+    pos += s
+print(total)
+PY
+}
+printf '| settings | perf bytes | sear bytes | sear / perf |\n|---|---|---|---|\n'
+for args in "-g -z" "-g --compression-level=3" "--call-graph dwarf,8192 -z" "--call-graph dwarf,8192 --compression-level=3"; do
+  level=1
+  case "$args" in *level=3) level=3 ;; esac
   # shellcheck disable=SC2086
-  pr=$("$PERF" record -o "$work/p.data" -e cpu-clock -F 4000 $args -- "$work/w" "$ITER" 2>&1 >/dev/null | grep -o 'ratio is [0-9.]*' || true)
-  # shellcheck disable=SC2086
-  sr=$("$SEAR" record -o "$work/s.data" -e cpu-clock -F 4000 $args -- "$work/w" "$ITER" 2>&1 >/dev/null | grep -o 'ratio is [0-9.]*' || true)
-  printf '  %-40s perf: %-18s (%s bytes)  sear: %-18s (%s bytes)\n' "$args" "$pr" "$(stat -c %s "$work/p.data")" "$sr" "$(stat -c %s "$work/s.data")"
+  "$PERF" record -q -o "$work/p.data" -e cpu-clock -F 4000 $args -- "$work/w" "$ITER" >/dev/null 2>&1
+  "$SEAR" inject -i "$work/p.data" -o "$work/d.data"
+  "$SEAR" inject -i "$work/d.data" -o "$work/s.data" --compress="$level"
+  pb=$(compressed_bytes "$work/p.data")
+  sb=$(compressed_bytes "$work/s.data")
+  printf '| `%s` | %s | %s | %.4f |\n' "$args" "$pb" "$sb" "$(echo "$sb / $pb" | bc -l)"
 done
