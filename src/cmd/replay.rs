@@ -57,6 +57,9 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         (reader, stats)
     } else {
         let meta = reader.meta().clone();
+        // Records outside COMPRESSED records are passed by offset into the
+        // file, not copied (see `Batch`).
+        let input = reader.input_bytes();
         let (reader, stats, read) = std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES);
             // Replayed batches go back to be filled again, so memory stays
@@ -66,16 +69,10 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                 .name("sear-read".into())
                 .spawn_scoped(scope, move || {
                     let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+                    let random_access = reader.input_bytes().is_some();
                     let mut stats = Stats::default();
                     let mut batch = Batch::default();
-                    let fresh = || match back_rx.try_recv() {
-                        Ok(mut b) => {
-                            b.bytes.clear();
-                            b.records.clear();
-                            b
-                        }
-                        Err(_) => Batch::default(),
-                    };
+                    let mut sent = InFlight::default();
                     let read = loop {
                         match reader.next_record() {
                             Ok(Some(rec)) => {
@@ -84,12 +81,20 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                                 if t == perf_data::PERF_RECORD_SAMPLE
                                     || t < perf_data::PERF_RECORD_HEADER_ATTR
                                 {
-                                    batch.push(&rec.raw);
-                                    if batch.bytes.len() >= BATCH_BYTES
-                                        && tx.send(std::mem::replace(&mut batch, fresh())).is_err()
+                                    batch.push(&rec.raw, random_access);
+                                    if batch.len >= BATCH_BYTES
+                                        || batch.records.len() >= BATCH_RECORDS
                                     {
-                                        break Ok(());
+                                        let fresh = sent.returned(&back_rx);
+                                        let full = std::mem::replace(&mut batch, fresh);
+                                        sent.push(full.min_offset);
+                                        if tx.send(full).is_err() {
+                                            break Ok(());
+                                        }
                                     }
+                                    // The consumer reads the file at the
+                                    // offsets of batches not yet replayed.
+                                    reader.hold_from(sent.min_offset().min(batch.min_offset));
                                 }
                             }
                             Ok(None) => break Ok(()),
@@ -101,7 +106,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                 })
                 .map_err(|e| anyhow::anyhow!("cannot start a thread: {e}"))?;
             for batch in rx {
-                for raw in batch.records() {
+                for raw in batch.records(input.as_deref()) {
                     let rec = perf_data::Record { raw, meta: &meta };
                     state.record(&mut machine, &rec);
                 }
@@ -114,6 +119,9 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         read.with_context(context)?;
         (reader, stats)
     };
+    let mut reader = reader;
+    // Every record is replayed: the file's pages can go.
+    reader.release_read();
     log::debug!("pass one: {:?}", t0.elapsed());
     crate::ui::log_memory("after pass one");
     let PassOne {
@@ -147,51 +155,144 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     })
 }
 
-/// Bytes of records handed from the reading thread at a time, and how
-/// many batches may wait.
-const BATCH_BYTES: usize = 64 << 10;
+/// Bytes of records in a batch (copied or held in the file), records per
+/// batch, and how many batches may wait.
+const BATCH_BYTES: usize = 256 << 10;
+const BATCH_RECORDS: usize = 2048;
 const BATCHES: usize = 4;
 
-/// Records copied out of the reader, in delivery order.
-#[derive(Default)]
+/// Records handed from the reading thread, in delivery order. Records that
+/// lie in the file as they are (all but those from COMPRESSED records, when
+/// the input is a file) are passed by offset and read from the shared
+/// mapping; the others are copied into `bytes`.
 struct Batch {
     bytes: Vec<u8>,
-    /// (start in `bytes`, payload length, trailing length, type, misc,
-    /// offset, from a COMPRESSED record)
-    records: Vec<(usize, usize, usize, u32, u16, u64, bool)>,
+    records: Vec<BatchRecord>,
+    /// The lowest file offset of a record passed by offset (`u64::MAX`:
+    /// none), which the reader keeps mapped until the batch comes back.
+    min_offset: u64,
+    /// Bytes of the records, copied or not.
+    len: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            bytes: Vec::new(),
+            records: Vec::new(),
+            min_offset: u64::MAX,
+            len: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct BatchRecord {
+    /// Where the payload starts: in the file (`in_file`) or in `bytes`.
+    start: usize,
+    payload: u32,
+    trailing: u32,
+    type_: u32,
+    misc: u16,
+    in_file: bool,
+    from_compressed: bool,
+    offset: u64,
 }
 
 impl Batch {
-    fn push(&mut self, r: &perf_data::RawRecord<'_>) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(r.payload);
-        self.bytes.extend_from_slice(r.trailing);
-        self.records.push((
+    fn push(&mut self, r: &perf_data::RawRecord<'_>, random_access: bool) {
+        let (Ok(payload), Ok(trailing)) = (
+            u32::try_from(r.payload.len()),
+            u32::try_from(r.trailing.len()),
+        ) else {
+            return; // no record is 4 GiB long: the reader frames them by a u16 size
+        };
+        let in_file = random_access && !r.from_compressed;
+        self.len += r.payload.len() + r.trailing.len();
+        let start = if in_file {
+            self.min_offset = self.min_offset.min(r.offset);
+            r.offset as usize + 8
+        } else {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(r.payload);
+            self.bytes.extend_from_slice(r.trailing);
+            start
+        };
+        self.records.push(BatchRecord {
             start,
-            r.payload.len(),
-            r.trailing.len(),
-            r.type_,
-            r.misc,
-            r.offset,
-            r.from_compressed,
-        ));
+            payload,
+            trailing,
+            type_: r.type_,
+            misc: r.misc,
+            in_file,
+            from_compressed: r.from_compressed,
+            offset: r.offset,
+        });
     }
 
-    fn records(&self) -> impl Iterator<Item = perf_data::RawRecord<'_>> + '_ {
-        self.records.iter().map(
-            |&(start, len, trailing, type_, misc, offset, from_compressed)| {
-                let payload = &self.bytes[start..start + len];
-                let trailing = &self.bytes[start + len..start + len + trailing];
-                perf_data::RawRecord {
-                    type_,
-                    misc,
-                    payload,
-                    trailing,
-                    offset,
-                    from_compressed,
-                }
-            },
-        )
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+        self.min_offset = u64::MAX;
+        self.len = 0;
+    }
+
+    /// The records, read from `file` (the reader's input bytes) or from the
+    /// batch's own bytes.
+    fn records<'a>(
+        &'a self,
+        file: Option<&'a [u8]>,
+    ) -> impl Iterator<Item = perf_data::RawRecord<'a>> + 'a {
+        self.records.iter().filter_map(move |r| {
+            let len = r.payload as usize + r.trailing as usize;
+            let bytes = if r.in_file { file? } else { &self.bytes[..] };
+            let b = bytes.get(r.start..r.start + len)?;
+            let (payload, trailing) = b.split_at(r.payload as usize);
+            Some(perf_data::RawRecord {
+                type_: r.type_,
+                misc: r.misc,
+                payload,
+                trailing,
+                offset: r.offset,
+                from_compressed: r.from_compressed,
+            })
+        })
+    }
+}
+
+/// The batches sent to the replaying thread and not yet back, oldest first
+/// (it replays and returns them in order), by their lowest file offset.
+#[derive(Default)]
+struct InFlight {
+    offsets: std::collections::VecDeque<u64>,
+    min: u64,
+    free: Vec<Batch>,
+}
+
+impl InFlight {
+    fn push(&mut self, min_offset: u64) {
+        self.offsets.push_back(min_offset);
+        self.min = self.offsets.iter().copied().fold(u64::MAX, u64::min);
+    }
+
+    /// Takes back the batches replayed so far; returns an empty batch to
+    /// fill next (a recycled one if any came back).
+    fn returned(&mut self, back: &std::sync::mpsc::Receiver<Batch>) -> Batch {
+        while let Ok(mut b) = back.try_recv() {
+            self.offsets.pop_front();
+            b.clear();
+            self.free.push(b);
+        }
+        self.min = self.offsets.iter().copied().fold(u64::MAX, u64::min);
+        self.free.pop().unwrap_or_default()
+    }
+
+    fn min_offset(&self) -> u64 {
+        if self.offsets.is_empty() {
+            u64::MAX
+        } else {
+            self.min
+        }
     }
 }
 

@@ -46,6 +46,6 @@ pub use features::Features;
 pub use header::{FileHeader, Kind, Section};
 pub use meta::Meta;
 pub use order::{Order, Reader, Record};
-pub use reader::{Diagnostics, OpenOptions, RecordReader, Warning, MAX_DECOMPRESSED};
+pub use reader::{Diagnostics, InputBytes, OpenOptions, RecordReader, Warning, MAX_DECOMPRESSED};
 pub use records::{RawRecord, RecordData, SampleId};
 pub use sample::Sample;

@@ -59,7 +59,10 @@ pub enum Order {
 struct Entry {
     time: u64,
     seq: u64,
+    /// Where the payload starts: in the arena, or (`in_input`) at this
+    /// offset of the reader's input.
     start: usize,
+    in_input: bool,
     payload: usize,
     trailing: usize,
     type_: u32,
@@ -85,6 +88,17 @@ pub struct Reader {
     out_of_order: u64,
     /// Arena bytes of the entries in `queue`.
     queued: usize,
+    /// Input bytes of the entries in `queue` that were not copied (see
+    /// `zero_copy`).
+    queued_input: usize,
+    /// Records outside COMPRESSED records are not copied but read back from
+    /// the input (a mapped or in-memory file); only decompressed ones go to
+    /// the arena.
+    zero_copy: bool,
+    /// Input bytes from this offset on are still read by the caller.
+    hold: u64,
+    /// Input position at which the reader's hold is next brought up to date.
+    next_hold: u64,
     /// Scratch: queue indices by arena position (see `compact`).
     by_start: Vec<u32>,
 }
@@ -97,6 +111,7 @@ impl Reader {
             Some(e) if !e.attr.sample_id_all() => Order::File,
             _ => order,
         };
+        let zero_copy = inner.is_random_access();
         Reader {
             inner,
             order,
@@ -112,6 +127,10 @@ impl Reader {
             limit: DEFAULT_QUEUE_LIMIT,
             out_of_order: 0,
             queued: 0,
+            queued_input: 0,
+            zero_copy,
+            hold: u64::MAX,
+            next_hold: 0,
             by_start: Vec::new(),
         }
     }
@@ -141,6 +160,27 @@ impl Reader {
     pub fn out_of_order(&self) -> u64 {
         self.out_of_order
     }
+    /// The whole input of a file (see [`RecordReader::input_bytes`]):
+    /// records not from COMPRESSED records can be read back from it at
+    /// their offsets after the reader has moved on, if the caller says so
+    /// with [`Reader::hold_from`].
+    pub fn input_bytes(&self) -> Option<crate::reader::InputBytes> {
+        self.inner.input_bytes()
+    }
+    /// The caller still reads input bytes from offset `off` on (`u64::MAX`:
+    /// none): mapped pages from there on are kept in memory.
+    pub fn hold_from(&mut self, off: u64) {
+        self.hold = off;
+        if self.order == Order::File {
+            self.inner.hold_from(off);
+        }
+    }
+    /// Hands the mapped pages of the records read so far back to the
+    /// kernel, whatever was held (see [`RecordReader::release_read`]).
+    pub fn release_read(&mut self) {
+        self.hold = u64::MAX;
+        self.inner.release_read();
+    }
     /// Input bytes consumed so far (for progress).
     pub fn position(&self) -> u64 {
         self.inner.position()
@@ -155,7 +195,12 @@ impl Reader {
             if self.ready_pos < self.ready.len() {
                 let e = self.ready[self.ready_pos];
                 self.ready_pos += 1;
-                let p = &self.arena[e.start..e.start + e.payload + e.trailing];
+                let len = e.payload + e.trailing;
+                let p = if e.in_input {
+                    self.inner.input_slice(e.start as u64, len)
+                } else {
+                    &self.arena[e.start..e.start + len]
+                };
                 return Ok(Some(Record {
                     raw: RawRecord {
                         type_: e.type_,
@@ -188,9 +233,27 @@ impl Reader {
         }
     }
 
+    /// The lowest input offset still needed: by records queued or ready
+    /// but not handed out, and by the caller.
+    fn floor(&self) -> u64 {
+        self.queue
+            .iter()
+            .chain(&self.ready[self.ready_pos..])
+            .filter(|e| e.in_input)
+            .map(|e| e.start as u64 - 8)
+            .fold(self.hold, u64::min)
+    }
+
     /// Reads until some records are ready or the input ends.
     fn fill(&mut self) -> Result<()> {
         while self.ready.is_empty() {
+            // What may be handed back to the kernel, looked at every
+            // quarter of a release step (the queue is walked each time).
+            if self.zero_copy && self.inner.position() >= self.next_hold {
+                let floor = self.floor();
+                self.inner.hold_from(floor);
+                self.next_hold = self.inner.position() + crate::reader::RELEASE_STEP / 4;
+            }
             let Some(rec) = self.inner.next_record()? else {
                 self.eof = true;
                 self.flush(u64::MAX);
@@ -204,13 +267,20 @@ impl Reader {
             } else {
                 rec.time().filter(|&t| t != 0 && t != u64::MAX)
             };
-            let start = self.arena.len();
-            self.arena.extend_from_slice(raw.payload);
-            self.arena.extend_from_slice(raw.trailing);
+            let in_input = self.zero_copy && !raw.from_compressed;
+            let start = if in_input {
+                raw.offset as usize + 8
+            } else {
+                let start = self.arena.len();
+                self.arena.extend_from_slice(raw.payload);
+                self.arena.extend_from_slice(raw.trailing);
+                start
+            };
             let entry = Entry {
                 time: time.unwrap_or(0),
                 seq: self.seq,
                 start,
+                in_input,
                 payload: raw.payload.len(),
                 trailing: raw.trailing.len(),
                 type_: raw.type_,
@@ -234,9 +304,14 @@ impl Reader {
                         self.out_of_order += 1;
                     }
                     self.max_time = self.max_time.max(t);
-                    self.queued += entry.payload + entry.trailing;
+                    let len = entry.payload + entry.trailing;
+                    if in_input {
+                        self.queued_input += len;
+                    } else {
+                        self.queued += len;
+                    }
                     self.queue.push(entry);
-                    if self.arena.len() > self.limit {
+                    if self.arena.len() + self.queued_input > self.limit {
                         self.flush_half();
                     }
                 }
@@ -257,11 +332,14 @@ impl Reader {
         self.last_flush = self.last_flush.max(self.queue[n - 1].time);
         let start = self.ready.len();
         self.ready.extend(self.queue.drain(..n));
-        let gone: usize = self.ready[start..]
-            .iter()
-            .map(|e| e.payload + e.trailing)
-            .sum();
-        self.queued -= gone;
+        for e in &self.ready[start..] {
+            let len = e.payload + e.trailing;
+            if e.in_input {
+                self.queued_input -= len;
+            } else {
+                self.queued -= len;
+            }
+        }
     }
 
     fn flush_half(&mut self) {
@@ -275,7 +353,7 @@ impl Reader {
 
     /// Drops arena bytes no longer referenced once ready records are consumed.
     fn compact(&mut self) {
-        if self.queue.is_empty() {
+        if self.queued == 0 {
             self.arena.clear();
             return;
         }
@@ -292,7 +370,7 @@ impl Reader {
         }
         let mut by_start = std::mem::take(&mut self.by_start);
         by_start.clear();
-        by_start.extend(0..self.queue.len() as u32);
+        by_start.extend((0..self.queue.len() as u32).filter(|&i| !self.queue[i as usize].in_input));
         by_start.sort_unstable_by_key(|&i| self.queue[i as usize].start);
         let mut to = 0;
         for &i in &by_start {

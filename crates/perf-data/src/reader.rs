@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::attr::EventAttr;
 use crate::bytes::{Cursor, Endian};
@@ -54,9 +55,31 @@ impl Diagnostics {
 }
 
 enum Input {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
+    Mapped(Arc<memmap2::Mmap>),
+    Owned(Arc<Vec<u8>>),
     Stream(StreamIn),
+}
+
+/// The whole input of a file-backed reader (mapped or read into memory),
+/// shared so that another thread can read records by offset without
+/// copying them (see [`RecordReader::input_bytes`]).
+#[derive(Clone)]
+pub struct InputBytes(Bytes);
+
+#[derive(Clone)]
+enum Bytes {
+    Mapped(Arc<memmap2::Mmap>),
+    Owned(Arc<Vec<u8>>),
+}
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
 }
 
 struct StreamIn {
@@ -152,6 +175,9 @@ pub struct RecordReader {
     /// Mapped bytes before this offset were handed back to the kernel
     /// (see [`RecordReader::release_consumed`]).
     released: u64,
+    /// Mapped bytes from this offset on are still in use by the caller
+    /// (see [`RecordReader::hold_from`]).
+    hold: u64,
 }
 
 /// Options for opening a recording.
@@ -174,13 +200,13 @@ impl RecordReader {
             // inconsistent bytes, which every parser here tolerates).
             let map = unsafe { memmap2::Mmap::map(&f) };
             match map {
-                Ok(m) => Self::from_input(Input::Mapped(m)),
+                Ok(m) => Self::from_input(Input::Mapped(Arc::new(m))),
                 Err(_) => {
                     let mut v = Vec::new();
                     let mut f = f;
                     f.read_to_end(&mut v)
                         .map_err(|source| Error::Io { offset: 0, source })?;
-                    Self::from_input(Input::Owned(v))
+                    Self::from_input(Input::Owned(Arc::new(v)))
                 }
             }
         } else {
@@ -190,7 +216,7 @@ impl RecordReader {
 
     /// Reads from bytes in memory.
     pub fn from_bytes(data: Vec<u8>) -> Result<Self> {
-        Self::from_input(Input::Owned(data))
+        Self::from_input(Input::Owned(Arc::new(data)))
     }
 
     /// Reads a pipe-mode (or file-mode, if it fits the rules) stream such as stdin.
@@ -212,7 +238,7 @@ impl RecordReader {
                 offset: v.len() as u64,
                 source,
             })?;
-            return Self::from_input(Input::Owned(v));
+            return Self::from_input(Input::Owned(Arc::new(v)));
         }
         Ok(RecordReader {
             input: Input::Stream(s),
@@ -223,6 +249,7 @@ impl RecordReader {
             diag: Diagnostics::default(),
             done: false,
             released: 0,
+            hold: u64::MAX,
         })
     }
 
@@ -254,6 +281,7 @@ impl RecordReader {
             diag,
             done: false,
             released: 0,
+            hold: u64::MAX,
         })
     }
 
@@ -282,21 +310,65 @@ impl RecordReader {
         }
     }
 
-    /// Records are read once, front to back, and callers copy what they
-    /// keep: the mapped pages before `off` are dropped from this process
-    /// (in steps of [`RELEASE_STEP`]), so reading a big file does not
-    /// hold all of it in memory. Touching them again just reads them back
-    /// from the page cache.
-    fn release_consumed(&mut self, off: u64) {
-        const RELEASE_STEP: u64 = 1 << 20;
-        const PAGE: u64 = 4096;
-        if off < self.released + RELEASE_STEP {
-            return;
+    /// The whole input when it is a file (mapped or in memory): records
+    /// not from COMPRESSED records lie in it at their offsets, so a caller
+    /// can keep offsets instead of copies. Pipes and streams give None.
+    pub fn input_bytes(&self) -> Option<InputBytes> {
+        match &self.input {
+            Input::Mapped(m) => Some(InputBytes(Bytes::Mapped(m.clone()))),
+            Input::Owned(v) => Some(InputBytes(Bytes::Owned(v.clone()))),
+            Input::Stream(_) => None,
         }
+    }
+
+    /// Whether records outside COMPRESSED records can be read back by
+    /// offset (see [`Self::input_bytes`]).
+    pub(crate) fn is_random_access(&self) -> bool {
+        !matches!(self.input, Input::Stream(_))
+    }
+
+    /// The caller still reads input bytes from `off` on (through
+    /// [`Self::input_bytes`] or records handed out earlier): mapped pages
+    /// from there on stay in memory (see [`Self::release_consumed`]).
+    /// `u64::MAX` holds nothing.
+    pub fn hold_from(&mut self, off: u64) {
+        self.hold = off;
+    }
+
+    /// Bytes [off, off + n) of a random-access input (see
+    /// [`Self::is_random_access`]).
+    pub(crate) fn input_slice(&self, off: u64, n: usize) -> &[u8] {
+        slice_of(&self.input, off, n)
+    }
+
+    /// Records are read once, front to back: the mapped pages before `off`
+    /// (or before what the caller holds, see [`Self::hold_from`]) are
+    /// dropped from this process (in steps of [`RELEASE_STEP`]), so reading
+    /// a big file does not hold all of it in memory. Touching them again
+    /// just reads them back from the page cache.
+    fn release_consumed(&mut self, off: u64) {
+        let off = off.min(self.hold);
+        if off >= self.released + RELEASE_STEP {
+            self.release_to(off);
+        }
+    }
+
+    /// Hands the mapped pages of every record read so far back to the
+    /// kernel, whatever was held: for when the caller is done with them.
+    pub fn release_read(&mut self) {
+        self.hold = u64::MAX;
+        self.release_to(self.pos.min(self.end));
+    }
+
+    fn release_to(&mut self, off: u64) {
+        const PAGE: u64 = 4096;
         let Input::Mapped(m) = &self.input else {
             return;
         };
         let upto = off & !(PAGE - 1);
+        if upto <= self.released {
+            return;
+        }
         let (Ok(start), Ok(len)) = (
             usize::try_from(self.released),
             usize::try_from(upto - self.released),
@@ -304,9 +376,9 @@ impl RecordReader {
             return;
         };
         // SAFETY: the map is a read-only file mapping, so MADV_DONTNEED
-        // loses nothing: later reads of the range fault the same file bytes
-        // back in. No reference into the range outlives this call's
-        // caller's borrow except through that refault path.
+        // loses nothing: later reads of the range (from this thread or
+        // another holding `input_bytes`) fault the same file bytes back in,
+        // so no reference into the range ever sees different contents.
         let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
         self.released = upto;
     }
@@ -543,6 +615,9 @@ fn slice_of(input: &Input, off: u64, n: usize) -> &[u8] {
         Input::Stream(s) => s.slice(off, n),
     }
 }
+
+/// Mapped input is handed back to the kernel in steps of this many bytes.
+pub(crate) const RELEASE_STEP: u64 = 256 << 10;
 
 fn header_fields(b: &[u8], e: Endian) -> (u32, u16) {
     (e.u32([b[0], b[1], b[2], b[3]]), e.u16([b[4], b[5]]))
