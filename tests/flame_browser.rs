@@ -15,6 +15,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::browser::Browser;
 use common::chromium::Chromium;
 use common::{build_c, have_perf, perf_record, run_ok, sear, stdout_of};
 use serde_json::{json, Value};

@@ -9,12 +9,12 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
-/// The longest any one protocol command may take (Chromium's start-up included).
-pub const STEP: Duration = Duration::from_secs(60);
+use super::browser::Browser;
+pub use super::browser::STEP;
 /// A headless Chromium with one page, driven over the DevTools pipe.
 pub struct Chromium {
     child: Child,
@@ -159,9 +159,10 @@ impl Chromium {
             }
         }
     }
+}
 
-    /// Evaluates a JavaScript expression in the page; returns its value.
-    pub fn eval(&mut self, expr: &str) -> Value {
+impl Browser for Chromium {
+    fn eval(&mut self, expr: &str) -> Value {
         let r = self.call(
             "Runtime.evaluate",
             json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
@@ -172,19 +173,7 @@ impl Chromium {
         r["result"]["value"].clone()
     }
 
-    /// Polls `expr` until it is true, at most STEP.
-    pub fn wait_for(&mut self, expr: &str) {
-        let deadline = Instant::now() + STEP;
-        while self.eval(expr) != json!(true) {
-            if Instant::now() > deadline {
-                self.fail(&format!("`{expr}` did not become true within {STEP:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Opens `file` and waits until it has loaded.
-    pub fn open(&mut self, file: &Path) {
+    fn open(&mut self, file: &Path) {
         let url = format!("file://{}", file.display());
         self.call("Page.navigate", json!({ "url": url }));
         self.wait_for(&format!(
@@ -193,14 +182,21 @@ impl Chromium {
         ));
     }
 
-    /// A left click at (x, y) in CSS pixels, as the mouse makes it.
-    pub fn click(&mut self, x: f64, y: f64) {
+    fn click(&mut self, x: f64, y: f64) {
         for t in ["mouseMoved", "mousePressed", "mouseReleased"] {
             self.call(
                 "Input.dispatchMouseEvent",
                 json!({ "type": t, "x": x, "y": y, "button": "left", "clickCount": 1 }),
             );
         }
+    }
+
+    fn type_text(&mut self, text: &str) {
+        self.call("Input.insertText", json!({ "text": text }));
+    }
+
+    fn fail(&self, what: &str) -> ! {
+        Chromium::fail(self, what)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Shared helpers for integration tests: run sear and perf, make recordings.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod chromium;
+pub mod firefox;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

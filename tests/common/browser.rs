@@ -1,0 +1,34 @@
+//! What the browser tests need from a browser, whichever protocol drives it: Chromium's
+//! DevTools protocol ([`super::chromium`]) or WebDriver BiDi for Firefox ([`super::firefox`]).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The longest any one protocol command or wait may take (the browser's start-up included).
+pub const STEP: Duration = Duration::from_secs(60);
+
+pub trait Browser {
+    /// Evaluates JavaScript in the page (a promise is awaited); returns its value as JSON.
+    fn eval(&mut self, expr: &str) -> Value;
+    /// Opens `file` and waits until it has loaded.
+    fn open(&mut self, file: &Path);
+    /// A left click at (x, y) in CSS pixels of the viewport, as the mouse makes it.
+    fn click(&mut self, x: f64, y: f64);
+    /// Types `text` into the focused element.
+    fn type_text(&mut self, text: &str);
+    /// Fails the test with `what` and the end of the browser's log.
+    fn fail(&self, what: &str) -> !;
+
+    /// Polls `expr` until it is true, at most STEP.
+    fn wait_for(&mut self, expr: &str) {
+        let deadline = Instant::now() + STEP;
+        while self.eval(expr) != Value::Bool(true) {
+            if Instant::now() > deadline {
+                self.fail(&format!("`{expr}` did not become true within {STEP:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
