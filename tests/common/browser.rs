@@ -9,6 +9,24 @@ use serde_json::Value;
 /// The longest any one protocol command or wait may take (the browser's start-up included).
 pub const STEP: Duration = Duration::from_secs(60);
 
+/// Fails the test with `what` and the last lines of the browser's log at `log`.
+pub fn fail_with_log(browser: &str, log: &Path, what: &str) -> ! {
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    panic!("{what}\n{browser}'s log (last lines):\n{}", tail.join("\n"));
+}
+
+/// Kills a browser started in its own process group, with all its helper processes, and
+/// reaps it.
+pub fn kill_group(child: &mut std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 pub trait Browser {
     /// Evaluates JavaScript in the page (a promise is awaited); returns its value as JSON.
     fn eval(&mut self, expr: &str) -> Value;

@@ -117,10 +117,7 @@ impl Chromium {
 
     /// Fails the test with `what` and the end of Chromium's log.
     pub fn fail(&self, what: &str) -> ! {
-        let log = std::fs::read_to_string(self.dir.path().join("chromium.log")).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!("{what}\nChromium's log (last lines):\n{}", tail.join("\n"));
+        super::browser::fail_with_log("Chromium", &self.dir.path().join("chromium.log"), what)
     }
 
     /// Sends one protocol command and waits (at most STEP) for its answer.
@@ -203,10 +200,6 @@ impl Browser for Chromium {
 impl Drop for Chromium {
     fn drop(&mut self) {
         // The whole group: the browser, its zygotes and renderers.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        super::browser::kill_group(&mut self.child);
     }
 }

@@ -88,9 +88,7 @@ impl Firefox {
         let url = match rx.recv_timeout(STEP) {
             Ok(u) => u,
             Err(_) => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status();
+                super::browser::kill_group(&mut child);
                 panic!(
                     "Firefox did not start its WebDriver BiDi server within {STEP:?}; its log:\n{}",
                     std::fs::read_to_string(&log).unwrap_or_default()
@@ -125,10 +123,7 @@ impl Firefox {
 
     /// Fails the test with `what` and the end of Firefox's log.
     pub fn fail(&self, what: &str) -> ! {
-        let log = std::fs::read_to_string(self.dir.path().join("firefox.log")).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!("{what}\nFirefox's log (last lines):\n{}", tail.join("\n"));
+        super::browser::fail_with_log("Firefox", &self.dir.path().join("firefox.log"), what)
     }
 
     /// Sends one BiDi command and waits (at most STEP) for its answer.
@@ -274,10 +269,6 @@ impl Drop for Firefox {
     fn drop(&mut self) {
         let _ = self.ws.close(None);
         // The whole group: the browser and its content processes.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        super::browser::kill_group(&mut self.child);
     }
 }
