@@ -499,19 +499,25 @@ fn help_teaches() {
 }
 
 /// Page load time of a given report (BENCHMARKS.md): `SEAR_HTML_PAGE=report.html cargo test
-/// --test html -- --ignored --nocapture page_load`. Prints, for three fresh loads, the time
-/// from navigation start until the page's script has drawn the flame graph and the table
-/// (`window.searLoadMs`, set when it finishes).
+/// --test html -- --ignored --nocapture page_load` (in Chromium; `SEAR_BROWSER=firefox` for
+/// Firefox). Prints, for three fresh loads, the time from navigation start until the page's
+/// script has drawn the flame graph and the table (`window.searLoadMs`, set when it finishes).
 #[test]
 #[ignore = "a measurement: needs SEAR_HTML_PAGE"]
 fn page_load_time() {
     let page = std::env::var("SEAR_HTML_PAGE").expect("SEAR_HTML_PAGE=path/to/report.html");
     let page = std::fs::canonicalize(page).unwrap();
-    let mut ch = Chromium::launch();
+    match std::env::var("SEAR_BROWSER").as_deref() {
+        Ok("firefox") => measure_page_load(&mut Firefox::launch(), &page),
+        _ => measure_page_load(&mut Chromium::launch(), &page),
+    }
+}
+
+fn measure_page_load(ch: &mut impl Browser, page: &Path) {
     for run in 1..=3 {
         ch.open(Path::new("/dev/null"));
         let t = std::time::Instant::now();
-        ch.open(&page);
+        ch.open(page);
         ch.wait_for("window.searReady === true");
         let ms = ch.eval("window.searLoadMs");
         let rows = ch.eval("document.querySelectorAll('#symbols tbody tr').length");
