@@ -73,6 +73,9 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                     let mut stats = Stats::default();
                     let mut batch = Batch::default();
                     let mut sent = InFlight::default();
+                    // What the batches in flight read, as of the last send
+                    // (batches only come back then, so it is never too high).
+                    let mut in_flight = u64::MAX;
                     let read = loop {
                         match reader.next_record() {
                             Ok(Some(rec)) => {
@@ -88,13 +91,14 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                                         let fresh = sent.returned(&back_rx);
                                         let full = std::mem::replace(&mut batch, fresh);
                                         sent.push(full.min_offset);
+                                        in_flight = sent.min_offset();
                                         if tx.send(full).is_err() {
                                             break Ok(());
                                         }
                                     }
                                     // The consumer reads the file at the
                                     // offsets of batches not yet replayed.
-                                    reader.hold_from(sent.min_offset().min(batch.min_offset));
+                                    reader.hold_from(in_flight.min(batch.min_offset));
                                 }
                             }
                             Ok(None) => break Ok(()),
@@ -167,7 +171,7 @@ const BATCHES: usize = 4;
 /// mapping; the others are copied into `bytes`.
 struct Batch {
     bytes: Vec<u8>,
-    records: Vec<BatchRecord>,
+    records: Vec<perf_data::KeptRecord>,
     /// The lowest file offset of a record passed by offset (`u64::MAX`:
     /// none), which the reader keeps mapped until the batch comes back.
     min_offset: u64,
@@ -186,48 +190,14 @@ impl Default for Batch {
     }
 }
 
-#[derive(Clone, Copy)]
-struct BatchRecord {
-    /// Where the payload starts: in the file (`in_file`) or in `bytes`.
-    start: usize,
-    payload: u32,
-    trailing: u32,
-    type_: u32,
-    misc: u16,
-    in_file: bool,
-    from_compressed: bool,
-    offset: u64,
-}
-
 impl Batch {
     fn push(&mut self, r: &perf_data::RawRecord<'_>, random_access: bool) {
-        let (Ok(payload), Ok(trailing)) = (
-            u32::try_from(r.payload.len()),
-            u32::try_from(r.trailing.len()),
-        ) else {
-            return; // no record is 4 GiB long: the reader frames them by a u16 size
-        };
-        let in_file = random_access && !r.from_compressed;
-        self.len += r.payload.len() + r.trailing.len();
-        let start = if in_file {
-            self.min_offset = self.min_offset.min(r.offset);
-            r.offset as usize + 8
-        } else {
-            let start = self.bytes.len();
-            self.bytes.extend_from_slice(r.payload);
-            self.bytes.extend_from_slice(r.trailing);
-            start
-        };
-        self.records.push(BatchRecord {
-            start,
-            payload,
-            trailing,
-            type_: r.type_,
-            misc: r.misc,
-            in_file,
-            from_compressed: r.from_compressed,
-            offset: r.offset,
-        });
+        let kept = perf_data::KeptRecord::keep(r, random_access, &mut self.bytes);
+        if kept.in_input {
+            self.min_offset = self.min_offset.min(kept.offset);
+        }
+        self.len += kept.len();
+        self.records.push(kept);
     }
 
     fn clear(&mut self) {
@@ -243,20 +213,9 @@ impl Batch {
         &'a self,
         file: Option<&'a [u8]>,
     ) -> impl Iterator<Item = perf_data::RawRecord<'a>> + 'a {
-        self.records.iter().filter_map(move |r| {
-            let len = r.payload as usize + r.trailing as usize;
-            let bytes = if r.in_file { file? } else { &self.bytes[..] };
-            let b = bytes.get(r.start..r.start + len)?;
-            let (payload, trailing) = b.split_at(r.payload as usize);
-            Some(perf_data::RawRecord {
-                type_: r.type_,
-                misc: r.misc,
-                payload,
-                trailing,
-                offset: r.offset,
-                from_compressed: r.from_compressed,
-            })
-        })
+        self.records
+            .iter()
+            .filter_map(move |r| r.get(file, &self.bytes))
     }
 }
 
@@ -265,14 +224,12 @@ impl Batch {
 #[derive(Default)]
 struct InFlight {
     offsets: std::collections::VecDeque<u64>,
-    min: u64,
     free: Vec<Batch>,
 }
 
 impl InFlight {
     fn push(&mut self, min_offset: u64) {
         self.offsets.push_back(min_offset);
-        self.min = self.offsets.iter().copied().fold(u64::MAX, u64::min);
     }
 
     /// Takes back the batches replayed so far; returns an empty batch to
@@ -283,16 +240,13 @@ impl InFlight {
             b.clear();
             self.free.push(b);
         }
-        self.min = self.offsets.iter().copied().fold(u64::MAX, u64::min);
         self.free.pop().unwrap_or_default()
     }
 
+    /// The lowest file offset the batches in flight read (at most
+    /// BATCHES + 1 of them).
     fn min_offset(&self) -> u64 {
-        if self.offsets.is_empty() {
-            u64::MAX
-        } else {
-            self.min
-        }
+        self.offsets.iter().copied().fold(u64::MAX, u64::min)
     }
 }
 

@@ -47,5 +47,5 @@ pub use header::{FileHeader, Kind, Section};
 pub use meta::Meta;
 pub use order::{Order, Reader, Record};
 pub use reader::{Diagnostics, InputBytes, OpenOptions, RecordReader, Warning, MAX_DECOMPRESSED};
-pub use records::{RawRecord, RecordData, SampleId};
+pub use records::{KeptRecord, RawRecord, RecordData, SampleId};
 pub use sample::Sample;

@@ -4,10 +4,10 @@
 //! once. Memory stays bounded: past a limit the older half is flushed early.
 
 use crate::consts::*;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::reader::{Diagnostics, RecordReader};
-use crate::records::{RawRecord, RecordData, SampleId};
+use crate::records::{KeptRecord, RawRecord, RecordData, SampleId};
 use crate::sample::Sample;
 
 /// Arena size below which dead bytes are left in place.
@@ -59,16 +59,8 @@ pub enum Order {
 struct Entry {
     time: u64,
     seq: u64,
-    /// Where the payload starts: in the arena, or (`in_input`) at this
-    /// offset of the reader's input.
-    start: usize,
-    in_input: bool,
-    payload: usize,
-    trailing: usize,
-    type_: u32,
-    misc: u16,
-    offset: u64,
-    from_compressed: bool,
+    /// In the reader's input or in the arena.
+    rec: KeptRecord,
 }
 
 /// Reads records in perf's delivery order (or file order).
@@ -195,21 +187,16 @@ impl Reader {
             if self.ready_pos < self.ready.len() {
                 let e = self.ready[self.ready_pos];
                 self.ready_pos += 1;
-                let len = e.payload + e.trailing;
-                let p = if e.in_input {
-                    self.inner.input_slice(e.start as u64, len)
-                } else {
-                    &self.arena[e.start..e.start + len]
-                };
+                // (Always there: the input is kept whole and the arena
+                // keeps what is queued or ready.)
+                let raw = e
+                    .rec
+                    .get(self.inner.input_all(), &self.arena)
+                    .ok_or_else(|| {
+                        Error::corrupt("record", e.rec.offset, "its kept bytes are gone")
+                    })?;
                 return Ok(Some(Record {
-                    raw: RawRecord {
-                        type_: e.type_,
-                        misc: e.misc,
-                        payload: &p[..e.payload],
-                        trailing: &p[e.payload..],
-                        offset: e.offset,
-                        from_compressed: e.from_compressed,
-                    },
+                    raw,
                     meta: self.inner.meta(),
                 }));
             }
@@ -239,8 +226,8 @@ impl Reader {
         self.queue
             .iter()
             .chain(&self.ready[self.ready_pos..])
-            .filter(|e| e.in_input)
-            .map(|e| e.start as u64 - 8)
+            .filter(|e| e.rec.in_input)
+            .map(|e| e.rec.offset)
             .fold(self.hold, u64::min)
     }
 
@@ -267,26 +254,10 @@ impl Reader {
             } else {
                 rec.time().filter(|&t| t != 0 && t != u64::MAX)
             };
-            let in_input = self.zero_copy && !raw.from_compressed;
-            let start = if in_input {
-                raw.offset as usize + 8
-            } else {
-                let start = self.arena.len();
-                self.arena.extend_from_slice(raw.payload);
-                self.arena.extend_from_slice(raw.trailing);
-                start
-            };
             let entry = Entry {
                 time: time.unwrap_or(0),
                 seq: self.seq,
-                start,
-                in_input,
-                payload: raw.payload.len(),
-                trailing: raw.trailing.len(),
-                type_: raw.type_,
-                misc: raw.misc,
-                offset: raw.offset,
-                from_compressed: raw.from_compressed,
+                rec: KeptRecord::keep(&raw, self.zero_copy, &mut self.arena),
             };
             self.seq += 1;
             match (raw.type_, time) {
@@ -304,11 +275,10 @@ impl Reader {
                         self.out_of_order += 1;
                     }
                     self.max_time = self.max_time.max(t);
-                    let len = entry.payload + entry.trailing;
-                    if in_input {
-                        self.queued_input += len;
+                    if entry.rec.in_input {
+                        self.queued_input += entry.rec.len();
                     } else {
-                        self.queued += len;
+                        self.queued += entry.rec.len();
                     }
                     self.queue.push(entry);
                     if self.arena.len() + self.queued_input > self.limit {
@@ -333,11 +303,10 @@ impl Reader {
         let start = self.ready.len();
         self.ready.extend(self.queue.drain(..n));
         for e in &self.ready[start..] {
-            let len = e.payload + e.trailing;
-            if e.in_input {
-                self.queued_input -= len;
+            if e.rec.in_input {
+                self.queued_input -= e.rec.len();
             } else {
-                self.queued -= len;
+                self.queued -= e.rec.len();
             }
         }
     }
@@ -370,15 +339,15 @@ impl Reader {
         }
         let mut by_start = std::mem::take(&mut self.by_start);
         by_start.clear();
-        by_start.extend((0..self.queue.len() as u32).filter(|&i| !self.queue[i as usize].in_input));
-        by_start.sort_unstable_by_key(|&i| self.queue[i as usize].start);
+        by_start
+            .extend((0..self.queue.len() as u32).filter(|&i| !self.queue[i as usize].rec.in_input));
+        by_start.sort_unstable_by_key(|&i| self.queue[i as usize].rec.start);
         let mut to = 0;
         for &i in &by_start {
-            let e = &mut self.queue[i as usize];
-            let len = e.payload + e.trailing;
-            self.arena.copy_within(e.start..e.start + len, to);
-            e.start = to;
-            to += len;
+            let r = &mut self.queue[i as usize].rec;
+            self.arena.copy_within(r.start..r.start + r.len(), to);
+            r.start = to;
+            to += r.len();
         }
         self.arena.truncate(to);
         self.by_start = by_start;

@@ -335,10 +335,13 @@ impl RecordReader {
         self.hold = off;
     }
 
-    /// Bytes [off, off + n) of a random-access input (see
-    /// [`Self::is_random_access`]).
-    pub(crate) fn input_slice(&self, off: u64, n: usize) -> &[u8] {
-        slice_of(&self.input, off, n)
+    /// All bytes of a random-access input (see [`Self::is_random_access`]).
+    pub(crate) fn input_all(&self) -> Option<&[u8]> {
+        match &self.input {
+            Input::Mapped(m) => Some(m),
+            Input::Owned(v) => Some(v),
+            Input::Stream(_) => None,
+        }
     }
 
     /// Records are read once, front to back: the mapped pages before `off`

@@ -30,6 +30,76 @@ impl<'a> RawRecord<'a> {
     }
 }
 
+/// A record kept after the reader has moved on: its header fields and where
+/// its bytes are, either in the reader's input at the record's own offset
+/// (records outside COMPRESSED records of a mapped or in-memory file, see
+/// [`crate::RecordReader::input_bytes`]) or copied into a buffer of the
+/// keeper's.
+#[derive(Debug, Clone, Copy)]
+pub struct KeptRecord {
+    /// Where the payload starts: in the input (`in_input`) or in the buffer.
+    pub start: usize,
+    pub payload: usize,
+    pub trailing: usize,
+    pub type_: u32,
+    pub misc: u16,
+    pub in_input: bool,
+    pub from_compressed: bool,
+    pub offset: u64,
+}
+
+impl KeptRecord {
+    /// Keeps `raw`: by its input offset when `random_access` (the input is a
+    /// file) and it does not come from a COMPRESSED record, else by copying
+    /// its bytes to the end of `buf`.
+    pub fn keep(raw: &RawRecord<'_>, random_access: bool, buf: &mut Vec<u8>) -> Self {
+        let in_input = random_access && !raw.from_compressed;
+        let start = if in_input {
+            raw.offset as usize + 8
+        } else {
+            let start = buf.len();
+            buf.extend_from_slice(raw.payload);
+            buf.extend_from_slice(raw.trailing);
+            start
+        };
+        KeptRecord {
+            start,
+            payload: raw.payload.len(),
+            trailing: raw.trailing.len(),
+            type_: raw.type_,
+            misc: raw.misc,
+            in_input,
+            from_compressed: raw.from_compressed,
+            offset: raw.offset,
+        }
+    }
+
+    /// Payload and trailing bytes.
+    pub fn len(&self) -> usize {
+        self.payload + self.trailing
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The record again, from the input's bytes or the buffer it was copied
+    /// to; None if those are not the bytes it was kept with.
+    pub fn get<'a>(&self, input: Option<&'a [u8]>, buf: &'a [u8]) -> Option<RawRecord<'a>> {
+        let bytes = if self.in_input { input? } else { buf };
+        let b = bytes.get(self.start..self.start.checked_add(self.len())?)?;
+        let (payload, trailing) = b.split_at(self.payload);
+        Some(RawRecord {
+            type_: self.type_,
+            misc: self.misc,
+            payload,
+            trailing,
+            offset: self.offset,
+            from_compressed: self.from_compressed,
+        })
+    }
+}
+
 /// The `sample_id_all` trailer of a non-sample kernel record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SampleId {
