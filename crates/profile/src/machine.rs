@@ -167,6 +167,8 @@ pub struct Machine {
     dso_by_name: HashMap<String, usize>,
     exit_removes_thread: bool,
     kernel_reloc: Option<(String, u64)>,
+    /// The DSOs hit so far, in the order of their first hits.
+    hit_order: Vec<u32>,
 }
 
 impl Default for Machine {
@@ -186,6 +188,7 @@ impl Machine {
             dso_by_name: HashMap::default(),
             exit_removes_thread: false,
             kernel_reloc: None,
+            hit_order: Vec::new(),
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
@@ -513,8 +516,17 @@ impl Machine {
 
     pub fn mark_hit(&mut self, dso: usize) {
         if let Some(d) = self.dsos.get_mut(dso) {
-            d.hit = true;
+            if !d.hit {
+                d.hit = true;
+                self.hit_order.push(dso as u32);
+            }
         }
+    }
+
+    /// The DSOs hit so far (indices into [`Self::dsos`]), in the order of
+    /// their first hits: new ones are found at the end.
+    pub fn dsos_hit(&self) -> &[u32] {
+        &self.hit_order
     }
 
     pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {
@@ -535,7 +547,7 @@ impl Machine {
         };
         let tid = th.tid;
         if let Landing::Dso(d) = landing {
-            self.dsos[d].hit = true;
+            self.mark_hit(d);
         }
         (comm, tid, landing)
     }
