@@ -13,7 +13,10 @@ use clap::{Args, Parser, Subcommand};
     long_about = "sear reads and writes perf.data (any perf version, file or pipe mode) and \
 prints what perf prints, faster.\n\nTypical use:\n  sear record -g -- ./myprog     # sample a program\n  \
 sear report --stats            # what the recording contains\n  sear report --header-only      # where and how it was recorded",
-    propagate_version = true
+    propagate_version = true,
+    // perf takes any unambiguous prefix of a long option (`--comm` for
+    // `--comms`); so does sear.
+    infer_long_args = true
 )]
 pub struct Cli {
     /// More messages on stderr (-v, -vv for debug output).

@@ -97,10 +97,12 @@ fn check(cases: &[Case<'_>]) {
         // With a filter every row can be hidden: an entry made first by a
         // sample the filter drops (a kernel sample at start-up under
         // `main`, say) stays hidden. Then sear must print none either.
-        let filtered = c
-            .args
-            .iter()
-            .any(|a| matches!(*a, "--dsos" | "--symbols" | "--comms" | "--pid" | "--tid"));
+        let filtered = c.args.iter().any(|a| {
+            matches!(
+                *a,
+                "--dsos" | "--symbols" | "--comms" | "--comm" | "--pid" | "--tid"
+            )
+        });
         assert!(
             p.contains("# Samples:")
                 && (filtered
@@ -216,6 +218,8 @@ fn fields_equal_perf() {
         vec!["--show-cpu-utilization", "-g", "none"],
         vec!["--show-cpu-utilization", "--no-children", "-g", "none"],
         vec!["--comms", "prog", "--no-children", "-g", "none"],
+        // Any unambiguous prefix of a long option, as perf takes it.
+        vec!["--comm", "prog", "--no-child", "-g", "none"],
         vec!["--dsos", "prog", "--no-children", "-g", "none"],
         vec![
             "--dsos",
