@@ -30,14 +30,30 @@ pub fn kill_group(child: &mut std::process::Child) {
 pub trait Browser {
     /// Evaluates JavaScript in the page (a promise is awaited); returns its value as JSON.
     fn eval(&mut self, expr: &str) -> Value;
-    /// Opens `file` and waits until it has loaded.
-    fn open(&mut self, file: &Path);
+    /// Starts loading `url` in the page.
+    fn navigate(&mut self, url: &str);
     /// A left click at (x, y) in CSS pixels of the viewport, as the mouse makes it.
     fn click(&mut self, x: f64, y: f64);
     /// Types `text` into the focused element.
     fn type_text(&mut self, text: &str);
     /// Fails the test with `what` and the end of the browser's log.
     fn fail(&self, what: &str) -> !;
+
+    /// Opens `url` and waits until it has loaded. A URL that differs from the page's only in
+    /// its `#fragment` does not load the page again (the browser only scrolls): open another
+    /// page first.
+    fn open_url(&mut self, url: &str) {
+        self.navigate(url);
+        self.wait_for(&format!(
+            "location.href === {} && document.readyState === 'complete'",
+            serde_json::json!(url)
+        ));
+    }
+
+    /// Opens `file` and waits until it has loaded.
+    fn open(&mut self, file: &Path) {
+        self.open_url(&format!("file://{}", file.display()));
+    }
 
     /// Polls `expr` until it is true, at most STEP.
     fn wait_for(&mut self, expr: &str) {

@@ -6,7 +6,6 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
@@ -170,13 +169,8 @@ impl Browser for Chromium {
         r["result"]["value"].clone()
     }
 
-    fn open(&mut self, file: &Path) {
-        let url = format!("file://{}", file.display());
+    fn navigate(&mut self, url: &str) {
         self.call("Page.navigate", json!({ "url": url }));
-        self.wait_for(&format!(
-            "location.href === {} && document.readyState === 'complete'",
-            json!(url)
-        ));
     }
 
     fn click(&mut self, x: f64, y: f64) {

@@ -7,7 +7,6 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
@@ -207,17 +206,12 @@ impl Browser for Firefox {
         plain(&r["result"])
     }
 
-    fn open(&mut self, file: &Path) {
-        let url = format!("file://{}", file.display());
+    fn navigate(&mut self, url: &str) {
         let context = self.context.clone();
         self.call(
             "browsingContext.navigate",
             json!({ "context": context, "url": url, "wait": "complete" }),
         );
-        self.wait_for(&format!(
-            "location.href === {} && document.readyState === 'complete'",
-            json!(url)
-        ));
     }
 
     fn click(&mut self, x: f64, y: f64) {
