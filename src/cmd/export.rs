@@ -80,7 +80,6 @@ pub fn load(
         &collector,
         &machine,
         kernel,
-        Default::default(),
         &SymbolizeOptions {
             names: super::replay::name_style(no_demangle, short_names),
             inline: true,

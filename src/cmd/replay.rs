@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use perf_data::stats::Stats;
 use profile::machine::Machine;
 use profile::resolve::{CollectOptions, Collector};
-use profile::symbolize::{NameStyle, OpenedBinaries, SymbolizeOptions, Symbols};
+use profile::symbolize::{NameStyle, SymbolizeOptions, Symbols};
 
 /// How to replay.
 pub struct ReplayOptions {
@@ -37,13 +37,11 @@ pub struct Replayed {
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
     let t0 = std::time::Instant::now();
     let (mut machine, kernel) = start(reader.meta());
-    let finder = symbols::DebugFinder::default();
     let mut state = PassOne {
         collector: Collector::new(o.collect),
         last_read: Default::default(),
         unknown_read_ids: 0,
         sample_times: None,
-        opener: Opener::start(&finder),
     };
     let context = || format!("reading records of {}", path.display());
     // A file's metadata is all in its header: one thread reads and orders
@@ -134,23 +132,18 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
         mut collector,
         unknown_read_ids,
         sample_times,
-        opener,
         ..
     } = state;
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
-    log::debug!("stacks interned: {:?}", t0.elapsed());
-    let opened = opener.finish();
-    log::debug!("binaries opened: {:?}", t0.elapsed());
     let syms = symbolize(
         &collector,
         &machine,
         kernel,
-        opened,
         &SymbolizeOptions {
             names: o.names,
             inline: o.inline,
-            finder,
+            finder: symbols::DebugFinder::default(),
             srclines: o.srclines,
         },
     );
@@ -264,66 +257,6 @@ struct PassOne {
     last_read: std::collections::HashMap<u64, u64>,
     unknown_read_ids: u64,
     sample_times: Option<(u64, u64)>,
-    opener: Opener,
-}
-
-/// A DSO to open: its index, file name and build id.
-type ToOpen = (u32, String, Option<Vec<u8>>);
-
-/// Opens the binaries of DSOs on a thread of its own as pass one first
-/// hits them (reading a big binary's symbols takes a good part of
-/// symbolizing it), so pass two finds them open.
-struct Opener {
-    tx: Option<std::sync::mpsc::Sender<ToOpen>>,
-    handle: Option<std::thread::JoinHandle<OpenedBinaries>>,
-    /// How many of the machine's hit DSOs were looked at.
-    seen: usize,
-}
-
-impl Opener {
-    fn start(finder: &symbols::DebugFinder) -> Opener {
-        let (tx, rx) = std::sync::mpsc::channel::<ToOpen>();
-        let finder = finder.clone();
-        let handle = std::thread::Builder::new()
-            .name("sear-open".into())
-            .spawn(move || {
-                let mut opened = OpenedBinaries::default();
-                for (dso, name, build_id) in rx {
-                    opened.open(dso, &name, build_id, &finder);
-                }
-                opened
-            })
-            .ok();
-        Opener {
-            tx: handle.is_some().then_some(tx),
-            handle,
-            seen: 0,
-        }
-    }
-
-    /// Hands the thread the DSOs hit since the last call.
-    fn poll(&mut self, machine: &Machine) {
-        let hit = machine.dsos_hit();
-        if hit.len() == self.seen {
-            return;
-        }
-        for &i in &hit[self.seen..] {
-            let d = &machine.dsos()[i as usize];
-            if let (true, Some(tx)) = (OpenedBinaries::wanted(d), &self.tx) {
-                let _ = tx.send((i, d.name.clone(), d.build_id.clone()));
-            }
-        }
-        self.seen = hit.len();
-    }
-
-    /// Waits for the binaries handed over so far.
-    fn finish(mut self) -> OpenedBinaries {
-        self.tx = None;
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-    }
 }
 
 impl PassOne {
@@ -374,7 +307,6 @@ impl PassOne {
                 machine.apply(rec.raw.misc, &data);
             }
         }
-        self.opener.poll(machine);
     }
 }
 
@@ -421,7 +353,6 @@ pub fn symbolize(
     collector: &Collector,
     machine: &Machine,
     kernel: KernelPrefetch,
-    opened: OpenedBinaries,
     opts: &SymbolizeOptions,
 ) -> Symbols {
     let preloaded = kernel.handle.and_then(|h| h.join().ok()).filter(|_| {
@@ -437,7 +368,6 @@ pub fn symbolize(
         machine.kernel_reloc(),
         opts,
         preloaded,
-        opened,
     );
     for (dso, reason) in &syms.misses {
         log::warn!("{dso}: no symbols ({reason})");

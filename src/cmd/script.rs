@@ -286,7 +286,6 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         &collector,
         &machine,
         kernel,
-        Default::default(),
         &SymbolizeOptions {
             names: super::replay::name_style(a.no_demangle, a.short_names),
             inline: !a.no_inline,

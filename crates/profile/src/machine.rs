@@ -167,8 +167,6 @@ pub struct Machine {
     dso_by_name: HashMap<String, usize>,
     exit_removes_thread: bool,
     kernel_reloc: Option<(String, u64)>,
-    /// The DSOs hit so far, in the order of their first hits.
-    hit_order: Vec<u32>,
 }
 
 impl Default for Machine {
@@ -188,7 +186,6 @@ impl Machine {
             dso_by_name: HashMap::default(),
             exit_removes_thread: false,
             kernel_reloc: None,
-            hit_order: Vec::new(),
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
@@ -516,17 +513,8 @@ impl Machine {
 
     pub fn mark_hit(&mut self, dso: usize) {
         if let Some(d) = self.dsos.get_mut(dso) {
-            if !d.hit {
-                d.hit = true;
-                self.hit_order.push(dso as u32);
-            }
+            d.hit = true;
         }
-    }
-
-    /// The DSOs hit so far (indices into [`Self::dsos`]), in the order of
-    /// their first hits: new ones are found at the end.
-    pub fn dsos_hit(&self) -> &[u32] {
-        &self.hit_order
     }
 
     pub fn resolve(&mut self, s: &Sample<'_>) -> (String, i32, Landing) {
@@ -547,7 +535,7 @@ impl Machine {
         };
         let tid = th.tid;
         if let Landing::Dso(d) = landing {
-            self.mark_hit(d);
+            self.dsos[d].hit = true;
         }
         (comm, tid, landing)
     }

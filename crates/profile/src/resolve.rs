@@ -197,7 +197,7 @@ impl SampleKey {
 }
 
 /// What samples with one key add up to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleSum {
     pub period: u64,
     pub samples: u64,
@@ -266,10 +266,6 @@ pub struct Collector {
     map_cache: MapCache,
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
-    /// The interning thread while [`Self::add`] hands it the stacks.
-    pipe: Option<InternPipe>,
-    /// Whether [`Self::add`] may start an interning thread.
-    may_pipe: bool,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -345,8 +341,6 @@ impl Collector {
             thread_comms: Vec::new(),
             map_cache: MapCache::default(),
             unwind_failures: 0,
-            pipe: None,
-            may_pipe: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
         }
     }
 
@@ -369,7 +363,6 @@ impl Collector {
     /// index, the chain cache, the unwinders and their binaries), so the
     /// passes after it start with that memory back.
     pub fn finish(&mut self) {
-        self.join_pipe();
         self.flush_sums();
         self.sum_ids = HashMap::default();
         self.chains = HashMap::default();
@@ -383,7 +376,6 @@ impl Collector {
     /// collector without them (their index is freed before the rows are
     /// built).
     pub fn take_sums_in_order(&mut self) -> Vec<(SampleKey, SampleSum)> {
-        self.join_pipe();
         self.flush_sums();
         self.sum_ids = HashMap::default();
         std::mem::take(&mut self.sums)
@@ -488,40 +480,37 @@ impl Collector {
             e.samples += 1;
             return;
         }
-        // The thread starts with the first stack and interns all of them
-        // until the sums are read (or a sample is keyed, [`Self::key`]).
-        if self.may_pipe {
-            self.may_pipe = false;
-            if self.sum_ids.is_empty() && self.sums.is_empty() {
-                self.pipe = InternPipe::start(&mut self.interner, &mut self.paths);
-            }
-        }
-        if self.pipe.is_some() {
-            let leaf = self.locate_stack(machine, &th, s);
-            let first = SampleSum { period, samples: 1 };
-            let job = InternJob {
-                event: s.event as u32,
-                thread: th.index as u32,
-                comm,
-                cpu,
-                leaf,
-                locs: 0..0,
-                // A recorded chain's samples are summed here, by its hash;
-                // an unwound stack's there, by its key.
-                sum: fast.is_none().then_some(first),
-            };
-            if let Some(pipe) = &mut self.pipe {
-                if let Some(h) = fast {
-                    self.sum_ids.insert(h, (pipe.chains, first));
-                }
-                pipe.send(job, &self.buf);
-            }
-            return;
-        }
         let (leaf, stack) = self.resolve(machine, &th, s);
         let key = SampleKey::of(s, &th, comm, cpu, leaf, stack);
-        let hash = fast.unwrap_or_else(|| split128(key_hash(&key)));
-        self.push_sum(hash, key, SampleSum { period, samples: 1 });
+        let hash = fast.unwrap_or_else(|| {
+            let mut bytes = [0u8; 24];
+            let k = [
+                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
+            ];
+            for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
+                b.copy_from_slice(&v.to_le_bytes());
+            }
+            split128(twox_hash::XxHash3_128::oneshot(&bytes))
+        });
+        let sums = &mut self.sums;
+        let (_, e) = self.sum_ids.entry(hash).or_insert_with(|| {
+            sums.push((
+                key,
+                SampleSum {
+                    period: 0,
+                    samples: 0,
+                },
+            ));
+            (
+                (sums.len() - 1) as u32,
+                SampleSum {
+                    period: 0,
+                    samples: 0,
+                },
+            )
+        });
+        e.period = e.period.wrapping_add(period);
+        e.samples += 1;
     }
 
     fn cpu_of(&self, s: &Sample<'_>) -> u32 {
@@ -555,21 +544,6 @@ impl Collector {
 
     /// A sample's leaf location id and stack id, looked up and interned.
     fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
-        // (An interning thread, if any, has interned all before.)
-        self.join_pipe();
-        let leaf = self.locate_stack(machine, th, s);
-        intern(
-            &mut self.interner,
-            &mut self.paths,
-            th.index as u32,
-            leaf,
-            &self.buf,
-        )
-    }
-
-    /// A sample's leaf location, returned, and its stack's, left in
-    /// `self.buf` leaf first.
-    fn locate_stack(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> Loc {
         let leaf = Self::locate(
             &mut self.map_cache,
             machine,
@@ -586,66 +560,13 @@ impl Collector {
         if self.opts.callchains {
             self.chain(machine, th, s, &mut buf);
         }
+        if self.paths.len() >= MAX_PATHS && !self.paths.contains_key(&(th.index as u32)) {
+            self.paths.clear();
+        }
+        let path = self.paths.entry(th.index as u32).or_default();
+        let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
-        leaf
-    }
-
-    /// Waits for the interning thread to intern everything handed to it,
-    /// takes the interner back, and gives the sums it made their keys.
-    fn join_pipe(&mut self) {
-        let Some(pipe) = self.pipe.take() else {
-            return;
-        };
-        let Interned {
-            interner,
-            paths,
-            firsts,
-            unwound,
-        } = pipe.finish();
-        self.interner = interner;
-        self.paths = paths;
-        // The sums in the order of their first samples: those of recorded
-        // chains (summed here by their hashes; `firsts` has their keys by
-        // ordinal) merged with those of unwound stacks (summed there by
-        // their keys), both in ticket order.
-        let mut by_chain: Vec<Option<([u64; 2], SampleSum)>> = vec![None; firsts.len()];
-        for (h, (ordinal, sum)) in self.sum_ids.drain() {
-            if let Some(slot) = by_chain.get_mut(ordinal as usize) {
-                *slot = Some((h, sum));
-            }
-        }
-        let chains = firsts
-            .into_iter()
-            .zip(by_chain)
-            .filter_map(|((ticket, key), hs)| hs.map(|(h, sum)| (ticket, h, key, sum)));
-        let mut unwound = unwound
-            .into_iter()
-            .map(|(ticket, key, sum)| (ticket, split128(key_hash(&key)), key, sum))
-            .peekable();
-        for (ticket, h, key, sum) in chains {
-            while let Some((_, uh, k, s)) = unwound.next_if(|u| u.0 < ticket) {
-                self.push_sum(uh, k, s);
-            }
-            self.push_sum(h, key, sum);
-        }
-        for (_, h, k, s) in unwound {
-            self.push_sum(h, k, s);
-        }
-    }
-
-    /// Appends a sum, indexed by `hash` as [`Self::add`] would have.
-    fn push_sum(&mut self, hash: [u64; 2], key: SampleKey, sum: SampleSum) {
-        let zero = SampleSum {
-            period: 0,
-            samples: 0,
-        };
-        let sums = &mut self.sums;
-        let (_, e) = self.sum_ids.entry(hash).or_insert_with(|| {
-            sums.push((key, zero));
-            ((sums.len() - 1) as u32, zero)
-        });
-        e.period = e.period.wrapping_add(sum.period);
-        e.samples += sum.samples;
+        (self.interner.loc_id(leaf), stack)
     }
 
     /// The key of a sample's recorded chain in [`Self::chains`], if the
@@ -790,187 +711,6 @@ impl Collector {
                 break;
             }
             out.push(loc);
-        }
-    }
-}
-
-/// The hash a sum of samples without a recorded-chain hash is indexed by:
-/// of its key.
-fn key_hash(key: &SampleKey) -> u128 {
-    let mut bytes = [0u8; 24];
-    let k = [
-        key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
-    ];
-    for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
-        b.copy_from_slice(&v.to_le_bytes());
-    }
-    twox_hash::XxHash3_128::oneshot(&bytes)
-}
-
-/// Interns a sample's stack (leaf first) and then its leaf; returns their
-/// ids (leaf, stack). `paths` keeps each thread's last stack.
-fn intern(
-    interner: &mut Interner,
-    paths: &mut HashMap<u32, StackPath>,
-    thread: u32,
-    leaf: Loc,
-    leaf_first: &[Loc],
-) -> (u32, u32) {
-    if paths.len() >= MAX_PATHS && !paths.contains_key(&thread) {
-        paths.clear();
-    }
-    let path = paths.entry(thread).or_default();
-    let stack = interner.stack_id_from(leaf_first, path);
-    (interner.loc_id(leaf), stack)
-}
-
-/// A sample's stack to intern, with what its key needs.
-struct InternJob {
-    event: u32,
-    thread: u32,
-    comm: u32,
-    cpu: u32,
-    leaf: Loc,
-    /// Its stack's locations, leaf first, in the batch's `locs`.
-    locs: std::ops::Range<usize>,
-    /// For an unwound stack (which has no chain hash), the sample's period,
-    /// summed by key on the interning thread.
-    sum: Option<SampleSum>,
-}
-
-/// Jobs in the order of their samples, their stacks in one buffer.
-#[derive(Default)]
-struct JobBatch {
-    jobs: Vec<InternJob>,
-    locs: Vec<Loc>,
-}
-
-/// Jobs per batch and batches that may wait: a few hundred KB in flight.
-const JOBS_PER_BATCH: usize = 256;
-const JOB_BATCHES: usize = 4;
-
-/// What the interning thread leaves.
-struct Interned {
-    interner: Interner,
-    paths: HashMap<u32, StackPath>,
-    /// Per recorded chain, in order (its ordinal): its job's ticket (the
-    /// job's place among all jobs) and key.
-    firsts: Vec<(u32, SampleKey)>,
-    /// The sums of unwound stacks by key, in the order of their first
-    /// samples, with those samples' tickets.
-    unwound: Vec<(u32, SampleKey, SampleSum)>,
-}
-
-/// Pass one on two cores: this thread replays records and finds each new
-/// stack's locations, a second one interns the stacks (most of the rest of
-/// the work; the ids it gives are those interning here would).
-struct InternPipe {
-    tx: std::sync::mpsc::SyncSender<JobBatch>,
-    back: std::sync::mpsc::Receiver<JobBatch>,
-    batch: JobBatch,
-    /// Recorded chains sent so far (the next one's ordinal).
-    chains: u32,
-    handle: std::thread::JoinHandle<Interned>,
-}
-
-impl InternPipe {
-    /// Starts the thread with the interner and the threads' last stacks
-    /// (taken from the collector until [`Self::finish`]); None if no
-    /// thread can start.
-    fn start(interner: &mut Interner, paths: &mut HashMap<u32, StackPath>) -> Option<InternPipe> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<JobBatch>(JOB_BATCHES);
-        let (back_tx, back) = std::sync::mpsc::channel::<JobBatch>();
-        let mut out = Interned {
-            interner: std::mem::take(interner),
-            paths: std::mem::take(paths),
-            firsts: Vec::new(),
-            unwound: Vec::new(),
-        };
-        let handle = std::thread::Builder::new()
-            .name("sear-intern".into())
-            .spawn(move || {
-                let mut unwound_ids: HashMap<SampleKey, u32> = HashMap::default();
-                let mut ticket = 0u32;
-                for mut batch in rx {
-                    for job in &batch.jobs {
-                        let locs = batch.locs.get(job.locs.clone()).unwrap_or_default();
-                        let (leaf, stack) = intern(
-                            &mut out.interner,
-                            &mut out.paths,
-                            job.thread,
-                            job.leaf,
-                            locs,
-                        );
-                        let key = SampleKey {
-                            event: job.event,
-                            thread: job.thread,
-                            comm: job.comm,
-                            leaf,
-                            stack,
-                            cpu: job.cpu,
-                        };
-                        match job.sum {
-                            None => out.firsts.push((ticket, key)),
-                            Some(s) => {
-                                let unwound = &mut out.unwound;
-                                let i = *unwound_ids.entry(key).or_insert_with(|| {
-                                    unwound.push((ticket, key, SampleSum::default()));
-                                    (unwound.len() - 1) as u32
-                                });
-                                if let Some((_, _, sum)) = unwound.get_mut(i as usize) {
-                                    sum.period = sum.period.wrapping_add(s.period);
-                                    sum.samples += s.samples;
-                                }
-                            }
-                        }
-                        ticket = ticket.wrapping_add(1);
-                    }
-                    batch.jobs.clear();
-                    batch.locs.clear();
-                    let _ = back_tx.send(batch);
-                }
-                out
-            })
-            .ok()?;
-        Some(InternPipe {
-            tx,
-            back,
-            batch: JobBatch::default(),
-            chains: 0,
-            handle,
-        })
-    }
-
-    /// Queues a job with its stack (leaf first).
-    fn send(&mut self, mut job: InternJob, leaf_first: &[Loc]) {
-        if job.sum.is_none() {
-            self.chains += 1;
-        }
-        let at = self.batch.locs.len();
-        self.batch.locs.extend_from_slice(leaf_first);
-        job.locs = at..self.batch.locs.len();
-        self.batch.jobs.push(job);
-        if self.batch.jobs.len() >= JOBS_PER_BATCH {
-            let fresh = self.back.try_recv().unwrap_or_default();
-            let full = std::mem::replace(&mut self.batch, fresh);
-            // (A thread that is gone has panicked; `finish` says so.)
-            let _ = self.tx.send(full);
-        }
-    }
-
-    /// Sends what is queued, waits for the thread to intern it all, and
-    /// returns what it made.
-    fn finish(self) -> Interned {
-        let InternPipe {
-            tx, batch, handle, ..
-        } = self;
-        let _ = tx.send(batch);
-        drop(tx);
-        match handle.join() {
-            Ok(out) => out,
-            // Interning does not panic on any input; if it ever does, the
-            // panic goes on here.
-            Err(p) => std::panic::resume_unwind(p),
         }
     }
 }

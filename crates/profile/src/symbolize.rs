@@ -250,44 +250,7 @@ pub fn symbolize(
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
 ) -> Symbols {
-    symbolize_with_kernel(
-        locs,
-        dsos,
-        kernel_reloc,
-        opts,
-        None,
-        OpenedBinaries::default(),
-    )
-}
-
-/// A binary opened for symbolizing, or why it could not be.
-type Opened = Result<Binary, Reason>;
-
-/// Binaries opened ahead of symbolizing (on another thread while pass one
-/// still runs), by DSO index, each with the build id it was opened for.
-#[derive(Default)]
-pub struct OpenedBinaries(HashMap<u32, (Option<Vec<u8>>, Opened)>);
-
-impl OpenedBinaries {
-    /// Whether symbolizing `d` starts by opening a binary file (not for
-    /// the kernel, the vdso, JIT maps or anonymous memory).
-    pub fn wanted(d: &Dso) -> bool {
-        d.name.starts_with('/') && !is_jit_map(&d.name)
-    }
-
-    /// Opens DSO `dso` as [`symbolize_with_kernel`] would.
-    pub fn open(&mut self, dso: u32, name: &str, build_id: Option<Vec<u8>>, finder: &DebugFinder) {
-        let bin = open_binary(name, build_id.as_deref(), finder);
-        self.0.insert(dso, (build_id, bin));
-    }
-
-    /// The binary opened for `d`, if it was opened for its build id.
-    fn take(&mut self, dso: u32, d: &Dso) -> Option<Opened> {
-        match self.0.remove(&dso) {
-            Some((id, bin)) if id == d.build_id => Some(bin),
-            _ => None,
-        }
-    }
+    symbolize_with_kernel(locs, dsos, kernel_reloc, opts, None)
 }
 
 /// [`symbolize`] with the kernel's symbols already loaded (unrelocated) by
@@ -299,7 +262,6 @@ pub fn symbolize_with_kernel(
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
     preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
-    mut opened: OpenedBinaries,
 ) -> Symbols {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, l) in locs.iter().enumerate() {
@@ -325,29 +287,19 @@ pub fn symbolize_with_kernel(
         Err(Reason::NoSuchFile)
     };
     let kernel = &kernel;
-    let mut groups: Vec<(u32, Vec<u32>, Option<Opened>)> = by_dso
-        .into_iter()
-        .map(|(d, ids)| (d, ids, opened.take(d, &dsos[d as usize])))
-        .collect();
+    let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
     // Big groups first so the workers finish together.
-    groups.sort_by_key(|(d, v, _)| (std::cmp::Reverse(v.len()), *d));
+    groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
     type Answer = (u32, Vec<LocAnswer>, Option<(String, Reason)>);
     let answers: Vec<Answer> = groups
         .into_par_iter()
-        .map(|(dso, ids, bin)| {
+        .map(|(dso, ids)| {
             let d = &dsos[dso as usize];
-            let t0 = std::time::Instant::now();
             let (res, miss) = if is_kernel_dso(&d.name) {
                 symbolize_kernel(d, &ids, locs, kernel)
             } else {
-                symbolize_dso(d, &ids, locs, opts, bin)
+                symbolize_dso(d, &ids, locs, opts)
             };
-            log::debug!(
-                "{}: {} locations symbolized in {:?}",
-                d.name,
-                ids.len(),
-                t0.elapsed()
-            );
             (dso, res, miss)
         })
         .collect();
@@ -416,24 +368,14 @@ pub fn symbolize_with_kernel(
     out
 }
 
-/// A JIT's symbol map, `/tmp/perf-PID.map`.
-fn is_jit_map(name: &str) -> bool {
-    name.strip_prefix("/tmp/perf-")
-        .and_then(|r| r.strip_suffix(".map"))
-        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Symbolizes a DSO's locations; `opened` is its binary if already opened
-/// ([`OpenedBinaries`]).
-fn symbolize_dso(
-    d: &Dso,
-    ids: &[u32],
-    locs: &[Loc],
-    opts: &SymbolizeOptions,
-    opened: Option<Opened>,
-) -> DsoAnswer {
+fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) -> DsoAnswer {
     let none = |r: Reason| unreadable(d, ids, r);
-    if is_jit_map(&d.name) {
+    let is_jit_map = d
+        .name
+        .strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    if is_jit_map {
         return symbolize_jit(d, ids, locs);
     }
     let mut bin = if d.name == "[vdso]" {
@@ -447,9 +389,7 @@ fn symbolize_dso(
             Err(r) => return none(r),
         }
     } else if d.name.starts_with('/') {
-        let bin =
-            opened.unwrap_or_else(|| open_binary(&d.name, d.build_id.as_deref(), &opts.finder));
-        match bin {
+        match open_binary(&d.name, d.build_id.as_deref(), &opts.finder) {
             Ok(b) => b,
             Err(r) => return none(r),
         }
