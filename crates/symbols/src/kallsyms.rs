@@ -439,11 +439,24 @@ fn round_up_page(x: u64) -> u64 {
 /// (at most 16, where perf would silently wrap), one space, one type byte, one space, and
 /// the rest of the line (at most `KSYM_NAME_LEN` bytes) as the name.
 fn split_line(line: &str) -> Option<(u64, u8, &str)> {
-    let digits = line.bytes().take_while(u8::is_ascii_hexdigit).count();
-    if digits == 0 || digits > 16 {
+    let mut start = 0u64;
+    let mut digits = 0;
+    for &b in line.as_bytes() {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => break,
+        };
+        if digits == 16 {
+            return None;
+        }
+        start = start << 4 | u64::from(d);
+        digits += 1;
+    }
+    if digits == 0 {
         return None;
     }
-    let start = u64::from_str_radix(&line[..digits], 16).ok()?;
     let rest = &line.as_bytes()[digits..];
     if rest.len() < 3 || rest[0] != b' ' || rest[2] != b' ' {
         return None;
@@ -467,8 +480,11 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
-    let mut buf = Vec::new();
-    // /proc files report size 0, so the bound is on what is read, not on metadata.
+    // A cached copy's size is known: read into one buffer of that size
+    // rather than a growing one. /proc files report size 0, so the bound is
+    // on what is read, not on metadata.
+    let size = file.metadata().map_or(0, |m| m.len()).min(limit);
+    let mut buf = Vec::with_capacity(size as usize + 1);
     file.take(limit + 1).read_to_end(&mut buf).map_err(io)?;
     if buf.len() as u64 > limit {
         return Err(io(std::io::Error::other(format!(
