@@ -1,6 +1,7 @@
 //! `sear export`: every format read back with sample totals equal to the
 //! recording's (as perf report counts them): pprof by `go tool pprof` and by
-//! decoding the protobuf; speedscope by its published JSON schema (the one
+//! decoding the protobuf (inline frames as `line` lists with their lines);
+//! speedscope by its published JSON schema (the one
 //! its npm package ships, checked with ajv), structural checks, and by
 //! speedscope's own importer: the app its npm package ships, opened in
 //! headless Chromium as its CLI opens a file, whose Sandwich view must show
@@ -226,6 +227,102 @@ fn pprof_is_read_by_go_tool_pprof_with_the_recordings_totals() {
     assert!(top.contains("Type: cpu-clock\n"), "{top}");
     let total = format!("Total samples = {}ns ", r.period);
     assert!(top.contains(&total), "expected `{total}`:\n{top}");
+}
+
+/// A hot loop whose body is an inlined function, for the inline frames of pprof locations.
+const INLINE_SRC: &str = r#"
+volatile unsigned long sink;
+static inline __attribute__((always_inline)) unsigned long mix(unsigned long x) {
+  x ^= x >> 7;
+  return x * 6364136223846793005UL + 1442695040888963407UL;
+}
+__attribute__((noinline)) void churn(long n) {
+  unsigned long x = sink;
+  for (long i = 0; i < n; i++)
+    x = mix(x); /* CALL */
+  sink = x;
+}
+int main(void) {
+  for (int r = 0; r < 40; r++) churn(5000000);
+  return 0;
+}
+"#;
+
+/// pprof locations carry their inline frames as `line` lists, innermost first, each with its
+/// own line: a DWARF recording of a loop whose body is an inlined function has locations
+/// whose lines are mix (at a line of its body) then churn at the line of the call, as
+/// `addr2line -i` reads them from the binary.
+#[test]
+fn pprof_lines_list_inline_frames_with_their_lines() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(dir.path(), "inl", INLINE_SRC, &["-O2", "-g"]);
+    let data = perf_record(
+        dir.path(),
+        "perf.data",
+        &[
+            "-e",
+            "cpu-clock",
+            "-F",
+            "2000",
+            "--call-graph",
+            "dwarf,4096",
+        ],
+        &[exe.to_str().unwrap().to_owned()],
+    );
+    let out = dir.path().join("out.pprof");
+    run_ok(
+        sear()
+            .args(["export", "--format", "pprof", "-i"])
+            .arg(&data)
+            .arg("-o")
+            .arg(&out),
+    );
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap())
+        .read_to_end(&mut bytes)
+        .expect("gzip");
+    let p = render::pprof::Profile::decode(&bytes[..]).expect("profile.proto");
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let fname = |id: u64| s(p.function[id as usize - 1].name);
+    // (Lines of the file: the source's first line is the empty one after `r#"`.)
+    let line_of =
+        |marker: &str| 1 + INLINE_SRC.lines().position(|l| l.contains(marker)).unwrap() as i64;
+    let (body, call) = (
+        line_of("x ^= x >> 7")..=line_of("return x *"),
+        line_of("/* CALL */"),
+    );
+    let inlined: Vec<Vec<(&str, i64)>> = p
+        .location
+        .iter()
+        .map(|l| {
+            l.line
+                .iter()
+                .map(|ln| (fname(ln.function_id), ln.line))
+                .collect::<Vec<_>>()
+        })
+        .filter(|lines| lines.first().is_some_and(|l| l.0 == "mix"))
+        .collect();
+    assert!(!inlined.is_empty(), "no location with mix inlined");
+    for lines in &inlined {
+        assert_eq!(lines.len(), 2, "mix inside churn: {lines:?}");
+        assert!(
+            body.contains(&lines[0].1),
+            "mix at a line of its body {body:?}: {lines:?}"
+        );
+        assert_eq!(
+            lines[1],
+            ("churn", call),
+            "churn at the call's line: {lines:?}"
+        );
+    }
+    // Each function names its file.
+    for f in &p.function {
+        if matches!(s(f.name), "mix" | "churn") {
+            assert_eq!(s(f.filename), "inl.c", "{}", s(f.name));
+        }
+    }
 }
 
 #[test]

@@ -297,15 +297,27 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                                             dso,
                                         });
                                     }
-                                    let f = &mut p.functions[id as usize];
-                                    if innermost && f.filename.is_empty() {
-                                        f.filename.clone_from(&file);
-                                    }
-                                    let line = if innermost {
-                                        ls.line.map_or(0, |pos| pos.line)
+                                    // The innermost frame is at the address's
+                                    // line; each outer one at the line of its
+                                    // call to the frame inside it (what
+                                    // addr2line -i prints for it).
+                                    let pos = if innermost {
+                                        ls.line
                                     } else {
-                                        0
+                                        ls.frame_lines.get(n).copied()
                                     };
+                                    let f = &mut p.functions[id as usize];
+                                    if f.filename.is_empty() {
+                                        if innermost {
+                                            f.filename.clone_from(&file);
+                                        } else if let Some(name) = pos
+                                            .and_then(|pos| i.syms.files.get(pos.file as usize))
+                                            .filter(|f| *f != "??")
+                                        {
+                                            f.filename.clone_from(name);
+                                        }
+                                    }
+                                    let line = pos.map_or(0, |pos| pos.line);
                                     lines.push(Line { function: id, line });
                                 }
                             }
