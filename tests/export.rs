@@ -229,6 +229,16 @@ fn pprof_is_read_by_go_tool_pprof_with_the_recordings_totals() {
     assert!(top.contains(&total), "expected `{total}`:\n{top}");
 }
 
+/// A gzipped profile.proto file, decoded.
+fn read_pprof(file: &Path) -> render::pprof::Profile {
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    flate2::read::GzDecoder::new(std::fs::File::open(file).unwrap())
+        .read_to_end(&mut bytes)
+        .expect("gzip");
+    render::pprof::Profile::decode(&bytes[..]).expect("profile.proto")
+}
+
 /// A hot loop whose body is an inlined function, for the inline frames of pprof locations.
 const INLINE_SRC: &str = r#"
 volatile unsigned long sink;
@@ -278,12 +288,7 @@ fn pprof_lines_list_inline_frames_with_their_lines() {
             .arg("-o")
             .arg(&out),
     );
-    let mut bytes = Vec::new();
-    use std::io::Read;
-    flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap())
-        .read_to_end(&mut bytes)
-        .expect("gzip");
-    let p = render::pprof::Profile::decode(&bytes[..]).expect("profile.proto");
+    let p = read_pprof(&out);
     let s = |i: i64| p.string_table[i as usize].as_str();
     let fname = |id: u64| s(p.function[id as usize - 1].name);
     // (Lines of the file: the source's first line is the empty one after `r#"`.)
@@ -329,12 +334,7 @@ fn pprof_lines_list_inline_frames_with_their_lines() {
 fn pprof_decodes_with_consistent_tables() {
     let r = recording();
     let out = export(r, "pprof");
-    let mut bytes = Vec::new();
-    use std::io::Read;
-    flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap())
-        .read_to_end(&mut bytes)
-        .expect("gzip");
-    let p = render::pprof::Profile::decode(&bytes[..]).expect("profile.proto");
+    let p = read_pprof(&out);
     let s = |i: i64| p.string_table[i as usize].as_str();
     assert_eq!(s(0), "");
     let types: Vec<(&str, &str)> = p
