@@ -257,12 +257,6 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                             if let Some(ls) =
                                 i.syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some())
                             {
-                                let file = ls
-                                    .line
-                                    .and_then(|pos| i.syms.files.get(pos.file as usize))
-                                    .filter(|f| *f != "??")
-                                    .cloned()
-                                    .unwrap_or_default();
                                 src_file = ls
                                     .line
                                     .filter(|pos| {
@@ -306,11 +300,11 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                                     } else {
                                         ls.frame_lines.get(n).copied()
                                     };
+                                    // A function's file: where its first known
+                                    // frame's line is.
                                     let f = &mut p.functions[id as usize];
                                     if f.filename.is_empty() {
-                                        if innermost {
-                                            f.filename.clone_from(&file);
-                                        } else if let Some(name) = pos
+                                        if let Some(name) = pos
                                             .and_then(|pos| i.syms.files.get(pos.file as usize))
                                             .filter(|f| *f != "??")
                                         {
