@@ -256,9 +256,25 @@ fn instructions_equal_objdump() {
 fn library_disassembly(path: &Path, syntax: symbols::disasm::Syntax) -> Vec<(u64, String)> {
     let elf = symbols::ElfFile::open(path).unwrap();
     let names = symbols::disasm::AddressNames::from_elf(&elf);
+    // The code sections (the symbol table holds data objects too, as perf's does).
+    let sections = stdout_of(&run_ok(Command::new("readelf").arg("-SW").arg(path)));
+    let code: Vec<(u64, u64)> = sections
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            let (addr, size) = (f.get(2)?, f.get(4)?);
+            let flags = f.get(6)?;
+            flags.contains('X').then(|| {
+                let a = u64::from_str_radix(addr, 16).unwrap_or(0);
+                (a, a + u64::from_str_radix(size, 16).unwrap_or(0))
+            })
+        })
+        .collect();
+    assert!(!code.is_empty(), "{sections}");
     let mut v = Vec::new();
     for s in elf.symbols() {
-        if s.size == 0 || s.name.ends_with("@plt") {
+        let in_code = code.iter().any(|&(lo, hi)| s.start >= lo && s.start < hi);
+        if s.size == 0 || s.name.ends_with("@plt") || !in_code {
             continue;
         }
         let end = symbols::Svma(s.start + s.size);

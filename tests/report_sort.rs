@@ -38,6 +38,16 @@ __attribute__((noinline)) long helper(long n) {
 }
 "#;
 
+/// Hot loops in `_init` and `_fini`, the zero-sized symbols of `.init` and `.fini`:
+/// perf sizes `_init` up to the next function past the PLT (not to the first PLT
+/// entry) and `_fini`, the last symbol, up to the end of its page.
+const INIT_FINI_C: &str = r#"
+#include <stdlib.h>
+__asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+__asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+int main(int c, char **v) { return (int)strtol(c > 1 ? v[1] : "0", 0, 10); }
+"#;
+
 fn build_prog(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let (a, b) = (dir.join("sortprog.c"), dir.join("helper.c"));
     std::fs::write(&a, MAIN_C).unwrap();
@@ -115,6 +125,31 @@ fn sort_keys_equal_perf() {
         &["-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf"],
         &ws,
     );
+    let init_fini_exe = dir.path().join("initfini");
+    let src = dir.path().join("initfini.c");
+    std::fs::write(&src, INIT_FINI_C).unwrap();
+    let out = Command::new("gcc")
+        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&init_fini_exe)
+        .arg(&src)
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let init_fini = perf_record(
+        dir.path(),
+        "initfini.data",
+        &["-e", "cpu-clock", "-F", "2000", "-g"],
+        &[init_fini_exe.display().to_string()],
+    );
+    let init_fini_text = sear_report(&init_fini, &["--no-children", "-g", "none"]);
+    assert!(
+        init_fini_text.contains("[.] _init") && init_fini_text.contains("[.] _fini"),
+        "{init_fini_text}"
+    );
     let src_sets: Vec<Vec<&str>> = vec![
         vec!["--sort", "srcline"],
         vec!["--sort", "srcfile"],
@@ -146,6 +181,11 @@ fn sort_keys_equal_perf() {
     for f in [&fp, &dwarf, &cpu] {
         runs.extend(sets.iter().map(|s| (f, s)));
     }
+    runs.extend(
+        sets.iter()
+            .filter(|s| s.iter().any(|k| k.contains("_size")))
+            .map(|s| (&init_fini, s)),
+    );
     for f in [&fp, &dwarf, &static_fp, &static_dwarf] {
         runs.extend(src_sets.iter().map(|s| (f, s)));
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 
 use crate::{demangle, Error, FileOffset, Reason, Svma};
 
@@ -13,7 +13,8 @@ use crate::{demangle, Error, FileOffset, Reason, Svma};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub start: u64,
-    /// Size in bytes; zero-sized symbols are extended to the next symbol, as perf does.
+    /// Size in bytes; zero-sized symbols are extended to the next symbol (not counting
+    /// `@plt` entries), the last one to the end of its page, as perf does.
     pub size: u64,
     pub name: String,
 }
@@ -91,7 +92,9 @@ pub struct ElfFile {
     build_id: Option<Vec<u8>>,
     debuglink: Option<(String, u32)>,
     has_dwarf: bool,
-    symbols: Vec<Symbol>,
+    symbols: SymbolTable,
+    /// The `@plt` entries, kept for a debug file's symbols to join.
+    plt: Vec<Symbol>,
     loads: Vec<LoadSegment>,
     /// Read on first use: only source lines of code without DWARF need it.
     bfd: OnceLock<BfdTable>,
@@ -102,7 +105,7 @@ impl std::fmt::Debug for ElfFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ElfFile")
             .field("path", &self.path)
-            .field("symbols", &self.symbols.len())
+            .field("symbols", &self.symbols.symbols.len())
             .field("has_dwarf", &self.has_dwarf)
             .finish_non_exhaustive()
     }
@@ -164,16 +167,19 @@ impl ElfFile {
             })
             .collect();
         let architecture = obj.architecture();
-        let mut symbols = collect_symbols(&obj);
+        let plt = plt_symbols(&obj);
+        let mut table = own_table(&obj);
         if obj.section_by_name(".symtab").is_none() {
             if let Some(mini) = mini_debuginfo_symbols(&obj, path) {
-                symbols = merge(symbols, &mini);
+                table.extend(mini);
             }
         }
+        let symbols = perf_symbols(table, plt.clone());
         log::debug!(
-            "{}: {} function symbols, dwarf: {has_dwarf}",
+            "{}: {} symbols, {} overlap cuts, dwarf: {has_dwarf}",
             path.display(),
-            symbols.len()
+            symbols.symbols.len(),
+            symbols.overlaps.len()
         );
         Ok(ElfFile {
             path: path.to_owned(),
@@ -182,6 +188,7 @@ impl ElfFile {
             debuglink,
             has_dwarf,
             symbols,
+            plt,
             loads,
             bfd: OnceLock::new(),
             architecture,
@@ -251,7 +258,7 @@ impl ElfFile {
 
     /// The function symbols, sorted by start address.
     pub fn symbols(&self) -> &[Symbol] {
-        &self.symbols
+        &self.symbols.symbols
     }
 
     pub fn load_segments(&self) -> &[LoadSegment] {
@@ -262,7 +269,13 @@ impl ElfFile {
     /// names win where both name one address: perf reads a debug file's `.symtab` in
     /// place of the binary's `.dynsym`.
     pub(crate) fn merge_symbols(&mut self, other: &ElfFile) {
-        self.symbols = merge(other.symbols.to_vec(), &std::mem::take(&mut self.symbols));
+        // perf reads the symbols of the debug file's table and the PLT of the binary.
+        if let Some(obj) = other.data().and_then(|d| object::File::parse(d).ok()) {
+            let table = own_table(&obj);
+            if !table.is_empty() {
+                self.symbols = perf_symbols(table, self.plt.clone());
+            }
+        }
         // perf hands addr2line the debug file, whose table it then reads.
         let table = other.bfd_table();
         if !table.functions.is_empty() {
@@ -281,11 +294,15 @@ impl ElfFile {
 
     /// The symbol covering `addr`, with the offset into it.
     pub fn lookup(&self, addr: Svma) -> Result<SymbolHit<'_>, Reason> {
-        let idx = self.symbols.partition_point(|s| s.start <= addr.0);
-        let sym = idx
-            .checked_sub(1)
-            .map(|i| &self.symbols[i])
-            .ok_or(Reason::NoSymbol)?;
+        let syms = &self.symbols.symbols;
+        let sym = match self.symbols.overlap(addr.0) {
+            Some(found) => found.map(|i| &syms[i]),
+            None => syms
+                .partition_point(|s| s.start <= addr.0)
+                .checked_sub(1)
+                .map(|i| &syms[i]),
+        }
+        .ok_or(Reason::NoSymbol)?;
         let offset = addr.0 - sym.start;
         if offset >= sym.size.max(1) {
             return Err(Reason::NoSymbol);
@@ -360,14 +377,6 @@ impl ElfFile {
     }
 }
 
-fn merge(mut ours: Vec<Symbol>, other: &[Symbol]) -> Vec<Symbol> {
-    ours.extend(other.iter().cloned());
-    // Stable sort: ours come first within one address, so dedup keeps them.
-    ours.sort_by_key(|s| s.start);
-    ours.dedup_by(|later, first| later.start == first.start);
-    ours
-}
-
 /// MiniDebugInfo is at most a symbol table; anything that inflates past this is refused.
 const MINI_DEBUGINFO_LIMIT: usize = 256 << 20;
 
@@ -390,7 +399,7 @@ impl std::io::Write for Bounded {
 
 /// The function symbols of `.gnu_debugdata` (MiniDebugInfo: an xz-compressed ELF file
 /// holding the `.symtab` a stripped binary lost, as Fedora ships them).
-fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<Symbol>> {
+fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<TableSym>> {
     let data = obj.section_by_name(".gnu_debugdata")?.data().ok()?;
     let mut out = Bounded(Vec::new());
     if let Err(e) = lzma_rs::xz_decompress(&mut std::io::Cursor::new(data), &mut out) {
@@ -398,7 +407,7 @@ fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<Sym
         return None;
     }
     match object::File::parse(&*out.0) {
-        Ok(inner) => Some(collect_symbols(&inner)),
+        Ok(inner) => Some(own_table(&inner)),
         Err(e) => {
             log::warn!("{}: .gnu_debugdata is not ELF: {e}", path.display());
             None
@@ -414,84 +423,260 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// Rank among symbols sharing one address, best highest: perf's `choose_best_symbol`
-/// order (sized, non-weak, global, fewer leading underscores, longer name) so that our
-/// names match its report.
-type Rank = (bool, bool, bool, std::cmp::Reverse<usize>, usize);
-
-fn rank(sym: &Symbol, weak: bool, global: bool) -> Rank {
-    let underscores = sym.name.bytes().take_while(|&b| b == b'_').count();
-    (
-        sym.size > 0,
-        !weak,
-        global,
-        std::cmp::Reverse(underscores),
-        sym.name.len(),
-    )
-}
-
-/// STT_GNU_IFUNC: an indirect function, a function for perf.
-const STT_GNU_IFUNC: u8 = 10;
-
-fn is_function(obj: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
-    let Some(index) = s.section_index() else {
-        return false;
-    };
-    match s.flags() {
-        object::SymbolFlags::Elf { st_info, .. } => match st_info & 0xf {
-            STT_FUNC | STT_GNU_IFUNC => true,
-            // perf keeps labels of code (`_start`, `_dl_start_user`) as functions.
-            // (By section name, as perf: a debug file's sections hold no code.)
-            STT_NOTYPE => obj
-                .section_by_index(index)
-                .is_ok_and(|sec| sec.name().is_ok_and(|n| n.contains("text"))),
-            _ => false,
-        },
-        _ => matches!(s.kind(), SymbolKind::Text),
-    }
+/// A symbol of the table perf loads, with what its `choose_best_symbol` weighs.
+struct TableSym {
+    sym: Symbol,
+    weak: bool,
+    global: bool,
 }
 
 const STT_NOTYPE: u8 = 0;
+const STT_OBJECT: u8 = 1;
 const STT_FUNC: u8 = 2;
+/// STT_GNU_IFUNC: an indirect function, a function for perf.
+const STT_GNU_IFUNC: u8 = 10;
+const SHF_ALLOC: u64 = 2;
 
-fn collect_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
-    let mut raw: Vec<(Symbol, Rank)> = Vec::new();
-    let mut push = |s: &object::Symbol<'_, '_>| {
-        if !is_function(obj, s) || s.address() == 0 {
-            return;
-        }
-        let Ok(name) = s.name() else { return };
-        if name.is_empty() {
-            return;
-        }
-        let sym = Symbol {
-            start: s.address(),
-            size: s.size(),
-            name: name.to_owned(),
+/// The symbols perf 6.1 loads from one table, in the table's order (the order it inserts
+/// them): named functions and data objects of a section that is loaded, and named labels
+/// (`_start`, `_edata`) of a section whose name says text or data.
+fn table_symbols<'d>(
+    obj: &object::File<'d>,
+    table: impl Iterator<Item = object::Symbol<'d, 'd>>,
+) -> Vec<TableSym> {
+    let mut out = Vec::new();
+    for s in table {
+        let (Some(index), object::SymbolFlags::Elf { st_info, .. }) =
+            (s.section_index(), s.flags())
+        else {
+            continue;
         };
-        let r = rank(&sym, s.is_weak(), s.is_global());
-        raw.push((sym, r));
-    };
-    obj.symbols().for_each(|s| push(&s));
-    obj.dynamic_symbols().for_each(|s| push(&s));
-    raw.extend(plt_symbols(obj).into_iter().map(|s| {
-        let r = rank(&s, false, true);
-        (s, r)
-    }));
+        let kind = st_info & 0xf;
+        if !matches!(kind, STT_NOTYPE | STT_OBJECT | STT_FUNC | STT_GNU_IFUNC) {
+            continue;
+        }
+        let Ok(name) = s.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        let Ok(sec) = obj.section_by_index(index) else {
+            continue;
+        };
+        let alloc = match sec.flags() {
+            object::SectionFlags::Elf { sh_flags } => sh_flags & SHF_ALLOC != 0,
+            _ => false,
+        };
+        if !alloc {
+            continue;
+        }
+        if kind == STT_NOTYPE
+            && !sec
+                .name()
+                .is_ok_and(|n| n.contains("text") || n.contains("data"))
+        {
+            continue;
+        }
+        out.push(TableSym {
+            sym: Symbol {
+                start: s.address(),
+                size: s.size(),
+                name: name.to_owned(),
+            },
+            weak: s.is_weak(),
+            global: s.is_global(),
+        });
+    }
+    out
+}
 
-    // Best first within one address, so dedup keeps it.
-    raw.sort_by(|(a, ra), (b, rb)| a.start.cmp(&b.start).then(rb.cmp(ra)));
-    raw.dedup_by(|later, first| later.0.start == first.0.start);
-    let mut syms: Vec<Symbol> = raw.into_iter().map(|(s, _)| s).collect();
-    // Zero-sized symbols (hand-written assembly) reach to the next symbol, as in perf.
-    for i in 0..syms.len() {
-        if syms[i].size == 0 {
-            if let Some(next) = syms.get(i + 1) {
-                syms[i].size = next.start - syms[i].start;
+/// The table perf reads from a file: `.symtab`, or `.dynsym` where there is none.
+fn own_table(obj: &object::File<'_>) -> Vec<TableSym> {
+    let symtab = table_symbols(obj, obj.symbols());
+    if symtab.is_empty() {
+        table_symbols(obj, obj.dynamic_symbols())
+    } else {
+        symtab
+    }
+}
+
+/// perf's `choose_best_symbol` between two symbols of one address: true for `a`
+/// (sized, non-weak, global, fewer leading underscores, longer name; else the first).
+fn first_is_best(a: &TableSym, b: &TableSym) -> bool {
+    let underscores = |s: &TableSym| s.sym.name.bytes().take_while(|&b| b == b'_').count();
+    let key = |s: &TableSym| (s.sym.size > 0, !s.weak, s.global);
+    match key(a).cmp(&key(b)) {
+        std::cmp::Ordering::Equal => {}
+        o => return o.is_gt(),
+    }
+    match underscores(b).cmp(&underscores(a)) {
+        std::cmp::Ordering::Equal => a.sym.name.len() >= b.sym.name.len(),
+        o => o.is_gt(),
+    }
+}
+
+/// A binary's symbols as perf 6.1 holds them: `table` (in its file order) with each
+/// zero-sized symbol stretched to the next one (the last to the page after its own),
+/// one symbol kept per address, then the `@plt` entries added. Where ranges overlap,
+/// the answers of perf's tree are worked out here, once.
+fn perf_symbols(mut table: Vec<TableSym>, plt: Vec<Symbol>) -> SymbolTable {
+    // perf's tree in order: by start, equal starts in insertion order.
+    let mut order: Vec<u32> = (0..table.len() as u32).collect();
+    order.sort_by_key(|&i| table[i as usize].sym.start);
+    for k in 0..order.len() {
+        let i = order[k] as usize;
+        if table[i].sym.size == 0 {
+            let start = table[i].sym.start;
+            let end = match order.get(k + 1) {
+                Some(&n) => table[n as usize].sym.start,
+                None => start
+                    .div_ceil(4096)
+                    .saturating_mul(4096)
+                    .saturating_add(4096),
+            };
+            table[i].sym.size = end - start;
+        }
+    }
+    // symbols__fixup_duplicate, noting what it erases in its order.
+    let mut erased: Vec<u32> = Vec::new();
+    let mut kept = vec![true; table.len()];
+    if let Some(&first) = order.first() {
+        let mut curr = first as usize;
+        for &next in &order[1..] {
+            let next = next as usize;
+            if table[curr].sym.start != table[next].sym.start {
+                curr = next;
+            } else if first_is_best(&table[curr], &table[next]) {
+                erased.push(next as u32);
+                kept[next] = false;
+            } else {
+                erased.push(curr as u32);
+                kept[curr] = false;
+                curr = next;
             }
         }
     }
-    syms
+    // Items: table symbols by index, then PLT entries.
+    let n_table = table.len();
+    let mut items: Vec<u32> = order
+        .iter()
+        .copied()
+        .filter(|&i| kept[i as usize])
+        .collect();
+    let mut plt_order: Vec<u32> = (0..plt.len() as u32).map(|i| i + n_table as u32).collect();
+    plt_order.sort_by_key(|&i| plt[i as usize - n_table].start);
+    let sym_of = |i: u32| -> &Symbol {
+        match (i as usize).checked_sub(n_table) {
+            Some(p) => &plt[p],
+            None => &table[i as usize].sym,
+        }
+    };
+    // Merge, PLT entries after table symbols of their address (inserted later).
+    let mut merged = Vec::with_capacity(items.len() + plt_order.len());
+    {
+        let (mut a, mut b) = (items.iter().peekable(), plt_order.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) => {
+                    if sym_of(y).start < sym_of(x).start {
+                        merged.push(y);
+                        b.next();
+                    } else {
+                        merged.push(x);
+                        a.next();
+                    }
+                }
+                (Some(&&x), None) => {
+                    merged.push(x);
+                    a.next();
+                }
+                (None, Some(&&y)) => {
+                    merged.push(y);
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+    }
+    items = merged;
+    // Where a symbol reaches past the start of a later one, the sorted list alone does
+    // not say which perf finds: those stretches are resolved by perf's own tree.
+    let mut stretches: Vec<(u64, u64)> = Vec::new();
+    let mut reach = 0u64;
+    for w in items.windows(2) {
+        let (a, b) = (sym_of(w[0]), sym_of(w[1]));
+        reach = reach.max(a.start.saturating_add(a.size));
+        if reach > b.start {
+            match stretches.last_mut() {
+                Some(last) if last.1 >= b.start => last.1 = last.1.max(reach),
+                _ => stretches.push((b.start, reach)),
+            }
+        }
+    }
+    let mut overlaps = Vec::new();
+    if !stretches.is_empty() {
+        let mut tree = crate::symtree::RbTree::with_capacity(table.len() + plt.len());
+        let mut node_of = Vec::with_capacity(table.len());
+        for (i, t) in table.iter().enumerate() {
+            let end = t.sym.start.saturating_add(t.sym.size);
+            node_of.push(tree.insert(t.sym.start, end, i as u32));
+        }
+        for &i in &erased {
+            tree.erase(node_of[i as usize]);
+        }
+        for (p, s) in plt.iter().enumerate() {
+            tree.insert(s.start, s.start + s.size, (n_table + p) as u32);
+        }
+        // Index in the final list of each item.
+        let mut pos = vec![u32::MAX; n_table + plt.len()];
+        for (k, &i) in items.iter().enumerate() {
+            pos[i as usize] = k as u32;
+        }
+        for &(lo, hi) in &stretches {
+            // The answer changes only at the starts and ends of symbols.
+            let mut cuts: Vec<u64> = vec![lo, hi];
+            for &i in &items {
+                let s = sym_of(i);
+                let end = s.start.saturating_add(s.size);
+                if s.start < hi && end > lo {
+                    cuts.extend([s.start.max(lo), end.min(hi)]);
+                }
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+            for &c in &cuts[..cuts.len() - 1] {
+                let found = tree.find(c).map_or(u32::MAX, |i| pos[i as usize]);
+                overlaps.push((c, found));
+            }
+            overlaps.push((hi, OUTSIDE));
+        }
+    }
+    let symbols = items.iter().map(|&i| sym_of(i).clone()).collect();
+    SymbolTable { symbols, overlaps }
+}
+
+/// Marks the end of a resolved stretch in [`SymbolTable::overlaps`].
+const OUTSIDE: u32 = u32::MAX - 1;
+
+/// Symbols sorted by start, and perf's answers where their ranges overlap.
+#[derive(Debug, Default)]
+struct SymbolTable {
+    symbols: Vec<Symbol>,
+    /// Sorted cut points: from each, up to the next, addresses resolve to that symbol
+    /// (u32::MAX: none); an [`OUTSIDE`] cut ends a stretch.
+    overlaps: Vec<(u64, u32)>,
+}
+
+impl SymbolTable {
+    /// perf's answer where ranges overlap: Some(index or None), or None outside them.
+    fn overlap(&self, addr: u64) -> Option<Option<usize>> {
+        let k = self.overlaps.partition_point(|&(c, _)| c <= addr);
+        let (_, found) = *self.overlaps.get(k.checked_sub(1)?)?;
+        match found {
+            OUTSIDE => None,
+            u32::MAX => Some(None),
+            i => Some(Some(i as usize)),
+        }
+    }
 }
 
 /// The allocated sections, and the symbols binutils' `_bfd_elf_find_function` considers,

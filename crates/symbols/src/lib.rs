@@ -53,6 +53,7 @@ mod dwarf;
 mod elf;
 mod kallsyms;
 mod perfmap;
+mod symtree;
 mod vdso;
 
 pub use binary::Binary;

@@ -265,7 +265,14 @@ fn plt_entries_are_named_like_objdump() {
         }
         let addr = u64::from_str_radix(addr.trim(), 16).expect("address");
         let hit = elf.lookup(Svma(addr + 4)).expect("plt symbol");
-        assert_eq!((hit.raw_name, hit.offset), (name, 4));
+        // perf stretches the zero-sized `_init` before `.plt` over the entries and
+        // finds it first for some of them, by its tree's shape (tests/plt.rs checks
+        // which against perf): the entry's own name otherwise.
+        if hit.raw_name == "_init" {
+            assert!(hit.offset > 4 && hit.offset < hit.size, "{hit:?}");
+        } else {
+            assert_eq!((hit.raw_name, hit.offset), (name, 4));
+        }
         seen += 1;
     }
     assert!(

@@ -503,3 +503,59 @@ g:
         files.iter().any(|f| f == "hdr.h") && files.iter().filter(|f| *f == "main.c").count() > 3
     );
 }
+
+/// perf 6.1 stretches a zero-sized symbol to the next symbol of the binary's table
+/// (functions, data objects and labels alike) before it adds the `@plt` entries, so
+/// `_init` (zero-sized, just before `.plt`) ends at the next function (`main` here,
+/// past `.plt` and `.plt.got`), not at the first PLT entry, and `_fini` ends where
+/// `.rodata`'s first object starts. `sear report --sort symbol_size` printed 48 where
+/// perf printed 80 for a sample in `_init`. With one PLT entry, perf's tree has `_init`
+/// above it and finds `_init` for its addresses. tests/plt.rs and tests/report_sort.rs
+/// compare both with perf on samples.
+#[test]
+fn zero_sized_symbols_reach_the_next_table_symbol_not_a_plt_entry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = "#include <stdlib.h>\nint main(int c, char **v) { return (int)strtol(c > 1 ? v[1] : \"7\", 0, 10); }\n";
+    let bin = compile(dir.path(), "plt", src, false, &[]);
+    // Defined symbols from nm, by address: (address, type letter, name).
+    let nm = run(tool("nm").args(["-n", "--defined-only"]).arg(&bin));
+    let all: Vec<(u64, String, String)> = nm
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3).then(|| {
+                let a = u64::from_str_radix(f[0], 16).expect("hex");
+                (a, f[1].to_owned(), f[2].to_owned())
+            })
+        })
+        .collect();
+    let at = |name: &str| all.iter().find(|(_, _, n)| n == name).expect(name).0;
+    let b = Binary::open(&bin, &no_debug_dirs()).expect("open");
+    let init = at("_init");
+    let hit = b.symbol(Svma(init)).expect("_init resolves");
+    assert_eq!(hit.raw_name, "_init");
+    assert_eq!(hit.size, at("main") - init, "_init ends at main");
+
+    // The lone PLT entry (after the 16-byte PLT0) lies under `_init`.
+    let sections = run(tool("readelf").args(["-SW"]).arg(&bin));
+    let plt = sections
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let i = f.iter().position(|w| *w == ".plt")?;
+            u64::from_str_radix(f.get(i + 2)?, 16).ok()
+        })
+        .expect(".plt section");
+    assert!(plt > init && plt < at("main"), "{plt:#x}");
+    let entry = b.symbol(Svma(plt + 16 + 5)).expect("PLT entry resolves");
+    assert_eq!(
+        (entry.raw_name, entry.offset),
+        ("_init", plt + 16 + 5 - init)
+    );
+
+    // `_fini` (zero-sized, alone in `.fini`) reaches `.rodata`'s first object.
+    let fini = at("_fini");
+    let hit = b.symbol(Svma(fini)).expect("_fini resolves");
+    assert_eq!(hit.raw_name, "_fini");
+    assert_eq!(fini + hit.size, at("_IO_stdin_used"));
+}
