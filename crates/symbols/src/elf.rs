@@ -631,21 +631,29 @@ fn perf_symbols(mut table: Vec<TableSym>, plt: Vec<Symbol>) -> SymbolTable {
         for (k, &i) in items.iter().enumerate() {
             pos[i as usize] = k as u32;
         }
-        for &(lo, hi) in &stretches {
-            // The answer changes only at the starts and ends of symbols.
-            let mut cuts: Vec<u64> = vec![lo, hi];
-            for &i in &items {
-                let s = sym_of(i);
-                let end = s.start.saturating_add(s.size);
-                if s.start < hi && end > lo {
-                    cuts.extend([s.start.max(lo), end.min(hi)]);
+        // The answer changes only where a symbol starts or ends: those points inside
+        // a stretch, with the stretches' bounds, in one pass over the symbols.
+        let inside = |a: u64| {
+            let k = stretches.partition_point(|&(lo, _)| lo <= a);
+            k > 0 && a < stretches[k - 1].1
+        };
+        let mut cuts: Vec<u64> = stretches.iter().map(|&(lo, _)| lo).collect();
+        for &i in &items {
+            let s = sym_of(i);
+            for a in [s.start, s.start.saturating_add(s.size)] {
+                if inside(a) {
+                    cuts.push(a);
                 }
             }
-            cuts.sort_unstable();
-            cuts.dedup();
-            for &c in &cuts[..cuts.len() - 1] {
-                let found = tree.find(c).map_or(u32::MAX, |i| pos[i as usize]);
-                overlaps.push((c, found));
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut k = 0;
+        for &(_, hi) in &stretches {
+            while k < cuts.len() && cuts[k] < hi {
+                let found = tree.find(cuts[k]).map_or(u32::MAX, |i| pos[i as usize]);
+                overlaps.push((cuts[k], found));
+                k += 1;
             }
             overlaps.push((hi, OUTSIDE));
         }
