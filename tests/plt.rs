@@ -37,13 +37,6 @@ int main(void) {
 }
 "#;
 
-/// Hot loops inside `_init` and `_fini` (code added to `.init` and `.fini`).
-const INIT_FINI: &str = r#"
-__asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
-__asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
-int main(void) { return 0; }
-"#;
-
 #[test]
 fn plt_init_and_fini_samples_are_named_as_perf_names_them() {
     assert!(have_perf());
@@ -52,7 +45,7 @@ fn plt_init_and_fini_samples_are_named_as_perf_names_them() {
     let cases = [
         ("one_entry", ONE_ENTRY, "[.] _init"),
         ("many_entries", MANY_ENTRIES, "@plt"),
-        ("init_fini", INIT_FINI, "[.] _fini"),
+        ("init_fini", INIT_FINI_C, "[.] _fini"),
     ];
     let mut failures = Vec::new();
     for (name, src, must_show) in cases {

@@ -38,16 +38,6 @@ __attribute__((noinline)) long helper(long n) {
 }
 "#;
 
-/// Hot loops in `_init` and `_fini`, the zero-sized symbols of `.init` and `.fini`:
-/// perf sizes `_init` up to the next function past the PLT (not to the first PLT
-/// entry) and `_fini`, the last symbol, up to the end of its page.
-const INIT_FINI_C: &str = r#"
-#include <stdlib.h>
-__asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
-__asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
-int main(int c, char **v) { return (int)strtol(c > 1 ? v[1] : "0", 0, 10); }
-"#;
-
 fn build_prog(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let (a, b) = (dir.join("sortprog.c"), dir.join("helper.c"));
     std::fs::write(&a, MAIN_C).unwrap();
@@ -125,19 +115,13 @@ fn sort_keys_equal_perf() {
         &["-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf"],
         &ws,
     );
-    let init_fini_exe = dir.path().join("initfini");
-    let src = dir.path().join("initfini.c");
-    std::fs::write(&src, INIT_FINI_C).unwrap();
-    let out = Command::new("gcc")
-        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&init_fini_exe)
-        .arg(&src)
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // Hot loops in `_init` and `_fini`: perf sizes `_init` up to the next symbol past
+    // the PLT, and `_fini` up to `.rodata`'s first object.
+    let init_fini_exe = build_c(
+        dir.path(),
+        "initfini",
+        INIT_FINI_C,
+        &["-O2", "-g", "-fno-omit-frame-pointer"],
     );
     let init_fini = perf_record(
         dir.path(),

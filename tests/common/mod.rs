@@ -247,3 +247,11 @@ pub fn blocks(text: &str) -> Vec<String> {
     out.sort();
     out
 }
+
+/// A C program with hot loops inside `_init` and `_fini` (code added to `.init` and
+/// `.fini`), the zero-sized symbols perf stretches to the next symbol.
+pub const INIT_FINI_C: &str = r#"
+__asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+__asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+int main(void) { return 0; }
+"#;
