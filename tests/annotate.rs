@@ -535,3 +535,31 @@ fn unknown_symbol_and_missing_binary() {
     );
     assert!(err.contains("perf buildid-cache -a"), "{err}");
 }
+
+#[test]
+fn other_architectures_are_not_supported_yet() {
+    let s = setup();
+    // The recorded binary, its ELF header's machine changed to AArch64 (183): the same
+    // build id, so it is the recorded binary, but its code is not x86-64.
+    let mut elf = std::fs::read(&s.prog).unwrap();
+    elf[18..20].copy_from_slice(&183u16.to_le_bytes());
+    std::fs::write(&s.prog, &elf).unwrap();
+    let o = sear()
+        .args(["annotate", "--stdio", "-i"])
+        .arg(&s.data)
+        .args(["--symbol", "hot"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        err.matches("not supported yet").count(),
+        1,
+        "said once: {err}"
+    );
+    assert!(
+        err.contains("cannot annotate hot") && err.to_lowercase().contains("aarch64"),
+        "{err}"
+    );
+}

@@ -174,7 +174,9 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     let mut sources = SourceFiles::default();
     let mut out = super::paged_stdout();
     let mut warned = std::collections::HashSet::new();
-    let mut last_error: Option<String> = None;
+    // Functions whose code cannot be disassembled, said once each after the output: as
+    // warnings beside what was printed, or as the error when nothing was.
+    let mut func_failures: Vec<String> = Vec::new();
     // Per DSO that cannot be read: (functions skipped, why, the first one's name).
     let mut dso_failures: HashMap<u32, (usize, String, Option<String>)> = HashMap::new();
     let mut printed = 0usize;
@@ -215,8 +217,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             Err(msg) => {
                 // Said once per function, not once per event.
                 if warned.insert(e.sym) {
-                    log::warn!("cannot annotate {}: {msg}", sym.name);
-                    last_error = Some(format!("cannot annotate {}: {msg}", sym.name));
+                    func_failures.push(format!("cannot annotate {}: {msg}", sym.name));
                 }
                 continue;
             }
@@ -249,16 +250,19 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             _ => format!("{n} functions of"),
         };
         let sep = if what.ends_with(" of") { " " } else { ": " };
-        let m = format!("cannot annotate {what}{sep}{msg}");
-        if printed > 0 || failures.len() > 1 {
-            log::warn!("{m}");
-        }
-        last_error = Some(m);
+        func_failures.push(format!("cannot annotate {what}{sep}{msg}"));
     }
-    if printed == 0 {
-        if let Some(m) = last_error {
-            anyhow::bail!("{m}");
-        }
+    // With nothing printed, the last failure is the error and the others are warnings.
+    let last_error = if printed == 0 {
+        func_failures.pop()
+    } else {
+        None
+    };
+    for m in &func_failures {
+        log::warn!("{m}");
+    }
+    if let Some(m) = last_error {
+        anyhow::bail!("{m}");
     }
     if printed == 0 && entries.is_empty() {
         log::warn!("{}: no samples to annotate", path.display());
