@@ -6,8 +6,10 @@
 //! speedscope's own importer: the app its npm package ships, opened in
 //! headless Chromium as its CLI opens a file, whose Sandwich view must show
 //! the times and shares the file holds; the Firefox Profiler's format by
-//! structural checks of its tables (it publishes no importer or schema to
-//! install); folded stacks and sear's JSON by their sums.
+//! structural checks of its tables and against its type definitions at the
+//! version the file declares, written out here as a small schema (it
+//! publishes no importer or JSON schema to install); folded stacks and
+//! sear's JSON by their sums.
 
 mod common;
 
@@ -879,6 +881,513 @@ fn firefox_profile_tables_are_consistent_with_the_recordings_totals() {
     // A fp recording of a busy loop has timer interrupts in the kernel:
     // their frames are in the Kernel category.
     assert!(kernel_frames > 0);
+}
+
+// ---------------------------------------------------------------------------
+// The processed profile format at `preprocessedProfileVersion` 49, as the
+// Firefox Profiler's type definitions give it (firefox-devtools/profiler).
+// No stored copy of src/types/profile.js from the v49 era itself could be
+// found, so the shape is the one of the definitions read, taken back to
+// v49 with the upgraders for 50 to 56:
+//   [T]  src/types/profile.ts at 3bbfffa16085c66f3cb16d033cd163a62b1d5cac
+//        (processed version 56: `shared.stringArray`, no stack categories);
+//   [F]  a stored Flow src/types/profile.js of the v53-v55 era (same
+//        fields; every object type there is exact, `{| |}`, so fields a
+//        type does not declare are violations too);
+//   [U]  src/profile-logic/processed-profile-versioning.ts at
+//        3bbfffa16085c66f3cb16d033cd163a62b1d5cac, upgraders [50]-[56], and
+//        docs-developer/CHANGELOG-formats.md at
+//        aac2c134f47c2d4b9d7b5927132a8cd55c010f09, which undo to v49:
+//        [50] `samples.time` was required (`timeDeltas` came in 50);
+//        [51] marker schemas had no `isStackBased`;
+//        [53] stackTable had `category` and `subcategory` columns;
+//        [54] frameTable had `implementation`, meta could have
+//             `doesNotUseFrameImplementation`, sampleUnits.time was 'ms' only;
+//        [55] marker schemas had `data`, not `fields` / `description`;
+//        [56] each thread had its own `stringArray` (no `profile.shared`);
+//   [M]  src/types/markers.ts at 1812fea023eea9ed90af849035a461c8ebf4db0f
+//        (MarkerSchema, before [51] and [55] are undone).
+// ---------------------------------------------------------------------------
+
+/// A JSON type of the definitions.
+#[derive(Clone, Copy)]
+enum Ty {
+    Num,
+    Str,
+    Bool,
+    Null,
+    /// `IndexIntoStringTable`: an integer index into the thread's `stringArray`.
+    StrIdx,
+    /// Anything (marker payloads, described by the marker schemas instead).
+    Any,
+    /// One of these strings (a union of string literals).
+    OneOf(&'static [&'static str]),
+    Or(&'static [Ty]),
+    Arr(&'static Ty),
+    /// An exact object type.
+    Obj(&'static [Field]),
+    /// An exact object type whose array fields are columns as long as its `length`.
+    Table(&'static [Field]),
+}
+
+struct Field {
+    name: &'static str,
+    required: bool,
+    ty: Ty,
+}
+
+const fn req(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        required: true,
+        ty,
+    }
+}
+
+const fn opt(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        required: false,
+        ty,
+    }
+}
+
+use Ty::{Bool, Null, Num, Str, StrIdx};
+const NUMS: Ty = Ty::Arr(&Num);
+const STRS: Ty = Ty::Arr(&Str);
+const BOOLS: Ty = Ty::Arr(&Bool);
+const STR_IDXS: Ty = Ty::Arr(&StrIdx);
+const NUM_OR_NULL: Ty = Ty::Or(&[Num, Null]);
+const NUMS_OR_NULLS: Ty = Ty::Arr(&NUM_OR_NULL);
+const STR_IDXS_OR_NULLS: Ty = Ty::Arr(&Ty::Or(&[StrIdx, Null]));
+const STR_OR_NULL: Ty = Ty::Or(&[Str, Null]);
+const LENGTH: Field = req("length", Num);
+
+// [T]/[F] Lib.
+const LIB: Ty = Ty::Obj(&[
+    req("arch", Str),
+    req("name", Str),
+    req("path", Str),
+    req("debugName", Str),
+    req("debugPath", Str),
+    req("breakpadId", Str),
+    req("codeId", STR_OR_NULL),
+]);
+
+// [T]/[F] Category, CategoryColor.
+const CATEGORY: Ty = Ty::Obj(&[
+    req("name", Str),
+    req(
+        "color",
+        Ty::OneOf(&[
+            "transparent",
+            "purple",
+            "green",
+            "orange",
+            "yellow",
+            "lightblue",
+            "blue",
+            "brown",
+            "magenta",
+            "red",
+            "lightred",
+            "darkgrey",
+            "grey",
+        ]),
+    ),
+    req("subcategories", STRS),
+]);
+
+// [M] MarkerSchema, with `data` rather than `fields` and no
+// `description` / `isStackBased` ([U] 51, 55).
+const MARKER_SCHEMA: Ty = Ty::Obj(&[
+    req("name", Str),
+    opt("tooltipLabel", Str),
+    opt("tableLabel", Str),
+    opt("chartLabel", Str),
+    req("display", STRS),
+    req("data", Ty::Arr(&Ty::Any)),
+    opt("graphs", Ty::Arr(&Ty::Any)),
+]);
+
+// [T]/[F] ProfileMeta; `doesNotUseFrameImplementation` and sampleUnits.time
+// as before [U] 54. (Optional fields added after v49 without a version bump
+// are accepted.)
+const META: Ty = Ty::Obj(&[
+    req("interval", Num),
+    req("startTime", Num),
+    opt("startTimeAsClockMonotonicNanosecondsSinceBoot", Num),
+    opt("startTimeAsMachAbsoluteTimeNanoseconds", Num),
+    opt("startTimeAsQueryPerformanceCounterValue", Num),
+    opt("endTime", Num),
+    opt("profilingStartTime", Num),
+    opt("profilingEndTime", Num),
+    req("processType", Num),
+    opt(
+        "extensions",
+        Ty::Table(&[
+            req("baseURL", STRS),
+            req("id", STRS),
+            req("name", STRS),
+            LENGTH,
+        ]),
+    ),
+    opt("categories", Ty::Arr(&CATEGORY)),
+    req("product", Str),
+    req("stackwalk", Num),
+    opt("debug", Bool),
+    req("version", Num),
+    req("preprocessedProfileVersion", Num),
+    opt("abi", Str),
+    opt("misc", Str),
+    opt("oscpu", Str),
+    opt("mainMemory", Num),
+    opt("platform", Str),
+    opt("toolkit", Str),
+    opt("appBuildID", Str),
+    opt("arguments", Str),
+    opt("sourceURL", Str),
+    opt("physicalCPUs", Num),
+    opt("logicalCPUs", Num),
+    opt("CPUName", Str),
+    opt("symbolicated", Bool),
+    opt("symbolicationNotSupported", Bool),
+    opt("updateChannel", Str),
+    opt("visualMetrics", Ty::Any),
+    opt("configuration", Ty::Any),
+    req("markerSchema", Ty::Arr(&MARKER_SCHEMA)),
+    opt(
+        "sampleUnits",
+        Ty::Obj(&[
+            req("time", Ty::OneOf(&["ms"])),
+            req("eventDelay", Ty::OneOf(&["ms"])),
+            req(
+                "threadCPUDelta",
+                Ty::OneOf(&["ns", "µs", "variable CPU cycles"]),
+            ),
+        ]),
+    ),
+    opt("device", Str),
+    opt("importedFrom", Str),
+    opt("usesOnlyOneStackType", Bool),
+    opt("doesNotUseFrameImplementation", Bool),
+    opt("sourceCodeIsNotOnSearchfox", Bool),
+    opt("extra", Ty::Any),
+    opt("initialVisibleThreads", NUMS),
+    opt("initialSelectedThreads", NUMS),
+    opt("keepProfileThreadOrder", Bool),
+    opt("gramsOfCO2ePerKWh", Num),
+]);
+
+// [T]/[F] RawSamplesTable; `time` required before [U] 50.
+const SAMPLES: Ty = Ty::Table(&[
+    opt("responsiveness", NUMS_OR_NULLS),
+    opt("eventDelay", NUMS_OR_NULLS),
+    req("stack", NUMS_OR_NULLS),
+    req("time", NUMS),
+    req("weight", Ty::Or(&[Null, NUMS])),
+    req("weightType", Ty::OneOf(&["samples", "tracing-ms", "bytes"])),
+    opt("threadCPUDelta", NUMS_OR_NULLS),
+    opt("threadId", Ty::Arr(&Ty::Or(&[Num, Str]))),
+    LENGTH,
+]);
+
+// [T]/[F] RawMarkerTable.
+const MARKERS: Ty = Ty::Table(&[
+    req("data", Ty::Arr(&Ty::Any)),
+    req("name", STR_IDXS),
+    req("startTime", NUMS_OR_NULLS),
+    req("endTime", NUMS_OR_NULLS),
+    req("phase", NUMS),
+    req("category", NUMS),
+    opt("threadId", Ty::Arr(&Ty::Or(&[Num, Str, Null]))),
+    LENGTH,
+]);
+
+// [T]/[F] RawStackTable, with the category columns before [U] 53.
+const STACK_TABLE: Ty = Ty::Table(&[
+    req("frame", NUMS),
+    req("category", NUMS),
+    req("subcategory", NUMS),
+    req("prefix", NUMS_OR_NULLS),
+    LENGTH,
+]);
+
+// [T]/[F] FrameTable, with `implementation` before [U] 54.
+const FRAME_TABLE: Ty = Ty::Table(&[
+    req("address", NUMS),
+    req("inlineDepth", NUMS),
+    req("category", NUMS_OR_NULLS),
+    req("subcategory", NUMS_OR_NULLS),
+    req("func", NUMS),
+    req("nativeSymbol", NUMS_OR_NULLS),
+    req("innerWindowID", NUMS_OR_NULLS),
+    req("implementation", STR_IDXS_OR_NULLS),
+    req("line", NUMS_OR_NULLS),
+    req("column", NUMS_OR_NULLS),
+    LENGTH,
+]);
+
+// [T]/[F] FuncTable (`fileName` until v58).
+const FUNC_TABLE: Ty = Ty::Table(&[
+    req("name", STR_IDXS),
+    req("isJS", BOOLS),
+    req("relevantForJS", BOOLS),
+    req("resource", NUMS),
+    req("fileName", STR_IDXS_OR_NULLS),
+    req("lineNumber", NUMS_OR_NULLS),
+    req("columnNumber", NUMS_OR_NULLS),
+    LENGTH,
+]);
+
+// [T]/[F] ResourceTable.
+const RESOURCE_TABLE: Ty = Ty::Table(&[
+    req("lib", NUMS_OR_NULLS),
+    req("name", STR_IDXS),
+    req("host", STR_IDXS_OR_NULLS),
+    req("type", NUMS),
+    LENGTH,
+]);
+
+// [T]/[F] NativeSymbolTable.
+const NATIVE_SYMBOLS: Ty = Ty::Table(&[
+    req("libIndex", NUMS),
+    req("address", NUMS),
+    req("name", STR_IDXS),
+    req("functionSize", NUMS_OR_NULLS),
+    LENGTH,
+]);
+
+// [T]/[F] RawThread, with its own `stringArray` before [U] 56.
+const THREAD: Ty = Ty::Obj(&[
+    req("processType", Str),
+    req("processStartupTime", Num),
+    req("processShutdownTime", NUM_OR_NULL),
+    req("registerTime", Num),
+    req("unregisterTime", NUM_OR_NULL),
+    req(
+        "pausedRanges",
+        Ty::Arr(&Ty::Obj(&[
+            req("startTime", NUM_OR_NULL),
+            req("endTime", NUM_OR_NULL),
+            req("reason", Ty::OneOf(&["profiler-paused", "collecting"])),
+        ])),
+    ),
+    opt("showMarkersInTimeline", Bool),
+    req("name", Str),
+    req("isMainThread", Bool),
+    opt("eTLD+1", Str),
+    opt("processName", Str),
+    opt("isJsTracer", Bool),
+    req("pid", Str),
+    req("tid", Ty::Or(&[Num, Str])),
+    req("samples", SAMPLES),
+    opt("jsAllocations", Ty::Any),
+    opt("nativeAllocations", Ty::Any),
+    req("markers", MARKERS),
+    req("stackTable", STACK_TABLE),
+    req("frameTable", FRAME_TABLE),
+    req("funcTable", FUNC_TABLE),
+    req("resourceTable", RESOURCE_TABLE),
+    req("nativeSymbols", NATIVE_SYMBOLS),
+    opt("jsTracer", Ty::Any),
+    opt("isPrivateBrowsing", Bool),
+    opt("userContextId", Num),
+    req("stringArray", STRS),
+]);
+
+// [T]/[F] Profile, without `shared` ([U] 56); Page, RawCounter (`time`
+// required before [U] 50) and ProfilerOverhead.
+const PROFILE: Ty = Ty::Obj(&[
+    req("meta", META),
+    req("libs", Ty::Arr(&LIB)),
+    opt(
+        "pages",
+        Ty::Arr(&Ty::Obj(&[
+            req("tabID", Num),
+            req("innerWindowID", Num),
+            req("url", Str),
+            req("embedderInnerWindowID", Num),
+            opt("isPrivateBrowsing", Bool),
+            opt("favicon", STR_OR_NULL),
+        ])),
+    ),
+    opt(
+        "counters",
+        Ty::Arr(&Ty::Obj(&[
+            req("name", Str),
+            req("category", Str),
+            req("description", Str),
+            opt("color", Str),
+            req("pid", Str),
+            req("mainThreadIndex", Num),
+            req(
+                "samples",
+                Ty::Table(&[
+                    req("time", NUMS),
+                    opt("number", NUMS),
+                    req("count", NUMS),
+                    LENGTH,
+                ]),
+            ),
+        ])),
+    ),
+    opt(
+        "profilerOverhead",
+        Ty::Arr(&Ty::Obj(&[
+            req("samples", Ty::Any),
+            opt("statistics", Ty::Any),
+            req("pid", Str),
+            req("mainThreadIndex", Num),
+        ])),
+    ),
+    req("threads", Ty::Arr(&THREAD)),
+    opt("profilingLog", Ty::Any),
+    opt("profileGatheringLog", Ty::Any),
+]);
+
+/// Where `v` breaks the v49 definitions, each naming its JSON path.
+fn v49_violations(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    check(v, &PROFILE, "profile", None, &mut out);
+    out
+}
+
+/// `ty` in words, for messages.
+fn describe(ty: &Ty) -> String {
+    match ty {
+        Num => "a number".into(),
+        Str => "a string".into(),
+        Bool => "a boolean".into(),
+        Null => "null".into(),
+        StrIdx => "a string index".into(),
+        Ty::Any => "anything".into(),
+        Ty::OneOf(words) => format!("one of {words:?}"),
+        Ty::Or(alts) => alts.iter().map(describe).collect::<Vec<_>>().join(" | "),
+        Ty::Arr(elem) => format!("an array of {}", describe(elem)),
+        Ty::Obj(_) | Ty::Table(_) => "an object".into(),
+    }
+}
+
+/// Checks `v` against `ty` at `path`; `strings` is the length of the
+/// enclosing thread's `stringArray`, once inside a thread.
+fn check(v: &Value, ty: &Ty, path: &str, strings: Option<usize>, out: &mut Vec<String>) {
+    let expected = |want: &str| {
+        let got = v.to_string();
+        let short: String = got.chars().take(40).collect();
+        let more = if short.len() < got.len() { "…" } else { "" };
+        format!("{path}: expected {want}, found {short}{more}")
+    };
+    match *ty {
+        Ty::Any => {}
+        Num if !v.is_number() => out.push(expected("a number")),
+        Str if !v.is_string() => out.push(expected("a string")),
+        Bool if !v.is_boolean() => out.push(expected("a boolean")),
+        Null if !v.is_null() => out.push(expected("null")),
+        StrIdx => match (v.as_u64(), strings) {
+            (Some(i), Some(n)) if i as usize >= n => {
+                out.push(expected(&format!("a string index (< stringArray's {n})")))
+            }
+            (Some(_), _) => {}
+            (None, _) => out.push(expected("a string index")),
+        },
+        Ty::OneOf(words) if !v.as_str().is_some_and(|s| words.contains(&s)) => {
+            out.push(expected(&format!("one of {words:?}")))
+        }
+        Ty::Or(alts) => {
+            let fits = |t: &Ty| {
+                let mut e = Vec::new();
+                check(v, t, path, strings, &mut e);
+                e.is_empty()
+            };
+            if !alts.iter().any(fits) {
+                let names: Vec<String> = alts.iter().map(describe).collect();
+                out.push(expected(&names.join(" | ")))
+            }
+        }
+        Ty::Arr(elem) => match v.as_array() {
+            Some(a) => {
+                for (i, e) in a.iter().enumerate() {
+                    check(e, elem, &format!("{path}[{i}]"), strings, out);
+                }
+            }
+            None => out.push(expected("an array")),
+        },
+        Ty::Obj(fields) | Ty::Table(fields) => {
+            let Some(o) = v.as_object() else {
+                return out.push(expected("an object"));
+            };
+            let strings = o
+                .get("stringArray")
+                .and_then(Value::as_array)
+                .map_or(strings, |a| Some(a.len()));
+            for f in fields {
+                match o.get(f.name) {
+                    Some(x) => check(x, &f.ty, &format!("{path}.{}", f.name), strings, out),
+                    None if f.required => out.push(format!("{path}.{}: missing", f.name)),
+                    None => {}
+                }
+            }
+            for k in o.keys().filter(|k| !fields.iter().any(|f| f.name == *k)) {
+                out.push(format!("{path}.{k}: not a field of this (exact) type"));
+            }
+            if let (Ty::Table(_), Some(len)) = (ty, o.get("length").and_then(Value::as_u64)) {
+                for f in fields.iter().filter(|f| matches!(f.ty, Ty::Arr(_))) {
+                    if let Some(n) = o.get(f.name).and_then(Value::as_array).map(Vec::len) {
+                        if n as u64 != len {
+                            out.push(format!("{path}.{}: {n} entries, length is {len}", f.name));
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The export conforms to the processed profile format's type definitions
+/// at the version it declares (49): every required field present, every
+/// field (and column entry) of its declared type, no undeclared fields, and
+/// every table column as long as the table.
+#[test]
+fn firefox_profile_conforms_to_the_v49_type_definitions() {
+    let r = recording();
+    let v = json(&export(r, "firefox"));
+    assert_eq!(v["meta"]["preprocessedProfileVersion"], 49);
+    let errors = v49_violations(&v);
+    assert!(
+        errors.is_empty(),
+        "{} violations of the v49 definitions:\n{}",
+        errors.len(),
+        errors[..errors.len().min(30)].join("\n")
+    );
+
+    // The checker itself catches what it should, naming the path.
+    let mut broken = v.clone();
+    let t = &mut broken["threads"][0];
+    t["samples"].as_object_mut().unwrap().remove("time");
+    t["funcTable"]["name"][0] = json!(1_000_000_000);
+    t["frameTable"]["line"][0] = json!("7");
+    t["stackTable"]["frame"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(0));
+    t["extra"] = json!(1);
+    broken["libs"][0]["arch"] = Value::Null;
+    let errors = v49_violations(&broken);
+    for want in [
+        "profile.threads[0].samples.time: missing",
+        "profile.threads[0].funcTable.name[0]: expected a string index",
+        "profile.threads[0].frameTable.line[0]: expected",
+        "profile.threads[0].stackTable.frame: ",
+        "profile.threads[0].extra: not a field",
+        "profile.libs[0].arch: expected a string",
+    ] {
+        assert!(
+            errors.iter().any(|e| e.starts_with(want)),
+            "{want} in {errors:#?}"
+        );
+    }
 }
 
 #[test]

@@ -76,10 +76,12 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             *lib_of_file.entry(m.filename.as_str()).or_insert_with(|| {
                 let base = m.filename.rsplit('/').next().unwrap_or(&m.filename);
                 let id = m.build_id.clone().unwrap_or_default();
+                // `Lib.arch` is a string; the export does not know the
+                // recording's architecture, so it is empty (unknown).
                 libs.push(json!({
                     "name": base, "path": m.filename, "debugName": base,
                     "debugPath": m.filename, "breakpadId": breakpad_id(&id),
-                    "codeId": id, "arch": null,
+                    "codeId": id, "arch": "",
                 }));
                 (libs.len() - 1) as u32
             })
@@ -174,7 +176,6 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
                 "implementation": vec![Value::Null; n_frames],
                 "line": t.frame_line,
                 "column": vec![Value::Null; n_frames],
-                "optimizations": vec![Value::Null; n_frames],
             },
             "funcTable": {
                 "length": n_funcs,
@@ -216,7 +217,6 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             "categories": categories(),
             "markerSchema": [],
             "symbolicated": true,
-            "pausedRanges": [],
             "extensions": {"length": 0, "baseURL": [], "id": [], "name": []},
             "sampleUnits": {"time": "ms", "eventDelay": "ms", "threadCPUDelta": "µs"},
             "usesOnlyOneStackType": true,
