@@ -232,6 +232,9 @@ fn plain_answer(loc: u32, found: Option<((RawFrame, Vec<RawFrame>), u64)>) -> Lo
     }
 }
 
+/// How many locations of one binary make it worth reading on all cores.
+const SPLIT_MIN_LOCATIONS: usize = 2048;
+
 /// A raw per-location answer from a worker, before interning.
 struct RawFrame {
     name: String,
@@ -290,19 +293,74 @@ pub fn symbolize_with_kernel(
     let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
     // Big groups first so the workers finish together.
     groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
+    // Reading DWARF (inline frames, source lines) dominates where one
+    // binary has most of the locations, as a big program's does: its
+    // locations are cut by address into one piece per core, each piece
+    // read with its own view of the binary (so each parses mostly its own
+    // compile units), and the pieces' answers are put back in the group's
+    // order, so that what comes out does not depend on the cores.
+    let cores = rayon::current_num_threads();
+    let dwarf_work = |ids: &[u32]| {
+        if opts.srclines {
+            ids.len()
+        } else if opts.inline {
+            ids.iter()
+                .filter(|&&i| locs[i as usize].expands_inlines())
+                .count()
+        } else {
+            0
+        }
+    };
+    type Job = (usize, u32, Vec<u32>, Option<symbols::SharedDwarf>);
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut split = vec![false; groups.len()];
+    for (g, (dso, ids)) in groups.iter().enumerate() {
+        split[g] = cores > 1
+            && !is_kernel_dso(&dsos[*dso as usize].name)
+            && dwarf_work(ids) >= SPLIT_MIN_LOCATIONS;
+        if !split[g] {
+            jobs.push((g, *dso, ids.clone(), None));
+            continue;
+        }
+        // The pieces read the binary's DWARF sections once, together.
+        let shared = symbols::SharedDwarf::default();
+        let mut by_addr = ids.clone();
+        by_addr.sort_by_key(|&i| (locs[i as usize].lookup_rel(), i));
+        let per = by_addr.len().div_ceil(cores);
+        for piece in by_addr.chunks(per) {
+            jobs.push((g, *dso, piece.to_vec(), Some(shared.clone())));
+        }
+    }
     type Answer = (u32, Vec<LocAnswer>, Option<(String, Reason)>);
-    let answers: Vec<Answer> = groups
+    let pieces: Vec<(usize, Answer)> = jobs
         .into_par_iter()
-        .map(|(dso, ids)| {
+        .with_max_len(1)
+        .map(|(g, dso, ids, shared)| {
             let d = &dsos[dso as usize];
             let (res, miss) = if is_kernel_dso(&d.name) {
                 symbolize_kernel(d, &ids, locs, kernel)
             } else {
-                symbolize_dso(d, &ids, locs, opts)
+                symbolize_dso(d, &ids, locs, opts, shared)
             };
-            (dso, res, miss)
+            (g, (dso, res, miss))
         })
         .collect();
+    let mut answers: Vec<Answer> = groups
+        .iter()
+        .map(|(dso, _)| (*dso, Vec::new(), None))
+        .collect();
+    for (g, (_, res, miss)) in pieces {
+        let a = &mut answers[g];
+        a.1.extend(res);
+        // Each piece of an unreadable binary says so: once is enough.
+        if a.2.is_none() {
+            a.2 = miss;
+        }
+    }
+    for (a, _) in answers.iter_mut().zip(&split).filter(|(_, &s)| s) {
+        // A group's ids are in location order: its answers are put back in it.
+        a.1.sort_by_key(|x| x.loc);
+    }
     let mut out = Symbols {
         per_loc: vec![LocSyms::default(); locs.len()],
         kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
@@ -368,7 +426,13 @@ pub fn symbolize_with_kernel(
     out
 }
 
-fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) -> DsoAnswer {
+fn symbolize_dso(
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+    shared: Option<symbols::SharedDwarf>,
+) -> DsoAnswer {
     let none = |r: Reason| unreadable(d, ids, r);
     let is_jit_map = d
         .name
@@ -397,6 +461,9 @@ fn symbolize_dso(d: &Dso, ids: &[u32], locs: &[Loc], opts: &SymbolizeOptions) ->
         // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
         return none(Reason::NoSuchFile);
     };
+    if let Some(s) = shared {
+        bin.share_dwarf(s);
+    }
     // perf hands addr2line files only, never the vdso (nor names in
     // brackets): its source lines stay unknown.
     let srclines = opts.srclines && !d.name.starts_with('[');

@@ -2,8 +2,16 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-use crate::{DebugFile, DebugFinder, DwarfInfo, ElfFile, Error, Frame, Reason, Svma, SymbolHit};
+use crate::{
+    DebugFile, DebugFinder, DwarfInfo, DwarfSections, ElfFile, Error, Frame, Reason, Svma,
+    SymbolHit,
+};
+
+/// DWARF sections shared by the [`Binary`] views of one binary on several threads: the
+/// first to need them reads them, the others wait for and reuse that read.
+pub type SharedDwarf = Arc<OnceLock<Result<DwarfSections, Reason>>>;
 
 /// One binary, its verified debug file (if any), and a cache of frame lookups.
 ///
@@ -14,6 +22,7 @@ pub struct Binary {
     elf: ElfFile,
     debug: Result<DebugFile, Reason>,
     dwarf: Option<Result<DwarfInfo, Reason>>,
+    shared: Option<SharedDwarf>,
     cache: HashMap<u64, Result<Vec<Frame>, Reason>>,
 }
 
@@ -35,6 +44,7 @@ impl Binary {
             elf,
             debug,
             dwarf: None,
+            shared: None,
             cache: HashMap::new(),
         })
     }
@@ -45,8 +55,15 @@ impl Binary {
             elf,
             debug: Err(Reason::NoDebugInfo),
             dwarf: None,
+            shared: None,
             cache: HashMap::new(),
         }
+    }
+
+    /// Reads the debug file's DWARF sections through `shared`, which other views of the
+    /// same binary (on other threads) share, instead of reading them again.
+    pub fn share_dwarf(&mut self, shared: SharedDwarf) {
+        self.shared = Some(shared);
     }
 
     pub fn elf(&self) -> &ElfFile {
@@ -67,7 +84,14 @@ impl Binary {
     pub fn frames(&mut self, addr: Svma) -> Result<&[Frame], Reason> {
         if self.dwarf.is_none() {
             let loaded = match &self.debug {
-                Ok(d) => DwarfInfo::load(&d.path),
+                Ok(d) => match &self.shared {
+                    Some(cell) => cell
+                        .get_or_init(|| DwarfSections::read(&d.path))
+                        .as_ref()
+                        .map_err(|r| *r)
+                        .and_then(|s| DwarfInfo::from_sections(s, &d.path)),
+                    None => DwarfInfo::load(&d.path),
+                },
                 Err(r) => Err(*r),
             };
             self.dwarf = Some(loaded);

@@ -188,7 +188,8 @@ impl std::fmt::Debug for DwarfInfo {
     }
 }
 
-fn load_dwarf(obj: &object::File<'_>) -> Result<gimli::Dwarf<Reader>, gimli::Error> {
+/// The DWARF sections of one object file as gimli asks for them.
+fn read_sections(obj: &object::File<'_>) -> SectionSet {
     let endian = if obj.is_little_endian() {
         RunTimeEndian::Little
     } else {
@@ -196,15 +197,86 @@ fn load_dwarf(obj: &object::File<'_>) -> Result<gimli::Dwarf<Reader>, gimli::Err
     };
     // The sections are copied (and decompressed) once, so the context owns its bytes and
     // does not borrow the map; debug sections are read in full by lookups anyway.
-    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+    let mut sections = Vec::new();
+    let load = |id: gimli::SectionId| -> Result<Reader, std::convert::Infallible> {
         let data = obj
             .section_by_name(id.name())
             .filter(|s| plausible_size(s))
             .and_then(|s| s.uncompressed_data().ok())
             .unwrap_or_default();
-        Ok(EndianArcSlice::new(Arc::from(&*data), endian))
+        let r = EndianArcSlice::new(Arc::from(&*data), endian);
+        sections.push((id, r.clone()));
+        Ok(r)
     };
-    gimli::Dwarf::load(load)
+    // (Loading only records what gimli asks for: the reader itself never fails.)
+    let _ = gimli::Dwarf::load(load);
+    SectionSet { endian, sections }
+}
+
+/// One object file's DWARF sections, each held once.
+#[derive(Clone)]
+struct SectionSet {
+    endian: RunTimeEndian,
+    sections: Vec<(gimli::SectionId, Reader)>,
+}
+
+impl SectionSet {
+    fn dwarf(&self) -> gimli::Dwarf<Reader> {
+        let load = |id: gimli::SectionId| -> Result<Reader, std::convert::Infallible> {
+            Ok(self
+                .sections
+                .iter()
+                .find(|(s, _)| *s == id)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_else(|| EndianArcSlice::new(Arc::from(&[][..]), self.endian)))
+        };
+        match gimli::Dwarf::load(load) {
+            Ok(d) => d,
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// A debug file's DWARF sections (and its supplementary file's), read and decompressed
+/// once. Cheap to clone and shareable between threads: each thread that looks up
+/// addresses of the same binary builds its own [`DwarfInfo`] on the same bytes.
+#[derive(Clone)]
+pub struct DwarfSections {
+    main: SectionSet,
+    sup: Option<SectionSet>,
+}
+
+impl std::fmt::Debug for DwarfSections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DwarfSections")
+            .field("sections", &self.main.sections.len())
+            .field("sup", &self.sup.is_some())
+            .finish()
+    }
+}
+
+impl DwarfSections {
+    /// Reads the DWARF sections of the debug file at `path` (and of the supplementary
+    /// file its `.gnu_debugaltlink` names, where that can be read).
+    pub fn read(path: &Path) -> Result<DwarfSections, Reason> {
+        let map = map_file(path).map_err(|e| e.reason())?;
+        let obj = object::File::parse(&*map).map_err(|_| Reason::NotElf)?;
+        let main = read_sections(&obj);
+        let mut sup = None;
+        if let Ok(Some((sup_name, _))) = obj.gnu_debugaltlink() {
+            let sup_name = String::from_utf8_lossy(sup_name);
+            let dir = path.parent().unwrap_or(Path::new("/"));
+            let sup_path = dir.join(&*sup_name);
+            match map_file(&sup_path) {
+                Ok(sup_map) => match object::File::parse(&*sup_map) {
+                    Ok(sup_obj) => sup = Some(read_sections(&sup_obj)),
+                    Err(e) => log::warn!("{}: {e}", sup_path.display()),
+                },
+                Err(e) => log::warn!("{e}"),
+            }
+        }
+        Ok(DwarfSections { main, sup })
+    }
 }
 
 /// zlib and zstd do not inflate beyond about 1000:1, so a compressed section claiming
@@ -274,26 +346,14 @@ fn file_name_map(unit: gimli::UnitRef<'_, Reader>) -> HashMap<String, String> {
 impl DwarfInfo {
     /// Parses the DWARF of the file at `path` (and its dwz supplementary file, if any).
     pub fn load(path: &Path) -> Result<DwarfInfo, Reason> {
-        let map = map_file(path).map_err(|e| e.reason())?;
-        let obj = object::File::parse(&*map).map_err(|_| Reason::NotElf)?;
-        let mut dwarf = load_dwarf(&obj).map_err(|e| {
-            log::warn!("{}: {e}", path.display());
-            Reason::BadDebugInfo
-        })?;
-        if let Ok(Some((sup_name, _))) = obj.gnu_debugaltlink() {
-            let sup_name = String::from_utf8_lossy(sup_name);
-            let dir = path.parent().unwrap_or(Path::new("/"));
-            let sup_path = dir.join(&*sup_name);
-            match map_file(&sup_path) {
-                Ok(sup_map) => match object::File::parse(&*sup_map) {
-                    Ok(sup_obj) => match load_dwarf(&sup_obj) {
-                        Ok(sup) => dwarf.set_sup(sup),
-                        Err(e) => log::warn!("{}: {e}", sup_path.display()),
-                    },
-                    Err(e) => log::warn!("{}: {e}", sup_path.display()),
-                },
-                Err(e) => log::warn!("{e}"),
-            }
+        DwarfInfo::from_sections(&DwarfSections::read(path)?, path)
+    }
+
+    /// A context on sections already read (`path` names them in warnings).
+    pub fn from_sections(sections: &DwarfSections, path: &Path) -> Result<DwarfInfo, Reason> {
+        let mut dwarf = sections.main.dwarf();
+        if let Some(sup) = &sections.sup {
+            dwarf.set_sup(sup.dwarf());
         }
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| {
             log::warn!("{}: {e}", path.display());
