@@ -108,6 +108,20 @@ fn sear_annotate(f: &Path, args: &[&str]) -> String {
     ))
 }
 
+/// `sear annotate --symbol name` expected to fail: its exit code and stderr.
+fn failing_annotate(f: &Path, name: &str) -> (Option<i32>, String) {
+    let o = sear()
+        .args(["annotate", "--stdio", "-i"])
+        .arg(f)
+        .args(["--symbol", name])
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 /// objdump's instructions of function `name`: address → text.
 fn objdump_function(prog: &Path, name: &str, intel: bool) -> BTreeMap<u64, String> {
     let mut cmd = Command::new("objdump");
@@ -485,14 +499,8 @@ fn print_line_and_no_source() {
 fn unknown_symbol_and_missing_binary() {
     have_perf();
     let s = setup();
-    let o = sear()
-        .args(["annotate", "--stdio", "-i"])
-        .arg(&s.data)
-        .args(["--symbol", "no_such_function"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, err) = failing_annotate(&s.data, "no_such_function");
+    assert_eq!(code, Some(1));
     assert!(
         err.contains("no_such_function") && err.contains("no samples"),
         "{err}"
@@ -517,16 +525,10 @@ fn unknown_symbol_and_missing_binary() {
     );
 
     std::fs::remove_file(&bare).unwrap();
-    let o = sear()
-        .args(["annotate", "--stdio", "-i"])
-        .arg(&data)
-        .args(["--symbol", "hot"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, err) = failing_annotate(&data, "hot");
     // Without the binary nothing names its functions: the message says which binary is
     // missing and what to do.
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("`hot`"), "{err}");
     assert!(
@@ -544,14 +546,8 @@ fn other_architectures_are_not_supported_yet() {
     let mut elf = std::fs::read(&s.prog).unwrap();
     elf[18..20].copy_from_slice(&183u16.to_le_bytes());
     std::fs::write(&s.prog, &elf).unwrap();
-    let o = sear()
-        .args(["annotate", "--stdio", "-i"])
-        .arg(&s.data)
-        .args(["--symbol", "hot"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let (code, err) = failing_annotate(&s.data, "hot");
+    assert_eq!(code, Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(
         err.matches("not supported yet").count(),
