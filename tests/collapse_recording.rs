@@ -94,9 +94,12 @@ fn recordings_fold_like_perf_script_text() {
         ] {
             let want = via_text(f, script, opts);
             let got = direct(f, opts);
+            // The two hot paths must be there whatever else the run
+            // caught (a fast machine may catch nothing in fopen).
             assert!(
-                want.lines().count() > 3,
-                "{}: too few stacks: {want}",
+                want.lines().any(|l| l.contains("work"))
+                    && want.lines().any(|l| l.contains("other")),
+                "{}: hot stacks missing: {want}",
                 f.display()
             );
             if want != got {
