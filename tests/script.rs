@@ -89,13 +89,16 @@ long lib_entry(long n) { return lib_local(n) + lib_hidden(n) + lib_global(n); }
 const SRC_PROGRAM: &str = r#"
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 long lib_entry(long n);
 static volatile long sink;
 __attribute__((noinline)) long clocky(int n) { struct timespec ts; long s = 0; for (int i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); s += ts.tv_nsec; } return s; }
+/* Real system calls, so kernel frames are sampled on any machine. */
+__attribute__((noinline)) long calls_kernel(int n) { long s = 0; for (int i = 0; i < n; i++) s += getppid(); return s; }
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 200;
     int clock = argc > 2 ? atoi(argv[2]) : 5000;
-    for (int k = 0; k < rounds; k++) { sink += clocky(clock); sink += lib_entry(300000); }
+    for (int k = 0; k < rounds; k++) { sink += clocky(clock); sink += lib_entry(300000); sink += calls_kernel(500); }
     return 0;
 }
 "#;
@@ -269,15 +272,7 @@ fn script_equals_perf() {
     let dwarf = ["-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf"];
     let c_fp_rec = perf_record(d, "c-fp.data", &fpg, &w(&c_fp));
     let c_dwarf = perf_record(d, "c-dwarf.data", &dwarf, &w(&c_fp));
-    // Bound at start-up (LD_BIND_NOW): a sample in ld.so's lazy-binding resolver
-    // (`_dl_runtime_resolve_xsavec`, whose CFA its CFI gives from %rbx after it realigns
-    // the stack) is unwound by perf's libdw but not by framehop, which stops there; how
-    // many samples land in it depends on timing (none, or one in a few hundred).
-    let cpp_bound: Vec<String> = ["env".to_owned(), "LD_BIND_NOW=1".to_owned()]
-        .into_iter()
-        .chain(w(&cpp))
-        .collect();
-    let cpp_dwarf = perf_record(d, "cpp-dwarf.data", &dwarf, &cpp_bound);
+    let cpp_dwarf = perf_record(d, "cpp-dwarf.data", &dwarf, &w(&cpp));
     let thr_fp = perf_record(d, "threads-fp.data", &fpg, &w(&threads));
     compile(
         d,

@@ -7,7 +7,11 @@
 //! addresses a mapping (start, end, file offset, path) gives it in a process,
 //! and walks a copied user stack with DWARF CFI, falling back to the frame
 //! pointer where a module has no CFI or no module covers an address.
-//! x86-64 only for now.
+//! framehop does the walking; where it cannot finish a stack because a
+//! frame's CFA comes from a register other than SP and BP, or from a DWARF
+//! expression (ld.so's lazy-binding resolver, signal trampolines), the
+//! sample is walked again by a slower walker that tracks every general
+//! register (see `full`). x86-64 only for now.
 //!
 //! What it does not: read perf.data, track processes (the caller adds and
 //! removes modules as MMAP records come), symbolize, or look for separate
@@ -19,7 +23,7 @@
 //! let mut bins = Binaries::new();
 //! let mut unwinder = Unwinder::new();
 //! unwinder.add_module(&mut bins, 0x5555_5555_5000, 0x5555_5555_6000, 0x1000, "/bin/true".as_ref())?;
-//! let regs = UserRegs { ip: 0x5555_5555_5123, sp: 0x7ffc_0000_0000, bp: 0 };
+//! let regs = UserRegs::new(0x5555_5555_5123, 0x7ffc_0000_0000, 0);
 //! let stack: &[u8] = &[0; 64];
 //! let frames = unwinder.unwind(&regs, stack, regs.sp, 127);
 //! assert_eq!(frames[0], regs.ip);
@@ -34,7 +38,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{ExplicitModuleSectionInfo, Module, Unwinder as _};
+use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder as _};
+
+mod full;
 use memmap2::Mmap;
 use object::{Object, ObjectSection, ObjectSegment, SegmentFlags};
 
@@ -50,6 +56,8 @@ pub mod perf_reg_x86_64 {
     pub const BP: u32 = 6;
     pub const SP: u32 = 7;
     pub const IP: u32 = 8;
+    /// R8; R9–R15 follow it.
+    pub const R8: u32 = 16;
     /// The registers an unwinder needs: BP, SP and IP.
     pub const UNWIND_MASK: u64 = (1 << BP) | (1 << SP) | (1 << IP);
 }
@@ -75,19 +83,46 @@ pub struct UserRegs {
     pub ip: u64,
     pub sp: u64,
     pub bp: u64,
+    /// The other general registers in DWARF numbering (RAX, RDX, RCX, RBX,
+    /// RSI, RDI, -, -, R8–R15), where the sample has them; only frames
+    /// whose CFI reads them need them.
+    pub others: [Option<u64>; 16],
 }
 
 impl UserRegs {
-    /// Picks IP, SP and BP out of perf's register numbering; `get` returns a
+    /// IP, SP and BP alone.
+    pub fn new(ip: u64, sp: u64, bp: u64) -> Self {
+        UserRegs {
+            ip,
+            sp,
+            bp,
+            others: [None; 16],
+        }
+    }
+
+    /// Picks the registers out of perf's numbering; `get` returns a
     /// register's value if the sample carries it. None without IP or SP;
     /// a missing BP reads as 0 (no frame pointer).
     pub fn from_perf_x86_64(get: impl Fn(u32) -> Option<u64>) -> Option<Self> {
         use perf_reg_x86_64::*;
-        Some(UserRegs {
-            ip: get(IP)?,
-            sp: get(SP)?,
-            bp: get(BP).unwrap_or(0),
-        })
+        let mut regs = UserRegs::new(get(IP)?, get(SP)?, get(BP).unwrap_or(0));
+        // perf's order AX, BX, CX, DX, SI, DI against DWARF's.
+        for (perf, dwarf) in [(AX, 0), (BX, 3), (CX, 2), (DX, 1), (SI, 4), (DI, 5)] {
+            regs.others[dwarf] = get(perf);
+        }
+        for i in 0..8 {
+            regs.others[8 + i as usize] = get(R8 + i);
+        }
+        Some(regs)
+    }
+
+    fn dwarf(&self) -> full::Regs {
+        let mut r = [None; 17];
+        r[..16].copy_from_slice(&self.others);
+        r[full::RBP] = Some(self.bp);
+        r[full::RSP] = Some(self.sp);
+        r[full::RA] = Some(self.ip);
+        r
     }
 }
 
@@ -124,6 +159,9 @@ struct Binary {
     identity: (u64, u64, u64, i64),
     segments: Vec<Segment>,
     sections: ExplicitModuleSectionInfo<SectionBytes>,
+    /// Functions framehop would unwind by frame pointer for want of a rule
+    /// (`full::hard_ranges`), by the binary's own addresses.
+    hard: Vec<Range<u64>>,
 }
 
 /// The binaries loaded so far, by path. Share one between the unwinders of
@@ -210,25 +248,35 @@ fn parse(path: &Path, identity: (u64, u64, u64, i64), map: Arc<Mmap>) -> Result<
             path.display()
         );
     }
+    let sections = ExplicitModuleSectionInfo {
+        base_svma: 0,
+        text_svma,
+        text: text.flatten(),
+        got_svma,
+        eh_frame_svma,
+        eh_frame: eh_frame.flatten(),
+        eh_frame_hdr_svma,
+        eh_frame_hdr: eh_frame_hdr.flatten(),
+        debug_frame,
+        stubs_svma: None,
+        stub_helper_svma: None,
+        unwind_info: None,
+        text_segment_svma: None,
+        text_segment: None,
+    };
+    let hard = full::hard_ranges(&sections);
+    if !hard.is_empty() {
+        log::debug!(
+            "{}: {} functions need the full-register unwinder",
+            path.display(),
+            hard.len()
+        );
+    }
     Ok(Binary {
         identity,
         segments,
-        sections: ExplicitModuleSectionInfo {
-            base_svma: 0,
-            text_svma,
-            text: text.flatten(),
-            got_svma,
-            eh_frame_svma,
-            eh_frame: eh_frame.flatten(),
-            eh_frame_hdr_svma,
-            eh_frame_hdr: eh_frame_hdr.flatten(),
-            debug_frame,
-            stubs_svma: None,
-            stub_helper_svma: None,
-            unwind_info: None,
-            text_segment_svma: None,
-            text_segment: None,
-        },
+        sections,
+        hard,
     })
 }
 
@@ -255,12 +303,31 @@ fn base_avma(segments: &[Segment], start: u64, pgoff: u64) -> u64 {
     start.wrapping_sub(svma_of_start)
 }
 
+/// A module as placed in a process.
+struct Placed {
+    end: u64,
+    /// The process address of the binary's address 0.
+    base: u64,
+    bin: Arc<Binary>,
+}
+
 /// The modules of one process and the state to unwind its samples.
 pub struct Unwinder {
     modules: UnwinderX86_64<SectionBytes>,
     cache: CacheX86_64,
-    /// Start → end of each module added, to remove what a new map covers.
-    ranges: BTreeMap<u64, u64>,
+    /// Each module added by start, to remove what a new map covers and for
+    /// the full-register walker.
+    ranges: BTreeMap<u64, Placed>,
+    /// The process addresses of every module's hard ranges, sorted; made
+    /// again after the modules change.
+    hard: Option<Vec<Range<u64>>>,
+}
+
+impl full::Modules for BTreeMap<u64, Placed> {
+    fn find(&self, avma: u64) -> Option<(&Binary, u64)> {
+        let (_, p) = self.range(..=avma).next_back()?;
+        (avma < p.end).then_some((&*p.bin, p.base))
+    }
 }
 
 impl Default for Unwinder {
@@ -275,6 +342,7 @@ impl Unwinder {
             modules: UnwinderX86_64::new(),
             cache: CacheX86_64::new(),
             ranges: BTreeMap::new(),
+            hard: None,
         }
     }
 
@@ -307,7 +375,8 @@ impl Unwinder {
             bin.sections.clone(),
         );
         self.modules.add_module(module);
-        self.ranges.insert(start, end);
+        self.ranges.insert(start, Placed { end, base, bin });
+        self.hard = None;
         Ok(())
     }
 
@@ -315,6 +384,7 @@ impl Unwinder {
     pub fn remove_module(&mut self, start: u64) {
         if self.ranges.remove(&start).is_some() {
             self.modules.remove_module(start);
+            self.hard = None;
         }
     }
 
@@ -328,7 +398,7 @@ impl Unwinder {
             .ranges
             .range(..end)
             .rev()
-            .take_while(|(_, &e)| e > start)
+            .take_while(|(_, p)| p.end > start)
             .map(|(&s, _)| s)
             .collect();
         for s in hit {
@@ -341,6 +411,11 @@ impl Unwinder {
     /// Returns the leaf IP and then each return address, at most
     /// `max_frames` in all; stops early where the stack ends, a rule fails
     /// or the registers make no sense, keeping what it found so far.
+    ///
+    /// framehop walks; a frame in a function framehop has no rule for (it
+    /// would take the frame pointer, wrong for the code that needs such
+    /// CFI) is walked again from the leaf by the full-register walker,
+    /// which hands back to framehop once past that frame.
     pub fn unwind(
         &mut self,
         regs: &UserRegs,
@@ -359,22 +434,100 @@ impl Unwinder {
             word.copy_from_slice(bytes);
             Ok(u64::from_le_bytes(word))
         };
-        let start = UnwindRegsX86_64::new(regs.ip, regs.sp, regs.bp);
-        let mut it = self
-            .modules
-            .iter_frames(regs.ip, start, &mut self.cache, &mut read_stack);
-        while frames.len() < max_frames {
-            match it.next() {
-                Ok(Some(f)) => frames.push(f.address()),
-                Ok(None) => break,
-                Err(e) => {
-                    log::trace!("unwind stopped after {} frames: {e}", frames.len());
-                    break;
+        let ranges = &self.ranges;
+        let hard = self.hard.get_or_insert_with(|| hard_avmas(ranges));
+        frames.push(regs.ip);
+        let mut fh = UnwindRegsX86_64::new(regs.ip, regs.sp, regs.bp);
+        let mut addr = FrameAddress::from_instruction_pointer(regs.ip);
+        // Frames before this index are final.
+        let mut settled = 0;
+        loop {
+            while frames.len() < max_frames {
+                match self
+                    .modules
+                    .unwind_frame(addr, &mut fh, &mut self.cache, &mut read_stack)
+                {
+                    Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
+                        Some(a) => {
+                            frames.push(ra);
+                            addr = a;
+                        }
+                        None => break,
+                    },
+                    Ok(None) => break,
+                    Err(e) => {
+                        log::trace!("unwind stopped after {} frames: {e}", frames.len());
+                        break;
+                    }
+                }
+            }
+            if hard.is_empty() {
+                return frames;
+            }
+            let in_hard = |a: u64| {
+                let i = hard.partition_point(|r| r.start <= a);
+                i > 0 && a < hard[i - 1].end
+            };
+            let Some(at) = (settled..frames.len()).find(|&i| {
+                let f = frames[i];
+                in_hard(if i == 0 { f } else { f.wrapping_sub(1) })
+            }) else {
+                return frames;
+            };
+            // Out of the frame at `at` by every register, then framehop on.
+            let mut read = |a| read_stack(a).ok();
+            let walk = full::unwind(ranges, regs.dwarf(), &mut read, max_frames, at + 2);
+            log::trace!(
+                "full-register walk past frame {at}: {} frames",
+                walk.frames.len()
+            );
+            match walk.state {
+                Some((r, exact)) => {
+                    let ip = walk.frames[at + 1];
+                    fh = UnwindRegsX86_64::new(
+                        ip,
+                        r[full::RSP].unwrap_or(0),
+                        r[full::RBP].unwrap_or(0),
+                    );
+                    addr = if exact {
+                        FrameAddress::from_instruction_pointer(ip)
+                    } else {
+                        match FrameAddress::from_return_address(ip) {
+                            Some(a) => a,
+                            None => return walk.frames,
+                        }
+                    };
+                    frames = walk.frames;
+                    settled = at + 1;
+                }
+                // The full walk ended by itself: keep it unless it ended
+                // before getting out of the frame that needed it.
+                None => {
+                    if walk.frames.len() > at + 1 {
+                        return walk.frames;
+                    }
+                    return frames;
                 }
             }
         }
-        frames
     }
+}
+
+/// The process address ranges of every placed module's hard functions
+/// (`full::hard_ranges`), sorted.
+fn hard_avmas(ranges: &BTreeMap<u64, Placed>) -> Vec<Range<u64>> {
+    let mut v: Vec<Range<u64>> = ranges
+        .iter()
+        .flat_map(|(&start, p)| {
+            p.bin.hard.iter().filter_map(move |r| {
+                let s = r.start.wrapping_add(p.base).max(start);
+                let e = r.end.wrapping_add(p.base).min(p.end);
+                (s < e).then_some(s..e)
+            })
+        })
+        .collect();
+    v.sort_by_key(|r| r.start);
+    v
 }
 
 #[cfg(test)]
@@ -386,14 +539,10 @@ mod tests {
         // values indexed by perf's numbering: AX..DI, BP=6, SP=7, IP=8.
         let values = [10, 11, 12, 13, 14, 15, 16, 17, 18];
         let regs = UserRegs::from_perf_x86_64(|r| values.get(r as usize).copied()).unwrap();
-        assert_eq!(
-            regs,
-            UserRegs {
-                ip: 18,
-                sp: 17,
-                bp: 16
-            }
-        );
+        assert_eq!((regs.ip, regs.sp, regs.bp), (18, 17, 16));
+        // RAX, RDX, RCX, RBX in DWARF's order.
+        assert_eq!(&regs.others[..4], &[Some(10), Some(13), Some(12), Some(11)]);
+        assert_eq!(regs.others[8], None);
         let no_bp = UserRegs::from_perf_x86_64(|r| (r != 6).then_some(1)).unwrap();
         assert_eq!(no_bp.bp, 0);
         assert!(UserRegs::from_perf_x86_64(|r| (r != 8).then_some(1)).is_none());

@@ -33,11 +33,7 @@ fn frame_pointer_chain_is_followed_and_ends_where_the_stack_copy_ends() {
     put(&mut stack, sp + 0x48, 0x40_2222);
     put(&mut stack, sp + 0x80, 0);
     put(&mut stack, sp + 0x88, 0x40_3333);
-    let regs = UserRegs {
-        ip: 0x40_0000,
-        sp,
-        bp: sp + 0x10,
-    };
+    let regs = UserRegs::new(0x40_0000, sp, sp + 0x10);
     let mut u = Unwinder::new();
     let full = u.unwind(&regs, &stack, sp, 127);
     assert_eq!(&full[..4], &[0x40_0000, 0x40_1111, 0x40_2222, 0x40_3333]);
@@ -72,17 +68,17 @@ fn garbage_registers_and_stacks_give_short_stacks() {
         } else {
             u64::MAX - (next() % 64)
         };
-        let regs = UserRegs { ip, sp, bp: next() };
+        // Garbage in every register, for the walks that read them all.
+        let mut regs = UserRegs::new(ip, sp, next());
+        for r in regs.others.iter_mut() {
+            *r = Some(next());
+        }
         let frames = u.unwind(&regs, &stack, sp, 127);
         assert!(!frames.is_empty() && frames.len() <= 127);
         assert_eq!(frames[0], ip);
     }
     // An empty stack copy: only the leaf.
-    let regs = UserRegs {
-        ip: base + 0x1000,
-        sp: 0x1000,
-        bp: 0x2000,
-    };
+    let regs = UserRegs::new(base + 0x1000, 0x1000, 0x2000);
     assert_eq!(u.unwind(&regs, &[], 0x1000, 127), vec![base + 0x1000]);
 }
 
