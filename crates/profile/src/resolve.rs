@@ -676,7 +676,9 @@ impl Collector {
                         m.pgoff,
                         m.filename.as_ref(),
                     ) {
-                        log::debug!("no unwind info for {}: {e}", m.filename);
+                        if !matches!(e, unwind::Error::Again { .. }) {
+                            log::debug!("no unwind info for {}: {e}", m.filename);
+                        }
                     }
                 }
             }

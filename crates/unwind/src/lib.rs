@@ -75,6 +75,10 @@ pub enum Error {
     Object { path: PathBuf, message: String },
     #[error("mapping {start:#x}..{end:#x} of {path} is empty or reversed")]
     BadRange { path: PathBuf, start: u64, end: u64 },
+    /// Loading this file failed before (the error was returned then); it
+    /// is not tried again.
+    #[error("{path}: no unwind information (it failed to load before)")]
+    Again { path: PathBuf },
 }
 
 /// The registers a user-space unwind starts from.
@@ -169,6 +173,10 @@ struct Binary {
 #[derive(Default)]
 pub struct Binaries {
     by_path: HashMap<PathBuf, Arc<Binary>>,
+    /// Paths that could not be opened or parsed, with the file's identity
+    /// where it opened: each is tried once per file, not once per process
+    /// that maps it (ld.so maps /etc/ld.so.cache into every process).
+    failed: HashMap<PathBuf, Option<(u64, u64, u64, i64)>>,
 }
 
 fn identity(m: &std::fs::Metadata) -> (u64, u64, u64, i64) {
@@ -181,25 +189,63 @@ impl Binaries {
     }
 
     fn load(&mut self, path: &Path) -> Result<Arc<Binary>, Error> {
+        let again = || Error::Again {
+            path: path.to_owned(),
+        };
+        if let Some(None) = self.failed.get(path) {
+            return Err(again());
+        }
         let io = |source| Error::Io {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
-        let id = identity(&file.metadata().map_err(io)?);
+        let opened = File::open(path).and_then(|f| Ok((identity(&f.metadata()?), f)));
+        let (id, file) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                self.failed.insert(path.to_owned(), None);
+                return Err(io(e));
+            }
+        };
         if let Some(b) = self.by_path.get(path) {
             if b.identity == id {
                 return Ok(b.clone());
             }
         }
+        if let Some(Some(failed_id)) = self.failed.get(path) {
+            if *failed_id == id {
+                return Err(again());
+            }
+        }
+        let parsed = self.parse_file(path, id, &file);
+        match parsed {
+            Ok(b) => {
+                let b = Arc::new(b);
+                self.by_path.insert(path.to_owned(), b.clone());
+                Ok(b)
+            }
+            Err(e) => {
+                self.failed.insert(path.to_owned(), Some(id));
+                Err(e)
+            }
+        }
+    }
+
+    fn parse_file(
+        &self,
+        path: &Path,
+        id: (u64, u64, u64, i64),
+        file: &File,
+    ) -> Result<Binary, Error> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
         // SAFETY: the map is only read; a binary changed on disk while we
         // read it gives wrong unwind rules, never memory unsafety in our
         // parsers, which bound every access by the slice length.
-        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-        let map = Arc::new(map);
-        let b = Arc::new(parse(path, id, map)?);
-        self.by_path.insert(path.to_owned(), b.clone());
-        Ok(b)
+        let map = unsafe { Mmap::map(file) }.map_err(io)?;
+        parse(path, id, Arc::new(map))
     }
 }
 
@@ -386,6 +432,14 @@ impl Unwinder {
             self.modules.remove_module(start);
             self.hard = None;
         }
+    }
+
+    /// The process address ranges of the functions whose frames are walked
+    /// with every register (their CFI has rules framehop does not cover),
+    /// sorted.
+    pub fn full_register_ranges(&mut self) -> Vec<Range<u64>> {
+        let ranges = &self.ranges;
+        self.hard.get_or_insert_with(|| hard_avmas(ranges)).clone()
     }
 
     /// The start addresses of the modules present, in order.

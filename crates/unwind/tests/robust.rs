@@ -95,6 +95,16 @@ fn missing_and_non_binary_files_are_errors_not_panics() {
     assert!(matches!(bad, Err(Error::Object { .. })), "{bad:?}");
     let reversed = u.add_module(&mut bins, 0x2000, 0x1000, 0, &junk);
     assert!(matches!(reversed, Err(Error::BadRange { .. })));
+    // A file that failed is not tried again (every process maps ld.so's
+    // cache, which is no binary)...
+    let missing = u.add_module(&mut bins, 0x1000, 0x2000, 0, Path::new("/nonexistent/x.so"));
+    assert!(matches!(missing, Err(Error::Again { .. })), "{missing:?}");
+    let bad = u.add_module(&mut bins, 0x1000, 0x2000, 0, &junk);
+    assert!(matches!(bad, Err(Error::Again { .. })), "{bad:?}");
+    // ... unless it changed.
+    std::fs::write(&junk, b"\x7fELF still not a binary").unwrap();
+    let bad = u.add_module(&mut bins, 0x1000, 0x2000, 0, &junk);
+    assert!(matches!(bad, Err(Error::Object { .. })), "{bad:?}");
 }
 
 #[test]
@@ -114,4 +124,61 @@ fn a_new_mapping_replaces_the_modules_it_overlaps() {
     assert_eq!(u.module_starts(), vec![0x0f_0000]);
     u.remove_module(0x0f_0000);
     assert!(u.module_starts().is_empty());
+}
+
+#[test]
+fn frames_walked_with_every_register_take_garbage_too() {
+    // libc and ld.so at made-up addresses: their signal trampoline and
+    // lazy-binding resolvers are walked by the full-register walker.
+    let mut bins = Binaries::new();
+    let mut u = Unwinder::new();
+    let mut base = 0x7f00_0000_0000u64;
+    for lib in [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib64/ld-linux-x86-64.so.2",
+    ] {
+        let len = std::fs::metadata(lib).unwrap().len();
+        u.add_module(
+            &mut bins,
+            base,
+            base + len.next_multiple_of(4096),
+            0,
+            lib.as_ref(),
+        )
+        .unwrap();
+        base += 0x1000_0000;
+    }
+    let hard = u.full_register_ranges();
+    assert!(hard.len() >= 2, "{hard:x?}");
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..20_000u64 {
+        let r = &hard[(i as usize) % hard.len()];
+        let ip = r.start + next() % (r.end - r.start);
+        let sp = 0x7ffc_0000_0000 + (next() % 0x1000) * 8;
+        let mut stack: Vec<u8> = (0..(next() % 4096)).map(|_| next() as u8).collect();
+        // Now and then a stack of addresses inside the hard functions.
+        if i % 4 == 0 {
+            for w in stack.chunks_exact_mut(8) {
+                let r = &hard[(next() as usize) % hard.len()];
+                w.copy_from_slice(&(r.start + next() % (r.end - r.start)).to_le_bytes());
+            }
+        }
+        let mut regs = UserRegs::new(ip, sp, sp + next() % 512);
+        for r in regs.others.iter_mut() {
+            *r = Some(if next() % 2 == 0 {
+                sp + next() % 4096
+            } else {
+                next()
+            });
+        }
+        let frames = u.unwind(&regs, &stack, sp, 127);
+        assert!(!frames.is_empty() && frames.len() <= 127);
+        assert_eq!(frames[0], ip);
+    }
 }
