@@ -513,6 +513,18 @@ pub struct StatArgs {
     /// Do not count the command's children and new threads.
     #[arg(long = "no-inherit")]
     pub no_inherit: bool,
+    /// Print the counts of every MSECS milliseconds as they go (perf's
+    /// `-I`): one line per event and interval, time first; no totals.
+    #[arg(short = 'I', long = "interval-print", value_name = "MSECS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval_print: Option<u64>,
+    /// Write the counts to FILE instead of stderr, after a `# started on`
+    /// line (as perf's `-o`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With -o: append to FILE instead of replacing it.
+    #[arg(long = "append", requires = "output")]
+    pub append: bool,
     /// The command to run and its arguments (after `--`).
     // No allow_hyphen_values: with it, clap takes `-x,` for the command.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

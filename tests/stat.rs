@@ -306,3 +306,133 @@ fn unknown_event_is_an_error_with_a_hint() {
     );
     assert!(e.contains("list of valid events"), "{e}");
 }
+
+/// `-I`: interval lines laid out as perf's (time stamp, then the usual
+/// row; a header every 25 intervals), one block per interval, counts that
+/// add up to the whole run's; CSV and JSON carry the time first too.
+#[test]
+fn interval_print_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(dir.path());
+    let prog = [exe.to_str().unwrap(), "400000000", "2000"];
+    let args = ["-I", "50", "-e", "task-clock,page-faults"];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let header = "#           time             counts unit events";
+    for t in [&p, &s] {
+        assert!(t.starts_with(&format!("{header}\n")), "{t}");
+        assert!(!t.contains("seconds time elapsed"), "{t}");
+    }
+    // Each kind of line (numbers aside) has perf's shape and columns.
+    let kinds = |t: &str| -> std::collections::BTreeMap<String, (Option<usize>, usize)> {
+        t.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| (shape(l), (l.find('#'), l.len())))
+            .collect()
+    };
+    assert_eq!(kinds(&p), kinds(&s), "\n--- perf\n{p}\n--- sear\n{s}");
+    // Time stamps: 50 ms apart (the last one when the command ends), and
+    // the page faults of all intervals add up to perf's.
+    let intervals = |t: &str| -> Vec<(f64, String, f64)> {
+        t.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let name = if f[2] == "msec" { f[3] } else { f[2] };
+                (
+                    f[0].parse().unwrap(),
+                    name.to_owned(),
+                    f[1].parse().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (pi, si) = (intervals(&p), intervals(&s));
+    let stamps: Vec<f64> = si.iter().step_by(2).map(|x| x.0).collect();
+    assert!(stamps.len() >= 3, "{s}");
+    for (k, t) in stamps[..stamps.len() - 1].iter().enumerate() {
+        let want = 0.05 * (k + 1) as f64;
+        assert!(*t >= want && *t < want + 0.045, "interval {k} at {t}: {s}");
+    }
+    let n = |v: &[(f64, String, f64)]| v.iter().filter(|x| x.1 == "task-clock").count() as f64;
+    assert!(
+        (n(&pi) - n(&si)).abs() <= 0.2 * n(&pi) + 1.0,
+        "\n--- perf\n{p}\n--- sear\n{s}"
+    );
+    let faults = |v: &[(f64, String, f64)]| -> f64 {
+        v.iter().filter(|x| x.1 == "page-faults").map(|x| x.2).sum()
+    };
+    let (pf, sf) = (faults(&pi), faults(&si));
+    assert!((pf - sf).abs() <= 0.05 * pf, "page faults {pf} vs {sf}");
+
+    // CSV: the time stamp is the first field, the rest as without -I.
+    let args = ["-I", "100", "-x,", "-e", "task-clock,page-faults"];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let fields = |t: &str| -> Vec<(usize, String)> {
+        t.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (
+                    f.len(),
+                    format!("{}|{}|{}", f[2], f[3], rate(f[f.len() - 1])),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(fields(&p), fields(&s), "\n--- perf\n{p}\n--- sear\n{s}");
+    // JSON: perf's keys, "interval" first.
+    let args = ["-I", "100", "--json", "-e", "task-clock"];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let keys = |t: &str| -> Vec<String> {
+        let l = t.lines().next().unwrap_or("");
+        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        v.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(keys(&p), keys(&s));
+    assert!(s.starts_with("{\"interval\" : 0.1"), "{s}");
+}
+
+/// `-o FILE` writes the table to FILE after perf's `# started on` line;
+/// `--append` adds to it.
+#[test]
+fn output_file_and_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("counts.txt");
+    let o = stat(
+        &mut sear(),
+        &["-e", "task-clock", "-o", out.to_str().unwrap()],
+        &["true"],
+    );
+    assert!(stderr_of(&o).is_empty(), "{}", stderr_of(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let first = text.lines().next().unwrap();
+    // ctime(3)'s layout: "Wed Nov 25 00:49:25 2026".
+    let words: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(&words[..3], &["#", "started", "on"], "{text}");
+    assert_eq!(words.len(), 8, "{text}");
+    assert!(
+        text.contains("\n\n\n Performance counter stats for 'true':\n"),
+        "{text}"
+    );
+    assert!(text.contains(" msec task-clock "), "{text}");
+    stat(
+        &mut sear(),
+        &[
+            "-x,",
+            "-e",
+            "page-faults",
+            "-o",
+            out.to_str().unwrap(),
+            "--append",
+        ],
+        &["true"],
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("# started on").count(), 2, "{text}");
+    assert!(text.contains(",,page-faults,"), "{text}");
+}

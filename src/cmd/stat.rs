@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use record::count::{CountOptions, CountRun};
+use record::count::{CountOptions, CountRun, Counter};
 
 use crate::cli::StatArgs;
 
@@ -327,6 +327,100 @@ fn footer(out: &mut String, wall: &Stats, runs: u32, rusage: Option<(f64, f64)>)
     out.push_str("\n\n");
 }
 
+/// Where the counts go: stderr, or `-o FILE`.
+fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
+    let Some(path) = &a.output else {
+        return Ok(Box::new(io::stderr()));
+    };
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(a.append)
+        .truncate(!a.append)
+        .open(path)
+        .with_context(|| format!("opening {} for the counts (-o)", path.display()))?;
+    let mut w: Box<dyn Write> = Box::new(io::BufWriter::new(f));
+    // perf's first line: when counting started, as ctime(3) prints it.
+    let now = jiff::Zoned::now();
+    writeln!(w, "# started on {}\n", now.strftime("%a %b %e %H:%M:%S %Y"))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(w)
+}
+
+/// `-I`: one block of lines per interval, from the differences of the
+/// running totals, laid out as perf's print_interval.
+struct Ticker<'a> {
+    format: &'a Format,
+    interval_ns: f64,
+    prev: Vec<Counter>,
+    ticks: u64,
+}
+
+impl Ticker<'_> {
+    fn lines(&mut self, t_ns: u64, totals: &[Counter]) -> String {
+        let rows: Vec<Row> = totals
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = self.prev.get(i);
+                let d = Counter {
+                    value: c.value.saturating_sub(p.map_or(0, |p| p.value)),
+                    enabled: c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
+                    running: c.running.saturating_sub(p.map_or(0, |p| p.running)),
+                    ..c.clone()
+                };
+                let one = |x: f64| {
+                    let mut s = Stats::default();
+                    s.add(x);
+                    s
+                };
+                Row {
+                    name: c.spec.name.clone(),
+                    is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
+                    supported: c.supported,
+                    value: one(scaled(&d)),
+                    enabled: one(d.enabled as f64),
+                    running: one(d.running as f64),
+                }
+            })
+            .collect();
+        self.prev = totals.to_vec();
+        let nsecs = rows
+            .iter()
+            .find(|r| r.is_clock && r.supported && r.running.mean > 0.0)
+            .map(|r| r.value.mean);
+        // perf's ratios are per nominal interval, not the measured one.
+        let mut wall = Stats::default();
+        wall.add(self.interval_ns);
+        let stamp = format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000);
+        let mut out = String::new();
+        if matches!(self.format, Format::Std) && self.ticks % 25 == 0 {
+            out.push_str("#           time             counts unit events\n");
+        }
+        self.ticks += 1;
+        for row in &rows {
+            let mut line = String::new();
+            match self.format {
+                Format::Std => {
+                    std_row(&mut line, row, &wall, nsecs, 1);
+                    let _ = write!(out, "{stamp} {line}");
+                }
+                Format::Csv(sep) => {
+                    csv_row(&mut line, sep, row, &wall, nsecs, 1);
+                    let _ = write!(out, "{stamp}{sep}{line}");
+                }
+                Format::Json => {
+                    json_row(&mut line, row, &wall, nsecs, 1);
+                    let rest = line.strip_prefix('{').unwrap_or(&line);
+                    let secs = t_ns as f64 / 1e9;
+                    let _ = write!(out, "{{\"interval\" : {secs:.9}, {rest}");
+                }
+            }
+        }
+        out
+    }
+}
+
 pub fn run(a: StatArgs) -> Result<ExitCode> {
     let format = match (&a.field_separator, a.json) {
         (_, true) => Format::Json,
@@ -344,6 +438,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             .unwrap_or_default(),
         system_wide: a.all_cpus,
         no_inherit: a.no_inherit,
+        interval_ms: a.interval_print,
     };
     if let Err(e) = record::count::events_of(&opts) {
         // As perf: the error, then where to find the valid names.
@@ -357,11 +452,22 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         );
     }
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
+    let mut sink = open_output(&a)?;
     let mut rows: Vec<Row> = Vec::new();
     let mut wall = Stats::default();
     let mut last: Option<CountRun> = None;
     for _ in 0..runs {
-        let r = match record::count::count(&opts) {
+        let mut ticker = Ticker {
+            format: &format,
+            interval_ns: a.interval_print.unwrap_or(0) as f64 * 1e6,
+            prev: Vec::new(),
+            ticks: 0,
+        };
+        let mut on_interval = |t: u64, totals: &[Counter]| -> io::Result<()> {
+            sink.write_all(ticker.lines(t, totals).as_bytes())?;
+            sink.flush()
+        };
+        let r = match record::count::count_with(&opts, &mut on_interval) {
             Ok(r) => r,
             Err(e) => {
                 let status = e.shell_status();
@@ -395,6 +501,11 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         wall.add(r.wall_ns as f64);
         last = Some(r);
     }
+    let status = last.as_ref().and_then(|r| r.exit_status).unwrap_or(0);
+    if a.interval_print.is_some() {
+        // The intervals were the output (perf prints no totals with -I).
+        return Ok(ExitCode::from(status));
+    }
     let nsecs = rows
         .iter()
         .find(|r| r.is_clock && r.supported && r.running.mean > 0.0)
@@ -423,10 +534,12 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             }
         }
     }
-    let mut e = io::stderr().lock();
-    e.write_all(out.as_bytes()).context("writing the counts")?;
-    let _ = e.flush();
-    let status = last.and_then(|r| r.exit_status).unwrap_or(0);
+    // A closed stderr is no reason to fail the command's status.
+    if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {
+        if a.output.is_some() {
+            return Err(e).context("writing the counts");
+        }
+    }
     Ok(ExitCode::from(status))
 }
 

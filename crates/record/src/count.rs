@@ -35,6 +35,9 @@ pub struct CountOptions {
     pub system_wide: bool,
     /// Do not follow children and new threads (`--no-inherit`).
     pub no_inherit: bool,
+    /// Read the counters every this many milliseconds (`-I`) and hand
+    /// them to the caller's callback.
+    pub interval_ms: Option<u64>,
 }
 
 /// One event's totals (summed over the CPUs or threads it was opened on).
@@ -114,13 +117,43 @@ fn not_supported(err: &io::Error) -> bool {
 /// Counts the events of `opts` once: runs the command (if any) to its end,
 /// or until SIGINT/SIGTERM for processes and system-wide counting.
 pub fn count(opts: &CountOptions) -> Result<CountRun> {
+    count_with(opts, &mut |_, _| Ok(()))
+}
+
+/// What `count_with`'s callback gets: the time since counting started and
+/// the totals so far.
+pub type OnInterval<'a> = dyn FnMut(u64, &[Counter]) -> io::Result<()> + 'a;
+
+/// [`count`], calling `on_interval` with the running totals every
+/// `opts.interval_ms` and once more at the end (the last, partial
+/// interval). An error from the callback (say, a closed pipe) stops the
+/// counting: the command is killed and the error returned.
+pub fn count_with(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<CountRun> {
     sys::install_signal_handlers().map_err(|e| Error::sys("installing signal handlers", e))?;
-    let r = count_inner(opts);
+    let r = count_inner(opts, on_interval);
     sys::restore_signal_handlers();
     r
 }
 
-fn count_inner(opts: &CountOptions) -> Result<CountRun> {
+/// The totals of every counter now.
+fn read_all(counters: &[Counter], fds: &[Vec<OwnedFd>]) -> Result<Vec<Counter>> {
+    let mut out = counters.to_vec();
+    for (c, mine) in out.iter_mut().zip(fds) {
+        c.value = 0;
+        c.enabled = 0;
+        c.running = 0;
+        for fd in mine {
+            let [v, en, run] =
+                sys::read_count(fd).map_err(|e| Error::sys("reading a counter", e))?;
+            c.value += v;
+            c.enabled += en;
+            c.running += run;
+        }
+    }
+    Ok(out)
+}
+
+fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<CountRun> {
     let groups = events_of(opts)?;
     if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
         return Err(Error::Options(
@@ -215,7 +248,52 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
     let start = Instant::now();
     let mut exit_raw = None;
     let (mut user_secs, mut sys_secs) = (0.0, 0.0);
-    if let Some(c) = &mut child {
+    if let Some(ms) = opts.interval_ms {
+        if let Some(c) = &mut child {
+            if let Err(e) = c.go() {
+                return Err(Error::exec(&opts.command[0], e));
+            }
+        }
+        let every = std::time::Duration::from_millis(ms.max(1));
+        let mut next = start + every;
+        let ended = |child: &mut Option<sys::Child>| -> Result<Option<(i32, f64, f64)>> {
+            match child {
+                Some(c) => c
+                    .try_wait_rusage()
+                    .map_err(|e| Error::sys("waiting for the command", e)),
+                None => Ok((sys::stop_signal().is_some()
+                    || (!opts.system_wide && !opts.pids.iter().any(|&p| sys::task_exists(p))))
+                .then_some((0, 0.0, 0.0))),
+            }
+        };
+        loop {
+            if let Some((st, u, s)) = ended(&mut child)? {
+                if child.is_some() {
+                    exit_raw = Some(st);
+                    user_secs = u;
+                    sys_secs = s;
+                }
+                break;
+            }
+            let now = Instant::now();
+            if now >= next {
+                let totals = read_all(&counters, &fds)?;
+                let t = now.duration_since(start).as_nanos() as u64;
+                if let Err(e) = on_interval(t, &totals) {
+                    return Err(fail(&mut child, Error::sys("printing the counts", e)));
+                }
+                next += every;
+                // Late by more than an interval (a stopped machine): skip.
+                if next < now {
+                    next = now + every;
+                }
+                continue;
+            }
+            // Short naps, so the command's end is seen within 10 ms.
+            let nap = (next - now).min(std::time::Duration::from_millis(10));
+            let _ = sys::poll(&[], nap.as_millis().max(1) as i32);
+        }
+    } else if let Some(c) = &mut child {
         if let Err(e) = c.go() {
             return Err(Error::exec(&opts.command[0], e));
         }
@@ -243,14 +321,9 @@ fn count_inner(opts: &CountOptions) -> Result<CountRun> {
             let _ = sys::disable(fd);
         }
     }
-    for (c, mine) in counters.iter_mut().zip(&fds) {
-        for fd in mine {
-            let [v, en, run] =
-                sys::read_count(fd).map_err(|e| Error::sys("reading a counter", e))?;
-            c.value += v;
-            c.enabled += en;
-            c.running += run;
-        }
+    let counters = read_all(&counters, &fds)?;
+    if opts.interval_ms.is_some() {
+        on_interval(wall_ns, &counters).map_err(|e| Error::sys("printing the counts", e))?;
     }
     Ok(CountRun {
         counters,

@@ -428,6 +428,30 @@ impl Child {
         }
     }
 
+    /// Like `wait_rusage` without blocking: None while the child runs.
+    pub fn try_wait_rusage(&mut self) -> io::Result<Option<(i32, f64, f64)>> {
+        if let Some(st) = self.reaped {
+            return Ok(Some((st, 0.0, 0.0)));
+        }
+        let mut st = 0;
+        // SAFETY: rusage is plain old data; zeroed is a valid value.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: st and ru are valid for writes for the call.
+        let r = unsafe { libc::wait4(self.pid, &mut st, libc::WNOHANG, &mut ru) };
+        if r == self.pid {
+            self.reaped = Some(st);
+            let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            return Ok(Some((st, secs(ru.ru_utime), secs(ru.ru_stime))));
+        }
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        Ok(None)
+    }
+
     pub fn kill(&self, sig: i32) {
         if self.reaped.is_none() {
             // SAFETY: signals our own unreaped child (its pid cannot be reused yet).
