@@ -420,6 +420,9 @@ fn eval(
     read: &mut dyn FnMut(u64) -> Option<u64>,
 ) -> Option<u64> {
     let mut ev = Evaluation::new(bytecode, ENCODING);
+    // A hostile expression may branch back forever (DW_OP_skip); real CFI
+    // expressions are a handful of operations.
+    ev.set_max_iterations(1000);
     if let Some(c) = cfa {
         ev.set_initial_value(c);
     }
@@ -456,4 +459,39 @@ fn eval(
 
 fn register_value(regs: &Regs, r: Register) -> Option<u64> {
     *regs.get(usize::from(r.0))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(code: &[u8], regs: &Regs, cfa: Option<u64>) -> Option<u64> {
+        let mut stack = |a: u64| (a == 0x1000).then_some(0xabcd);
+        eval(
+            gimli::EndianSlice::new(code, LittleEndian),
+            regs,
+            cfa,
+            &mut stack,
+        )
+    }
+
+    #[test]
+    fn expressions_read_registers_memory_and_the_cfa() {
+        let mut regs = [None; 17];
+        regs[RSP] = Some(0xff8);
+        // DW_OP_breg7 (rsp) +8; DW_OP_deref: the word at rsp + 8.
+        assert_eq!(run(&[0x77, 0x08, 0x06], &regs, None), Some(0xabcd));
+        // A register rule's expression starts with the CFA pushed:
+        // DW_OP_lit8, DW_OP_plus.
+        assert_eq!(run(&[0x38, 0x22], &regs, Some(0x100)), Some(0x108));
+        // An unknown register or unreadable memory: no value.
+        assert_eq!(run(&[0x73, 0x00], &regs, None), None);
+        assert_eq!(run(&[0x77, 0x10, 0x06], &regs, None), None);
+    }
+
+    #[test]
+    fn an_expression_that_loops_is_refused() {
+        // DW_OP_skip -3: jumps back to itself.
+        assert_eq!(run(&[0x2f, 0xfd, 0xff], &[None; 17], None), None);
+    }
 }
