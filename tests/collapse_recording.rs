@@ -6,7 +6,6 @@
 
 mod common;
 use common::*;
-use std::io::Write;
 use std::path::Path;
 
 /// A C program at -O2 -g with a function inlined into another and a
@@ -47,17 +46,7 @@ fn build(dir: &Path) -> String {
 fn via_text(f: &Path, script_args: &[&str], opts: &[&str]) -> String {
     have_perf();
     let text = run_ok(perf().arg("script").args(script_args).arg("-i").arg(f));
-    let mut child = sear()
-        .arg("collapse")
-        .args(opts)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&text.stdout).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    stdout_of(&out)
+    stdout_with_stdin(sear().arg("collapse").args(opts), &text.stdout)
 }
 
 fn direct(f: &Path, opts: &[&str]) -> String {
@@ -149,24 +138,10 @@ fn recordings_fold_like_perf_script_text() {
     ));
     for width in [&[][..], &["--minwidth", "1%"][..], &["--minwidth", "3"][..]] {
         let from_recording = run_ok(sear().arg("flame").args(width).arg("-i").arg(&fp));
-        let mut child = sear()
-            .arg("flame")
-            .args(width)
-            .arg("-")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(folded.as_bytes())
-            .unwrap();
-        let from_text = child.wait_with_output().unwrap();
-        assert!(from_text.status.success());
+        let from_text =
+            stdout_with_stdin(sear().arg("flame").args(width).arg("-"), folded.as_bytes());
         assert!(
-            from_recording.stdout == from_text.stdout,
+            stdout_of(&from_recording) == from_text,
             "{width:?}: the graph from the recording differs from the one from its folded stacks"
         );
     }

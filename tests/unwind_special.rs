@@ -8,7 +8,6 @@
 
 mod common;
 use common::*;
-use std::io::Write;
 use std::path::Path;
 
 const PROGRAM: &str = r#"
@@ -53,16 +52,7 @@ int main(void) { for (int k = 0; k < 60; k++) sink += calls(20000); printf("%ld\
 /// `perf script -i f | sear collapse`.
 fn via_perf_script(f: &Path) -> String {
     let text = run_ok(perf().arg("script").arg("-i").arg(f));
-    let mut child = sear()
-        .arg("collapse")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&text.stdout).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    stdout_of(&out)
+    stdout_with_stdin(sear().arg("collapse"), &text.stdout)
 }
 
 fn sear_folded(f: &Path) -> String {

@@ -17,6 +17,16 @@ fn unwinder_over_self(base: u64) -> Unwinder {
     u
 }
 
+/// A fixed stream of pseudo-random words (xorshift64).
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[test]
 fn frame_pointer_chain_is_followed_and_ends_where_the_stack_copy_ends() {
     // No modules: every frame is unwound by frame pointer. Build a chain of
@@ -49,13 +59,7 @@ fn frame_pointer_chain_is_followed_and_ends_where_the_stack_copy_ends() {
 fn garbage_registers_and_stacks_give_short_stacks() {
     let base = 0x5555_0000_0000u64;
     let mut u = unwinder_over_self(base);
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for i in 0..20_000u64 {
         let stack: Vec<u8> = (0..(next() % 512)).map(|_| next() as u8).collect();
         let ip = match i % 3 {
@@ -150,13 +154,7 @@ fn frames_walked_with_every_register_take_garbage_too() {
     }
     let hard = u.full_register_ranges();
     assert!(hard.len() >= 2, "{hard:x?}");
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     for i in 0..20_000u64 {
         let r = &hard[(i as usize) % hard.len()];
         let ip = r.start + next() % (r.end - r.start);
