@@ -525,6 +525,21 @@ pub struct StatArgs {
     /// With -o: append to FILE instead of replacing it.
     #[arg(long = "append", requires = "output")]
     pub append: bool,
+    /// With -a: a line per CPU and event instead of totals.
+    #[arg(short = 'A', long = "no-aggr", group = "aggr")]
+    pub no_aggr: bool,
+    /// With -p: a line per thread and event, busiest first.
+    #[arg(long = "per-thread", group = "aggr")]
+    pub per_thread: bool,
+    /// With -a: totals per core (S<socket>-D<die>-C<core>, then how many CPUs).
+    #[arg(long = "per-core", group = "aggr")]
+    pub per_core: bool,
+    /// With -a: totals per die.
+    #[arg(long = "per-die", group = "aggr")]
+    pub per_die: bool,
+    /// With -a: totals per socket.
+    #[arg(long = "per-socket", group = "aggr")]
+    pub per_socket: bool,
     /// The command to run and its arguments (after `--`).
     // No allow_hyphen_values: with it, clap takes `-x,` for the command.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

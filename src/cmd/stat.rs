@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use record::count::{CountOptions, CountRun, Counter};
+use record::count::{CountOptions, CountRun, Counter, Part};
 
 use crate::cli::StatArgs;
 
@@ -327,6 +327,212 @@ fn footer(out: &mut String, wall: &Stats, runs: u32, rusage: Option<(f64, f64)>)
     out.push_str("\n\n");
 }
 
+/// How counts are split (`-A`, `--per-*`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Aggr {
+    Global,
+    Cpu,
+    Thread,
+    Core,
+    Die,
+    Socket,
+}
+
+impl Aggr {
+    fn of(a: &StatArgs) -> Aggr {
+        if a.no_aggr {
+            Aggr::Cpu
+        } else if a.per_thread {
+            Aggr::Thread
+        } else if a.per_core {
+            Aggr::Core
+        } else if a.per_die {
+            Aggr::Die
+        } else if a.per_socket {
+            Aggr::Socket
+        } else {
+            Aggr::Global
+        }
+    }
+}
+
+/// A CPU's place: (socket, die, core) from sysfs, 0 where unknown.
+fn topology(cpu: i32) -> (i64, i64, i64) {
+    let read = |what: &str| -> i64 {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{what}"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (read("physical_package_id"), read("die_id"), read("core_id"))
+}
+
+/// One line's label in the three layouts, as perf's aggr_printout.
+struct Label {
+    std: String,
+    csv: String,
+    json: String,
+}
+
+fn label(aggr: Aggr, key: &(i64, i64, i64, i64), name: &str, nr: usize, sep: &str) -> Label {
+    let (s, d, c, id) = *key;
+    let (text, std, json_key) = match aggr {
+        Aggr::Cpu => (
+            format!("CPU{id}"),
+            format!("CPU{id:<7} "),
+            format!("\"cpu\" : \"{id}\", "),
+        ),
+        Aggr::Thread => (
+            format!("{name}-{id}"),
+            format!("{name:>16}-{id:<8} "),
+            format!("\"thread\" : \"{}-{id}\", ", json_str(name)),
+        ),
+        Aggr::Core => (
+            format!("S{s}-D{d}-C{c}"),
+            format!("S{s}-D{d}-C{c:<8} {nr:>4} "),
+            format!("\"core\" : \"S{s}-D{d}-C{c}\", \"aggregate-number\" : {nr}, "),
+        ),
+        Aggr::Die => (
+            format!("S{s}-D{d}"),
+            format!("S{s}-D{d:<8} {nr:>4} "),
+            format!("\"die\" : \"S{s}-D{d}\", \"aggregate-number\" : {nr}, "),
+        ),
+        Aggr::Socket | Aggr::Global => (
+            format!("S{s}"),
+            format!("S{s:<5} {nr:>4} "),
+            format!("\"socket\" : \"S{s}\", \"aggregate-number\" : {nr}, "),
+        ),
+    };
+    let csv = match aggr {
+        Aggr::Cpu | Aggr::Thread => format!("{text}{sep}"),
+        _ => format!("{text}{sep}{nr}{sep}"),
+    };
+    Label {
+        std,
+        csv,
+        json: json_key,
+    }
+}
+
+/// The split table of `-A` and `--per-*`: perf prints by event then CPU
+/// or thread (threads busiest first), and by core, die or socket then
+/// event.
+fn aggregated(aggr: Aggr, format: &Format, run: &CountRun) -> String {
+    // Each target's key: (socket, die, core, id) with id the CPU or tid.
+    let keys: Vec<(i64, i64, i64, i64)> = run
+        .targets
+        .iter()
+        .map(|t| {
+            let (s, d, c) = topology(t.cpu);
+            match aggr {
+                Aggr::Cpu => (0, 0, 0, i64::from(t.cpu)),
+                Aggr::Thread => (0, 0, 0, i64::from(t.tid)),
+                Aggr::Core => (s, d, c, 0),
+                Aggr::Die => (s, d, 0, 0),
+                Aggr::Socket | Aggr::Global => (s, 0, 0, 0),
+            }
+        })
+        .collect();
+    let mut groups: Vec<(i64, i64, i64, i64)> = keys.clone();
+    groups.sort_unstable();
+    groups.dedup();
+    let members = |g: &(i64, i64, i64, i64)| keys.iter().filter(|k| *k == g).count();
+    let name_of = |g: &(i64, i64, i64, i64)| -> String {
+        keys.iter()
+            .position(|k| k == g)
+            .map(|i| run.targets[i].comm.clone())
+            .unwrap_or_default()
+    };
+    // Sum of each counter's parts per group.
+    let sum = |c: &Counter, g: &(i64, i64, i64, i64)| -> Part {
+        let mut p = Part::default();
+        for part in c.parts.iter().filter(|p| keys.get(p.target) == Some(g)) {
+            p.value += part.value;
+            p.enabled += part.enabled;
+            p.running += part.running;
+        }
+        p
+    };
+    let row_of = |c: &Counter, g: &(i64, i64, i64, i64)| -> Row {
+        let p = sum(c, g);
+        let one = |x: f64| {
+            let mut s = Stats::default();
+            s.add(x);
+            s
+        };
+        let scaled_value = if p.running > 0 && p.running < p.enabled {
+            p.value as f64 * p.enabled as f64 / p.running as f64
+        } else {
+            p.value as f64
+        };
+        Row {
+            name: c.spec.name.clone(),
+            is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
+            supported: c.supported,
+            value: one(scaled_value),
+            enabled: one(p.enabled as f64),
+            running: one(p.running as f64),
+        }
+    };
+    let mut wall = Stats::default();
+    wall.add(run.wall_ns as f64);
+    let nsecs_of = |g: &(i64, i64, i64, i64)| -> Option<f64> {
+        run.counters
+            .iter()
+            .map(|c| row_of(c, g))
+            .find(|r| r.is_clock && r.supported && r.running.mean > 0.0)
+            .map(|r| r.value.mean)
+    };
+    let sep = match format {
+        Format::Csv(s) => s.as_str(),
+        _ => "",
+    };
+    let mut out = String::new();
+    let mut line = |g: &(i64, i64, i64, i64), c: &Counter| {
+        let row = row_of(c, g);
+        let nsecs = nsecs_of(g);
+        let l = label(aggr, g, &name_of(g), members(g), sep);
+        let mut text = String::new();
+        match format {
+            Format::Std => {
+                std_row(&mut text, &row, &wall, nsecs, 1);
+                let _ = write!(out, "{}{text}", l.std);
+            }
+            Format::Csv(_) => {
+                csv_row(&mut text, sep, &row, &wall, nsecs, 1);
+                let _ = write!(out, "{}{text}", l.csv);
+            }
+            Format::Json => {
+                json_row(&mut text, &row, &wall, nsecs, 1);
+                let rest = text.strip_prefix('{').unwrap_or(&text);
+                let _ = write!(out, "{{{}{rest}", l.json);
+            }
+        }
+    };
+    match aggr {
+        Aggr::Cpu | Aggr::Thread => {
+            for c in &run.counters {
+                let mut gs = groups.clone();
+                if aggr == Aggr::Thread {
+                    // Busiest first, as perf sorts its per-thread lines.
+                    gs.sort_by(|a, b| sum(c, b).value.cmp(&sum(c, a).value).then(a.cmp(b)));
+                }
+                for g in &gs {
+                    line(g, c);
+                }
+            }
+        }
+        _ => {
+            for g in &groups {
+                for c in &run.counters {
+                    line(g, c);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Where the counts go: stderr, or `-o FILE`.
 fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
     let Some(path) = &a.output else {
@@ -451,6 +657,21 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             "nothing to count: give a command (`sear stat -- ./prog args`), -p PID or -a"
         );
     }
+    let aggr = Aggr::of(&a);
+    match aggr {
+        Aggr::Global => {}
+        Aggr::Thread if opts.pids.is_empty() => anyhow::bail!(
+            "--per-thread needs -p PID: it splits the counts of running processes by thread"
+        ),
+        Aggr::Thread => {}
+        _ if !opts.system_wide => anyhow::bail!(
+            "-A and --per-core/--per-die/--per-socket need -a: they split system-wide counts by CPU"
+        ),
+        _ => {}
+    }
+    if aggr != Aggr::Global && a.interval_print.is_some() {
+        anyhow::bail!("-I with -A or --per-* is not supported yet: use one of them");
+    }
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
     let mut rows: Vec<Row> = Vec::new();
@@ -512,6 +733,18 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         .map(|r| r.value.mean);
     let mut out = String::new();
     match &format {
+        Format::Std if aggr != Aggr::Global => {
+            out.push_str(&header(&a, runs));
+            if let Some(r) = &last {
+                out.push_str(&aggregated(aggr, &format, r));
+            }
+            footer(&mut out, &wall, runs, None);
+        }
+        _ if aggr != Aggr::Global => {
+            if let Some(r) = &last {
+                out.push_str(&aggregated(aggr, &format, r));
+            }
+        }
         Format::Std => {
             out.push_str(&header(&a, runs));
             for row in &rows {

@@ -49,12 +49,35 @@ pub struct Counter {
     pub value: u64,
     pub enabled: u64,
     pub running: u64,
+    /// The same by target (a CPU with -a, a thread with -p), in the order
+    /// of [`CountRun::targets`]; empty for a command.
+    pub parts: Vec<Part>,
+}
+
+/// One target's count of an event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Part {
+    /// Index into [`CountRun::targets`].
+    pub target: usize,
+    pub value: u64,
+    pub enabled: u64,
+    pub running: u64,
+}
+
+/// What an event was opened on: a thread (`cpu` -1) or a CPU (`tid` -1).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub tid: i32,
+    pub cpu: i32,
+    /// The thread's name, for `--per-thread`.
+    pub comm: String,
 }
 
 /// What one run counted.
 #[derive(Debug, Clone)]
 pub struct CountRun {
     pub counters: Vec<Counter>,
+    pub targets: Vec<Target>,
     /// Wall-clock time from the command's start to its end, in ns.
     pub wall_ns: u64,
     /// CPU seconds of the command in user and system mode (wait4).
@@ -136,18 +159,31 @@ pub fn count_with(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<C
 }
 
 /// The totals of every counter now.
-fn read_all(counters: &[Counter], fds: &[Vec<OwnedFd>]) -> Result<Vec<Counter>> {
+fn read_all(
+    counters: &[Counter],
+    fds: &[Vec<(usize, OwnedFd)>],
+    by_target: bool,
+) -> Result<Vec<Counter>> {
     let mut out = counters.to_vec();
     for (c, mine) in out.iter_mut().zip(fds) {
         c.value = 0;
         c.enabled = 0;
         c.running = 0;
-        for fd in mine {
+        c.parts.clear();
+        for (target, fd) in mine {
             let [v, en, run] =
                 sys::read_count(fd).map_err(|e| Error::sys("reading a counter", e))?;
             c.value += v;
             c.enabled += en;
             c.running += run;
+            if by_target {
+                c.parts.push(Part {
+                    target: *target,
+                    value: v,
+                    enabled: en,
+                    running: run,
+                });
+            }
         }
     }
     Ok(out)
@@ -181,9 +217,24 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
     };
     let on_exec = child.is_some() && opts.pids.is_empty() && !opts.system_wide;
     let inherit = !opts.no_inherit;
+    let by_target = !on_exec;
+    let target_list: Vec<Target> = targets
+        .iter()
+        .map(|&(tid, cpu)| Target {
+            tid,
+            cpu,
+            comm: if tid > 0 {
+                std::fs::read_to_string(format!("/proc/{tid}/comm"))
+                    .map(|c| c.trim_end().to_owned())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            },
+        })
+        .collect();
 
     let mut counters = Vec::new();
-    let mut fds: Vec<Vec<OwnedFd>> = Vec::new();
+    let mut fds: Vec<Vec<(usize, OwnedFd)>> = Vec::new();
     let mut leaders: Vec<(usize, usize)> = Vec::new();
     let fail = |child: &mut Option<sys::Child>, e: Error| {
         if let Some(c) = child {
@@ -211,7 +262,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                             leader_fd[t] = Some(fd.as_raw_fd());
                             leaders.push((fds.len(), mine.len()));
                         }
-                        mine.push(fd);
+                        mine.push((t, fd));
                     }
                     Err(err) if not_supported(&err) => {
                         supported = false;
@@ -233,6 +284,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                 value: 0,
                 enabled: 0,
                 running: 0,
+                parts: Vec::new(),
             });
             fds.push(mine);
         }
@@ -240,7 +292,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
 
     if !on_exec {
         for &(f, k) in &leaders {
-            if let Some(fd) = fds.get(f).and_then(|v| v.get(k)) {
+            if let Some((_, fd)) = fds.get(f).and_then(|v| v.get(k)) {
                 sys::enable(fd).map_err(|e| Error::sys("enabling the events", e))?;
             }
         }
@@ -277,7 +329,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             }
             let now = Instant::now();
             if now >= next {
-                let totals = read_all(&counters, &fds)?;
+                let totals = read_all(&counters, &fds, by_target)?;
                 let t = now.duration_since(start).as_nanos() as u64;
                 if let Err(e) = on_interval(t, &totals) {
                     return Err(fail(&mut child, Error::sys("printing the counts", e)));
@@ -317,16 +369,17 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
     }
     let wall_ns = start.elapsed().as_nanos() as u64;
     for &(f, k) in &leaders {
-        if let Some(fd) = fds.get(f).and_then(|v| v.get(k)) {
+        if let Some((_, fd)) = fds.get(f).and_then(|v| v.get(k)) {
             let _ = sys::disable(fd);
         }
     }
-    let counters = read_all(&counters, &fds)?;
+    let counters = read_all(&counters, &fds, by_target)?;
     if opts.interval_ms.is_some() {
         on_interval(wall_ns, &counters).map_err(|e| Error::sys("printing the counts", e))?;
     }
     Ok(CountRun {
         counters,
+        targets: target_list,
         wall_ns,
         user_secs,
         sys_secs,
