@@ -66,11 +66,39 @@ enum Format {
 
 /// The kernel's counts scaled up for the time an event did not run
 /// (multiplexing), as perf_counts_values__scale.
-fn scaled(c: &record::count::Counter) -> f64 {
-    if c.running > 0 && c.running < c.enabled {
-        c.value as f64 * c.enabled as f64 / c.running as f64
+fn scaled(value: u64, enabled: u64, running: u64) -> f64 {
+    if running > 0 && running < enabled {
+        value as f64 * enabled as f64 / running as f64
     } else {
-        c.value as f64
+        value as f64
+    }
+}
+
+impl Row {
+    /// The row of `c` with no runs added yet.
+    fn empty(c: &Counter) -> Row {
+        Row {
+            name: c.spec.name.clone(),
+            is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
+            supported: c.supported,
+            value: Stats::default(),
+            enabled: Stats::default(),
+            running: Stats::default(),
+        }
+    }
+
+    /// Adds one run's (or interval's, or target's) count of the event.
+    fn add(&mut self, value: u64, enabled: u64, running: u64) {
+        self.value.add(scaled(value, enabled, running));
+        self.enabled.add(enabled as f64);
+        self.running.add(running as f64);
+    }
+
+    /// The row of a single count of `c`.
+    fn single(c: &Counter, value: u64, enabled: u64, running: u64) -> Row {
+        let mut r = Row::empty(c);
+        r.add(value, enabled, running);
+        r
     }
 }
 
@@ -423,13 +451,20 @@ fn aggregated(aggr: Aggr, format: &Format, run: &CountRun) -> String {
         .targets
         .iter()
         .map(|t| {
-            let (s, d, c) = topology(t.cpu);
+            // sysfs is read only for the splits that group CPUs.
+            let topo = || topology(t.cpu);
             match aggr {
                 Aggr::Cpu => (0, 0, 0, i64::from(t.cpu)),
                 Aggr::Thread => (0, 0, 0, i64::from(t.tid)),
-                Aggr::Core => (s, d, c, 0),
-                Aggr::Die => (s, d, 0, 0),
-                Aggr::Socket | Aggr::Global => (s, 0, 0, 0),
+                Aggr::Core => {
+                    let (s, d, c) = topo();
+                    (s, d, c, 0)
+                }
+                Aggr::Die => {
+                    let (s, d, _) = topo();
+                    (s, d, 0, 0)
+                }
+                Aggr::Socket | Aggr::Global => (topo().0, 0, 0, 0),
             }
         })
         .collect();
@@ -455,24 +490,7 @@ fn aggregated(aggr: Aggr, format: &Format, run: &CountRun) -> String {
     };
     let row_of = |c: &Counter, g: &(i64, i64, i64, i64)| -> Row {
         let p = sum(c, g);
-        let one = |x: f64| {
-            let mut s = Stats::default();
-            s.add(x);
-            s
-        };
-        let scaled_value = if p.running > 0 && p.running < p.enabled {
-            p.value as f64 * p.enabled as f64 / p.running as f64
-        } else {
-            p.value as f64
-        };
-        Row {
-            name: c.spec.name.clone(),
-            is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
-            supported: c.supported,
-            value: one(scaled_value),
-            enabled: one(p.enabled as f64),
-            running: one(p.running as f64),
-        }
+        Row::single(c, p.value, p.enabled, p.running)
     };
     let mut wall = Stats::default();
     wall.add(run.wall_ns as f64);
@@ -569,25 +587,12 @@ impl Ticker<'_> {
             .enumerate()
             .map(|(i, c)| {
                 let p = self.prev.get(i);
-                let d = Counter {
-                    value: c.value.saturating_sub(p.map_or(0, |p| p.value)),
-                    enabled: c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
-                    running: c.running.saturating_sub(p.map_or(0, |p| p.running)),
-                    ..c.clone()
-                };
-                let one = |x: f64| {
-                    let mut s = Stats::default();
-                    s.add(x);
-                    s
-                };
-                Row {
-                    name: c.spec.name.clone(),
-                    is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
-                    supported: c.supported,
-                    value: one(scaled(&d)),
-                    enabled: one(d.enabled as f64),
-                    running: one(d.running as f64),
-                }
+                Row::single(
+                    c,
+                    c.value.saturating_sub(p.map_or(0, |p| p.value)),
+                    c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
+                    c.running.saturating_sub(p.map_or(0, |p| p.running)),
+                )
             })
             .collect();
         self.prev = totals.to_vec();
@@ -701,23 +706,10 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             }
         };
         if rows.is_empty() {
-            rows = r
-                .counters
-                .iter()
-                .map(|c| Row {
-                    name: c.spec.name.clone(),
-                    is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
-                    supported: c.supported,
-                    value: Stats::default(),
-                    enabled: Stats::default(),
-                    running: Stats::default(),
-                })
-                .collect();
+            rows = r.counters.iter().map(Row::empty).collect();
         }
         for (row, c) in rows.iter_mut().zip(&r.counters) {
-            row.value.add(scaled(c));
-            row.enabled.add(c.enabled as f64);
-            row.running.add(c.running as f64);
+            row.add(c.value, c.enabled, c.running);
         }
         wall.add(r.wall_ns as f64);
         last = Some(r);
