@@ -304,6 +304,11 @@ impl PassOne {
             }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if let Ok((data, _)) = rec.decode() {
+                if let perf_data::records::RecordData::Exit(e) = &data {
+                    if e.pid == e.tid {
+                        self.collector.process_exited(machine, e.pid as i32);
+                    }
+                }
                 machine.apply(rec.raw.misc, &data);
             }
         }

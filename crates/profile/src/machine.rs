@@ -30,6 +30,8 @@ pub struct MapInfo<'a> {
     pub end: u64,
     pub pgoff: u64,
     pub filename: &'a str,
+    /// The DSO the map shows (an index into [`Machine::dsos`]).
+    pub dso: usize,
 }
 
 /// Non-overlapping maps by start address.
@@ -428,6 +430,7 @@ impl Machine {
                 end: m.end,
                 pgoff: m.pgoff,
                 filename: &self.dsos[m.dso].name,
+                dso: m.dso,
             })
             .collect()
     }
@@ -479,6 +482,12 @@ impl Machine {
         })
     }
 
+    /// The address space of process `pid`, if the process is known.
+    pub fn process_maps(&self, pid: i32) -> Option<usize> {
+        let t = *self.by_tid.get(&pid)?;
+        (self.threads[t].pid == pid).then(|| self.threads[t].maps)
+    }
+
     /// Changes whenever the address space `maps` changes.
     pub fn maps_generation(&self, maps: usize) -> u64 {
         self.maps.get(maps).map_or(0, |m| m.generation)
@@ -501,6 +510,7 @@ impl Machine {
                 end: m.end,
                 pgoff: m.pgoff,
                 filename: &self.dsos[m.dso].name,
+                dso: m.dso,
             })
             .collect()
     }

@@ -8,7 +8,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use perf_data::consts::*;
 use perf_data::sample::Sample;
-use unwind::{Binaries, Unwinder, UserRegs};
+use std::path::Path;
+
+use unwind::{Binaries, Mapping, Unwinder, UserRegs};
 
 use crate::machine::{Machine, MapHit, ThreadInfo};
 
@@ -233,6 +235,10 @@ impl Default for CollectOptions {
 /// Threads whose last stack pass one remembers at once.
 const MAX_PATHS: usize = 1024;
 
+/// Processes whose unwinders are kept at once (each holds its module set
+/// and a rule cache; the binaries behind them are shared).
+const MAX_UNWINDERS: usize = 256;
+
 /// Pass one: samples in, summed (key → sum) out.
 pub struct Collector {
     opts: CollectOptions,
@@ -341,6 +347,15 @@ impl Collector {
             thread_comms: Vec::new(),
             map_cache: MapCache::default(),
             unwind_failures: 0,
+        }
+    }
+
+    /// Process `pid` exited (its leader's EXIT record, before the machine
+    /// applies it): its unwinder is dropped. The binaries behind it stay,
+    /// shared with every other process that maps them.
+    pub fn process_exited(&mut self, machine: &Machine, pid: i32) {
+        if let Some(maps) = machine.process_maps(pid) {
+            self.unwinders.remove(&maps);
         }
     }
 
@@ -664,29 +679,36 @@ impl Collector {
             return;
         };
         let gen = machine.maps_generation(th.maps);
-        let fresh = matches!(self.unwinders.get(&th.maps), Some((g, _)) if *g == gen);
-        if !fresh {
-            let mut u = Unwinder::new();
-            for m in machine.maps_of(th.maps) {
-                if m.filename.starts_with('/') {
-                    if let Err(e) = u.add_module(
-                        &mut self.binaries,
-                        m.start,
-                        m.end,
-                        m.pgoff,
-                        m.filename.as_ref(),
-                    ) {
-                        if !matches!(e, unwind::Error::Again { .. }) {
-                            log::debug!("no unwind info for {}: {e}", m.filename);
-                        }
-                    }
-                }
-            }
-            self.unwinders.insert(th.maps, (gen, u));
+        if self.unwinders.len() >= MAX_UNWINDERS && !self.unwinders.contains_key(&th.maps) {
+            // Bounded memory on a whole machine's recording: processes that
+            // come back get their unwinder again from the shared binaries.
+            self.unwinders.clear();
         }
-        let Some((_, u)) = self.unwinders.get_mut(&th.maps) else {
-            return;
-        };
+        let (synced, u) = self
+            .unwinders
+            .entry(th.maps)
+            .or_insert_with(|| (u64::MAX, Unwinder::new()));
+        if *synced != gen {
+            let maps = machine.maps_of(th.maps);
+            let wanted: Vec<Mapping> = maps
+                .iter()
+                .filter(|m| m.filename.starts_with('/'))
+                .map(|m| Mapping {
+                    start: m.start,
+                    end: m.end,
+                    pgoff: m.pgoff,
+                    file: m.dso as u64,
+                })
+                .collect();
+            let dsos = machine.dsos();
+            u.sync(
+                &mut self.binaries,
+                &wanted,
+                |m| Path::new(dsos[m.file as usize].name.as_str()),
+                |e| log::debug!("no unwind info: {e}"),
+            );
+            *synced = gen;
+        }
         let frames = u.unwind(&uregs, stack.valid(), uregs.sp, max - out.len());
         if frames.len() <= 1 {
             self.unwind_failures += 1;

@@ -73,7 +73,7 @@ pub(crate) struct Walk {
 /// undefined (the outermost frame) or the stack pointer would move
 /// backwards.
 pub(crate) fn unwind(
-    modules: &impl Modules,
+    modules: &(impl Modules + ?Sized),
     mut regs: Regs,
     read: &mut dyn FnMut(u64) -> Option<u64>,
     max_frames: usize,

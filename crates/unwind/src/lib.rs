@@ -30,10 +30,9 @@
 //! # Ok::<(), unwind::Error>(())
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::ops::{Deref, Range};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -158,9 +157,6 @@ struct Segment {
 
 /// One binary's unwind sections, found once.
 struct Binary {
-    /// What identifies the file on disk; a different file at the same path
-    /// (a rebuilt binary) is loaded anew.
-    identity: (u64, u64, u64, i64),
     segments: Vec<Segment>,
     sections: ExplicitModuleSectionInfo<SectionBytes>,
     /// Functions framehop would unwind by frame pointer for want of a rule
@@ -169,18 +165,21 @@ struct Binary {
 }
 
 /// The binaries loaded so far, by path. Share one between the unwinders of
-/// all processes so each file is parsed once.
+/// all processes: each file is opened, mapped and parsed once per
+/// `Binaries`, however many processes map it and however often their
+/// module sets change.
 #[derive(Default)]
 pub struct Binaries {
     by_path: HashMap<PathBuf, Arc<Binary>>,
-    /// Paths that could not be opened or parsed, with the file's identity
-    /// where it opened: each is tried once per file, not once per process
-    /// that maps it (ld.so maps /etc/ld.so.cache into every process).
-    failed: HashMap<PathBuf, Option<(u64, u64, u64, i64)>>,
-}
-
-fn identity(m: &std::fs::Metadata) -> (u64, u64, u64, i64) {
-    (m.dev(), m.ino(), m.size(), m.mtime())
+    /// Paths that could not be opened or parsed: each is tried once, not
+    /// once per process that maps it (ld.so maps /etc/ld.so.cache into
+    /// every process).
+    failed: HashSet<PathBuf>,
+    /// What [`Unwinder::sync`] found for each of its callers' file keys.
+    by_key: HashMap<u64, Option<Arc<Binary>>>,
+    /// How many times a file was opened (a test and the benchmarks check
+    /// that this grows with binaries, not with processes or samples).
+    opened: usize,
 }
 
 impl Binaries {
@@ -188,36 +187,28 @@ impl Binaries {
         Self::default()
     }
 
+    /// How many files this set has opened so far: one per distinct path
+    /// it was asked for.
+    pub fn files_opened(&self) -> usize {
+        self.opened
+    }
+
     fn load(&mut self, path: &Path) -> Result<Arc<Binary>, Error> {
-        let again = || Error::Again {
-            path: path.to_owned(),
-        };
-        if let Some(None) = self.failed.get(path) {
-            return Err(again());
-        }
-        let io = |source| Error::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let opened = File::open(path).and_then(|f| Ok((identity(&f.metadata()?), f)));
-        let (id, file) = match opened {
-            Ok(x) => x,
-            Err(e) => {
-                self.failed.insert(path.to_owned(), None);
-                return Err(io(e));
-            }
-        };
         if let Some(b) = self.by_path.get(path) {
-            if b.identity == id {
-                return Ok(b.clone());
-            }
+            return Ok(b.clone());
         }
-        if let Some(Some(failed_id)) = self.failed.get(path) {
-            if *failed_id == id {
-                return Err(again());
-            }
+        if self.failed.contains(path) {
+            return Err(Error::Again {
+                path: path.to_owned(),
+            });
         }
-        let parsed = self.parse_file(path, id, &file);
+        self.opened += 1;
+        let parsed = File::open(path)
+            .map_err(|source| Error::Io {
+                path: path.to_owned(),
+                source,
+            })
+            .and_then(|file| Self::parse_file(path, &file));
         match parsed {
             Ok(b) => {
                 let b = Arc::new(b);
@@ -225,18 +216,13 @@ impl Binaries {
                 Ok(b)
             }
             Err(e) => {
-                self.failed.insert(path.to_owned(), Some(id));
+                self.failed.insert(path.to_owned());
                 Err(e)
             }
         }
     }
 
-    fn parse_file(
-        &self,
-        path: &Path,
-        id: (u64, u64, u64, i64),
-        file: &File,
-    ) -> Result<Binary, Error> {
+    fn parse_file(path: &Path, file: &File) -> Result<Binary, Error> {
         let io = |source| Error::Io {
             path: path.to_owned(),
             source,
@@ -245,11 +231,11 @@ impl Binaries {
         // read it gives wrong unwind rules, never memory unsafety in our
         // parsers, which bound every access by the slice length.
         let map = unsafe { Mmap::map(file) }.map_err(io)?;
-        parse(path, id, Arc::new(map))
+        parse(path, Arc::new(map))
     }
 }
 
-fn parse(path: &Path, identity: (u64, u64, u64, i64), map: Arc<Mmap>) -> Result<Binary, Error> {
+fn parse(path: &Path, map: Arc<Mmap>) -> Result<Binary, Error> {
     let obj = object::File::parse(&map[..]).map_err(|e| Error::Object {
         path: path.to_owned(),
         message: e.to_string(),
@@ -319,7 +305,6 @@ fn parse(path: &Path, identity: (u64, u64, u64, i64), map: Arc<Mmap>) -> Result<
         );
     }
     Ok(Binary {
-        identity,
         segments,
         sections,
         hard,
@@ -349,31 +334,73 @@ fn base_avma(segments: &[Segment], start: u64, pgoff: u64) -> u64 {
     start.wrapping_sub(svma_of_start)
 }
 
-/// A module as placed in a process.
-struct Placed {
-    end: u64,
+/// One mapping of a process: the file's binary (None where it failed to
+/// load) and where its address 0 lies. framehop is only given the module
+/// once an unwind reaches an address in it (`placed`), so a process costs
+/// what its samples touch, not what it maps.
+struct Slot {
+    map: Mapping,
     /// The process address of the binary's address 0.
     base: u64,
-    bin: Arc<Binary>,
+    bin: Option<Arc<Binary>>,
+    placed: bool,
 }
 
 /// The modules of one process and the state to unwind its samples.
 pub struct Unwinder {
     modules: UnwinderX86_64<SectionBytes>,
     cache: CacheX86_64,
-    /// Each module added by start, to remove what a new map covers and for
-    /// the full-register walker.
-    ranges: BTreeMap<u64, Placed>,
+    /// The process's file mappings by start, not overlapping: what
+    /// [`Unwinder::sync`] last saw, or what `add_module` added.
+    slots: Vec<Slot>,
     /// The process addresses of every module's hard ranges, sorted; made
     /// again after the modules change.
     hard: Option<Vec<Range<u64>>>,
 }
 
-impl full::Modules for BTreeMap<u64, Placed> {
+/// A file mapping of a process as [`Unwinder::sync`] takes it: where it
+/// lies, which file offset its start shows, and a key that names the file
+/// (the caller's own number for it; equal keys mean the same file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub file: u64,
+}
+
+impl full::Modules for [Slot] {
     fn find(&self, avma: u64) -> Option<(&Binary, u64)> {
-        let (_, p) = self.range(..=avma).next_back()?;
-        (avma < p.end).then_some((&*p.bin, p.base))
+        let s = find_slot(self, avma).map(|i| &self[i])?;
+        Some((s.bin.as_deref()?, s.base))
     }
+}
+
+/// The slot whose mapping holds `avma`.
+fn find_slot(slots: &[Slot], avma: u64) -> Option<usize> {
+    let i = slots.partition_point(|s| s.map.start <= avma);
+    (i > 0 && avma < slots[i - 1].map.end).then(|| i - 1)
+}
+
+/// Gives framehop the module that holds `avma`, if it has not got it yet.
+fn place(modules: &mut UnwinderX86_64<SectionBytes>, slots: &mut [Slot], avma: u64) {
+    let Some(i) = find_slot(slots, avma) else {
+        return;
+    };
+    let s = &mut slots[i];
+    if s.placed {
+        return;
+    }
+    if let Some(bin) = &s.bin {
+        // framehop keeps the name for debugging only: no string per module.
+        modules.add_module(Module::new(
+            String::new(),
+            s.map.start..s.map.end,
+            s.base,
+            bin.sections.clone(),
+        ));
+    }
+    s.placed = true;
 }
 
 impl Default for Unwinder {
@@ -387,9 +414,79 @@ impl Unwinder {
         Unwinder {
             modules: UnwinderX86_64::new(),
             cache: CacheX86_64::new(),
-            ranges: BTreeMap::new(),
+            slots: Vec::new(),
             hard: None,
         }
+    }
+
+    /// Makes the module set the given mappings, sorted by start and not
+    /// overlapping, changing only what differs from the last call: a
+    /// process's maps change a few at a time (a library loaded, a map
+    /// split), so keeping an unwinder current costs a comparison per
+    /// mapping. A file is loaded once per `binaries` and file key (`path`
+    /// names a key's file); a mapping whose file fails to load is unwound
+    /// through by frame pointer and its error passed to `failed`, once per
+    /// [`Binaries`] and file.
+    pub fn sync<'a>(
+        &mut self,
+        binaries: &mut Binaries,
+        maps: &[Mapping],
+        path: impl Fn(&Mapping) -> &'a Path,
+        mut failed: impl FnMut(Error),
+    ) {
+        if self.slots.len() == maps.len() && self.slots.iter().zip(maps).all(|(s, m)| s.map == *m)
+        {
+            return;
+        }
+        let old = std::mem::take(&mut self.slots);
+        let mut slots = Vec::with_capacity(maps.len());
+        // Both lists are sorted by start: one merge finds what stays, what
+        // went and what came.
+        let mut old = old.into_iter().peekable();
+        for m in maps {
+            while let Some(o) = old.next_if(|o| o.map.start < m.start || (o.map.start == m.start && o.map != *m)) {
+                if o.placed && o.bin.is_some() {
+                    self.modules.remove_module(o.map.start);
+                }
+            }
+            if let Some(o) = old.next_if(|o| o.map == *m) {
+                slots.push(o);
+                continue;
+            }
+            if m.start >= m.end {
+                continue;
+            }
+            let bin = match binaries.by_key.get(&m.file) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = match binaries.load(path(m)) {
+                        Ok(b) => Some(b),
+                        Err(Error::Again { .. }) => None,
+                        Err(e) => {
+                            failed(e);
+                            None
+                        }
+                    };
+                    binaries.by_key.insert(m.file, b.clone());
+                    b
+                }
+            };
+            slots.push(Slot {
+                map: *m,
+                base: bin
+                    .as_ref()
+                    .map_or(0, |b| base_avma(&b.segments, m.start, m.pgoff)),
+                bin,
+                placed: false,
+            });
+        }
+        for o in old {
+            if o.placed && o.bin.is_some() {
+                self.modules.remove_module(o.map.start);
+            }
+        }
+        self.slots = slots;
+        self.hard = None;
     }
 
     /// Adds the mapping `start..end` of `path` from file offset `pgoff`,
@@ -413,23 +510,34 @@ impl Unwinder {
         }
         self.remove_overlapping(start, end);
         let bin = binaries.load(path)?;
-        let base = base_avma(&bin.segments, start, pgoff);
-        let module = Module::new(
-            path.display().to_string(),
-            start..end,
-            base,
-            bin.sections.clone(),
+        let i = self.slots.partition_point(|s| s.map.start < start);
+        self.slots.insert(
+            i,
+            Slot {
+                map: Mapping {
+                    start,
+                    end,
+                    pgoff,
+                    file: u64::MAX,
+                },
+                base: base_avma(&bin.segments, start, pgoff),
+                bin: Some(bin),
+                placed: false,
+            },
         );
-        self.modules.add_module(module);
-        self.ranges.insert(start, Placed { end, base, bin });
+        place(&mut self.modules, &mut self.slots, start);
         self.hard = None;
         Ok(())
     }
 
     /// Removes the module added at `start`, if any.
     pub fn remove_module(&mut self, start: u64) {
-        if self.ranges.remove(&start).is_some() {
-            self.modules.remove_module(start);
+        let i = self.slots.partition_point(|s| s.map.start < start);
+        if self.slots.get(i).is_some_and(|s| s.map.start == start) {
+            let s = self.slots.remove(i);
+            if s.placed && s.bin.is_some() {
+                self.modules.remove_module(start);
+            }
             self.hard = None;
         }
     }
@@ -438,22 +546,25 @@ impl Unwinder {
     /// with every register (their CFI has rules framehop does not cover),
     /// sorted.
     pub fn full_register_ranges(&mut self) -> Vec<Range<u64>> {
-        let ranges = &self.ranges;
-        self.hard.get_or_insert_with(|| hard_avmas(ranges)).clone()
+        let slots = &self.slots;
+        self.hard.get_or_insert_with(|| hard_avmas(slots)).clone()
     }
 
     /// The start addresses of the modules present, in order.
     pub fn module_starts(&self) -> Vec<u64> {
-        self.ranges.keys().copied().collect()
+        self.slots
+            .iter()
+            .filter(|s| s.bin.is_some())
+            .map(|s| s.map.start)
+            .collect()
     }
 
     fn remove_overlapping(&mut self, start: u64, end: u64) {
         let hit: Vec<u64> = self
-            .ranges
-            .range(..end)
-            .rev()
-            .take_while(|(_, p)| p.end > start)
-            .map(|(&s, _)| s)
+            .slots
+            .iter()
+            .filter(|s| s.map.start < end && s.map.end > start)
+            .map(|s| s.map.start)
             .collect();
         for s in hit {
             self.remove_module(s);
@@ -488,8 +599,11 @@ impl Unwinder {
             word.copy_from_slice(bytes);
             Ok(u64::from_le_bytes(word))
         };
-        let ranges = &self.ranges;
-        let hard = self.hard.get_or_insert_with(|| hard_avmas(ranges));
+        let slots = &mut self.slots;
+        if self.hard.is_none() {
+            self.hard = Some(hard_avmas(slots));
+        }
+        let hard = self.hard.as_deref().unwrap_or_default();
         frames.push(regs.ip);
         let mut fh = UnwindRegsX86_64::new(regs.ip, regs.sp, regs.bp);
         let mut addr = FrameAddress::from_instruction_pointer(regs.ip);
@@ -497,6 +611,7 @@ impl Unwinder {
         let mut settled = 0;
         loop {
             while frames.len() < max_frames {
+                place(&mut self.modules, slots, addr.address_for_lookup());
                 match self
                     .modules
                     .unwind_frame(addr, &mut fh, &mut self.cache, &mut read_stack)
@@ -530,7 +645,7 @@ impl Unwinder {
             };
             // Out of the frame at `at` by every register, then framehop on.
             let mut read = |a| read_stack(a).ok();
-            let walk = full::unwind(ranges, regs.dwarf(), &mut read, max_frames, at + 2);
+            let walk = full::unwind(&slots[..], regs.dwarf(), &mut read, max_frames, at + 2);
             log::trace!(
                 "full-register walk past frame {at}: {} frames",
                 walk.frames.len()
@@ -567,16 +682,17 @@ impl Unwinder {
     }
 }
 
-/// The process address ranges of every placed module's hard functions
+/// The process address ranges of every module's hard functions
 /// (`full::hard_ranges`), sorted.
-fn hard_avmas(ranges: &BTreeMap<u64, Placed>) -> Vec<Range<u64>> {
-    let mut v: Vec<Range<u64>> = ranges
+fn hard_avmas(slots: &[Slot]) -> Vec<Range<u64>> {
+    let mut v: Vec<Range<u64>> = slots
         .iter()
-        .flat_map(|(&start, p)| {
-            p.bin.hard.iter().filter_map(move |r| {
-                let s = r.start.wrapping_add(p.base).max(start);
-                let e = r.end.wrapping_add(p.base).min(p.end);
-                (s < e).then_some(s..e)
+        .flat_map(|s| {
+            let hard = s.bin.as_ref().map_or(&[][..], |b| &b.hard[..]);
+            hard.iter().filter_map(move |r| {
+                let lo = r.start.wrapping_add(s.base).max(s.map.start);
+                let hi = r.end.wrapping_add(s.base).min(s.map.end);
+                (lo < hi).then_some(lo..hi)
             })
         })
         .collect();

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use unwind::{Binaries, Error, Unwinder, UserRegs};
+use unwind::{Binaries, Error, Mapping, Unwinder, UserRegs};
 
 /// This test binary itself, mapped as a whole at a made-up address, gives
 /// the unwinder real CFI to chew on.
@@ -105,10 +105,56 @@ fn missing_and_non_binary_files_are_errors_not_panics() {
     assert!(matches!(missing, Err(Error::Again { .. })), "{missing:?}");
     let bad = u.add_module(&mut bins, 0x1000, 0x2000, 0, &junk);
     assert!(matches!(bad, Err(Error::Again { .. })), "{bad:?}");
-    // ... unless it changed.
+    // Within one set of binaries a path is opened once, whatever happens
+    // to the file; a new set tries again.
+    assert_eq!(bins.files_opened(), 2);
     std::fs::write(&junk, b"\x7fELF still not a binary").unwrap();
     let bad = u.add_module(&mut bins, 0x1000, 0x2000, 0, &junk);
+    assert!(matches!(bad, Err(Error::Again { .. })), "{bad:?}");
+    let mut fresh = Binaries::new();
+    let bad = u.add_module(&mut fresh, 0x1000, 0x2000, 0, &junk);
     assert!(matches!(bad, Err(Error::Object { .. })), "{bad:?}");
+}
+
+/// `sync` keeps an unwinder equal to a process's maps as they change, and
+/// opens each file once however many processes and changes there are.
+#[test]
+fn sync_follows_the_maps_and_opens_each_file_once() {
+    let exe = std::env::current_exe().unwrap();
+    let missing = Path::new("/nonexistent/lib.so");
+    let path = |m: &Mapping| if m.file == 1 { exe.as_path() } else { missing };
+    let map = |start: u64, end: u64, file: u64| Mapping {
+        start,
+        end,
+        pgoff: 0,
+        file,
+    };
+    let mut bins = Binaries::new();
+    let mut errors = 0;
+    let mut procs: Vec<Unwinder> = (0..50).map(|_| Unwinder::new()).collect();
+    for (i, u) in procs.iter_mut().enumerate() {
+        let base = 0x10_0000 * (i as u64 + 1);
+        let mut maps = vec![map(base, base + 0x1000, 1)];
+        u.sync(&mut bins, &maps, path, |_| errors += 1);
+        assert_eq!(u.module_starts(), vec![base]);
+        // A library that cannot be loaded comes, then a second map of the
+        // executable, then the first map goes.
+        maps.push(map(base + 0x2000, base + 0x3000, 2));
+        u.sync(&mut bins, &maps, path, |_| errors += 1);
+        assert_eq!(u.module_starts(), vec![base]);
+        maps.push(map(base + 0x4000, base + 0x5000, 1));
+        u.sync(&mut bins, &maps, path, |_| errors += 1);
+        assert_eq!(u.module_starts(), vec![base, base + 0x4000]);
+        maps.remove(0);
+        u.sync(&mut bins, &maps, path, |_| errors += 1);
+        assert_eq!(u.module_starts(), vec![base + 0x4000]);
+        // A map replaced at the same start by another file.
+        maps[1] = map(base + 0x4000, base + 0x5000, 2);
+        u.sync(&mut bins, &maps, path, |_| errors += 1);
+        assert!(u.module_starts().is_empty());
+    }
+    assert_eq!(bins.files_opened(), 2, "one open per file, not per process");
+    assert_eq!(errors, 1, "a file that fails is reported once");
 }
 
 #[test]
