@@ -3,12 +3,16 @@
 # made by bench/cppcheck-data.sh.
 #
 #   bench/cppcheck-data.sh && bench/report.sh
+#   bench/system-data.sh && SET=system bench/report.sh     # whole-machine recordings
 #
 # Cases, each run by perf and by sear on the same file (outputs go to $SEAR_BENCH_DIR/out/):
 #   dwarf        report -i cppcheck-dwarf.data --stdio                (default: inline frames)
 #   dwarf-noinl  report -i cppcheck-dwarf.data --stdio --no-inline
 #   fp-children  report -i cppcheck-fp.data --stdio --children
 #   fp-self      report -i cppcheck-fp.data --stdio --no-children
+# With SET=system, the recordings of bench/system-data.sh instead (many-process, parallel build,
+# CPython), each as default report (inline frames) and --no-inline:
+#   many many-noinl build build-noinl cpython cpython-noinl
 #
 # Every run goes through bench/treetime.c, which waits for the command *and every process it
 # starts*, including helpers that outlive it (perf's addr2line), and reports wall time to the
@@ -29,14 +33,40 @@ dir="${SEAR_BENCH_DIR:-$HOME/.cache/sear-bench}"
 RUNS="${RUNS:-5}"
 SLOW="${SLOW:-20}"
 SLOW_RUNS="${SLOW_RUNS:-2}"
-ONLY="${ONLY:-dwarf dwarf-noinl fp-children fp-self}"
+SET="${SET:-cppcheck}"
 TOOLS="${TOOLS:-perf sear}"
 out="$dir/out"
 mkdir -p "$out"
-dwarf="$dir/cppcheck-dwarf.data"
-fp="$dir/cppcheck-fp.data"
-for f in "$dwarf" "$fp"; do
-  [ -f "$f" ] || { echo "$f missing: run bench/cppcheck-data.sh first" >&2; exit 1; }
+declare -A args
+case "$SET" in
+  cppcheck)
+    dwarf="$dir/cppcheck-dwarf.data"
+    fp="$dir/cppcheck-fp.data"
+    files=("$dwarf" "$fp")
+    args=(
+      [dwarf]="-i $dwarf --stdio"
+      [dwarf-noinl]="-i $dwarf --stdio --no-inline"
+      [fp-children]="-i $fp --stdio --children"
+      [fp-self]="-i $fp --stdio --no-children"
+    )
+    ONLY="${ONLY:-dwarf dwarf-noinl fp-children fp-self}"
+    data_script=bench/cppcheck-data.sh
+    ;;
+  system)
+    files=()
+    for n in many build cpython; do
+      f="$dir/system-$n.data"
+      files+=("$f")
+      args[$n]="-i $f --stdio"
+      args[$n-noinl]="-i $f --stdio --no-inline"
+    done
+    ONLY="${ONLY:-many many-noinl build build-noinl cpython cpython-noinl}"
+    data_script=bench/system-data.sh
+    ;;
+  *) echo "SET is cppcheck or system" >&2; exit 1 ;;
+esac
+for f in "${files[@]}"; do
+  [ -f "$f" ] || { echo "$f missing: run $data_script first" >&2; exit 1; }
 done
 command -v hyperfine >/dev/null || { echo "needs hyperfine: apt-get install hyperfine" >&2; exit 1; }
 if [ -z "${SEAR:-}" ]; then
@@ -51,18 +81,12 @@ source "$root/bench/measure.sh"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB," \
   "$("$PERF" --version), sear $("$SEAR" --version 2>/dev/null | head -1 || echo '?') ($SEAR)," \
   "load average $(load)"
-for f in "$dwarf" "$fp"; do
+for f in "${files[@]}"; do
   echo "# $(basename "$f"): $(stat -c %s "$f") bytes," \
     "$("$PERF" report --stats -i "$f" 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}') samples"
   cat "$f" >/dev/null  # page cache warm for both tools alike
 done
 
-declare -A args=(
-  [dwarf]="-i $dwarf --stdio"
-  [dwarf-noinl]="-i $dwarf --stdio --no-inline"
-  [fp-children]="-i $fp --stdio --children"
-  [fp-self]="-i $fp --stdio --no-children"
-)
 declare -A R  # R[tool.case.{wall,cpu,rss,fail,procs}]
 for c in $ONLY; do
   for t in $TOOLS; do
