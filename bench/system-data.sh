@@ -15,7 +15,7 @@
 #   system-build.data    perf record -a --call-graph dwarf -F 1000: make -j2 compiling cppcheck
 #                        sources with g++ -O2 (cc1plus, as, make, sh: a parallel C++ build)
 #   system-cpython.data  perf record --call-graph dwarf -F 4000 (one command, its children
-#                        followed): CPython 3.11's regression tests of six modules, two workers
+#                        followed): CPython 3.11's regression tests of twelve modules, two workers
 #   system-recordings.txt  how each file was made, its size, samples and processes
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -67,7 +67,8 @@ rm -rf "$build"
 
 # 3. CPython running part of its own test suite in two worker processes (-j2 starts them).
 record system-cpython -e cpu-clock -F 4000 --call-graph dwarf -- \
-  "$PYTHON" -m test -j2 test_json test_re test_textwrap test_statistics test_difflib test_fractions
+  "$PYTHON" -m test -j2 test_json test_re test_textwrap test_statistics test_difflib test_fractions \
+  test_decimal test_long test_unicode test_pickle test_set test_itertools
 
 {
   for name in system-many system-build system-cpython; do

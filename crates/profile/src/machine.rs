@@ -41,13 +41,27 @@ struct Maps {
     /// Bumped by every change, so caches built from the maps (an
     /// unwinder's module set) know when they are stale.
     generation: u64,
+    /// The start addresses each change touched (a map added, removed or
+    /// trimmed there), with the generation it made: a cache built at an
+    /// older generation catches up by looking at those starts only.
+    log: Vec<(u64, u64)>,
+    /// Changes up to this generation are no longer in `log`.
+    log_floor: u64,
 }
+
+/// Kept changes per address space, at least (the log is cut when it grows
+/// past this and twice the maps).
+const MIN_LOG: usize = 256;
 
 impl Maps {
     /// Inserts a map, trimming or splitting the maps it overlaps, as a new
     /// mmap() over old ones does.
     fn insert(&mut self, start: u64, end: u64, pgoff: u64, dso: usize) {
         self.generation += 1;
+        if self.log.len() >= MIN_LOG.max(2 * self.by_start.len()) {
+            self.log.clear();
+            self.log_floor = self.generation - 1;
+        }
         let overlapping: Vec<u64> = self
             .by_start
             .range(..end.max(start.saturating_add(1)))
@@ -59,6 +73,7 @@ impl Maps {
             let Some(old) = self.by_start.remove(&s) else {
                 continue;
             };
+            self.log.push((self.generation, s));
             if s < start {
                 self.by_start.insert(
                     s,
@@ -70,6 +85,7 @@ impl Maps {
                 );
             }
             if old.end > end {
+                self.log.push((self.generation, end));
                 self.by_start.insert(
                     end,
                     Map {
@@ -81,7 +97,17 @@ impl Maps {
                 );
             }
         }
+        self.log.push((self.generation, start));
         self.by_start.insert(start, Map { end, pgoff, dso });
+    }
+
+    /// The starts changed after generation `since`, or None when the log
+    /// no longer reaches back that far.
+    fn changed_since(&self, since: u64) -> Option<impl Iterator<Item = u64> + '_> {
+        (since >= self.log_floor && since <= self.generation).then(|| {
+            let i = self.log.partition_point(|&(g, _)| g <= since);
+            self.log[i..].iter().map(|&(_, s)| s)
+        })
     }
 
     fn find(&self, addr: u64) -> Option<&Map> {
@@ -348,8 +374,11 @@ impl Machine {
             && misc & PERF_RECORD_MISC_FORK_EXEC == 0
         {
             let mut copy = self.maps[pm].clone();
-            // Caches keyed by (maps, generation) must see the change.
+            // Caches keyed by (maps, generation) must see the change, and
+            // cannot catch up from the parent's log.
             copy.generation = copy.generation.max(self.maps[cm].generation) + 1;
+            copy.log.clear();
+            copy.log_floor = copy.generation;
             self.maps[cm] = copy;
         }
         dropped
@@ -498,6 +527,45 @@ impl Machine {
         self.kernel.generation
     }
 
+    /// What changed in address space `maps` after generation `since` (see
+    /// [`Machine::maps_generation`]): each start address a change touched,
+    /// with the map that starts there now, if any. None when the changes
+    /// are no longer kept (the caller then takes all maps anew).
+    pub fn maps_changed_since(
+        &self,
+        maps: usize,
+        since: u64,
+    ) -> Option<impl Iterator<Item = (u64, Option<MapInfo<'_>>)>> {
+        let m = self.maps.get(maps)?;
+        let starts = m.changed_since(since)?;
+        Some(starts.map(move |start| {
+            let now = m.by_start.get(&start).map(|x| MapInfo {
+                start,
+                end: x.end,
+                pgoff: x.pgoff,
+                filename: &self.dsos[x.dso].name,
+                dso: x.dso,
+            });
+            (start, now)
+        }))
+    }
+
+    /// The user-space maps of an address space, by start address, without
+    /// collecting them.
+    pub fn iter_maps(&self, maps: usize) -> impl Iterator<Item = MapInfo<'_>> {
+        self.maps
+            .get(maps)
+            .into_iter()
+            .flat_map(|m| m.by_start.iter())
+            .map(|(&start, m)| MapInfo {
+                start,
+                end: m.end,
+                pgoff: m.pgoff,
+                filename: &self.dsos[m.dso].name,
+                dso: m.dso,
+            })
+    }
+
     /// The user-space maps of an address space, by start address.
     pub fn maps_of(&self, maps: usize) -> Vec<MapInfo<'_>> {
         let Some(m) = self.maps.get(maps) else {
@@ -554,6 +622,56 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whatever mmaps come, a copy of the maps taken at some generation
+    /// becomes the maps of now by looking only at the starts the log names
+    /// (what an unwinder does to catch up), until the log is cut.
+    #[test]
+    fn the_change_log_names_every_start_that_changed() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut m = Maps::default();
+        let mut caught_up = 0;
+        for round in 0..200 {
+            let (since, old) = (m.generation, m.by_start.clone());
+            for _ in 0..(next() % 12) {
+                let start = (next() % 64) * 0x1000;
+                let len = (1 + next() % 8) * 0x1000;
+                m.insert(
+                    start,
+                    start + len,
+                    next() % 4 * 0x1000,
+                    (next() % 5) as usize,
+                );
+            }
+            let Some(changed) = m.changed_since(since) else {
+                assert!(m.log_floor > since, "round {round}: log lost without a cut");
+                continue;
+            };
+            let mut copy = old;
+            for s in changed.collect::<Vec<_>>() {
+                copy.remove(&s);
+                if let Some(now) = m.by_start.get(&s) {
+                    copy.insert(s, now.clone());
+                }
+            }
+            let flat = |b: &BTreeMap<u64, Map>| {
+                b.iter()
+                    .map(|(&s, m)| (s, m.end, m.pgoff, m.dso))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(flat(&copy), flat(&m.by_start), "round {round}");
+            caught_up += 1;
+        }
+        assert!(caught_up > 100, "{caught_up}");
+        // A generation from the future or before the cut is not served.
+        assert!(m.changed_since(m.generation + 1).is_none());
+    }
 
     #[test]
     fn new_map_splits_the_one_it_covers() {

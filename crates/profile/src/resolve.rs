@@ -12,7 +12,7 @@ use std::path::Path;
 
 use unwind::{Binaries, Mapping, Unwinder, UserRegs};
 
-use crate::machine::{Machine, MapHit, ThreadInfo};
+use crate::machine::{Machine, MapHit, MapInfo, ThreadInfo};
 
 /// No DSO: the address hit no map.
 pub const NO_DSO: u32 = u32::MAX;
@@ -258,6 +258,10 @@ pub struct Collector {
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
     unwinders: HashMap<usize, (u64, Unwinder)>,
+    /// The file mappings an unwinder is synced to, and the changes it
+    /// catches up with (buffers).
+    mappings: Vec<Mapping>,
+    changes: Vec<(u64, Option<Mapping>)>,
     /// Per thread, the last stack interned (bounded: cleared past
     /// [`MAX_PATHS`] threads).
     paths: HashMap<u32, StackPath>,
@@ -272,6 +276,8 @@ pub struct Collector {
     map_cache: MapCache,
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
+    /// Unwinder syncs and the mappings they compared (debug figures).
+    syncs: (u64, u64),
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -341,12 +347,15 @@ impl Collector {
             comm_ids: HashMap::default(),
             binaries: Binaries::new(),
             unwinders: HashMap::default(),
+            mappings: Vec::new(),
+            changes: Vec::new(),
             paths: HashMap::default(),
             buf: Vec::new(),
             chains: HashMap::default(),
             thread_comms: Vec::new(),
             map_cache: MapCache::default(),
             unwind_failures: 0,
+            syncs: (0, 0),
         }
     }
 
@@ -378,6 +387,12 @@ impl Collector {
     /// index, the chain cache, the unwinders and their binaries), so the
     /// passes after it start with that memory back.
     pub fn finish(&mut self) {
+        log::debug!(
+            "pass one: {} unwinder syncs over {} mappings, {} files opened for unwinding",
+            self.syncs.0,
+            self.syncs.1,
+            self.binaries.files_opened()
+        );
         self.flush_sums();
         self.sum_ids = HashMap::default();
         self.chains = HashMap::default();
@@ -689,24 +704,41 @@ impl Collector {
             .entry(th.maps)
             .or_insert_with(|| (u64::MAX, Unwinder::new()));
         if *synced != gen {
-            let maps = machine.maps_of(th.maps);
-            let wanted: Vec<Mapping> = maps
-                .iter()
-                .filter(|m| m.filename.starts_with('/'))
-                .map(|m| Mapping {
-                    start: m.start,
-                    end: m.end,
-                    pgoff: m.pgoff,
-                    file: m.dso as u64,
-                })
-                .collect();
             let dsos = machine.dsos();
-            u.sync(
-                &mut self.binaries,
-                &wanted,
-                |m| Path::new(dsos[m.file as usize].name.as_str()),
-                |e| log::debug!("no unwind info: {e}"),
-            );
+            let mapping = |m: &MapInfo<'_>| Mapping {
+                start: m.start,
+                end: m.end,
+                pgoff: m.pgoff,
+                file: m.dso as u64,
+            };
+            let path = |m: &Mapping| Path::new(dsos[m.file as usize].name.as_str());
+            let failed = |e| log::debug!("no unwind info: {e}");
+            let is_file = |m: &MapInfo<'_>| m.filename.starts_with('/');
+            let changes = &mut self.changes;
+            changes.clear();
+            match machine.maps_changed_since(th.maps, *synced) {
+                Some(changed) => {
+                    changes
+                        .extend(changed.map(|(start, now)| {
+                            (start, now.filter(is_file).as_ref().map(mapping))
+                        }));
+                    self.syncs.1 += changes.len() as u64;
+                    u.apply_changes(&mut self.binaries, changes, path, failed);
+                }
+                None => {
+                    let wanted = &mut self.mappings;
+                    wanted.clear();
+                    wanted.extend(
+                        machine
+                            .iter_maps(th.maps)
+                            .filter(is_file)
+                            .map(|m| mapping(&m)),
+                    );
+                    self.syncs.1 += wanted.len() as u64;
+                    u.sync(&mut self.binaries, wanted, path, failed);
+                }
+            }
+            self.syncs.0 += 1;
             *synced = gen;
         }
         let frames = u.unwind(&uregs, stack.valid(), uregs.sp, max - out.len());

@@ -175,8 +175,9 @@ pub struct Binaries {
     /// once per process that maps it (ld.so maps /etc/ld.so.cache into
     /// every process).
     failed: HashSet<PathBuf>,
-    /// What [`Unwinder::sync`] found for each of its callers' file keys.
-    by_key: HashMap<u64, Option<Arc<Binary>>>,
+    /// What [`Unwinder::sync`] found for each of its callers' file keys
+    /// (dense small numbers, as DSO indexes are, by index).
+    by_key: Vec<Option<Option<Arc<Binary>>>>,
     /// How many times a file was opened (a test and the benchmarks check
     /// that this grows with binaries, not with processes or samples).
     opened: usize,
@@ -191,6 +192,35 @@ impl Binaries {
     /// it was asked for.
     pub fn files_opened(&self) -> usize {
         self.opened
+    }
+
+    /// The binary a mapping shows, by its file key, loaded the first time
+    /// (`path` names the key's file); None where it cannot be loaded.
+    fn for_mapping<'a>(
+        &mut self,
+        m: &Mapping,
+        path: &impl Fn(&Mapping) -> &'a Path,
+        failed: &mut impl FnMut(Error),
+    ) -> Option<Arc<Binary>> {
+        let key = usize::try_from(m.file).ok().filter(|&k| k < MAX_KEYS);
+        if let Some(b) = key.and_then(|k| self.by_key.get(k).cloned().flatten()) {
+            return b;
+        }
+        let b = match self.load(path(m)) {
+            Ok(b) => Some(b),
+            Err(Error::Again { .. }) => None,
+            Err(e) => {
+                failed(e);
+                None
+            }
+        };
+        if let Some(k) = key {
+            if self.by_key.len() <= k {
+                self.by_key.resize(k + 1, None);
+            }
+            self.by_key[k] = Some(b.clone());
+        }
+        b
     }
 
     fn load(&mut self, path: &Path) -> Result<Arc<Binary>, Error> {
@@ -358,6 +388,10 @@ pub struct Unwinder {
     hard: Option<Vec<Range<u64>>>,
 }
 
+/// File keys above this are looked up by path each time (keys are meant to
+/// be small dense numbers).
+const MAX_KEYS: usize = 1 << 20;
+
 /// A file mapping of a process as [`Unwinder::sync`] takes it: where it
 /// lies, which file offset its start shows, and a key that names the file
 /// (the caller's own number for it; equal keys mean the same file).
@@ -367,6 +401,26 @@ pub struct Mapping {
     pub end: u64,
     pub pgoff: u64,
     pub file: u64,
+}
+
+impl Slot {
+    /// A mapping not yet given to framehop, its binary loaded if need be.
+    fn new<'a>(
+        binaries: &mut Binaries,
+        m: &Mapping,
+        path: &impl Fn(&Mapping) -> &'a Path,
+        failed: &mut impl FnMut(Error),
+    ) -> Slot {
+        let bin = binaries.for_mapping(m, path, failed);
+        Slot {
+            map: *m,
+            base: bin
+                .as_ref()
+                .map_or(0, |b| base_avma(&b.segments, m.start, m.pgoff)),
+            bin,
+            placed: false,
+        }
+    }
 }
 
 impl full::Modules for [Slot] {
@@ -434,8 +488,7 @@ impl Unwinder {
         path: impl Fn(&Mapping) -> &'a Path,
         mut failed: impl FnMut(Error),
     ) {
-        if self.slots.len() == maps.len() && self.slots.iter().zip(maps).all(|(s, m)| s.map == *m)
-        {
+        if self.slots.len() == maps.len() && self.slots.iter().zip(maps).all(|(s, m)| s.map == *m) {
             return;
         }
         let old = std::mem::take(&mut self.slots);
@@ -444,7 +497,9 @@ impl Unwinder {
         // went and what came.
         let mut old = old.into_iter().peekable();
         for m in maps {
-            while let Some(o) = old.next_if(|o| o.map.start < m.start || (o.map.start == m.start && o.map != *m)) {
+            while let Some(o) =
+                old.next_if(|o| o.map.start < m.start || (o.map.start == m.start && o.map != *m))
+            {
                 if o.placed && o.bin.is_some() {
                     self.modules.remove_module(o.map.start);
                 }
@@ -456,29 +511,7 @@ impl Unwinder {
             if m.start >= m.end {
                 continue;
             }
-            let bin = match binaries.by_key.get(&m.file) {
-                Some(b) => b.clone(),
-                None => {
-                    let b = match binaries.load(path(m)) {
-                        Ok(b) => Some(b),
-                        Err(Error::Again { .. }) => None,
-                        Err(e) => {
-                            failed(e);
-                            None
-                        }
-                    };
-                    binaries.by_key.insert(m.file, b.clone());
-                    b
-                }
-            };
-            slots.push(Slot {
-                map: *m,
-                base: bin
-                    .as_ref()
-                    .map_or(0, |b| base_avma(&b.segments, m.start, m.pgoff)),
-                bin,
-                placed: false,
-            });
+            slots.push(Slot::new(binaries, m, &path, &mut failed));
         }
         for o in old {
             if o.placed && o.bin.is_some() {
@@ -486,6 +519,37 @@ impl Unwinder {
             }
         }
         self.slots = slots;
+        self.hard = None;
+    }
+
+    /// Brings the module set up to date from what changed since the last
+    /// [`Unwinder::sync`] or `apply_changes`: each start address a change
+    /// touched, with the mapping that starts there now (None: none does,
+    /// or it is not a file). Costs what changed, not what is mapped.
+    pub fn apply_changes<'a>(
+        &mut self,
+        binaries: &mut Binaries,
+        changes: &[(u64, Option<Mapping>)],
+        path: impl Fn(&Mapping) -> &'a Path,
+        mut failed: impl FnMut(Error),
+    ) {
+        for (start, now) in changes {
+            let i = self.slots.partition_point(|s| s.map.start < *start);
+            if self.slots.get(i).is_some_and(|s| s.map.start == *start) {
+                if now.is_some_and(|m| m == self.slots[i].map) {
+                    continue;
+                }
+                let s = self.slots.remove(i);
+                if s.placed && s.bin.is_some() {
+                    self.modules.remove_module(s.map.start);
+                }
+            }
+            let Some(m) = now.filter(|m| m.start < m.end) else {
+                continue;
+            };
+            let slot = Slot::new(binaries, &m, &path, &mut failed);
+            self.slots.insert(i, slot);
+        }
         self.hard = None;
     }
 

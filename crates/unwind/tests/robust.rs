@@ -226,3 +226,56 @@ fn frames_walked_with_every_register_take_garbage_too() {
         assert_eq!(frames[0], ip);
     }
 }
+
+/// Catching up with the changed starts gives the modules a full `sync`
+/// gives.
+#[test]
+fn applied_changes_equal_a_full_sync() {
+    let exe = std::env::current_exe().unwrap();
+    let missing = Path::new("/nonexistent/lib.so");
+    let path = |m: &Mapping| {
+        if m.file % 2 == 1 {
+            exe.as_path()
+        } else {
+            missing
+        }
+    };
+    let map = |start: u64, end: u64, file: u64| Mapping {
+        start,
+        end,
+        pgoff: 0,
+        file,
+    };
+    let mut bins = Binaries::new();
+    let (mut full, mut caught_up) = (Unwinder::new(), Unwinder::new());
+    let steps: Vec<Vec<Mapping>> = vec![
+        vec![map(0x1000, 0x2000, 1), map(0x3000, 0x4000, 2)],
+        vec![
+            map(0x1000, 0x2000, 1),
+            map(0x3000, 0x4000, 3),
+            map(0x5000, 0x6000, 1),
+        ],
+        vec![
+            map(0x1000, 0x1800, 1),
+            map(0x1800, 0x2000, 5),
+            map(0x5000, 0x6000, 1),
+        ],
+        vec![],
+        vec![map(0x7000, 0x9000, 7)],
+    ];
+    let mut before: Vec<Mapping> = Vec::new();
+    for maps in steps {
+        full.sync(&mut bins, &maps, path, |_| {});
+        // Every start either list has, with the mapping there now.
+        let mut starts: Vec<u64> = before.iter().chain(&maps).map(|m| m.start).collect();
+        starts.sort();
+        starts.dedup();
+        let changes: Vec<(u64, Option<Mapping>)> = starts
+            .into_iter()
+            .map(|s| (s, maps.iter().find(|m| m.start == s).copied()))
+            .collect();
+        caught_up.apply_changes(&mut bins, &changes, path, |_| {});
+        assert_eq!(full.module_starts(), caught_up.module_starts(), "{maps:?}");
+        before = maps;
+    }
+}
