@@ -216,7 +216,10 @@ fn pprof_is_read_by_go_tool_pprof_with_the_recordings_totals() {
             .parse::<f64>()
             .unwrap()
     };
-    assert!((flat(rows[0]) - 66.7).abs() < 3.0, "{top}");
+    // The program's getppid loop takes a share of the samples that varies
+    // with the machine: the two functions' ratio is what the program fixes.
+    let ratio = flat(rows[0]) / flat(rows[1]);
+    assert!((ratio - 2.0).abs() < 0.3, "work_a:work_b = {ratio}\n{top}");
 
     let top = stdout_of(&run_ok(
         go().args([
