@@ -3,10 +3,15 @@
 //! the stack.
 //!
 //! What it does: loads each binary's unwind information (`.eh_frame` with
-//! `.eh_frame_hdr`, or `.debug_frame`) once per file, places it at the
-//! addresses a mapping (start, end, file offset, path) gives it in a process,
-//! and walks a copied user stack with DWARF CFI, falling back to the frame
-//! pointer where a module has no CFI or no module covers an address.
+//! `.eh_frame_hdr`, or `.debug_frame`) once per run ([`Binaries`], shared by
+//! every process that maps the file), places it at the addresses a mapping
+//! (start, end, file offset, path) gives it in a process, and walks a copied
+//! user stack with DWARF CFI, falling back to the frame pointer where a
+//! module has no CFI or no module covers an address. A process's
+//! [`Unwinder`] is its mapping table: it follows the process's maps by what
+//! changed ([`Unwinder::sync`], [`Unwinder::apply_changes`]), and framehop is
+//! handed a module only when an unwind reaches it, so a whole machine's
+//! recording costs what its samples touch, not processes × mappings.
 //! framehop does the walking; where it cannot finish a stack because a
 //! frame's CFA comes from a register other than SP and BP, or from a DWARF
 //! expression (ld.so's lazy-binding resolver, signal trampolines), the
