@@ -741,7 +741,13 @@ impl Collector {
             self.syncs.0 += 1;
             *synced = gen;
         }
-        let frames = u.unwind(&uregs, stack.valid(), uregs.sp, max - out.len());
+        let frames = u.unwind(
+            &mut self.binaries,
+            &uregs,
+            stack.valid(),
+            uregs.sp,
+            max - out.len(),
+        );
         if frames.len() <= 1 {
             self.unwind_failures += 1;
         }

@@ -30,7 +30,7 @@
 //! unwinder.add_module(&mut bins, 0x5555_5555_5000, 0x5555_5555_6000, 0x1000, "/bin/true".as_ref())?;
 //! let regs = UserRegs::new(0x5555_5555_5123, 0x7ffc_0000_0000, 0);
 //! let stack: &[u8] = &[0; 64];
-//! let frames = unwinder.unwind(&regs, stack, regs.sp, 127);
+//! let frames = unwinder.unwind(&mut bins, &regs, stack, regs.sp, 127);
 //! assert_eq!(frames[0], regs.ip);
 //! # Ok::<(), unwind::Error>(())
 //! ```
@@ -167,13 +167,15 @@ struct Binary {
     /// Functions framehop would unwind by frame pointer for want of a rule
     /// (`full::hard_ranges`), by the binary's own addresses.
     hard: Vec<Range<u64>>,
+    /// Where the binary's address 0 lies in the canonical address space
+    /// of [`Binaries`].
+    canonical: u64,
 }
 
 /// The binaries loaded so far, by path. Share one between the unwinders of
 /// all processes: each file is opened, mapped and parsed once per
 /// `Binaries`, however many processes map it and however often their
 /// module sets change.
-#[derive(Default)]
 pub struct Binaries {
     by_path: HashMap<PathBuf, Arc<Binary>>,
     /// Paths that could not be opened or parsed: each is tried once, not
@@ -186,6 +188,32 @@ pub struct Binaries {
     /// How many times a file was opened (a test and the benchmarks check
     /// that this grows with binaries, not with processes or samples).
     opened: usize,
+    /// Every binary loaded, each placed once at an address range of its
+    /// own far above user space ("canonical" addresses): a process's
+    /// address is translated there before framehop looks it up, so the
+    /// rules framehop finds and caches serve every process that maps the
+    /// binary.
+    frames: UnwinderX86_64<SectionBytes>,
+    cache: CacheX86_64,
+    next_canonical: u64,
+}
+
+/// Where canonical addresses start: above any user-space address, so an
+/// address no mapping covers is never mistaken for a binary's.
+const CANONICAL_START: u64 = 1 << 60;
+
+impl Default for Binaries {
+    fn default() -> Self {
+        Binaries {
+            by_path: HashMap::new(),
+            failed: HashSet::new(),
+            by_key: Vec::new(),
+            opened: 0,
+            frames: UnwinderX86_64::new(),
+            cache: CacheX86_64::new(),
+            next_canonical: CANONICAL_START,
+        }
+    }
 }
 
 impl Binaries {
@@ -245,7 +273,24 @@ impl Binaries {
             })
             .and_then(|file| Self::parse_file(path, &file));
         match parsed {
-            Ok(b) => {
+            Ok(mut b) => {
+                // Its canonical range: the binary's own addresses from 0 to
+                // the end of its last segment, at a base of its own.
+                let span = b
+                    .segments
+                    .iter()
+                    .map(|s| s.svma.saturating_add(s.filesz))
+                    .max()
+                    .unwrap_or(0)
+                    .clamp(1, u64::from(u32::MAX));
+                b.canonical = self.next_canonical;
+                self.next_canonical += span.next_multiple_of(1 << 20) + (1 << 20);
+                self.frames.add_module(Module::new(
+                    String::new(),
+                    b.canonical..b.canonical + span,
+                    b.canonical,
+                    b.sections.clone(),
+                ));
                 let b = Arc::new(b);
                 self.by_path.insert(path.to_owned(), b.clone());
                 Ok(b)
@@ -343,6 +388,7 @@ fn parse(path: &Path, map: Arc<Mmap>) -> Result<Binary, Error> {
         segments,
         sections,
         hard,
+        canonical: 0,
     })
 }
 
@@ -370,21 +416,17 @@ fn base_avma(segments: &[Segment], start: u64, pgoff: u64) -> u64 {
 }
 
 /// One mapping of a process: the file's binary (None where it failed to
-/// load) and where its address 0 lies. framehop is only given the module
-/// once an unwind reaches an address in it (`placed`), so a process costs
-/// what its samples touch, not what it maps.
+/// load) and where its address 0 lies.
 struct Slot {
     map: Mapping,
     /// The process address of the binary's address 0.
     base: u64,
     bin: Option<Arc<Binary>>,
-    placed: bool,
 }
 
-/// The modules of one process and the state to unwind its samples.
+/// The modules of one process: its mapping table. The binaries, their
+/// unwind rules and the rule cache are shared in [`Binaries`].
 pub struct Unwinder {
-    modules: UnwinderX86_64<SectionBytes>,
-    cache: CacheX86_64,
     /// The process's file mappings by start, not overlapping: what
     /// [`Unwinder::sync`] last saw, or what `add_module` added.
     slots: Vec<Slot>,
@@ -423,7 +465,6 @@ impl Slot {
                 .as_ref()
                 .map_or(0, |b| base_avma(&b.segments, m.start, m.pgoff)),
             bin,
-            placed: false,
         }
     }
 }
@@ -441,25 +482,41 @@ fn find_slot(slots: &[Slot], avma: u64) -> Option<usize> {
     (i > 0 && avma < slots[i - 1].map.end).then(|| i - 1)
 }
 
-/// Gives framehop the module that holds `avma`, if it has not got it yet.
-fn place(modules: &mut UnwinderX86_64<SectionBytes>, slots: &mut [Slot], avma: u64) {
-    let Some(i) = find_slot(slots, avma) else {
-        return;
+/// `addr` as framehop finds it among the canonical placements of
+/// [`Binaries`]: translated into its binary's range where a mapping of the
+/// process covers its lookup address, else kept as it is (no binary there:
+/// framehop's fallback rule), or moved to address 0 if it lies where
+/// canonical ranges are.
+fn canonical(slots: &[Slot], addr: FrameAddress) -> FrameAddress {
+    let at = addr.address_for_lookup();
+    let shift = find_slot(slots, at).and_then(|i| {
+        let s = &slots[i];
+        let b = s.bin.as_ref()?;
+        Some((s.base, b.canonical))
+    });
+    let a = match addr {
+        FrameAddress::InstructionPointer(a) => a,
+        FrameAddress::ReturnAddress(a) => a.get(),
     };
-    let s = &mut slots[i];
-    if s.placed {
-        return;
+    let moved = match shift {
+        Some((base, canonical)) => {
+            // Outside the binary's own addresses: no binary, as for an
+            // unmapped address.
+            let svma = at.wrapping_sub(base);
+            if svma >= u64::from(u32::MAX) {
+                0
+            } else {
+                a.wrapping_sub(base).wrapping_add(canonical)
+            }
+        }
+        None if at >= CANONICAL_START => 0,
+        None => a,
+    };
+    match addr {
+        FrameAddress::InstructionPointer(_) => FrameAddress::from_instruction_pointer(moved),
+        FrameAddress::ReturnAddress(_) => FrameAddress::from_return_address(moved.max(1))
+            .unwrap_or(FrameAddress::from_instruction_pointer(0)),
     }
-    if let Some(bin) = &s.bin {
-        // framehop keeps the name for debugging only: no string per module.
-        modules.add_module(Module::new(
-            String::new(),
-            s.map.start..s.map.end,
-            s.base,
-            bin.sections.clone(),
-        ));
-    }
-    s.placed = true;
 }
 
 impl Default for Unwinder {
@@ -471,8 +528,6 @@ impl Default for Unwinder {
 impl Unwinder {
     pub fn new() -> Self {
         Unwinder {
-            modules: UnwinderX86_64::new(),
-            cache: CacheX86_64::new(),
             slots: Vec::new(),
             hard: None,
         }
@@ -502,13 +557,12 @@ impl Unwinder {
         // went and what came.
         let mut old = old.into_iter().peekable();
         for m in maps {
-            while let Some(o) =
-                old.next_if(|o| o.map.start < m.start || (o.map.start == m.start && o.map != *m))
-            {
-                if o.placed && o.bin.is_some() {
-                    self.modules.remove_module(o.map.start);
-                }
-            }
+            // What went: mappings before this one, or at its start but
+            // not the same.
+            while old
+                .next_if(|o| o.map.start < m.start || (o.map.start == m.start && o.map != *m))
+                .is_some()
+            {}
             if let Some(o) = old.next_if(|o| o.map == *m) {
                 slots.push(o);
                 continue;
@@ -517,11 +571,6 @@ impl Unwinder {
                 continue;
             }
             slots.push(Slot::new(binaries, m, &path, &mut failed));
-        }
-        for o in old {
-            if o.placed && o.bin.is_some() {
-                self.modules.remove_module(o.map.start);
-            }
         }
         self.slots = slots;
         self.hard = None;
@@ -544,10 +593,7 @@ impl Unwinder {
                 if now.is_some_and(|m| m == self.slots[i].map) {
                     continue;
                 }
-                let s = self.slots.remove(i);
-                if s.placed && s.bin.is_some() {
-                    self.modules.remove_module(s.map.start);
-                }
+                self.slots.remove(i);
             }
             let Some(m) = now.filter(|m| m.start < m.end) else {
                 continue;
@@ -591,10 +637,8 @@ impl Unwinder {
                 },
                 base: base_avma(&bin.segments, start, pgoff),
                 bin: Some(bin),
-                placed: false,
             },
         );
-        place(&mut self.modules, &mut self.slots, start);
         self.hard = None;
         Ok(())
     }
@@ -603,10 +647,7 @@ impl Unwinder {
     pub fn remove_module(&mut self, start: u64) {
         let i = self.slots.partition_point(|s| s.map.start < start);
         if self.slots.get(i).is_some_and(|s| s.map.start == start) {
-            let s = self.slots.remove(i);
-            if s.placed && s.bin.is_some() {
-                self.modules.remove_module(start);
-            }
+            self.slots.remove(i);
             self.hard = None;
         }
     }
@@ -652,6 +693,7 @@ impl Unwinder {
     /// which hands back to framehop once past that frame.
     pub fn unwind(
         &mut self,
+        binaries: &mut Binaries,
         regs: &UserRegs,
         stack: &[u8],
         stack_start: u64,
@@ -680,11 +722,12 @@ impl Unwinder {
         let mut settled = 0;
         loop {
             while frames.len() < max_frames {
-                place(&mut self.modules, slots, addr.address_for_lookup());
-                match self
-                    .modules
-                    .unwind_frame(addr, &mut fh, &mut self.cache, &mut read_stack)
-                {
+                match binaries.frames.unwind_frame(
+                    canonical(slots, addr),
+                    &mut fh,
+                    &mut binaries.cache,
+                    &mut read_stack,
+                ) {
                     Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                         Some(a) => {
                             frames.push(ra);

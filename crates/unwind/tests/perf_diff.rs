@@ -165,7 +165,7 @@ fn dwarf_stacks_match_perf() {
         let u = unwinders
             .entry(pid)
             .or_insert_with(|| build_unwinder(&mut bins, &maps));
-        let ours = u.unwind(&regs, stack.valid(), regs.sp, 127);
+        let ours = u.unwind(&mut bins, &regs, stack.valid(), regs.sp, 127);
         let got = as_perf_prints(&ours, &maps);
         total += 1;
         if &got == want {

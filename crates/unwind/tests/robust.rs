@@ -7,14 +7,14 @@ use unwind::{Binaries, Error, Mapping, Unwinder, UserRegs};
 
 /// This test binary itself, mapped as a whole at a made-up address, gives
 /// the unwinder real CFI to chew on.
-fn unwinder_over_self(base: u64) -> Unwinder {
+fn unwinder_over_self(base: u64) -> (Binaries, Unwinder) {
     let exe = std::env::current_exe().unwrap();
     let len = std::fs::metadata(&exe).unwrap().len();
     let mut bins = Binaries::new();
     let mut u = Unwinder::new();
     u.add_module(&mut bins, base, base + len.next_multiple_of(4096), 0, &exe)
         .unwrap();
-    u
+    (bins, u)
 }
 
 /// A fixed stream of pseudo-random words (xorshift64).
@@ -44,21 +44,21 @@ fn frame_pointer_chain_is_followed_and_ends_where_the_stack_copy_ends() {
     put(&mut stack, sp + 0x80, 0);
     put(&mut stack, sp + 0x88, 0x40_3333);
     let regs = UserRegs::new(0x40_0000, sp, sp + 0x10);
-    let mut u = Unwinder::new();
-    let full = u.unwind(&regs, &stack, sp, 127);
+    let (mut bins, mut u) = (Binaries::new(), Unwinder::new());
+    let full = u.unwind(&mut bins, &regs, &stack, sp, 127);
     assert_eq!(&full[..4], &[0x40_0000, 0x40_1111, 0x40_2222, 0x40_3333]);
     // Cut the copy inside the second frame record: the walk stops there.
-    let short = u.unwind(&regs, &stack[..0x44], sp, 127);
+    let short = u.unwind(&mut bins, &regs, &stack[..0x44], sp, 127);
     assert_eq!(short, vec![0x40_0000, 0x40_1111]);
     // The frame limit holds.
-    assert_eq!(u.unwind(&regs, &stack, sp, 2).len(), 2);
-    assert!(u.unwind(&regs, &stack, sp, 0).is_empty());
+    assert_eq!(u.unwind(&mut bins, &regs, &stack, sp, 2).len(), 2);
+    assert!(u.unwind(&mut bins, &regs, &stack, sp, 0).is_empty());
 }
 
 #[test]
 fn garbage_registers_and_stacks_give_short_stacks() {
     let base = 0x5555_0000_0000u64;
-    let mut u = unwinder_over_self(base);
+    let (mut bins, mut u) = unwinder_over_self(base);
     let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for i in 0..20_000u64 {
         let stack: Vec<u8> = (0..(next() % 512)).map(|_| next() as u8).collect();
@@ -77,13 +77,16 @@ fn garbage_registers_and_stacks_give_short_stacks() {
         for r in regs.others.iter_mut() {
             *r = Some(next());
         }
-        let frames = u.unwind(&regs, &stack, sp, 127);
+        let frames = u.unwind(&mut bins, &regs, &stack, sp, 127);
         assert!(!frames.is_empty() && frames.len() <= 127);
         assert_eq!(frames[0], ip);
     }
     // An empty stack copy: only the leaf.
     let regs = UserRegs::new(base + 0x1000, 0x1000, 0x2000);
-    assert_eq!(u.unwind(&regs, &[], 0x1000, 127), vec![base + 0x1000]);
+    assert_eq!(
+        u.unwind(&mut bins, &regs, &[], 0x1000, 127),
+        vec![base + 0x1000]
+    );
 }
 
 #[test]
@@ -221,7 +224,7 @@ fn frames_walked_with_every_register_take_garbage_too() {
                 next()
             });
         }
-        let frames = u.unwind(&regs, &stack, sp, 127);
+        let frames = u.unwind(&mut bins, &regs, &stack, sp, 127);
         assert!(!frames.is_empty() && frames.len() <= 127);
         assert_eq!(frames[0], ip);
     }
