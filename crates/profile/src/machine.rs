@@ -454,13 +454,7 @@ impl Machine {
         self.maps[self.threads[t].maps]
             .by_start
             .iter()
-            .map(|(&start, m)| MapInfo {
-                start,
-                end: m.end,
-                pgoff: m.pgoff,
-                filename: &self.dsos[m.dso].name,
-                dso: m.dso,
-            })
+            .map(|(&start, m)| self.map_info(start, m))
             .collect()
     }
 
@@ -527,6 +521,16 @@ impl Machine {
         self.kernel.generation
     }
 
+    fn map_info(&self, start: u64, m: &Map) -> MapInfo<'_> {
+        MapInfo {
+            start,
+            end: m.end,
+            pgoff: m.pgoff,
+            filename: &self.dsos[m.dso].name,
+            dso: m.dso,
+        }
+    }
+
     /// What changed in address space `maps` after generation `since` (see
     /// [`Machine::maps_generation`]): each start address a change touched,
     /// with the map that starts there now, if any. None when the changes
@@ -539,13 +543,7 @@ impl Machine {
         let m = self.maps.get(maps)?;
         let starts = m.changed_since(since)?;
         Some(starts.map(move |start| {
-            let now = m.by_start.get(&start).map(|x| MapInfo {
-                start,
-                end: x.end,
-                pgoff: x.pgoff,
-                filename: &self.dsos[x.dso].name,
-                dso: x.dso,
-            });
+            let now = m.by_start.get(&start).map(|x| self.map_info(start, x));
             (start, now)
         }))
     }
@@ -557,13 +555,7 @@ impl Machine {
             .get(maps)
             .into_iter()
             .flat_map(|m| m.by_start.iter())
-            .map(|(&start, m)| MapInfo {
-                start,
-                end: m.end,
-                pgoff: m.pgoff,
-                filename: &self.dsos[m.dso].name,
-                dso: m.dso,
-            })
+            .map(|(&start, m)| self.map_info(start, m))
     }
 
     /// The user-space maps of an address space, by start address.
@@ -573,13 +565,7 @@ impl Machine {
         };
         m.by_start
             .iter()
-            .map(|(&start, m)| MapInfo {
-                start,
-                end: m.end,
-                pgoff: m.pgoff,
-                filename: &self.dsos[m.dso].name,
-                dso: m.dso,
-            })
+            .map(|(&start, m)| self.map_info(start, m))
             .collect()
     }
 

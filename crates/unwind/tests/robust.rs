@@ -119,6 +119,16 @@ fn missing_and_non_binary_files_are_errors_not_panics() {
     assert!(matches!(bad, Err(Error::Object { .. })), "{bad:?}");
 }
 
+/// A mapping of file key `file` from its offset 0.
+fn mapping(start: u64, end: u64, file: u64) -> Mapping {
+    Mapping {
+        start,
+        end,
+        pgoff: 0,
+        file,
+    }
+}
+
 /// `sync` keeps an unwinder equal to a process's maps as they change, and
 /// opens each file once however many processes and changes there are.
 #[test]
@@ -126,33 +136,27 @@ fn sync_follows_the_maps_and_opens_each_file_once() {
     let exe = std::env::current_exe().unwrap();
     let missing = Path::new("/nonexistent/lib.so");
     let path = |m: &Mapping| if m.file == 1 { exe.as_path() } else { missing };
-    let map = |start: u64, end: u64, file: u64| Mapping {
-        start,
-        end,
-        pgoff: 0,
-        file,
-    };
     let mut bins = Binaries::new();
     let mut errors = 0;
     let mut procs: Vec<Unwinder> = (0..50).map(|_| Unwinder::new()).collect();
     for (i, u) in procs.iter_mut().enumerate() {
         let base = 0x10_0000 * (i as u64 + 1);
-        let mut maps = vec![map(base, base + 0x1000, 1)];
+        let mut maps = vec![mapping(base, base + 0x1000, 1)];
         u.sync(&mut bins, &maps, path, |_| errors += 1);
         assert_eq!(u.module_starts(), vec![base]);
         // A library that cannot be loaded comes, then a second map of the
         // executable, then the first map goes.
-        maps.push(map(base + 0x2000, base + 0x3000, 2));
+        maps.push(mapping(base + 0x2000, base + 0x3000, 2));
         u.sync(&mut bins, &maps, path, |_| errors += 1);
         assert_eq!(u.module_starts(), vec![base]);
-        maps.push(map(base + 0x4000, base + 0x5000, 1));
+        maps.push(mapping(base + 0x4000, base + 0x5000, 1));
         u.sync(&mut bins, &maps, path, |_| errors += 1);
         assert_eq!(u.module_starts(), vec![base, base + 0x4000]);
         maps.remove(0);
         u.sync(&mut bins, &maps, path, |_| errors += 1);
         assert_eq!(u.module_starts(), vec![base + 0x4000]);
         // A map replaced at the same start by another file.
-        maps[1] = map(base + 0x4000, base + 0x5000, 2);
+        maps[1] = mapping(base + 0x4000, base + 0x5000, 2);
         u.sync(&mut bins, &maps, path, |_| errors += 1);
         assert!(u.module_starts().is_empty());
     }
@@ -243,28 +247,22 @@ fn applied_changes_equal_a_full_sync() {
             missing
         }
     };
-    let map = |start: u64, end: u64, file: u64| Mapping {
-        start,
-        end,
-        pgoff: 0,
-        file,
-    };
     let mut bins = Binaries::new();
     let (mut full, mut caught_up) = (Unwinder::new(), Unwinder::new());
     let steps: Vec<Vec<Mapping>> = vec![
-        vec![map(0x1000, 0x2000, 1), map(0x3000, 0x4000, 2)],
+        vec![mapping(0x1000, 0x2000, 1), mapping(0x3000, 0x4000, 2)],
         vec![
-            map(0x1000, 0x2000, 1),
-            map(0x3000, 0x4000, 3),
-            map(0x5000, 0x6000, 1),
+            mapping(0x1000, 0x2000, 1),
+            mapping(0x3000, 0x4000, 3),
+            mapping(0x5000, 0x6000, 1),
         ],
         vec![
-            map(0x1000, 0x1800, 1),
-            map(0x1800, 0x2000, 5),
-            map(0x5000, 0x6000, 1),
+            mapping(0x1000, 0x1800, 1),
+            mapping(0x1800, 0x2000, 5),
+            mapping(0x5000, 0x6000, 1),
         ],
         vec![],
-        vec![map(0x7000, 0x9000, 7)],
+        vec![mapping(0x7000, 0x9000, 7)],
     ];
     let mut before: Vec<Mapping> = Vec::new();
     for maps in steps {
