@@ -451,11 +451,7 @@ impl Machine {
             },
             None => return Vec::new(),
         };
-        self.maps[self.threads[t].maps]
-            .by_start
-            .iter()
-            .map(|(&start, m)| self.map_info(start, m))
-            .collect()
+        self.iter_maps(self.threads[t].maps).collect()
     }
 
     /// The thread (comm, tid) and landing of a sample's address, marking
@@ -556,17 +552,6 @@ impl Machine {
             .into_iter()
             .flat_map(|m| m.by_start.iter())
             .map(|(&start, m)| self.map_info(start, m))
-    }
-
-    /// The user-space maps of an address space, by start address.
-    pub fn maps_of(&self, maps: usize) -> Vec<MapInfo<'_>> {
-        let Some(m) = self.maps.get(maps) else {
-            return Vec::new();
-        };
-        m.by_start
-            .iter()
-            .map(|(&start, m)| self.map_info(start, m))
-            .collect()
     }
 
     /// The kernel MMAP record's reference symbol (`_text`) and its address

@@ -235,8 +235,8 @@ impl Default for CollectOptions {
 /// Threads whose last stack pass one remembers at once.
 const MAX_PATHS: usize = 1024;
 
-/// Processes whose unwinders are kept at once (each holds its module set
-/// and a rule cache; the binaries behind them are shared).
+/// Processes whose unwinders are kept at once (each is the process's
+/// mapping table; the binaries and unwind rules behind them are shared).
 const MAX_UNWINDERS: usize = 256;
 
 /// Pass one: samples in, summed (key → sum) out.

@@ -9,9 +9,11 @@
 //! user stack with DWARF CFI, falling back to the frame pointer where a
 //! module has no CFI or no module covers an address. A process's
 //! [`Unwinder`] is its mapping table: it follows the process's maps by what
-//! changed ([`Unwinder::sync`], [`Unwinder::apply_changes`]), and framehop is
-//! handed a module only when an unwind reaches it, so a whole machine's
-//! recording costs what its samples touch, not processes × mappings.
+//! changed ([`Unwinder::sync`], [`Unwinder::apply_changes`]); framehop holds
+//! each binary once, at an address range of its own, and a process's
+//! addresses are translated there, so the rules it finds serve every
+//! process and a whole machine's recording costs binaries and changes, not
+//! processes × mappings.
 //! framehop does the walking; where it cannot finish a stack because a
 //! frame's CFA comes from a register other than SP and BP, or from a DWARF
 //! expression (ld.so's lazy-binding resolver, signal trampolines), the
@@ -451,19 +453,23 @@ pub struct Mapping {
 }
 
 impl Slot {
-    /// A mapping not yet given to framehop, its binary loaded if need be.
+    /// A mapping, its binary loaded if need be.
     fn new<'a>(
         binaries: &mut Binaries,
         m: &Mapping,
         path: &impl Fn(&Mapping) -> &'a Path,
         failed: &mut impl FnMut(Error),
     ) -> Slot {
-        let bin = binaries.for_mapping(m, path, failed);
+        Slot::of(*m, binaries.for_mapping(m, path, failed))
+    }
+
+    /// A mapping showing `bin` (None: a file that did not load).
+    fn of(map: Mapping, bin: Option<Arc<Binary>>) -> Slot {
         Slot {
-            map: *m,
+            map,
             base: bin
                 .as_ref()
-                .map_or(0, |b| base_avma(&b.segments, m.start, m.pgoff)),
+                .map_or(0, |b| base_avma(&b.segments, map.start, map.pgoff)),
             bin,
         }
     }
@@ -626,19 +632,13 @@ impl Unwinder {
         self.remove_overlapping(start, end);
         let bin = binaries.load(path)?;
         let i = self.slots.partition_point(|s| s.map.start < start);
-        self.slots.insert(
-            i,
-            Slot {
-                map: Mapping {
-                    start,
-                    end,
-                    pgoff,
-                    file: u64::MAX,
-                },
-                base: base_avma(&bin.segments, start, pgoff),
-                bin: Some(bin),
-            },
-        );
+        let map = Mapping {
+            start,
+            end,
+            pgoff,
+            file: u64::MAX,
+        };
+        self.slots.insert(i, Slot::of(map, Some(bin)));
         self.hard = None;
         Ok(())
     }
