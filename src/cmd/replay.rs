@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use perf_data::stats::Stats;
 use profile::machine::Machine;
 use profile::resolve::{CollectOptions, Collector};
-use profile::symbolize::{NameStyle, SymbolizeOptions, Symbols};
+use profile::symbolize::{Background, NameStyle, SymbolizeOptions, Symbols};
 
 /// How to replay.
 pub struct ReplayOptions {
@@ -37,6 +37,14 @@ pub struct Replayed {
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
     let t0 = std::time::Instant::now();
     let (mut machine, kernel) = start(reader.meta());
+    let sym_opts = SymbolizeOptions {
+        names: o.names,
+        inline: o.inline,
+        finder: symbols::DebugFinder::default(),
+        srclines: o.srclines,
+    };
+    // Binaries are read while the records are replayed.
+    let mut early = Background::start(&sym_opts);
     let mut state = PassOne {
         collector: Collector::new(o.collect),
         last_read: Default::default(),
@@ -50,9 +58,14 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     let (reader, stats) = if reader.meta().is_pipe() {
         let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
         let mut stats = Stats::default();
+        let mut n = 0u32;
         while let Some(rec) = reader.next_record().with_context(context)? {
             stats.add(&rec);
             state.record(&mut machine, &rec);
+            n = n.wrapping_add(1);
+            if n % BATCH_RECORDS as u32 == 0 {
+                early.feed(state.collector.interner.locs(), machine.dsos());
+            }
         }
         (reader, stats)
     } else {
@@ -115,6 +128,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
                     state.record(&mut machine, &rec);
                 }
                 let _ = back_tx.send(batch);
+                early.feed(state.collector.interner.locs(), machine.dsos());
             }
             producer
                 .join()
@@ -136,17 +150,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     } = state;
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
-    let syms = symbolize(
-        &collector,
-        &machine,
-        kernel,
-        &SymbolizeOptions {
-            names: o.names,
-            inline: o.inline,
-            finder: symbols::DebugFinder::default(),
-            srclines: o.srclines,
-        },
-    );
+    let syms = finish_symbols(early, &collector, &machine, kernel);
     crate::ui::log_memory("after symbolizing");
     Ok(Replayed {
         collector,
@@ -351,6 +355,46 @@ pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
     (machine, KernelPrefetch { id, handle })
 }
 
+/// Pass two after [`Background`] answered locations during pass one: the
+/// rest symbolized, with the prefetched kernel symbols as [`symbolize`].
+pub fn finish_symbols(
+    early: Background,
+    collector: &Collector,
+    machine: &Machine,
+    kernel: KernelPrefetch,
+) -> Symbols {
+    let preloaded = kernel.take(machine);
+    let syms = early.finish(
+        collector.interner.locs(),
+        machine.dsos(),
+        machine.kernel_reloc(),
+        preloaded,
+    );
+    warn_misses(&syms);
+    syms
+}
+
+impl KernelPrefetch {
+    /// The prefetched kernel symbols, if pass one kept the kernel's build
+    /// id the features named.
+    fn take(self, machine: &Machine) -> Option<Result<symbols::Kallsyms, symbols::Reason>> {
+        let id = self.id;
+        self.handle.and_then(|h| h.join().ok()).filter(|_| {
+            machine
+                .dsos()
+                .iter()
+                .find(|d| d.name == "[kernel.kallsyms]")
+                .is_none_or(|d| d.build_id == id)
+        })
+    }
+}
+
+fn warn_misses(syms: &Symbols) {
+    for (dso, reason) in &syms.misses {
+        log::warn!("{dso}: no symbols ({reason})");
+    }
+}
+
 /// Pass two: every location of pass one symbolized, with the prefetched
 /// kernel symbols if pass one kept the kernel's build id the features
 /// named. DSOs without symbols are warned about once each.
@@ -360,13 +404,7 @@ pub fn symbolize(
     kernel: KernelPrefetch,
     opts: &SymbolizeOptions,
 ) -> Symbols {
-    let preloaded = kernel.handle.and_then(|h| h.join().ok()).filter(|_| {
-        machine
-            .dsos()
-            .iter()
-            .find(|d| d.name == "[kernel.kallsyms]")
-            .is_none_or(|d| d.build_id == kernel.id)
-    });
+    let preloaded = kernel.take(machine);
     let syms = profile::symbolize::symbolize_with_kernel(
         collector.interner.locs(),
         machine.dsos(),
@@ -374,9 +412,7 @@ pub fn symbolize(
         opts,
         preloaded,
     );
-    for (dso, reason) in &syms.misses {
-        log::warn!("{dso}: no symbols ({reason})");
-    }
+    warn_misses(&syms);
     syms
 }
 

@@ -1174,6 +1174,9 @@ struct Grow<'a> {
     /// A frame's entry within one (event, comm, thread, cpu, parent): each
     /// is hashed only once.
     frame_entry: HashMap<FrameEntryKey, u32>,
+    /// The sort keys name the comm / the thread.
+    by_comm: bool,
+    by_thread: bool,
 }
 
 impl Grow<'_> {
@@ -1188,7 +1191,17 @@ impl Grow<'_> {
         at: u32,
         level: u8,
     ) -> u32 {
-        let key = (c.event, c.comm, c.thread, f, at, c.cpu, c.parent_id);
+        // The keys depend on the comm and thread only where they name
+        // them: entries of other threads' chains are then shared.
+        let key = (
+            c.event,
+            if self.by_comm { c.comm } else { NONE },
+            if self.by_thread { c.thread } else { NONE },
+            f,
+            at,
+            c.cpu,
+            c.parent_id,
+        );
         if let Some(&i) = self.frame_entry.get(&key) {
             return i;
         }
@@ -1253,12 +1266,51 @@ impl StackNodeMap {
     }
 }
 
-/// Records trie node `n` in its entry's subtrees if its frame's entry
-/// does not occur above it.
-fn note_first_occurrence(trie: &ChainTrie, h: &mut Hists, n: u32) {
-    let idx = trie.entry[n as usize];
-    if !trie.on_path(trie.parent[n as usize], idx) {
-        h.entries[idx as usize].subtrees.push(n);
+/// The entries on one trie path, as the path's new nodes are taken root
+/// first: each node is checked against its ancestors in constant time,
+/// not by walking up (which made deep stacks cost their depth squared).
+#[derive(Default)]
+struct PathMarks {
+    stamp: u32,
+    /// Per entry, the stamp of the path it was last seen on.
+    mark: Vec<u32>,
+}
+
+impl PathMarks {
+    /// A new path, whose nodes from `node` up (below the root) exist.
+    fn start(&mut self, trie: &ChainTrie, mut node: u32) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.stamp = 1;
+        }
+        while let Some(&up) = trie.parent.get(node as usize) {
+            if up == NONE {
+                break;
+            }
+            self.see(trie.entry[node as usize]);
+            node = up;
+        }
+    }
+
+    /// Marks `entry` as on the path; whether it was not already.
+    fn see(&mut self, entry: u32) -> bool {
+        let i = entry as usize;
+        if i >= self.mark.len() {
+            self.mark.resize(i + 1, 0);
+        }
+        let first = self.mark[i] != self.stamp;
+        self.mark[i] = self.stamp;
+        first
+    }
+
+    /// Records trie node `n`, the next new node of the path, in its entry's
+    /// subtrees if its frame's entry does not occur above it.
+    fn note_first_occurrence(&mut self, trie: &ChainTrie, h: &mut Hists, n: u32) {
+        let idx = trie.entry[n as usize];
+        if self.see(idx) {
+            h.entries[idx as usize].subtrees.push(n);
+        }
     }
 }
 
@@ -1305,6 +1357,8 @@ pub fn build(
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
+        by_comm: opts.keys.contains(&SortKey::Comm),
+        by_thread: opts.keys.contains(&SortKey::Pid),
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.contains(&SortKey::Cpu);
@@ -1320,6 +1374,7 @@ pub fn build(
     // Trie nodes a chain made, with their locations (`NONE` unless keys
     // need them), root first.
     let mut fresh: Vec<(u32, u32)> = Vec::new();
+    let mut marks = PathMarks::default();
     report.trie.children = opts.children;
     report.trie.caller_order = opts.caller_order;
     for (key, sum) in sums {
@@ -1410,7 +1465,15 @@ pub fn build(
             h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         }
         let trie = &mut report.trie;
-        let root = trie.root(key.event, key.comm, key.thread, cctx.cpu, cctx.parent_id);
+        // One trie per thread only where the keys tell threads (or comms)
+        // apart: otherwise the chains of every process share their paths.
+        let root = trie.root(
+            key.event,
+            if g.by_comm { key.comm } else { NONE },
+            if g.by_thread { key.thread } else { NONE },
+            cctx.cpu,
+            cctx.parent_id,
+        );
         // The chain goes into the trie root first whatever the order: the
         // path of a stack extends the path of the stack without its leaf,
         // so only stack nodes not yet under this root are walked: the
@@ -1455,6 +1518,7 @@ pub fn build(
         // without one shows the level before it in that walk (the
         // sample's own level before any).
         if opts.children && !fresh.is_empty() {
+            marks.start(trie, trie.parent[fresh[0].0 as usize]);
             if opts.caller_order {
                 for &(n, at) in &fresh {
                     let f = trie.frame[n as usize];
@@ -1469,7 +1533,7 @@ pub fn build(
                     let level = if state != 0 { state } else { cctx.leaf_level };
                     let idx = g.entry(&report.frames, h, &cctx, f, at, level);
                     trie.entry[n as usize] = idx;
-                    note_first_occurrence(trie, h, n);
+                    marks.note_first_occurrence(trie, h, n);
                 }
             } else {
                 let mut level = cctx.leaf_level;
@@ -1493,7 +1557,7 @@ pub fn build(
                     n = trie.parent[n as usize];
                 }
                 for &(n, _) in &fresh {
-                    note_first_occurrence(trie, h, n);
+                    marks.note_first_occurrence(trie, h, n);
                 }
             }
         }

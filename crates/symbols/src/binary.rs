@@ -66,6 +66,11 @@ impl Binary {
         self.shared = Some(shared);
     }
 
+    /// The DWARF sections this view shares, for another view of the same binary.
+    pub fn shared_dwarf(&self) -> Option<SharedDwarf> {
+        self.shared.clone()
+    }
+
     pub fn elf(&self) -> &ElfFile {
         &self.elf
     }

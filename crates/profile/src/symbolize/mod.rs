@@ -12,6 +12,9 @@ use symbols::{Binary, DebugFinder, Reason, Svma};
 use crate::machine::Dso;
 use crate::resolve::{Loc, Origin, NO_DSO};
 
+mod background;
+pub use background::Background;
+
 /// How names are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NameStyle {
@@ -266,10 +269,74 @@ pub fn symbolize_with_kernel(
     opts: &SymbolizeOptions,
     preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
 ) -> Symbols {
+    complete(
+        locs,
+        dsos,
+        kernel_reloc,
+        opts,
+        preloaded_kernel,
+        Prepared::default(),
+    )
+}
+
+/// What was answered before pass two (see [`background`]): answers by
+/// location, the binaries read for them (still open), and the DSOs that
+/// could not be read, each with the name and build id it had then.
+#[derive(Default)]
+pub(crate) struct Prepared {
+    answers: Vec<Option<LocAnswer>>,
+    open: HashMap<u32, Reader>,
+    failed: HashMap<u32, (Dso, Reason)>,
+}
+
+/// A binary kept open across lookups, with the DSO it was opened for and
+/// its names' printed forms.
+pub(crate) struct Reader {
+    dso: Dso,
+    bin: Binary,
+    printed: HashMap<String, String>,
+}
+
+/// The same file: name and build id (not whether samples hit it).
+fn same_dso(a: &Dso, b: &Dso) -> bool {
+    a.name == b.name && a.build_id == b.build_id
+}
+
+/// Pass two: answers every location not answered in `prep`, then interns
+/// all answers DSO by DSO (biggest first) and location by location, so the
+/// symbols' ids do not depend on what was answered early.
+fn complete(
+    locs: &[Loc],
+    dsos: &[Dso],
+    kernel_reloc: Option<(&str, u64)>,
+    opts: &SymbolizeOptions,
+    preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
+    mut prep: Prepared,
+) -> Symbols {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, l) in locs.iter().enumerate() {
         if l.dso != NO_DSO {
             by_dso.entry(l.dso).or_default().push(i as u32);
+        }
+    }
+    // Answers given for a DSO whose identity changed since (a build id
+    // learnt later) are asked again.
+    prep.answers.resize_with(locs.len(), || None);
+    for (&d, ids) in &by_dso {
+        let stale = prep
+            .open
+            .get(&d)
+            .is_some_and(|r| !same_dso(&r.dso, &dsos[d as usize]))
+            || prep
+                .failed
+                .get(&d)
+                .is_some_and(|(was, _)| !same_dso(was, &dsos[d as usize]));
+        if stale {
+            prep.open.remove(&d);
+            prep.failed.remove(&d);
+            for &i in ids {
+                prep.answers[i as usize] = None;
+            }
         }
     }
     // The kernel's symbols serve the kernel and its modules: load them once.
@@ -311,119 +378,150 @@ pub fn symbolize_with_kernel(
             0
         }
     };
-    type Job = (usize, u32, Vec<u32>, Option<symbols::SharedDwarf>);
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut split = vec![false; groups.len()];
-    for (g, (dso, ids)) in groups.iter().enumerate() {
-        split[g] = cores > 1
-            && !is_kernel_dso(&dsos[*dso as usize].name)
-            && dwarf_work(ids) >= SPLIT_MIN_LOCATIONS;
-        if !split[g] {
-            jobs.push((g, *dso, ids.clone(), None));
+    enum With {
+        Open(Option<symbols::SharedDwarf>),
+        Kept(Box<Reader>),
+    }
+    let mut jobs: Vec<(u32, Vec<u32>, With)> = Vec::new();
+    let mut misses: Vec<(String, Reason)> = Vec::new();
+    for (dso, ids) in &groups {
+        let todo: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|&i| prep.answers[i as usize].is_none())
+            .collect();
+        if let Some((_, r)) = prep.failed.remove(dso) {
+            misses.push((dsos[*dso as usize].name.clone(), r));
             continue;
         }
-        // The pieces read the binary's DWARF sections once, together.
-        let shared = symbols::SharedDwarf::default();
-        let mut by_addr = ids.clone();
+        if todo.is_empty() {
+            continue;
+        }
+        let kept = prep.open.remove(dso);
+        let split = cores > 1
+            && !is_kernel_dso(&dsos[*dso as usize].name)
+            && dwarf_work(&todo) >= SPLIT_MIN_LOCATIONS;
+        if !split {
+            let with = match kept {
+                Some(r) => With::Kept(Box::new(r)),
+                None => With::Open(None),
+            };
+            jobs.push((*dso, todo, with));
+            continue;
+        }
+        // The pieces read the binary's DWARF sections once, together (a
+        // binary read during pass one goes on as the first piece).
+        let shared = kept
+            .as_ref()
+            .and_then(|r| r.bin.shared_dwarf())
+            .unwrap_or_default();
+        let mut kept = kept.map(Box::new);
+        let mut by_addr = todo;
         by_addr.sort_by_key(|&i| (locs[i as usize].lookup_rel(), i));
         let per = by_addr.len().div_ceil(cores);
         for piece in by_addr.chunks(per) {
-            jobs.push((g, *dso, piece.to_vec(), Some(shared.clone())));
+            let with = match kept.take() {
+                Some(r) => With::Kept(r),
+                None => With::Open(Some(shared.clone())),
+            };
+            jobs.push((*dso, piece.to_vec(), with));
         }
     }
-    type Answer = (u32, Vec<LocAnswer>, Option<(String, Reason)>);
-    let pieces: Vec<(usize, Answer)> = jobs
+    let pieces: Vec<DsoAnswer> = jobs
         .into_par_iter()
         .with_max_len(1)
-        .map(|(g, dso, ids, shared)| {
+        .map(|(dso, ids, with)| {
             let d = &dsos[dso as usize];
-            let (res, miss) = if is_kernel_dso(&d.name) {
-                symbolize_kernel(d, &ids, locs, kernel)
-            } else {
-                symbolize_dso(d, &ids, locs, opts, shared)
-            };
-            (g, (dso, res, miss))
+            match with {
+                _ if is_kernel_dso(&d.name) => symbolize_kernel(d, &ids, locs, kernel),
+                With::Open(shared) => symbolize_dso(d, &ids, locs, opts, shared),
+                With::Kept(mut r) => {
+                    let Reader { bin, printed, .. } = &mut *r;
+                    (answer_dso(bin, printed, d, &ids, locs, opts), None)
+                }
+            }
         })
         .collect();
-    let mut answers: Vec<Answer> = groups
-        .iter()
-        .map(|(dso, _)| (*dso, Vec::new(), None))
-        .collect();
-    for (g, (_, res, miss)) in pieces {
-        let a = &mut answers[g];
-        a.1.extend(res);
+    for (res, miss) in pieces {
         // Each piece of an unreadable binary says so: once is enough.
-        if a.2.is_none() {
-            a.2 = miss;
+        if let Some(m) = miss.filter(|m| !misses.contains(m)) {
+            misses.push(m);
         }
-    }
-    for (a, _) in answers.iter_mut().zip(&split).filter(|(_, &s)| s) {
-        // A group's ids are in location order: its answers are put back in it.
-        a.1.sort_by_key(|x| x.loc);
+        for a in res {
+            let i = a.loc as usize;
+            prep.answers[i] = Some(a);
+        }
     }
     let mut out = Symbols {
         per_loc: vec![LocSyms::default(); locs.len()],
         kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
+        misses,
         ..Default::default()
     };
-    for (dso, res, miss) in answers {
-        if let Some(m) = miss {
-            out.misses.push(m);
-        }
-        for a in res {
-            let line = a.line.map(|(file, line)| SrcPos {
-                file: out.intern_file(file),
-                line,
-            });
-            let frame_lines: Vec<SrcPos> = a
-                .frame_lines
-                .into_iter()
-                .map(|(file, line)| SrcPos {
-                    file: out.intern_file(file),
-                    line,
-                })
-                .collect();
-            let Some((real, frames)) = a.found else {
-                let ls = &mut out.per_loc[a.loc as usize];
-                ls.line = line;
-                ls.svma = a.svma;
+    for (dso, ids) in groups {
+        for i in ids {
+            let Some(a) = prep.answers[i as usize].take() else {
                 continue;
             };
-            let mut mk = |f: RawFrame| {
-                out.intern(SymInfo {
-                    name: f.name,
-                    dso,
-                    start: f.start,
-                    end: f.end,
-                    size: f.size,
-                    inlined: f.inlined,
-                })
-            };
-            let sym = mk(real);
-            let mut ids: Vec<u32> = frames.into_iter().map(&mut mk).collect();
-            if ids.is_empty() {
-                ids.push(sym);
-            }
-            // The lookup was at `address - 1` for a return address.
-            let l = &locs[a.loc as usize];
-            let back = l.rel.wrapping_sub(l.lookup_rel());
-            out.per_loc[a.loc as usize] = LocSyms {
-                sym: Some(sym),
-                // One position per frame, or none.
-                frame_lines: if frame_lines.len() == ids.len() {
-                    frame_lines
-                } else {
-                    Vec::new()
-                },
-                frames: ids,
-                line,
-                sym_offset: a.offset.wrapping_add(back),
-                svma: a.svma,
-            };
+            out.add_answer(dso, &locs[i as usize], a);
         }
     }
     out.misses.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+impl Symbols {
+    /// Interns one location's answer.
+    fn add_answer(&mut self, dso: u32, l: &Loc, a: LocAnswer) {
+        let line = a.line.map(|(file, line)| SrcPos {
+            file: self.intern_file(file),
+            line,
+        });
+        let frame_lines: Vec<SrcPos> = a
+            .frame_lines
+            .into_iter()
+            .map(|(file, line)| SrcPos {
+                file: self.intern_file(file),
+                line,
+            })
+            .collect();
+        let Some((real, frames)) = a.found else {
+            let ls = &mut self.per_loc[a.loc as usize];
+            ls.line = line;
+            ls.svma = a.svma;
+            return;
+        };
+        let mut mk = |f: RawFrame| {
+            self.intern(SymInfo {
+                name: f.name,
+                dso,
+                start: f.start,
+                end: f.end,
+                size: f.size,
+                inlined: f.inlined,
+            })
+        };
+        let sym = mk(real);
+        let mut ids: Vec<u32> = frames.into_iter().map(&mut mk).collect();
+        if ids.is_empty() {
+            ids.push(sym);
+        }
+        // The lookup was at `address - 1` for a return address.
+        let back = l.rel.wrapping_sub(l.lookup_rel());
+        self.per_loc[a.loc as usize] = LocSyms {
+            sym: Some(sym),
+            // One position per frame, or none.
+            frame_lines: if frame_lines.len() == ids.len() {
+                frame_lines
+            } else {
+                Vec::new()
+            },
+            frames: ids,
+            line,
+            sym_offset: a.offset.wrapping_add(back),
+            svma: a.svma,
+        };
+    }
 }
 
 fn symbolize_dso(
@@ -433,37 +531,55 @@ fn symbolize_dso(
     opts: &SymbolizeOptions,
     shared: Option<symbols::SharedDwarf>,
 ) -> DsoAnswer {
-    let none = |r: Reason| unreadable(d, ids, r);
-    let is_jit_map = d
-        .name
-        .strip_prefix("/tmp/perf-")
-        .and_then(|r| r.strip_suffix(".map"))
-        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
-    if is_jit_map {
+    if is_jit_map(&d.name) {
         return symbolize_jit(d, ids, locs);
     }
-    let mut bin = if d.name == "[vdso]" {
-        let found = d
-            .build_id
-            .as_deref()
-            .ok_or(Reason::NoSuchFile)
-            .and_then(|id| symbols::find_vdso(id, &opts.finder));
-        match found {
-            Ok(elf) => Binary::from_elf(elf),
-            Err(r) => return none(r),
-        }
-    } else if d.name.starts_with('/') {
-        match open_binary(&d.name, d.build_id.as_deref(), &opts.finder) {
-            Ok(b) => b,
-            Err(r) => return none(r),
-        }
-    } else {
-        // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
-        return none(Reason::NoSuchFile);
+    let mut bin = match open_dso(d, opts) {
+        Ok(b) => b,
+        Err(r) => return unreadable(d, ids, r),
     };
     if let Some(s) = shared {
         bin.share_dwarf(s);
     }
+    let mut names = HashMap::default();
+    (answer_dso(&mut bin, &mut names, d, ids, locs, opts), None)
+}
+
+/// perf's name for a JIT runtime's symbol map: `/tmp/perf-PID.map`.
+fn is_jit_map(name: &str) -> bool {
+    name.strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Opens the binary behind a DSO that names a file (or the vdso, from
+/// perf's build-id cache).
+fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reason> {
+    if d.name == "[vdso]" {
+        let elf = d
+            .build_id
+            .as_deref()
+            .ok_or(Reason::NoSuchFile)
+            .and_then(|id| symbols::find_vdso(id, &opts.finder))?;
+        Ok(Binary::from_elf(elf))
+    } else if d.name.starts_with('/') {
+        open_binary(&d.name, d.build_id.as_deref(), &opts.finder)
+    } else {
+        // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
+        Err(Reason::NoSuchFile)
+    }
+}
+
+/// The answers for locations `ids` of the DSO `d`, read from `bin`;
+/// `printed` keeps each raw name's printed form across calls.
+fn answer_dso(
+    bin: &mut Binary,
+    printed: &mut HashMap<String, String>,
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+) -> Vec<LocAnswer> {
     // perf hands addr2line files only, never the vdso (nor names in
     // brackets): its source lines stay unknown.
     let srclines = opts.srclines && !d.name.starts_with('[');
@@ -517,7 +633,7 @@ fn symbolize_dso(
         // return address).
         let own_svma = Some(svma.0.wrapping_add(l.rel.wrapping_sub(l.lookup_rel())));
         let line = if srclines {
-            source_line(&mut bin, svma)
+            source_line(bin, svma)
         } else {
             None
         };
@@ -618,15 +734,23 @@ fn symbolize_dso(
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     raw_list.sort_unstable_by_key(|&(_, v)| v);
-    let names: Vec<String> = raw_list
+    let fresh: Vec<(&str, String)> = raw_list
         .par_iter()
-        .map(|&(raw, _)| opts.names.apply(raw))
+        .filter(|&&(raw, _)| !printed.contains_key(raw))
+        .map(|&(raw, _)| (raw, opts.names.apply(raw)))
+        .collect();
+    for (raw, name) in fresh {
+        printed.insert(raw.to_owned(), name);
+    }
+    let names: Vec<&str> = raw_list
+        .iter()
+        .map(|&(raw, _)| printed.get(raw).map_or(raw, String::as_str))
         .collect();
     let name_of = |p: &Result<u32, String>| match p {
-        Ok(n) => names[*n as usize].clone(),
+        Ok(n) => names[*n as usize].to_owned(),
         Err(s) => s.clone(),
     };
-    let res = pending
+    pending
         .into_iter()
         .map(|p| {
             let found = p.found.map(|(real, frames)| {
@@ -665,8 +789,7 @@ fn symbolize_dso(
                 svma: p.svma,
             }
         })
-        .collect();
-    (res, None)
+        .collect()
 }
 
 /// addr2line's answer from the symbol table alone (`file:?`, which perf shows

@@ -1,0 +1,289 @@
+//! Pass two started during pass one: the locations pass one interns are
+//! handed, a batch at a time, to a thread that opens their binaries and
+//! answers them while the records are still being replayed, so a report
+//! that is busy on one core unwinding and summing samples uses the other
+//! for its symbols. What that thread has not answered when pass one ends
+//! (and every kernel and JIT location, whose tables are read at the end) is
+//! answered then, on all cores, by [`Background::finish`]; the result is the
+//! same as [`super::symbolize_with_kernel`] gives, whatever was answered
+//! early.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::{answer_dso, is_jit_map, is_kernel_dso, open_dso, Prepared, Reader};
+use super::{SymbolizeOptions, Symbols};
+use crate::machine::Dso;
+use crate::resolve::{Loc, NO_DSO};
+
+/// Locations interned since the last batch, and the DSOs met since.
+struct Batch {
+    locs: Vec<Loc>,
+    dsos: Vec<Dso>,
+}
+
+/// The thread answering locations during pass one.
+pub struct Background {
+    opts: SymbolizeOptions,
+    tx: Option<mpsc::Sender<Batch>>,
+    worker: Option<JoinHandle<Prepared>>,
+    /// Set when pass one is over: the thread stops after its batch, and
+    /// what it has not read is answered on all cores.
+    stop: Arc<AtomicBool>,
+    sent_locs: usize,
+    sent_dsos: usize,
+}
+
+/// Binaries worth opening while pass one runs: files (not JIT maps, which
+/// a runtime may still be writing) and the vdso. The kernel's table is
+/// prefetched apart.
+fn early(d: &Dso) -> bool {
+    (d.name.starts_with('/') && !is_jit_map(&d.name)) || d.name == "[vdso]"
+}
+
+impl Background {
+    /// Starts the thread (or, where none can start, answers everything in
+    /// [`Background::finish`]).
+    pub fn start(opts: &SymbolizeOptions) -> Background {
+        let (tx, rx) = mpsc::channel::<Batch>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let opts = opts.clone();
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("sear-symbols".into())
+                .spawn(move || {
+                    idle_priority();
+                    answer_batches(rx, &opts, &stop)
+                })
+                .ok()
+        };
+        Background {
+            opts: opts.clone(),
+            tx: worker.is_some().then_some(tx),
+            worker,
+            stop,
+            sent_locs: 0,
+            sent_dsos: 0,
+        }
+    }
+
+    /// Hands the thread the locations interned since the last call (`locs`
+    /// and `dsos` only grow).
+    pub fn feed(&mut self, locs: &[Loc], dsos: &[Dso]) {
+        let Some(tx) = &self.tx else {
+            return;
+        };
+        if locs.len() <= self.sent_locs {
+            return;
+        }
+        let batch = Batch {
+            locs: locs[self.sent_locs..].to_vec(),
+            dsos: dsos[self.sent_dsos.min(dsos.len())..].to_vec(),
+        };
+        self.sent_locs = locs.len();
+        self.sent_dsos = dsos.len();
+        if tx.send(batch).is_err() {
+            self.tx = None;
+        }
+    }
+
+    /// Pass two: stops the thread after its current batch and answers the
+    /// rest, as [`super::symbolize_with_kernel`] would answer all of it.
+    pub fn finish(
+        mut self,
+        locs: &[Loc],
+        dsos: &[Dso],
+        kernel_reloc: Option<(&str, u64)>,
+        preloaded_kernel: Option<Result<symbols::Kallsyms, symbols::Reason>>,
+    ) -> Symbols {
+        self.stop.store(true, Ordering::Relaxed);
+        self.tx = None;
+        let prep = self
+            .worker
+            .take()
+            .and_then(|w| w.join().ok())
+            .unwrap_or_default();
+        super::complete(locs, dsos, kernel_reloc, &self.opts, preloaded_kernel, prep)
+    }
+}
+
+/// The thread's loop: each batch's locations are answered DSO by DSO, each
+/// binary opened once, until the batches end or pass one does.
+fn answer_batches(
+    rx: mpsc::Receiver<Batch>,
+    opts: &SymbolizeOptions,
+    stop: &AtomicBool,
+) -> Prepared {
+    let mut prep = Prepared::default();
+    let mut locs: Vec<Loc> = Vec::new();
+    let mut dsos: Vec<Dso> = Vec::new();
+    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
+    for batch in rx {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let first = locs.len() as u32;
+        locs.extend(batch.locs);
+        dsos.extend(batch.dsos);
+        by_dso.clear();
+        for (i, l) in locs.iter().enumerate().skip(first as usize) {
+            // Frame-pointer chains' addresses need the symbol table alone,
+            // which pass two reads in no time: they wait, and so does the
+            // memory of their binaries.
+            if !(opts.srclines || l.expands_inlines()) {
+                continue;
+            }
+            let known = dsos
+                .get(l.dso as usize)
+                .filter(|d| early(d) && !is_kernel_dso(&d.name));
+            if l.dso != NO_DSO && known.is_some() {
+                by_dso.entry(l.dso).or_default().push(i as u32);
+            }
+        }
+        let mut groups: Vec<(u32, Vec<u32>)> = by_dso.drain().collect();
+        groups.sort_unstable_by_key(|g| g.0);
+        for (dso, ids) in groups {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if prep.failed.contains_key(&dso) {
+                continue;
+            }
+            let d = &dsos[dso as usize];
+            let reader = match prep.open.entry(dso) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => match open_dso(d, opts) {
+                    Ok(mut bin) => {
+                        // Other views may read the rest of it in pass two.
+                        bin.share_dwarf(symbols::SharedDwarf::default());
+                        e.insert(Reader {
+                            dso: d.clone(),
+                            bin,
+                            printed: HashMap::default(),
+                        })
+                    }
+                    Err(r) => {
+                        prep.failed.insert(dso, (d.clone(), r));
+                        continue;
+                    }
+                },
+            };
+            let Reader { bin, printed, .. } = reader;
+            let answers = answer_dso(bin, printed, d, &ids, &locs, opts);
+            if prep.answers.len() < locs.len() {
+                prep.answers.resize_with(locs.len(), || None);
+            }
+            for a in answers {
+                let i = a.loc as usize;
+                prep.answers[i] = Some(a);
+            }
+        }
+    }
+    prep
+}
+
+/// Runs the calling thread only when a core would otherwise idle (Linux's
+/// SCHED_IDLE), so reading binaries early never slows pass one down.
+fn idle_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if r != 0 {
+        log::debug!(
+            "symbols thread stays at normal priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::Origin;
+
+    /// Locations in this test program (its functions, some DWARF-unwound so
+    /// their inline frames expand), in an anonymous map and in a missing file.
+    fn locations() -> (Vec<Loc>, Vec<Dso>) {
+        let exe = std::env::current_exe().unwrap();
+        let elf = symbols::ElfFile::open(&exe).unwrap();
+        let to_offset = |svma: u64| {
+            elf.load_segments()
+                .iter()
+                .find(|s| svma >= s.svma && svma < s.svma + s.file_size)
+                .map(|s| svma - s.svma + s.file_offset)
+        };
+        let dso = |name: &str| Dso {
+            name: name.to_owned(),
+            build_id: None,
+            hit: true,
+        };
+        let dsos = vec![
+            dso(&exe.to_string_lossy()),
+            dso("//anon"),
+            dso("/nonexistent/sear-test-binary"),
+        ];
+        let mut locs = Vec::new();
+        for (i, s) in elf.symbols().iter().step_by(3).take(3000).enumerate() {
+            let Some(rel) = to_offset(s.start + s.size / 2) else {
+                continue;
+            };
+            let origin = match i % 3 {
+                0 => Origin::Exact,
+                1 => Origin::Return,
+                _ => Origin::Unwound,
+            };
+            let loc = |dso: u32| Loc {
+                ip: rel + 0x1000,
+                rel,
+                dso,
+                level: b'.',
+                origin,
+                map_size: 1 << 20,
+            };
+            locs.push(loc(0));
+            if i % 100 == 0 {
+                locs.push(loc(1));
+                locs.push(loc(2));
+            }
+        }
+        assert!(locs.len() > 500, "only {} locations", locs.len());
+        (locs, dsos)
+    }
+
+    /// Answering some locations early, in batches, changes nothing: the
+    /// symbols, their ids, every location's answer and the misses are
+    /// what pass two alone gives.
+    #[test]
+    fn early_answers_are_the_same_as_pass_two_alone() {
+        let (locs, dsos) = locations();
+        let opts = SymbolizeOptions {
+            inline: true,
+            srclines: true,
+            ..Default::default()
+        };
+        let alone = super::super::symbolize_with_kernel(&locs, &dsos, None, &opts, None);
+        assert!(alone.per_loc.iter().filter(|l| l.sym.is_some()).count() > 400);
+        assert_eq!(alone.misses.len(), 2, "{:?}", alone.misses);
+        for wait in [false, true] {
+            let mut bg = Background::start(&opts);
+            let third = locs.len() / 3;
+            for end in [third, 2 * third, locs.len()] {
+                bg.feed(&locs[..end], &dsos);
+                if wait {
+                    // Let the thread answer this batch before the next.
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+            }
+            let early = bg.finish(&locs, &dsos, None, None);
+            assert_eq!(early.syms, alone.syms);
+            assert_eq!(early.per_loc, alone.per_loc);
+            assert_eq!(early.misses, alone.misses);
+            assert_eq!(early.files, alone.files);
+        }
+    }
+}
