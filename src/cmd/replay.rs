@@ -150,6 +150,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     } = state;
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
+    log::debug!("pass one finished: {:?}", t0.elapsed());
     let syms = finish_symbols(early, &collector, &machine, kernel);
     crate::ui::log_memory("after symbolizing");
     Ok(Replayed {

@@ -432,9 +432,6 @@ pub struct Unwinder {
     /// The process's file mappings by start, not overlapping: what
     /// [`Unwinder::sync`] last saw, or what `add_module` added.
     slots: Vec<Slot>,
-    /// The process addresses of every module's hard ranges, sorted; made
-    /// again after the modules change.
-    hard: Option<Vec<Range<u64>>>,
 }
 
 /// File keys above this are looked up by path each time (keys are meant to
@@ -533,10 +530,7 @@ impl Default for Unwinder {
 
 impl Unwinder {
     pub fn new() -> Self {
-        Unwinder {
-            slots: Vec::new(),
-            hard: None,
-        }
+        Unwinder { slots: Vec::new() }
     }
 
     /// Makes the module set the given mappings, sorted by start and not
@@ -579,7 +573,6 @@ impl Unwinder {
             slots.push(Slot::new(binaries, m, &path, &mut failed));
         }
         self.slots = slots;
-        self.hard = None;
     }
 
     /// Brings the module set up to date from what changed since the last
@@ -607,7 +600,6 @@ impl Unwinder {
             let slot = Slot::new(binaries, &m, &path, &mut failed);
             self.slots.insert(i, slot);
         }
-        self.hard = None;
     }
 
     /// Adds the mapping `start..end` of `path` from file offset `pgoff`,
@@ -639,7 +631,6 @@ impl Unwinder {
             file: u64::MAX,
         };
         self.slots.insert(i, Slot::of(map, Some(bin)));
-        self.hard = None;
         Ok(())
     }
 
@@ -648,16 +639,14 @@ impl Unwinder {
         let i = self.slots.partition_point(|s| s.map.start < start);
         if self.slots.get(i).is_some_and(|s| s.map.start == start) {
             self.slots.remove(i);
-            self.hard = None;
         }
     }
 
     /// The process address ranges of the functions whose frames are walked
     /// with every register (their CFI has rules framehop does not cover),
     /// sorted.
-    pub fn full_register_ranges(&mut self) -> Vec<Range<u64>> {
-        let slots = &self.slots;
-        self.hard.get_or_insert_with(|| hard_avmas(slots)).clone()
+    pub fn full_register_ranges(&self) -> Vec<Range<u64>> {
+        hard_avmas(&self.slots)
     }
 
     /// The start addresses of the modules present, in order.
@@ -699,7 +688,8 @@ impl Unwinder {
         stack_start: u64,
         max_frames: usize,
     ) -> Vec<u64> {
-        let mut frames = Vec::new();
+        // One allocation for most stacks, not one per doubling.
+        let mut frames = Vec::with_capacity(max_frames.min(128));
         if max_frames == 0 {
             return frames;
         }
@@ -711,10 +701,6 @@ impl Unwinder {
             Ok(u64::from_le_bytes(word))
         };
         let slots = &mut self.slots;
-        if self.hard.is_none() {
-            self.hard = Some(hard_avmas(slots));
-        }
-        let hard = self.hard.as_deref().unwrap_or_default();
         frames.push(regs.ip);
         let mut fh = UnwindRegsX86_64::new(regs.ip, regs.sp, regs.bp);
         let mut addr = FrameAddress::from_instruction_pointer(regs.ip);
@@ -742,16 +728,9 @@ impl Unwinder {
                     }
                 }
             }
-            if hard.is_empty() {
-                return frames;
-            }
-            let in_hard = |a: u64| {
-                let i = hard.partition_point(|r| r.start <= a);
-                i > 0 && a < hard[i - 1].end
-            };
             let Some(at) = (settled..frames.len()).find(|&i| {
                 let f = frames[i];
-                in_hard(if i == 0 { f } else { f.wrapping_sub(1) })
+                in_hard(slots, if i == 0 { f } else { f.wrapping_sub(1) })
             }) else {
                 return frames;
             };
@@ -792,6 +771,18 @@ impl Unwinder {
             }
         }
     }
+}
+
+/// Whether process address `a` lies in a hard range of the module mapped
+/// there (one lookup, where [`hard_avmas`] would list every module's).
+fn in_hard(slots: &[Slot], a: u64) -> bool {
+    find_slot(slots, a).is_some_and(|i| {
+        let s = &slots[i];
+        let svma = a.wrapping_sub(s.base);
+        s.bin
+            .as_ref()
+            .is_some_and(|b| b.hard.iter().any(|r| r.contains(&svma)))
+    })
 }
 
 /// The process address ranges of every module's hard functions

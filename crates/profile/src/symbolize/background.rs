@@ -20,6 +20,9 @@ use super::{SymbolizeOptions, Symbols};
 use crate::machine::Dso;
 use crate::resolve::{Loc, NO_DSO};
 
+/// Locations of one binary answered between looks at the stop flag.
+const PIECE: usize = 256;
+
 /// Locations interned since the last batch, and the DSOs met since.
 struct Batch {
     locs: Vec<Loc>,
@@ -103,11 +106,20 @@ impl Background {
     ) -> Symbols {
         self.stop.store(true, Ordering::Relaxed);
         self.tx = None;
+        let t0 = std::time::Instant::now();
         let prep = self
             .worker
             .take()
             .and_then(|w| w.join().ok())
             .unwrap_or_default();
+        log::debug!(
+            "symbols: {} of {} locations answered during pass one ({} binaries read); \
+             {:?} waiting for the thread",
+            prep.answers.iter().filter(|a| a.is_some()).count(),
+            locs.len(),
+            prep.open.len(),
+            t0.elapsed()
+        );
         super::complete(locs, dsos, kernel_reloc, &self.opts, preloaded_kernel, prep)
     }
 }
@@ -174,13 +186,18 @@ fn answer_batches(
                 },
             };
             let Reader { bin, printed, .. } = reader;
-            let answers = answer_dso(bin, printed, d, &ids, &locs, opts);
             if prep.answers.len() < locs.len() {
                 prep.answers.resize_with(locs.len(), || None);
             }
-            for a in answers {
-                let i = a.loc as usize;
-                prep.answers[i] = Some(a);
+            // In pieces, so that the end of pass one is not kept waiting.
+            for piece in ids.chunks(PIECE) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                for a in answer_dso(bin, printed, d, piece, &locs, opts) {
+                    let i = a.loc as usize;
+                    prep.answers[i] = Some(a);
+                }
             }
         }
     }

@@ -117,7 +117,10 @@ pub struct SymbolizeOptions {
 #[derive(Debug, Default)]
 pub struct Symbols {
     pub syms: Vec<SymInfo>,
-    ids: HashMap<(u32, u64, bool, String), u32>,
+    /// Real symbols by (dso, start); inlined ones by the (dso, start) of
+    /// the function they were inlined into, then by name.
+    ids: HashMap<(u32, u64), u32>,
+    inlined_ids: HashMap<(u32, u64, u64), Vec<u32>>,
     pub per_loc: Vec<LocSyms>,
     /// Source file base names ([`SrcPos::file`]).
     pub files: Vec<String>,
@@ -150,23 +153,29 @@ impl Symbols {
     fn intern(&mut self, s: SymInfo) -> u32 {
         // perf tells real symbols apart by (dso, start) and inlined ones by
         // name within the function they were inlined into.
-        let key = (
-            s.dso,
-            s.start,
-            s.inlined,
-            if s.inlined {
-                s.name.clone()
-            } else {
-                String::new()
-            },
-        );
-        if let Some(&i) = self.ids.get(&key) {
-            return i;
+        let next = self.syms.len() as u32;
+        let key = (s.dso, s.start);
+        if s.inlined {
+            // By the name's hash: no name is copied to look one up.
+            let h = {
+                use std::hash::{BuildHasher, BuildHasherDefault};
+                BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s.name.as_str())
+            };
+            let same = self.inlined_ids.entry((s.dso, s.start, h)).or_default();
+            if let Some(&i) = same.iter().find(|&&i| self.syms[i as usize].name == s.name) {
+                return i;
+            }
+            same.push(next);
+        } else {
+            match self.ids.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => return *e.get(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(next);
+                }
+            }
         }
-        let i = self.syms.len() as u32;
         self.syms.push(s);
-        self.ids.insert(key, i);
-        i
+        next
     }
 }
 
@@ -427,19 +436,30 @@ fn complete(
             jobs.push((*dso, piece.to_vec(), with));
         }
     }
+    let t0 = std::time::Instant::now();
+    let njobs = jobs.len();
     let pieces: Vec<DsoAnswer> = jobs
         .into_par_iter()
         .with_max_len(1)
         .map(|(dso, ids, with)| {
             let d = &dsos[dso as usize];
-            match with {
+            let t = std::time::Instant::now();
+            let kept = matches!(with, With::Kept(_));
+            let r = match with {
                 _ if is_kernel_dso(&d.name) => symbolize_kernel(d, &ids, locs, kernel),
                 With::Open(shared) => symbolize_dso(d, &ids, locs, opts, shared),
                 With::Kept(mut r) => {
                     let Reader { bin, printed, .. } = &mut *r;
                     (answer_dso(bin, printed, d, &ids, locs, opts), None)
                 }
-            }
+            };
+            log::debug!(
+                "symbols: {} locations of {} (kept {kept}) in {:?}",
+                ids.len(),
+                d.name,
+                t.elapsed()
+            );
+            r
         })
         .collect();
     for (res, miss) in pieces {
@@ -452,6 +472,7 @@ fn complete(
             prep.answers[i] = Some(a);
         }
     }
+    log::debug!("symbols: {njobs} lookup jobs in {:?}", t0.elapsed());
     let mut out = Symbols {
         per_loc: vec![LocSyms::default(); locs.len()],
         kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
@@ -467,6 +488,7 @@ fn complete(
         }
     }
     out.misses.sort_by(|a, b| a.0.cmp(&b.0));
+    log::debug!("symbols: answers interned after {:?}", t0.elapsed());
     out
 }
 
