@@ -52,6 +52,9 @@ impl Background {
     /// Starts the thread (or, where none can start, answers everything in
     /// [`Background::finish`]).
     pub fn start(opts: &SymbolizeOptions) -> Background {
+        // The pool of pass two starts here, not on the thread below: its
+        // threads would inherit that thread's idle priority.
+        let _ = rayon::current_num_threads();
         let (tx, rx) = mpsc::channel::<Batch>();
         let stop = Arc::new(AtomicBool::new(false));
         let worker = {

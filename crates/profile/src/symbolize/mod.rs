@@ -756,11 +756,22 @@ fn answer_dso(
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     raw_list.sort_unstable_by_key(|&(_, v)| v);
-    let fresh: Vec<(&str, String)> = raw_list
-        .par_iter()
-        .filter(|&&(raw, _)| !printed.contains_key(raw))
-        .map(|&(raw, _)| (raw, opts.names.apply(raw)))
+    let unprinted: Vec<&str> = raw_list
+        .iter()
+        .map(|&(raw, _)| raw)
+        .filter(|raw| !printed.contains_key(*raw))
         .collect();
+    // On the pool's threads (pass two) the names of a DSO are demangled on
+    // all of them; the thread of pass one ([`background`]) stays alone.
+    let fresh: Vec<String> = if rayon::current_thread_index().is_some() {
+        unprinted
+            .par_iter()
+            .map(|raw| opts.names.apply(raw))
+            .collect()
+    } else {
+        unprinted.iter().map(|raw| opts.names.apply(raw)).collect()
+    };
+    let fresh = unprinted.into_iter().zip(fresh);
     for (raw, name) in fresh {
         printed.insert(raw.to_owned(), name);
     }
