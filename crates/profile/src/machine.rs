@@ -373,13 +373,15 @@ impl Machine {
             && cm != pm
             && misc & PERF_RECORD_MISC_FORK_EXEC == 0
         {
-            let mut copy = self.maps[pm].clone();
             // Caches keyed by (maps, generation) must see the change, and
-            // cannot catch up from the parent's log.
-            copy.generation = copy.generation.max(self.maps[cm].generation) + 1;
-            copy.log.clear();
-            copy.log_floor = copy.generation;
-            self.maps[cm] = copy;
+            // cannot catch up from the parent's log (not copied).
+            let generation = self.maps[pm].generation.max(self.maps[cm].generation) + 1;
+            self.maps[cm] = Maps {
+                by_start: self.maps[pm].by_start.clone(),
+                generation,
+                log: Vec::new(),
+                log_floor: generation,
+            };
         }
         dropped
     }
