@@ -547,3 +547,27 @@ fn script_survives_damaged_recordings() {
         run(&format!("bytes overwritten (seed state {x:#x})"));
     }
 }
+
+/// A leader-sampled group (`{cpu-clock,task-clock}:S`): each sample reads
+/// both counters, and perf delivers one sample per member whose counter
+/// moved, with that change as its period. sear's script goes through the
+/// same replay as its report and prints what perf script prints.
+#[test]
+fn script_splits_leader_sampled_groups_as_perf() {
+    assert!(have_perf());
+    let dir = tempfile::tempdir().unwrap();
+    let f = perf_record(
+        dir.path(),
+        "group.data",
+        &["-e", "{cpu-clock,task-clock}:S", "-F", "2000"],
+        &busy_workload(300),
+    );
+    let fields = ["-F", "comm,tid,time,event,period,ip,sym"];
+    let perf = perf_script(&f, &fields);
+    let sear = sear_script(&f, &fields);
+    // The workload surely runs for many ticks: both members' lines are there.
+    let members = |t: &str, e: &str| t.lines().filter(|l| l.contains(e)).count();
+    assert!(members(&perf, "task-clock:") > 20, "{perf}");
+    assert!(members(&perf, "cpu-clock:") > 20, "{perf}");
+    assert_eq!(sear, perf);
+}

@@ -42,39 +42,19 @@ pub fn load(
     short_names: bool,
 ) -> Result<ExportProfile> {
     let reader = super::open(path)?;
-    let (mut machine, kernel) = super::replay::start(reader.meta());
-    let mut collector = Collector::new(CollectOptions {
-        max_stack,
-        ..CollectOptions::default()
-    });
-    let mut samples: Vec<TimedSample> = Vec::new();
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
-            let Ok(s) = rec.sample() else {
-                continue; // counted in the reader's diagnostics
-            };
-            let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            let key = collector.key(&mut machine, &s);
-            samples.push(TimedSample {
-                time: s.time.unwrap_or(0),
-                period,
-                event: key.event,
-                thread: key.thread,
-                comm: key.comm,
-                leaf: key.leaf,
-                stack: key.stack,
-            });
-        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
-                machine.apply(rec.raw.misc, &data);
-            }
-        }
-    }
+    let (machine, kernel) = super::replay::start(reader.meta());
+    let mut sink = Keep {
+        collector: Collector::new(CollectOptions {
+            max_stack,
+            ..CollectOptions::default()
+        }),
+        samples: Vec::new(),
+    };
+    let profile::session::Replay {
+        machine, reader, ..
+    } = profile::session::replay(reader, machine, &mut sink)
+        .with_context(|| format!("reading records of {}", path.display()))?;
+    let Keep { collector, samples } = sink;
     crate::ui::print_diagnostics(path, reader.diagnostics());
     let syms = super::replay::symbolize(
         &collector,
@@ -106,6 +86,37 @@ pub fn load(
         profile.time_range,
     );
     Ok(profile)
+}
+
+/// Pass one of an export: every sample, in time order, with its stack
+/// interned.
+struct Keep {
+    collector: Collector,
+    samples: Vec<TimedSample>,
+}
+
+impl profile::session::Sink for Keep {
+    fn sample(
+        &mut self,
+        machine: &mut profile::machine::Machine,
+        s: &perf_data::Sample<'_>,
+        period: u64,
+    ) {
+        let key = self.collector.key(machine, s);
+        self.samples.push(TimedSample {
+            time: s.time.unwrap_or(0),
+            period,
+            event: key.event,
+            thread: key.thread,
+            comm: key.comm,
+            leaf: key.leaf,
+            stack: key.stack,
+        });
+    }
+
+    fn process_exited(&mut self, machine: &profile::machine::Machine, pid: i32) {
+        self.collector.process_exited(machine, pid);
+    }
 }
 
 /// Folded stacks, as `sear collapse -i FILE` writes them.

@@ -26,6 +26,58 @@ struct Kept {
     stack: u32,
 }
 
+/// Pass one of script: the samples the filters keep, in time order, with
+/// their stacks interned.
+struct Keep {
+    collector: profile::resolve::Collector,
+    kept: Vec<Kept>,
+    comms: Option<Vec<String>>,
+    pids: Option<Vec<i32>>,
+    tids: Option<Vec<i32>>,
+    time: Option<(u64, u64)>,
+}
+
+impl profile::session::Sink for Keep {
+    fn sample(
+        &mut self,
+        machine: &mut profile::machine::Machine,
+        s: &perf_data::Sample<'_>,
+        period: u64,
+    ) {
+        let pid = s.pid.map_or(-1, |p| p as i32);
+        let tid = s.tid.map_or(-1, |t| t as i32);
+        let t = s.time.unwrap_or(0);
+        if self.pids.as_ref().is_some_and(|v| !v.contains(&pid))
+            || self.tids.as_ref().is_some_and(|v| !v.contains(&tid))
+            || self.time.is_some_and(|(lo, hi)| t < lo || t > hi)
+        {
+            return;
+        }
+        let key = self.collector.key(machine, s);
+        if let Some(c) = &self.comms {
+            let name = &self.collector.comms()[key.comm as usize];
+            if !c.iter().any(|x| x == name) {
+                return;
+            }
+        }
+        self.kept.push(Kept {
+            time: t,
+            period,
+            pid,
+            tid,
+            cpu: s.cpu.unwrap_or(0),
+            event: key.event,
+            comm: key.comm,
+            leaf: key.leaf,
+            stack: key.stack,
+        });
+    }
+
+    fn process_exited(&mut self, machine: &profile::machine::Machine, pid: i32) {
+        self.collector.process_exited(machine, pid);
+    }
+}
+
 /// perf's defaults for an event, less what its samples do not carry.
 fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fields {
     let st = attr.sample_type;
@@ -220,59 +272,29 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
 
     // Pass one.
-    let (mut machine, kernel) = super::replay::start(meta);
-    let mut collector = Collector::new(CollectOptions {
+    let (machine, kernel) = super::replay::start(meta);
+    let collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         // Samples without call chains just get empty stacks.
         callchains: true,
         adjust_returns: !a.raw_return_addresses,
         by_cpu: false,
     });
-    let mut kept: Vec<Kept> = Vec::new();
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        if rec.type_() == PERF_RECORD_SAMPLE {
-            let Ok(s) = rec.sample() else {
-                continue; // counted in the reader's diagnostics
-            };
-            let pid = s.pid.map_or(-1, |p| p as i32);
-            let tid = s.tid.map_or(-1, |t| t as i32);
-            let t = s.time.unwrap_or(0);
-            if pids.as_ref().is_some_and(|v| !v.contains(&pid))
-                || tids.as_ref().is_some_and(|v| !v.contains(&tid))
-                || time.is_some_and(|(lo, hi)| t < lo || t > hi)
-            {
-                continue;
-            }
-            let attr = &rec.meta.events[s.event].attr;
-            let period = s.period.unwrap_or(attr.sample_period_or_freq);
-            let key = collector.key(&mut machine, &s);
-            if let Some(c) = &comms {
-                let name = &collector.comms()[key.comm as usize];
-                if !c.iter().any(|x| x == name) {
-                    continue;
-                }
-            }
-            kept.push(Kept {
-                time: t,
-                period,
-                pid,
-                tid,
-                cpu: s.cpu.unwrap_or(0),
-                event: key.event,
-                comm: key.comm,
-                leaf: key.leaf,
-                stack: key.stack,
-            });
-        } else if rec.type_() < PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
-                machine.apply(rec.raw.misc, &data);
-            }
-        }
-    }
+    let mut sink = Keep {
+        collector,
+        kept: Vec::new(),
+        comms,
+        pids,
+        tids,
+        time,
+    };
+    let profile::session::Replay {
+        machine, reader, ..
+    } = profile::session::replay(reader, machine, &mut sink)
+        .with_context(|| format!("reading records of {}", path.display()))?;
+    let Keep {
+        collector, kept, ..
+    } = sink;
 
     let Plan {
         fields,

@@ -46,5 +46,6 @@ pub mod fields;
 pub mod hist;
 pub mod machine;
 pub mod resolve;
+pub mod session;
 pub mod summary;
 pub mod symbolize;

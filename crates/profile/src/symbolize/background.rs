@@ -23,9 +23,10 @@ use crate::resolve::{Loc, NO_DSO};
 /// Locations of one binary answered between looks at the stop flag.
 const PIECE: usize = 256;
 
-/// Locations interned since the last batch, and the DSOs met since.
+/// Locations interned since the last batch that are worth answering early
+/// (with their ids), and the DSOs met since.
 struct Batch {
-    locs: Vec<Loc>,
+    locs: Vec<(u32, Loc)>,
     dsos: Vec<Dso>,
 }
 
@@ -87,8 +88,15 @@ impl Background {
         if locs.len() <= self.sent_locs {
             return;
         }
+        // Frame-pointer chains' addresses need the symbol table alone,
+        // which pass two reads in no time: they wait, and so does the
+        // memory of their binaries.
+        let srclines = self.opts.srclines;
         let batch = Batch {
-            locs: locs[self.sent_locs..].to_vec(),
+            locs: (self.sent_locs..locs.len())
+                .map(|i| (i as u32, locs[i]))
+                .filter(|(_, l)| l.dso != NO_DSO && (srclines || l.expands_inlines()))
+                .collect(),
             dsos: dsos[self.sent_dsos.min(dsos.len())..].to_vec(),
         };
         self.sent_locs = locs.len();
@@ -135,34 +143,27 @@ fn answer_batches(
     stop: &AtomicBool,
 ) -> Prepared {
     let mut prep = Prepared::default();
-    let mut locs: Vec<Loc> = Vec::new();
     let mut dsos: Vec<Dso> = Vec::new();
-    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
+    let mut by_dso: HashMap<u32, Vec<(u32, Loc)>> = HashMap::default();
+    let mut ids: Vec<u32> = Vec::new();
+    let mut local: Vec<Loc> = Vec::new();
     for batch in rx {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let first = locs.len() as u32;
-        locs.extend(batch.locs);
         dsos.extend(batch.dsos);
         by_dso.clear();
-        for (i, l) in locs.iter().enumerate().skip(first as usize) {
-            // Frame-pointer chains' addresses need the symbol table alone,
-            // which pass two reads in no time: they wait, and so does the
-            // memory of their binaries.
-            if !(opts.srclines || l.expands_inlines()) {
-                continue;
-            }
+        for (id, l) in batch.locs {
             let known = dsos
                 .get(l.dso as usize)
                 .filter(|d| early(d) && !is_kernel_dso(&d.name));
-            if l.dso != NO_DSO && known.is_some() {
-                by_dso.entry(l.dso).or_default().push(i as u32);
+            if known.is_some() {
+                by_dso.entry(l.dso).or_default().push((id, l));
             }
         }
-        let mut groups: Vec<(u32, Vec<u32>)> = by_dso.drain().collect();
+        let mut groups: Vec<(u32, Vec<(u32, Loc)>)> = by_dso.drain().collect();
         groups.sort_unstable_by_key(|g| g.0);
-        for (dso, ids) in groups {
+        for (dso, group) in groups {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -189,16 +190,23 @@ fn answer_batches(
                 },
             };
             let Reader { bin, printed, .. } = reader;
-            if prep.answers.len() < locs.len() {
-                prep.answers.resize_with(locs.len(), || None);
-            }
-            // In pieces, so that the end of pass one is not kept waiting.
-            for piece in ids.chunks(PIECE) {
+            // In pieces, so that the end of pass one is not kept waiting;
+            // each piece's locations numbered from 0 for the lookup.
+            for piece in group.chunks(PIECE) {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                for a in answer_dso(bin, printed, d, piece, &locs, opts) {
-                    let i = a.loc as usize;
+                local.clear();
+                local.extend(piece.iter().map(|&(_, l)| l));
+                ids.clear();
+                ids.extend(0..piece.len() as u32);
+                for mut a in answer_dso(bin, printed, d, &ids, &local, opts) {
+                    let id = piece[a.loc as usize].0;
+                    a.loc = id;
+                    let i = id as usize;
+                    if prep.answers.len() <= i {
+                        prep.answers.resize_with(i + 1, || None);
+                    }
                     prep.answers[i] = Some(a);
                 }
             }

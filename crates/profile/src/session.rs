@@ -1,0 +1,327 @@
+//! The replay driver: a recording's records in time order into the session
+//! model ([`Machine`]), each sample handed to a [`Sink`].
+//!
+//! A file is read and ordered on a thread of its own while this one
+//! replays it, its records passed by offset into the file rather than
+//! copied; a pipe's attributes come as records, so a stream is read on the
+//! calling thread. Either way the driver does what every consumer of
+//! samples needs done the same way: the model's threads, maps and DSOs
+//! kept current, counter values read with samples (`:S` leader sampling)
+//! turned into one sample per member as perf does, a process's exit told
+//! to the sink before its maps go, and the span of sample times.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc;
+
+use perf_data::stats::Stats;
+use perf_data::{RecordReader, Sample};
+
+use crate::machine::Machine;
+
+/// What consumes a replay.
+pub trait Sink {
+    /// One sample, counting `period` for its event (for a `:S` group, one
+    /// call per member whose counter moved, with `s.event` that member).
+    fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64);
+
+    /// The process `pid` exited: its maps are about to go.
+    fn process_exited(&mut self, _machine: &Machine, _pid: i32) {}
+
+    /// A batch of records was replayed: a point to hand work that the
+    /// samples so far made to other threads.
+    fn batch_done(&mut self, _machine: &Machine) {}
+}
+
+/// Why a replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Read(#[from] perf_data::Error),
+    #[error("cannot start a thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the thread reading the records failed")]
+    ReaderFailed,
+}
+
+/// What a replay leaves besides the sink's state.
+pub struct Replay {
+    /// The session model at the end.
+    pub machine: Machine,
+    /// Record counts by type.
+    pub stats: Stats,
+    /// The reader, for the file's metadata and warnings.
+    pub reader: perf_data::Reader,
+    /// Counter values read with samples (`:S`) whose id names no event.
+    pub unknown_read_ids: u64,
+    /// The times of the first and last samples (None: no sample had a time).
+    pub sample_times: Option<(u64, u64)>,
+}
+
+/// Replays every record of `reader` into `machine` (made by
+/// [`crate::machine::Machine::new`], build ids set) and `sink`.
+pub fn replay(
+    reader: RecordReader,
+    mut machine: Machine,
+    sink: &mut dyn Sink,
+) -> Result<Replay, Error> {
+    let mut state = Driver {
+        sink,
+        last_read: HashMap::new(),
+        unknown_read_ids: 0,
+        sample_times: None,
+    };
+    let (mut reader, stats) = if reader.meta().is_pipe() {
+        let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+        let mut stats = Stats::default();
+        let mut n = 0usize;
+        while let Some(rec) = reader.next_record()? {
+            stats.add(&rec);
+            state.record(&mut machine, &rec);
+            n += 1;
+            if n % BATCH_RECORDS == 0 {
+                state.sink.batch_done(&machine);
+            }
+        }
+        (reader, stats)
+    } else {
+        threaded(reader, &mut machine, &mut state)?
+    };
+    state.sink.batch_done(&machine);
+    // Every record is replayed: the file's pages can go.
+    reader.release_read();
+    Ok(Replay {
+        machine,
+        stats,
+        reader,
+        unknown_read_ids: state.unknown_read_ids,
+        sample_times: state.sample_times,
+    })
+}
+
+/// A file's records read and ordered on another thread, replayed on this one.
+fn threaded(
+    reader: RecordReader,
+    machine: &mut Machine,
+    state: &mut Driver<'_>,
+) -> Result<(perf_data::Reader, Stats), Error> {
+    let meta = reader.meta().clone();
+    // Records outside COMPRESSED records are passed by offset into the
+    // file, not copied (see `Batch`).
+    let input = reader.input_bytes();
+    let (reader, stats, read) = std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES);
+        // Replayed batches go back to be filled again, so memory stays at
+        // a few batches.
+        let (back_tx, back_rx) = mpsc::channel::<Batch>();
+        let producer = std::thread::Builder::new()
+            .name("sear-read".into())
+            .spawn_scoped(scope, move || {
+                let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+                let random_access = reader.input_bytes().is_some();
+                let mut stats = Stats::default();
+                let mut batch = Batch::default();
+                let mut sent = InFlight::default();
+                // What the batches in flight read, as of the last send
+                // (batches only come back then, so it is never too high).
+                let mut in_flight = u64::MAX;
+                let read = loop {
+                    match reader.next_record() {
+                        Ok(Some(rec)) => {
+                            stats.add(&rec);
+                            let t = rec.type_();
+                            if t == perf_data::PERF_RECORD_SAMPLE
+                                || t < perf_data::PERF_RECORD_HEADER_ATTR
+                            {
+                                batch.push(&rec.raw, random_access);
+                                if batch.len >= BATCH_BYTES || batch.records.len() >= BATCH_RECORDS
+                                {
+                                    let fresh = sent.returned(&back_rx);
+                                    let full = std::mem::replace(&mut batch, fresh);
+                                    sent.push(full.min_offset);
+                                    in_flight = sent.min_offset();
+                                    if tx.send(full).is_err() {
+                                        break Ok(());
+                                    }
+                                }
+                                // The consumer reads the file at the offsets
+                                // of batches not yet replayed.
+                                reader.hold_from(in_flight.min(batch.min_offset));
+                            }
+                        }
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e),
+                    }
+                };
+                let _ = tx.send(batch);
+                (reader, stats, read)
+            })
+            .map_err(Error::Thread)?;
+        for batch in rx {
+            for raw in batch.records(input.as_deref()) {
+                let rec = perf_data::Record { raw, meta: &meta };
+                state.record(machine, &rec);
+            }
+            let _ = back_tx.send(batch);
+            state.sink.batch_done(machine);
+        }
+        producer.join().map_err(|_| Error::ReaderFailed)
+    })?;
+    read?;
+    Ok((reader, stats))
+}
+
+/// Bytes of records in a batch (copied or held in the file), records per
+/// batch, and how many batches may wait.
+const BATCH_BYTES: usize = 256 << 10;
+const BATCH_RECORDS: usize = 2048;
+const BATCHES: usize = 4;
+
+/// Records handed from the reading thread, in delivery order. Records that
+/// lie in the file as they are (all but those from COMPRESSED records, when
+/// the input is a file) are passed by offset and read from the shared
+/// mapping; the others are copied into `bytes`.
+struct Batch {
+    bytes: Vec<u8>,
+    records: Vec<perf_data::KeptRecord>,
+    /// The lowest file offset of a record passed by offset (`u64::MAX`:
+    /// none), which the reader keeps mapped until the batch comes back.
+    min_offset: u64,
+    /// Bytes of the records, copied or not.
+    len: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            bytes: Vec::new(),
+            records: Vec::new(),
+            min_offset: u64::MAX,
+            len: 0,
+        }
+    }
+}
+
+impl Batch {
+    fn push(&mut self, r: &perf_data::RawRecord<'_>, random_access: bool) {
+        let kept = perf_data::KeptRecord::keep(r, random_access, &mut self.bytes);
+        if kept.in_input {
+            self.min_offset = self.min_offset.min(kept.offset);
+        }
+        self.len += kept.len();
+        self.records.push(kept);
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+        self.min_offset = u64::MAX;
+        self.len = 0;
+    }
+
+    /// The records, read from `file` (the reader's input bytes) or from the
+    /// batch's own bytes.
+    fn records<'a>(
+        &'a self,
+        file: Option<&'a [u8]>,
+    ) -> impl Iterator<Item = perf_data::RawRecord<'a>> + 'a {
+        self.records
+            .iter()
+            .filter_map(move |r| r.get(file, &self.bytes))
+    }
+}
+
+/// The batches sent to the replaying thread and not yet back, oldest first
+/// (it replays and returns them in order), by their lowest file offset.
+#[derive(Default)]
+struct InFlight {
+    offsets: VecDeque<u64>,
+    free: Vec<Batch>,
+}
+
+impl InFlight {
+    fn push(&mut self, min_offset: u64) {
+        self.offsets.push_back(min_offset);
+    }
+
+    /// Takes back the batches replayed so far; returns an empty batch to
+    /// fill next (a recycled one if any came back).
+    fn returned(&mut self, back: &mpsc::Receiver<Batch>) -> Batch {
+        while let Ok(mut b) = back.try_recv() {
+            self.offsets.pop_front();
+            b.clear();
+            self.free.push(b);
+        }
+        self.free.pop().unwrap_or_default()
+    }
+
+    /// The lowest file offset the batches in flight read (at most
+    /// BATCHES + 1 of them).
+    fn min_offset(&self) -> u64 {
+        self.offsets.iter().copied().fold(u64::MAX, u64::min)
+    }
+}
+
+/// The replaying side: the sink and what the driver keeps between records.
+struct Driver<'a> {
+    sink: &'a mut dyn Sink,
+    /// Per counter id, its value at its last sample (`:S` groups).
+    last_read: HashMap<u64, u64>,
+    unknown_read_ids: u64,
+    sample_times: Option<(u64, u64)>,
+}
+
+impl Driver<'_> {
+    /// One record in delivery order: a sample goes to the sink, a record
+    /// that changes the session model is applied.
+    fn record(&mut self, machine: &mut Machine, rec: &perf_data::Record<'_>) {
+        if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
+            let Ok(s) = rec.sample() else {
+                return; // counted by stats as undecodable
+            };
+            if let Some(t) = s.time {
+                self.sample_times = Some(match self.sample_times {
+                    Some((lo, hi)) => (lo.min(t), hi.max(t)),
+                    None => (t, t),
+                });
+            }
+            let attr = &rec.meta.events[s.event].attr;
+            match s.read {
+                // Counter values read with the sample (leader sampling,
+                // `:S`): as perf, each value's change since that counter's
+                // last sample is a sample of its own event.
+                Some(read) if attr.sample_type & perf_data::PERF_SAMPLE_READ != 0 => {
+                    for v in read.values() {
+                        let event = v.id.and_then(|id| rec.meta.event_of_id(Some(id)));
+                        let (Some(id), Some(event)) = (v.id, event) else {
+                            self.unknown_read_ids += 1;
+                            continue;
+                        };
+                        let last = self.last_read.entry(id).or_insert(0);
+                        let delta = v.value.wrapping_sub(*last);
+                        *last = v.value;
+                        if delta == 0 {
+                            continue;
+                        }
+                        let mut member = s.clone();
+                        member.event = event;
+                        self.sink.sample(machine, &member, delta);
+                    }
+                }
+                _ => {
+                    // Without PERIOD in the sample, perf counts the attr's period.
+                    let period = s.period.unwrap_or(attr.sample_period_or_freq);
+                    self.sink.sample(machine, &s, period);
+                }
+            }
+        } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
+            if let Ok((data, _)) = rec.decode() {
+                if let perf_data::records::RecordData::Exit(e) = &data {
+                    if e.pid == e.tid {
+                        self.sink.process_exited(machine, e.pid as i32);
+                    }
+                }
+                machine.apply(rec.raw.misc, &data);
+            }
+        }
+    }
+}
