@@ -12,8 +12,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use perf_data::consts::feature;
-use perf_data::records::RecordData;
-use perf_data::{Order, Reader, PERF_RECORD_HEADER_BUILD_ID, PERF_RECORD_SAMPLE};
 use profile::machine::Machine;
 
 use crate::cli::BuildidListArgs;
@@ -47,49 +45,26 @@ pub fn run(a: BuildidListArgs) -> Result<ExitCode> {
     let mut host = Machine::new();
     host.set_exit_removes_thread(true);
     let mut guests: BTreeMap<i32, Machine> = BTreeMap::new();
-    let mut add = |host: &mut Machine, pid: i32, misc: u16, name: &str, id: &[u8]| {
-        // perf files build ids of kernel and user binaries only.
-        let mode = misc & perf_data::PERF_RECORD_MISC_CPUMODE_MASK;
-        if !matches!(mode, 1 | 2 | 4 | 5) {
-            return;
-        }
-        let m = if pid == HOST_PID {
-            host
-        } else {
-            guests.entry(pid).or_default()
-        };
-        m.set_build_id(name, id);
-    };
     for e in meta.features.build_ids().unwrap_or_default() {
-        add(&mut host, e.pid, e.misc, &e.filename, &e.build_id);
+        add_build_id(
+            &mut host,
+            &mut guests,
+            e.pid,
+            e.misc,
+            &e.filename,
+            &e.build_id,
+        );
     }
 
     let path_s = path.display().to_string();
     if with_hits || meta.is_pipe() {
-        let mut reader = Reader::new(reader, Order::Time);
-        while let Some(rec) = reader
-            .next_record()
-            .with_context(|| format!("reading records of {path_s}"))?
-        {
-            match rec.type_() {
-                PERF_RECORD_SAMPLE => {
-                    let Ok(s) = rec.sample() else { continue };
-                    host.resolve(&s);
-                }
-                PERF_RECORD_HEADER_BUILD_ID => {
-                    if let Ok((RecordData::BuildId(b), _)) = rec.decode() {
-                        let name = String::from_utf8_lossy(b.filename);
-                        add(&mut host, b.pid, b.misc, &name, b.build_id);
-                    }
-                }
-                _ => {
-                    if let Ok((data, _)) = rec.decode() {
-                        host.apply(rec.raw.misc, &data);
-                    }
-                }
-            }
-        }
-        let diag = reader.diagnostics();
+        let mut sink = Hits {
+            guests: &mut guests,
+        };
+        let replay = profile::session::replay(reader, host, &mut sink)
+            .with_context(|| format!("reading records of {path_s}"))?;
+        host = replay.machine;
+        let diag = replay.reader.diagnostics();
         // perf gives up on a stream it cannot frame and lists nothing.
         if let Some(w) = diag.warnings.get("corrupt record") {
             anyhow::bail!(
@@ -114,6 +89,46 @@ pub fn run(a: BuildidListArgs) -> Result<ExitCode> {
     }
     super::finish(out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Files a recorded build id with the host's DSO of that name, or with a
+/// guest machine's (by the pid perf writes for it).
+fn add_build_id(
+    host: &mut Machine,
+    guests: &mut BTreeMap<i32, Machine>,
+    pid: i32,
+    misc: u16,
+    name: &str,
+    id: &[u8],
+) {
+    // perf files build ids of kernel and user binaries only.
+    let mode = misc & perf_data::PERF_RECORD_MISC_CPUMODE_MASK;
+    if !matches!(mode, 1 | 2 | 4 | 5) {
+        return;
+    }
+    let m = if pid == HOST_PID {
+        host
+    } else {
+        guests.entry(pid).or_default()
+    };
+    m.set_build_id(name, id);
+}
+
+/// The replay of `--with-hits`: each sample marks the DSO its address
+/// lands in; build ids that come as records (pipe mode) are filed.
+struct Hits<'a> {
+    guests: &'a mut BTreeMap<i32, Machine>,
+}
+
+impl profile::session::Sink for Hits<'_> {
+    fn sample(&mut self, machine: &mut Machine, s: &perf_data::Sample<'_>, _period: u64) {
+        machine.resolve(s);
+    }
+
+    fn build_id(&mut self, machine: &mut Machine, b: &perf_data::records::BuildIdRecord<'_>) {
+        let name = String::from_utf8_lossy(b.filename);
+        add_build_id(machine, self.guests, b.pid, b.misc, &name, b.build_id);
+    }
 }
 
 fn hex(b: &[u8]) -> String {

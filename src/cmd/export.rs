@@ -42,7 +42,7 @@ pub fn load(
     short_names: bool,
 ) -> Result<ExportProfile> {
     let reader = super::open(path)?;
-    let (machine, kernel) = super::replay::start(reader.meta());
+    let (machine, kernel) = profile::session::start(reader.meta());
     let mut sink = Keep {
         collector: Collector::new(CollectOptions {
             max_stack,
@@ -56,7 +56,7 @@ pub fn load(
         .with_context(|| format!("reading records of {}", path.display()))?;
     let Keep { collector, samples } = sink;
     crate::ui::print_diagnostics(path, reader.diagnostics());
-    let syms = super::replay::symbolize(
+    let syms = profile::symbolize::pass_two(
         &collector,
         &machine,
         kernel,

@@ -37,7 +37,7 @@ pub struct Replayed {
 
 pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -> Result<Replayed> {
     let t0 = std::time::Instant::now();
-    let (machine, kernel) = start(reader.meta());
+    let (machine, kernel) = session::start(reader.meta());
     let sym_opts = SymbolizeOptions {
         names: o.names,
         inline: o.inline,
@@ -101,101 +101,14 @@ impl session::Sink for Summing {
     }
 }
 
-/// The kernel's symbols being read on another thread during pass one, and
-/// the build id they are for.
-pub struct KernelPrefetch {
-    id: Option<Vec<u8>>,
-    handle: Option<std::thread::JoinHandle<Result<symbols::Kallsyms, symbols::Reason>>>,
-}
-
-/// The session model before pass one (the recording's build ids set) and,
-/// when the file names its kernel up front, its symbols read on another
-/// core meanwhile (reading /proc/kallsyms takes a tenth of a second).
-pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
-    let mut machine = Machine::new();
-    let build_ids = meta.features.build_ids().unwrap_or_default();
-    for e in &build_ids {
-        machine.set_build_id(&e.filename, &e.build_id);
-    }
-    let id = build_ids
-        .iter()
-        .find(|e| e.filename == "[kernel.kallsyms]")
-        .map(|e| e.build_id.clone());
-    let wants_kernel = meta
-        .events
-        .iter()
-        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let handle = (id.is_some() && wants_kernel)
-        .then(|| {
-            let id = id.clone();
-            std::thread::Builder::new()
-                .name("sear-kallsyms".into())
-                .spawn(move || symbols::KernelFinder::default().load_for_recording(id.as_deref()))
-                .ok()
-        })
-        .flatten();
-    (machine, KernelPrefetch { id, handle })
-}
-
-/// Pass two after [`Background`] answered locations during pass one: the
-/// rest symbolized, with the prefetched kernel symbols as [`symbolize`].
-pub fn finish_symbols(
+/// Pass two after [`Background`] answered locations during pass one.
+fn finish_symbols(
     early: Background,
     collector: &Collector,
     machine: &Machine,
-    kernel: KernelPrefetch,
+    kernel: session::KernelPrefetch,
 ) -> Symbols {
-    let preloaded = kernel.take(machine);
-    let syms = early.finish(
-        collector.interner.locs(),
-        machine.dsos(),
-        machine.kernel_reloc(),
-        preloaded,
-    );
-    warn_misses(&syms);
-    syms
-}
-
-impl KernelPrefetch {
-    /// The prefetched kernel symbols, if pass one kept the kernel's build
-    /// id the features named.
-    fn take(self, machine: &Machine) -> Option<Result<symbols::Kallsyms, symbols::Reason>> {
-        let id = self.id;
-        self.handle.and_then(|h| h.join().ok()).filter(|_| {
-            machine
-                .dsos()
-                .iter()
-                .find(|d| d.name == "[kernel.kallsyms]")
-                .is_none_or(|d| d.build_id == id)
-        })
-    }
-}
-
-fn warn_misses(syms: &Symbols) {
-    for (dso, reason) in &syms.misses {
-        log::warn!("{dso}: no symbols ({reason})");
-    }
-}
-
-/// Pass two: every location of pass one symbolized, with the prefetched
-/// kernel symbols if pass one kept the kernel's build id the features
-/// named. DSOs without symbols are warned about once each.
-pub fn symbolize(
-    collector: &Collector,
-    machine: &Machine,
-    kernel: KernelPrefetch,
-    opts: &SymbolizeOptions,
-) -> Symbols {
-    let preloaded = kernel.take(machine);
-    let syms = profile::symbolize::symbolize_with_kernel(
-        collector.interner.locs(),
-        machine.dsos(),
-        machine.kernel_reloc(),
-        opts,
-        preloaded,
-    );
-    warn_misses(&syms);
-    syms
+    early.finish_replay(collector, machine, kernel)
 }
 
 /// The name style the report flags ask for.

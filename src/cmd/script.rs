@@ -272,7 +272,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
 
     // Pass one.
-    let (machine, kernel) = super::replay::start(meta);
+    let (machine, kernel) = profile::session::start(meta);
     let collector = Collector::new(CollectOptions {
         max_stack: a.max_stack,
         // Samples without call chains just get empty stacks.
@@ -304,7 +304,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     } = Plan::new(reader.meta(), a.fields.as_deref())?;
 
     // Pass two.
-    let syms = super::replay::symbolize(
+    let syms = profile::symbolize::pass_two(
         &collector,
         &machine,
         kernel,

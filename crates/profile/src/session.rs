@@ -30,6 +30,10 @@ pub trait Sink {
     /// A batch of records was replayed: a point to hand work that the
     /// samples so far made to other threads.
     fn batch_done(&mut self, _machine: &Machine) {}
+
+    /// A build id that came as a record (a pipe-mode stream's
+    /// HEADER_BUILD_ID), in its place among the others.
+    fn build_id(&mut self, _machine: &mut Machine, _b: &perf_data::records::BuildIdRecord<'_>) {}
 }
 
 /// Why a replay stopped.
@@ -129,9 +133,7 @@ fn threaded(
                         Ok(Some(rec)) => {
                             stats.add(&rec);
                             let t = rec.type_();
-                            if t == perf_data::PERF_RECORD_SAMPLE
-                                || t < perf_data::PERF_RECORD_HEADER_ATTR
-                            {
+                            if replayed(t) {
                                 batch.push(&rec.raw, random_access);
                                 if batch.len >= BATCH_BYTES || batch.records.len() >= BATCH_RECORDS
                                 {
@@ -168,6 +170,14 @@ fn threaded(
     })?;
     read?;
     Ok((reader, stats))
+}
+
+/// The record types a replay looks at: samples, those that change the
+/// session model, and build ids.
+fn replayed(t: u32) -> bool {
+    t == perf_data::PERF_RECORD_SAMPLE
+        || t < perf_data::PERF_RECORD_HEADER_ATTR
+        || t == perf_data::PERF_RECORD_HEADER_BUILD_ID
 }
 
 /// Bytes of records in a batch (copied or held in the file), records per
@@ -322,6 +332,64 @@ impl Driver<'_> {
                 }
                 machine.apply(rec.raw.misc, &data);
             }
+        } else if rec.type_() == perf_data::PERF_RECORD_HEADER_BUILD_ID {
+            if let Ok((perf_data::records::RecordData::BuildId(b), _)) = rec.decode() {
+                self.sink.build_id(machine, &b);
+            }
         }
+    }
+}
+
+/// The kernel's symbols being read on another thread during pass one, and
+/// the build id they are for.
+pub struct KernelPrefetch {
+    id: Option<Vec<u8>>,
+    handle: Option<std::thread::JoinHandle<Result<symbols::Kallsyms, symbols::Reason>>>,
+}
+
+/// The session model before pass one (the recording's build ids set) and,
+/// when the file names its kernel up front, its symbols read on another
+/// core meanwhile (reading /proc/kallsyms takes a tenth of a second).
+pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
+    let mut machine = Machine::new();
+    let build_ids = meta.features.build_ids().unwrap_or_default();
+    for e in &build_ids {
+        machine.set_build_id(&e.filename, &e.build_id);
+    }
+    let id = build_ids
+        .iter()
+        .find(|e| e.filename == "[kernel.kallsyms]")
+        .map(|e| e.build_id.clone());
+    let wants_kernel = meta
+        .events
+        .iter()
+        .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
+    let handle = (id.is_some() && wants_kernel)
+        .then(|| {
+            let id = id.clone();
+            std::thread::Builder::new()
+                .name("sear-kallsyms".into())
+                .spawn(move || symbols::KernelFinder::default().load_for_recording(id.as_deref()))
+                .ok()
+        })
+        .flatten();
+    (machine, KernelPrefetch { id, handle })
+}
+
+impl KernelPrefetch {
+    /// The prefetched kernel symbols, if pass one kept the kernel's build
+    /// id the features named.
+    pub(crate) fn take(
+        self,
+        machine: &Machine,
+    ) -> Option<Result<symbols::Kallsyms, symbols::Reason>> {
+        let id = self.id;
+        self.handle.and_then(|h| h.join().ok()).filter(|_| {
+            machine
+                .dsos()
+                .iter()
+                .find(|d| d.name == "[kernel.kallsyms]")
+                .is_none_or(|d| d.build_id == id)
+        })
     }
 }

@@ -106,6 +106,26 @@ impl Background {
         }
     }
 
+    /// [`Background::finish`] for the locations `collector` interned while
+    /// replaying into `machine`, with the kernel's symbols `kernel`
+    /// prefetched ([`super::pass_two`] without the early answers).
+    pub fn finish_replay(
+        self,
+        collector: &crate::resolve::Collector,
+        machine: &crate::machine::Machine,
+        kernel: crate::session::KernelPrefetch,
+    ) -> Symbols {
+        let preloaded = kernel.take(machine);
+        let syms = self.finish(
+            collector.interner.locs(),
+            machine.dsos(),
+            machine.kernel_reloc(),
+            preloaded,
+        );
+        syms.warn_misses();
+        syms
+    }
+
     /// Pass two: stops the thread after its current batch and answers the
     /// rest, as [`super::symbolize_with_kernel`] would answer all of it.
     pub fn finish(

@@ -268,6 +268,28 @@ pub fn symbolize(
     symbolize_with_kernel(locs, dsos, kernel_reloc, opts, None)
 }
 
+/// Pass two of a replay: every location the collector interned
+/// symbolized, with the kernel's symbols prefetched by
+/// [`crate::session::start`] where pass one kept the kernel's build id the
+/// features named. DSOs without symbols are warned about once each.
+pub fn pass_two(
+    collector: &crate::resolve::Collector,
+    machine: &crate::machine::Machine,
+    kernel: crate::session::KernelPrefetch,
+    opts: &SymbolizeOptions,
+) -> Symbols {
+    let preloaded = kernel.take(machine);
+    let syms = symbolize_with_kernel(
+        collector.interner.locs(),
+        machine.dsos(),
+        machine.kernel_reloc(),
+        opts,
+        preloaded,
+    );
+    syms.warn_misses();
+    syms
+}
+
 /// [`symbolize`] with the kernel's symbols already loaded (unrelocated) by
 /// [`symbols::KernelFinder::load_for_recording`], e.g. on another thread
 /// during pass one.
@@ -493,6 +515,13 @@ fn complete(
 }
 
 impl Symbols {
+    /// One warning per DSO that could not be symbolized.
+    pub(crate) fn warn_misses(&self) {
+        for (dso, reason) in &self.misses {
+            log::warn!("{dso}: no symbols ({reason})");
+        }
+    }
+
     /// Interns one location's answer.
     fn add_answer(&mut self, dso: u32, l: &Loc, a: LocAnswer) {
         let line = a.line.map(|(file, line)| SrcPos {
