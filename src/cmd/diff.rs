@@ -14,9 +14,9 @@ use crate::cli::DiffArgs;
 
 pub fn run(a: DiffArgs) -> Result<ExitCode> {
     let keys: Vec<SortKey> = SortKey::parse_list(&a.sort)
-        .map_err(|k| {
+        .map_err(|e| {
             anyhow::anyhow!(
-                "--sort {}: unknown key `{k}` (known: {})",
+                "--sort {}: {e} (known: {})",
                 a.sort,
                 profile::hist::SORT_KEY_NAMES
             )

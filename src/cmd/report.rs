@@ -101,9 +101,7 @@ fn hotspots(
     };
     // The sort keys do not depend on children: pass one learns from them
     // what to keep.
-    let early_keys = Layout::new(&layout_options(!a.no_children))
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .keys();
+    let early_keys = Layout::new(&layout_options(!a.no_children))?.keys();
     let want_parent = early_keys.contains(&SortKey::Parent);
     let relative = a.percentage.as_deref() == Some("relative");
     let meta = reader.meta();
@@ -155,7 +153,7 @@ fn hotspots(
     // children there, but the graph order children would have had.
     let pipe = meta.is_pipe();
     let children = has_callchains && !a.no_children && !pipe;
-    let layout = Layout::new(&layout_options(children)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let layout = Layout::new(&layout_options(children))?;
     let keys: Vec<SortKey> = layout.keys();
     if want_parent && !has_callchains {
         anyhow::bail!(

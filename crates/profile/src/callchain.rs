@@ -201,7 +201,7 @@ impl CallGraphParams {
     /// abbreviation of a keyword, else the threshold (first number, read
     /// by `strtod`) and then the print limit (later numbers, `strtoul`,
     /// the last one wins). `none` anywhere turns call graphs off at once.
-    pub fn parse(arg: &str) -> Result<CallGraphParams, String> {
+    pub fn parse(arg: &str) -> Result<CallGraphParams, crate::Error> {
         let mut p = CallGraphParams::default();
         let mut threshold_set = false;
         for tok in arg.split(',').filter(|t| !t.is_empty()) {
@@ -213,14 +213,18 @@ impl CallGraphParams {
                 // A keyword; nothing else to do.
             } else if !threshold_set {
                 p.threshold = c_strtod(tok).ok_or_else(|| {
-                    format!("invalid call-graph option '{tok}' in '{arg}': {VALID}")
+                    crate::Error::CallGraph(format!(
+                        "invalid call-graph option '{tok}' in '{arg}': {VALID}"
+                    ))
                 })?;
                 threshold_set = true;
             } else {
                 // perf stores strtoul's unsigned long in a u32: truncation
                 // is its behaviour (so "-1" means 4294967295).
                 p.print_limit = c_strtoul(tok).ok_or_else(|| {
-                    format!("invalid call-graph print limit '{tok}' in '{arg}': {VALID}")
+                    crate::Error::CallGraph(format!(
+                        "invalid call-graph print limit '{tok}' in '{arg}': {VALID}"
+                    ))
                 })? as u32;
             }
         }
@@ -1165,10 +1169,13 @@ mod tests {
             f64::NEG_INFINITY
         );
         assert!(CallGraphParams::parse("nan").unwrap().threshold.is_nan());
-        let e = CallGraphParams::parse("graph,caller,x").unwrap_err();
+        let e = CallGraphParams::parse("graph,caller,x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'x'") && e.contains("graph|flat"), "{e}");
         assert!(CallGraphParams::parse("1,x")
             .unwrap_err()
+            .to_string()
             .contains("print limit"));
         assert!(CallGraphParams::parse("graphs").is_err());
         assert!(CallGraphParams::parse(".").is_err());

@@ -8,7 +8,7 @@
 //! use profile::hist::SortKey;
 //! let l = Layout::new(&LayoutOptions { fields: Some("comm,overhead"), ..Default::default() })?;
 //! assert_eq!(l.columns, [Column::Key(SortKey::Comm), Column::Field(Field::Overhead)]);
-//! # Ok::<(), String>(())
+//! # Ok::<(), profile::Error>(())
 //! ```
 
 use std::cmp::Ordering;
@@ -160,17 +160,17 @@ impl Layout {
     /// mode) unless it names one; then sort keys missing from the columns
     /// are appended to them, and columns missing from the sort order are
     /// appended to it.
-    pub fn new(o: &LayoutOptions<'_>) -> Result<Self, String> {
+    pub fn new(o: &LayoutOptions<'_>) -> Result<Self, crate::Error> {
         let strict = o.fields.is_some_and(|f| !f.starts_with('+'));
-        let parse = |list: &str, what: &str, out: &mut Vec<Column>| -> Result<(), String> {
+        let parse = |list: &str, what: &str, out: &mut Vec<Column>| -> Result<(), crate::Error> {
             for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let c = Column::parse(name).ok_or_else(|| {
-                    format!(
+                    crate::Error::Fields(format!(
                         "{what} {name}: unknown or not yet supported key; sear knows the \
                          sort keys {SORT_KEY_NAMES} and the fields overhead, \
                          overhead_children, overhead_sys, overhead_us, overhead_guest_sys, \
                          overhead_guest_us, sample and period"
-                    )
+                    ))
                 })?;
                 if !out.contains(&c) {
                     out.push(c);
@@ -221,7 +221,9 @@ impl Layout {
         if let Some(f) = o.fields {
             let list = f.strip_prefix('+').unwrap_or(f);
             if list.split(',').all(|x| x.trim().is_empty()) {
-                return Err(format!("--fields {f:?}: no field named"));
+                return Err(crate::Error::Fields(format!(
+                    "--fields {f:?}: no field named"
+                )));
             }
             parse(list, "--fields", &mut columns)?;
         }

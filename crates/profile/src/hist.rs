@@ -62,10 +62,10 @@ impl SortKey {
     /// Parses a `--sort` list the way perf reads it: unknown names are
     /// returned as the error; a list naming `symbol` anywhere (perf looks
     /// for the substring) gets perf's IPC placeholder column appended.
-    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, String> {
+    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, crate::Error> {
         let mut keys = Vec::new();
         for k in list.split(',').map(str::trim) {
-            keys.push(SortKey::parse(k).ok_or_else(|| k.to_owned())?);
+            keys.push(SortKey::parse(k).ok_or_else(|| crate::Error::UnknownSortKey(k.to_owned()))?);
         }
         if list.contains("symbol") {
             keys.push(SortKey::IpcNull);
@@ -1883,16 +1883,19 @@ mod tests {
     #[test]
     fn sort_lists_parse_as_perf_reads_them() {
         assert_eq!(
-            SortKey::parse_list("tid,srcline"),
-            Ok(vec![SortKey::Pid, SortKey::Srcline])
+            SortKey::parse_list("tid,srcline").unwrap(),
+            vec![SortKey::Pid, SortKey::Srcline]
         );
         // perf appends its IPC placeholder to any list naming "symbol".
         assert_eq!(
-            SortKey::parse_list("dso,symbol_size"),
-            Ok(vec![SortKey::Dso, SortKey::SymSize, SortKey::IpcNull])
+            SortKey::parse_list("dso,symbol_size").unwrap(),
+            vec![SortKey::Dso, SortKey::SymSize, SortKey::IpcNull]
         );
-        assert_eq!(SortKey::parse_list("sym"), Ok(vec![SortKey::Sym]));
-        assert_eq!(SortKey::parse_list("comm,bogus"), Err("bogus".to_owned()));
+        assert_eq!(SortKey::parse_list("sym").unwrap(), vec![SortKey::Sym]);
+        assert!(matches!(
+            SortKey::parse_list("comm,bogus"),
+            Err(crate::Error::UnknownSortKey(k)) if k == "bogus"
+        ));
         assert_eq!(SortKey::parse("ipc_null"), None);
     }
 

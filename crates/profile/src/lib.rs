@@ -41,6 +41,8 @@ pub mod annotate;
 pub mod callchain;
 pub mod collapse;
 pub mod diff;
+mod error;
+pub use error::Error;
 pub mod export;
 pub mod fields;
 pub mod hist;

@@ -36,16 +36,7 @@ pub trait Sink {
     fn build_id(&mut self, _machine: &mut Machine, _b: &perf_data::records::BuildIdRecord<'_>) {}
 }
 
-/// Why a replay stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Read(#[from] perf_data::Error),
-    #[error("cannot start a thread: {0}")]
-    Thread(std::io::Error),
-    #[error("the thread reading the records failed")]
-    ReaderFailed,
-}
+pub use crate::Error;
 
 /// What a replay leaves besides the sink's state.
 pub struct Replay {

@@ -1,0 +1,23 @@
+//! The one error type of this crate.
+
+/// Why a replay stopped or an option did not parse.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The recording could not be read further.
+    #[error(transparent)]
+    Read(#[from] perf_data::Error),
+    #[error("cannot start a thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the thread reading the records failed")]
+    ReaderFailed,
+    /// A `--sort` key sear does not know (the key as given).
+    #[error("unknown key `{0}`")]
+    UnknownSortKey(String),
+    /// A `-g`/`--call-graph` argument that does not parse (why).
+    #[error("{0}")]
+    CallGraph(String),
+    /// An output field or sort list that does not parse (why).
+    #[error("{0}")]
+    Fields(String),
+}
