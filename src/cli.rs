@@ -163,12 +163,8 @@ pub struct HtmlArgs {
         default_value = "report.html"
     )]
     pub output: PathBuf,
-    /// perf 6.1's short C++ names (no parameter lists).
-    #[arg(long)]
-    pub short_names: bool,
-    /// Symbol names as in the binary (mangled).
-    #[arg(long)]
-    pub no_demangle: bool,
+    #[command(flatten)]
+    pub names: NameArgs,
     /// At most this many frames per stack, from the leaf (perf's --max-stack).
     #[arg(long, value_name = "N", default_value_t = 127)]
     pub max_stack: usize,
@@ -198,12 +194,8 @@ pub struct ExportArgs {
     /// Write here (`-` for stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// perf 6.1's short C++ names (no parameter lists).
-    #[arg(long)]
-    pub short_names: bool,
-    /// Symbol names as in the binary (mangled).
-    #[arg(long)]
-    pub no_demangle: bool,
+    #[command(flatten)]
+    pub names: NameArgs,
     /// At most this many frames per stack, from the leaf (perf's --max-stack).
     #[arg(long, value_name = "N", default_value_t = 127)]
     pub max_stack: usize,
@@ -239,12 +231,8 @@ pub struct DiffArgs {
     /// Only samples in these symbols, comma-separated.
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
     pub symbols: Option<String>,
-    /// perf 6.1's short C++ names (no parameter lists).
-    #[arg(long)]
-    pub short_names: bool,
-    /// Symbol names as in the binary (mangled).
-    #[arg(long)]
-    pub no_demangle: bool,
+    #[command(flatten)]
+    pub names: NameArgs,
 }
 
 #[derive(Debug, Args)]
@@ -683,18 +671,13 @@ pub struct ReportArgs {
     /// Only samples in these symbols (comma-separated names as printed).
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
     pub symbols: Option<String>,
-    /// Print C++ names as perf 6.1 does, without parameter lists and return
-    /// types (sear prints full names by default).
-    #[arg(long = "short-names")]
-    pub short_names: bool,
+    #[command(flatten)]
+    pub names: NameArgs,
     /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
     /// instead of at address - 1 (inside the call). Only calls that end a
     /// function and garbage frames differ.
     #[arg(long = "raw-return-addresses")]
     pub raw_return_addresses: bool,
-    /// Print symbol names as stored in the binary (mangled).
-    #[arg(long = "no-demangle")]
-    pub no_demangle: bool,
 }
 
 #[derive(Debug, Args)]
@@ -742,18 +725,13 @@ pub struct ScriptArgs {
     /// Use at most this many frames of each call chain.
     #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
     pub max_stack: usize,
-    /// Print C++ names as perf 6.1 does, without parameter lists and return
-    /// types (sear prints full names by default).
-    #[arg(long = "short-names")]
-    pub short_names: bool,
+    #[command(flatten)]
+    pub names: NameArgs,
     /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
     /// instead of at address - 1 (inside the call). Only calls that end a
     /// function and garbage frames differ.
     #[arg(long = "raw-return-addresses")]
     pub raw_return_addresses: bool,
-    /// Print symbol names as stored in the binary (mangled).
-    #[arg(long = "no-demangle")]
-    pub no_demangle: bool,
 }
 
 #[derive(Debug, Args)]
@@ -770,4 +748,30 @@ pub struct BuildidListArgs {
 
 pub fn parse() -> Result<Cli, clap::Error> {
     Cli::try_parse()
+}
+
+/// How symbol names are printed, for the commands that print them.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct NameArgs {
+    /// Print C++ names as perf 6.1 does, without parameter lists and return
+    /// types (sear prints full names by default).
+    #[arg(long = "short-names")]
+    pub short_names: bool,
+    /// Print symbol names as stored in the binary (mangled).
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
+}
+
+impl NameArgs {
+    /// The name style these flags ask for.
+    pub fn style(self) -> profile::symbolize::NameStyle {
+        use profile::symbolize::NameStyle;
+        if self.no_demangle {
+            NameStyle::Raw
+        } else if self.short_names {
+            NameStyle::Short
+        } else {
+            NameStyle::Full
+        }
+    }
 }

@@ -34,7 +34,11 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     let wanted = a.symbol.clone().or_else(|| a.name.clone());
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
-    let names = super::replay::name_style(a.no_demangle, false);
+    let names = crate::cli::NameArgs {
+        no_demangle: a.no_demangle,
+        short_names: false,
+    }
+    .style();
     let super::replay::Replayed {
         mut collector,
         machine,

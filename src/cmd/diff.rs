@@ -26,7 +26,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         .collect();
     let opts = LoadOptions {
         keys: &keys,
-        names: super::replay::name_style(a.no_demangle, a.short_names),
+        names: a.names.style(),
         filters: Filters {
             comms: super::name_list(&a.comms),
             dsos: super::name_list(&a.dsos),

@@ -17,7 +17,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     if a.format == ExportFormat::Folded {
         return folded(&a, &path);
     }
-    let profile = load(&path, a.max_stack, a.no_demangle, a.short_names)?;
+    let profile = load(&path, a.max_stack, a.names)?;
     if profile.samples.is_empty() {
         log::warn!("{}: no samples; the export is empty", path.display());
     }
@@ -38,8 +38,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
 pub fn load(
     path: &std::path::Path,
     max_stack: usize,
-    no_demangle: bool,
-    short_names: bool,
+    names: crate::cli::NameArgs,
 ) -> Result<ExportProfile> {
     let reader = super::open(path)?;
     let (machine, kernel) = profile::session::start(reader.meta());
@@ -61,7 +60,7 @@ pub fn load(
         &machine,
         kernel,
         &SymbolizeOptions {
-            names: super::replay::name_style(no_demangle, short_names),
+            names: names.style(),
             inline: true,
             finder: symbols::DebugFinder::default(),
             srclines: true,

@@ -110,14 +110,3 @@ fn finish_symbols(
 ) -> Symbols {
     early.finish_replay(collector, machine, kernel)
 }
-
-/// The name style the report flags ask for.
-pub fn name_style(no_demangle: bool, short_names: bool) -> NameStyle {
-    if no_demangle {
-        NameStyle::Raw
-    } else if short_names {
-        NameStyle::Short
-    } else {
-        NameStyle::Full
-    }
-}

@@ -119,7 +119,7 @@ fn hotspots(
     };
     // (Again after the records, for pipes.)
     check_branch_mode(meta)?;
-    let names_style = super::replay::name_style(a.no_demangle, a.short_names);
+    let names_style = a.names.style();
     let t0 = std::time::Instant::now();
     let super::replay::Replayed {
         mut collector,
@@ -348,6 +348,9 @@ fn hotspots(
             collector.unwind_failures
         );
     }
+    super::discard(graphs);
+    super::discard(sections);
+    super::discard((report, syms, machine, collector, reader));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -309,7 +309,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         &machine,
         kernel,
         &SymbolizeOptions {
-            names: super::replay::name_style(a.no_demangle, a.short_names),
+            names: a.names.style(),
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
             srclines: fields.iter().any(|f| f.srcline),
