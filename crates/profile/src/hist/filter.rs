@@ -1,0 +1,84 @@
+//! The samples `--comms`, `--dsos`, `--pid`, `--tid` and `--symbols` keep,
+//! and perf's short DSO names they match.
+
+use super::*;
+
+/// Samples kept by the filters.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub comms: Option<Vec<String>>,
+    pub dsos: Option<Vec<String>>,
+    pub pids: Option<Vec<i32>>,
+    pub tids: Option<Vec<i32>>,
+    pub symbols: Option<Vec<String>>,
+}
+
+/// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
+/// for a kernel module, the file name of other paths, other names as they are.
+pub fn dso_short_name(name: &str) -> String {
+    if !name.starts_with('/') {
+        return name.to_string();
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if let Some(pid) = name
+        .strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return format!("[JIT] tid {pid}");
+    }
+    for ext in [".ko", ".ko.gz", ".ko.xz", ".ko.zst"] {
+        if let Some(m) = base.strip_suffix(ext) {
+            return format!("[{}]", m.replace('-', "_"));
+        }
+    }
+    base.to_string()
+}
+
+impl Filters {
+    pub(super) fn keep_thread(&self, comms: &[String], comm: u32, pid: i32, tid: i32) -> bool {
+        if let Some(list) = &self.comms {
+            match comms.get(comm as usize) {
+                Some(c) if list.iter().any(|x| x == c) => {}
+                _ => return false,
+            }
+        }
+        if let Some(p) = &self.pids {
+            if !p.contains(&pid) {
+                return false;
+            }
+        }
+        if let Some(t) = &self.tids {
+            if !t.contains(&tid) {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub(super) fn keep_sample(
+        &self,
+        dso_names: &[String],
+        syms: &Symbols,
+        l: &Loc,
+        s: &SymRef,
+    ) -> bool {
+        if let Some(list) = &self.dsos {
+            let name = dso_names.get(l.dso as usize);
+            if !name.is_some_and(|n| list.iter().any(|x| x == n)) {
+                return false;
+            }
+        }
+        if let Some(list) = &self.symbols {
+            match s {
+                SymRef::Sym(i) => {
+                    if !list.iter().any(|x| *x == syms.syms[*i as usize].name) {
+                        return false;
+                    }
+                }
+                SymRef::Addr { .. } => return false,
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,518 @@
+//! Sort keys: perf's `--sort` names, the value of each key for an entry,
+//! and the texts they are compared and printed by.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::*;
+
+/// A column perf can sort and group samples by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    Comm,
+    /// perf's "pid" key is the thread: its tid and comm.
+    Pid,
+    Dso,
+    Sym,
+    /// `file:line` of the sample's address (innermost inline frame).
+    Srcline,
+    /// The file of `Srcline`.
+    Srcfile,
+    /// The first callchain symbol matching the parent regex, else `[other]`.
+    Parent,
+    Cpu,
+    /// The symbol and the address's offset into it (newer perf's `symoff`).
+    SymOff,
+    SymSize,
+    /// The size of the map the address fell in.
+    DsoSize,
+    /// perf's placeholder IPC column, added to any `--sort` naming `symbol`
+    /// (IPC needs branch stacks; without them it shows dashes).
+    IpcNull,
+}
+
+/// The `--sort` names sear knows, for messages.
+pub const SORT_KEY_NAMES: &str =
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, symbol_size, dso_size";
+
+impl SortKey {
+    /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
+    /// key is already per thread, so `tid` is accepted as the same.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "comm" => SortKey::Comm,
+            "pid" | "tid" => SortKey::Pid,
+            "dso" => SortKey::Dso,
+            "sym" | "symbol" => SortKey::Sym,
+            "srcline" => SortKey::Srcline,
+            "srcfile" => SortKey::Srcfile,
+            "parent" => SortKey::Parent,
+            "cpu" => SortKey::Cpu,
+            "symoff" => SortKey::SymOff,
+            "symbol_size" => SortKey::SymSize,
+            "dso_size" => SortKey::DsoSize,
+            _ => return None,
+        })
+    }
+
+    /// Parses a `--sort` list the way perf reads it: unknown names are
+    /// returned as the error; a list naming `symbol` anywhere (perf looks
+    /// for the substring) gets perf's IPC placeholder column appended.
+    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, crate::Error> {
+        let mut keys = Vec::new();
+        for k in list.split(',').map(str::trim) {
+            keys.push(SortKey::parse(k).ok_or_else(|| crate::Error::UnknownSortKey(k.to_owned()))?);
+        }
+        if list.contains("symbol") {
+            keys.push(SortKey::IpcNull);
+        }
+        Ok(keys)
+    }
+
+    /// The column header perf prints.
+    pub fn header(self) -> &'static str {
+        match self {
+            SortKey::Comm => "Command",
+            SortKey::Pid => "    Pid:Command",
+            SortKey::Dso => "Shared Object",
+            SortKey::Sym => "Symbol",
+            SortKey::Srcline => "Source:Line",
+            SortKey::Srcfile => "Source File",
+            SortKey::Parent => "Parent symbol",
+            SortKey::Cpu => "CPU",
+            SortKey::SymOff => "Symbol Offset",
+            SortKey::SymSize => "Symbol size",
+            SortKey::DsoSize => "DSO size",
+            SortKey::IpcNull => "IPC   [IPC Coverage]",
+        }
+    }
+
+    /// Whether perf pads the value to the column width itself (so also in
+    /// the last column); the others are padded only when a column follows.
+    pub fn pads_value(self) -> bool {
+        !matches!(
+            self,
+            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+        )
+    }
+
+    /// Columns as wide as their header whatever the values (perf sizes
+    /// them by the header only; longer values overflow).
+    pub fn header_width_only(self) -> bool {
+        matches!(
+            self,
+            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull
+        )
+    }
+
+    /// Numbers perf right-aligns.
+    pub fn right_aligned(self) -> bool {
+        matches!(self, SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize)
+    }
+
+    /// Whether the key needs each location's source line.
+    pub fn needs_srclines(self) -> bool {
+        matches!(self, SortKey::Srcline | SortKey::Srcfile)
+    }
+
+    /// Whether a frame's value depends on its location (address), not
+    /// only on its symbol.
+    pub fn needs_loc(self) -> bool {
+        matches!(
+            self,
+            SortKey::Srcline | SortKey::Srcfile | SortKey::SymOff | SortKey::DsoSize
+        )
+    }
+}
+
+/// A symbol column value: a symbol, or an address nothing covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymRef {
+    Sym(u32),
+    /// `ip` as perf keeps it (map-relative for a sample's own address,
+    /// raw for a callchain frame), in the DSO `dso` (or [`NO_DSO`]).
+    Addr {
+        ip: u64,
+        dso: u32,
+    },
+}
+
+/// The value of one sort key for an entry. Ids point into [`Names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// The comm at sample time (an index into [`Names::comms`]).
+    Comm(u32),
+    /// A thread (machine index), shown with its last comm.
+    Thread(u32),
+    /// A DSO (machine index); None where the address hit no map.
+    Dso(Option<u32>),
+    /// The symbol. (perf's level character, `.` user, `k` kernel, ..., is
+    /// not part of an entry's identity: see [`HistEntry::level`].)
+    Sym(SymRef),
+    /// perf's srcline text (an index into [`Names::strings`]): entries with
+    /// equal text are one entry, as in perf.
+    Srcline(u32),
+    /// perf's srcfile text (an index into [`Names::strings`]).
+    Srcfile(u32),
+    /// The parent symbol's name (an index into [`Names::strings`]), None for
+    /// `[other]`.
+    Parent(Option<u32>),
+    /// The CPU, `u32::MAX` for none (perf's -1).
+    Cpu(u32),
+    /// A symbol and the offset into it (for an unresolved address, 0).
+    SymOff(SymRef, u64),
+    /// The symbol's size, None without a symbol (perf's `unknown`).
+    SymSize(Option<u64>),
+    /// The map's size, None without a map.
+    DsoSize(Option<u64>),
+    /// perf's IPC placeholder shows dashes but compares entries by symbol
+    /// (its `sort__sym_cmp`), so it splits entries as a symbol key would.
+    IpcNull(SymRef),
+}
+
+/// Everything keys refer to, for comparing and printing them.
+pub struct Names<'a> {
+    pub comms: &'a [String],
+    /// perf's short name of each DSO of the machine.
+    pub dso_names: Vec<String>,
+    pub syms: &'a [SymInfo],
+    pub machine: &'a Machine,
+    /// Texts of srcline, srcfile and parent keys ([`Report::strings`]).
+    pub strings: &'a [String],
+}
+
+impl Names<'_> {
+    fn comm(&self, id: u32) -> &str {
+        self.comms.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn dso(&self, d: Option<u32>) -> Option<&str> {
+        d.and_then(|d| self.dso_names.get(d as usize))
+            .map(String::as_str)
+    }
+
+    fn string(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn cmp_sym(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                .name
+                .cmp(&self.syms[*q as usize].name),
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, dso: d }, SymRef::Addr { ip: q, dso: e }) => {
+                let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+                dn(*d).cmp(&dn(*e)).then(p.cmp(q))
+            }
+        }
+    }
+
+    /// perf's `sort__sym_cmp` as an order: unresolved addresses by
+    /// address, after symbols; symbols by DSO name, then start address
+    /// (inlined ones by name first).
+    fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        let dso = |s: &SymRef| match s {
+            SymRef::Sym(i) => self.syms[*i as usize].dso,
+            SymRef::Addr { dso, .. } => *dso,
+        };
+        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
+            return p.cmp(q);
+        }
+        let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+        dn(dso(x)).cmp(&dn(dso(y))).then_with(|| match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => {
+                let (a, b) = (&self.syms[*p as usize], &self.syms[*q as usize]);
+                let by_name = if a.inlined || b.inlined {
+                    a.name.cmp(&b.name)
+                } else {
+                    Ordering::Equal
+                };
+                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
+            }
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
+        })
+    }
+
+    /// perf's order among entries of equal period (its `se_sort`).
+    pub(crate) fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+        match (a, b) {
+            (Key::Srcline(x), Key::Srcline(y)) | (Key::Srcfile(x), Key::Srcfile(y)) => {
+                self.string(*x).cmp(self.string(*y))
+            }
+            // Named parents before `[other]`.
+            (Key::Parent(x), Key::Parent(y)) => match (x, y) {
+                (Some(p), Some(q)) => self.string(*p).cmp(self.string(*q)),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+            },
+            (Key::Cpu(x), Key::Cpu(y)) => (*x as i32).cmp(&(*y as i32)),
+            (Key::SymOff(x, p), Key::SymOff(y, q)) => self.cmp_sym(x, y).then(p.cmp(q)),
+            (Key::SymSize(x), Key::SymSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
+            (Key::IpcNull(x), Key::IpcNull(y)) => self.cmp_by_address(x, y),
+            (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
+            (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
+            (Key::Thread(x), Key::Thread(y)) => {
+                let tid = |t: u32| self.machine.thread_info(t as usize).tid;
+                tid(*x).cmp(&tid(*y))
+            }
+            // Entries without a DSO go after those with one.
+            (Key::Dso(x), Key::Dso(y)) => match (self.dso(*x), self.dso(*y)) {
+                (Some(a), Some(b)) => a.cmp(b),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+            },
+            // By name; unresolved entries after symbols, equal among
+            // themselves (perf's `cmp_null`): later sort columns decide.
+            (Key::Sym(x), Key::Sym(y)) => match (x, y) {
+                (SymRef::Sym(p), SymRef::Sym(q)) => self.syms[*p as usize]
+                    .name
+                    .cmp(&self.syms[*q as usize].name),
+                (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+                (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+                (SymRef::Addr { .. }, SymRef::Addr { .. }) => Ordering::Equal,
+            },
+            _ => Ordering::Equal,
+        }
+    }
+
+    /// A thread's comm at the end of the recording (`:tid` if never named).
+    pub fn thread_comm(&self, t: u32) -> String {
+        match self.machine.comm_of(t as usize) {
+            Some(c) => c.to_owned(),
+            None => format!(":{}", self.machine.thread_info(t as usize).tid),
+        }
+    }
+
+    /// The text perf prints for a key of an entry whose level is `level`.
+    pub fn display(&self, k: &Key, level: u8) -> String {
+        match k {
+            Key::Comm(c) => self.comm(*c).to_owned(),
+            Key::Thread(t) => {
+                let info = self.machine.thread_info(*t as usize);
+                let comm = self
+                    .machine
+                    .comm_of(*t as usize)
+                    .map_or_else(|| format!(":{}", info.tid), str::to_owned);
+                format!("{:>7}:{comm}", info.tid)
+            }
+            Key::Dso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
+            Key::Sym(s) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::Srcline(i) | Key::Srcfile(i) => self.string(*i).to_owned(),
+            Key::Parent(Some(i)) => self.string(*i).to_owned(),
+            Key::Parent(None) => "[other]".to_owned(),
+            // C's `%3.3d`: at least three digits.
+            Key::Cpu(c) => {
+                let c = *c as i32;
+                if c < 0 {
+                    format!("-{:03}", c.unsigned_abs())
+                } else {
+                    format!("{c:03}")
+                }
+            }
+            Key::SymOff(s @ SymRef::Sym(_), off) => {
+                format!("[{}] {}+{off:#x}", level as char, self.sym_name(s))
+            }
+            Key::SymOff(s, _) => format!("[{}] {}", level as char, self.sym_name(s)),
+            Key::SymSize(Some(n)) => n.to_string(),
+            Key::SymSize(None) => "unknown".to_owned(),
+            Key::DsoSize(Some(n)) => n.to_string(),
+            Key::DsoSize(None) => "unknown".to_owned(),
+            Key::IpcNull(_) => "-      -".to_owned(),
+        }
+    }
+
+    /// A symbol's name as perf prints it in the symbol column and call
+    /// graphs: `name`, `name (inlined)`, or the address in hex.
+    pub fn sym_name(&self, s: &SymRef) -> String {
+        match s {
+            SymRef::Sym(i) => {
+                let s = &self.syms[*i as usize];
+                if s.inlined {
+                    format!("{} (inlined)", s.name)
+                } else {
+                    s.name.clone()
+                }
+            }
+            // C's `%#.16llx`: no `0x` for zero.
+            SymRef::Addr { ip: 0, .. } => "0".repeat(16),
+            SymRef::Addr { ip, .. } => format!("{ip:#018x}"),
+        }
+    }
+}
+
+/// What one entry's keys are made of.
+pub(super) struct KeyCtx {
+    pub(super) comm: u32,
+    pub(super) thread: u32,
+    pub(super) cpu: u32,
+    pub(super) dso: u32,
+    pub(super) sym: SymRef,
+    /// The location (loc id) the entry's address came from.
+    pub(super) loc: u32,
+    pub(super) parent: Option<u32>,
+}
+
+/// Makes entries' keys, computing per location (once) the texts of keys
+/// perf compares as text.
+pub(super) struct KeyMaker<'a> {
+    pub(super) keys: &'a [SortKey],
+    pub(super) locs: &'a [Loc],
+    pub(super) syms: &'a Symbols,
+    pub(super) dso_names: &'a [String],
+    /// Each DSO's row: the first DSO with its short name (perf's dso key
+    /// compares short names, so two binaries named alike share a row).
+    pub(super) dso_rows: Vec<u32>,
+    pub(super) strings: Vec<String>,
+    pub(super) string_ids: HashMap<String, u32>,
+    /// Per loc id: its srcline and srcfile string ids (`u32::MAX`: not yet).
+    pub(super) srclines: Vec<(u32, u32)>,
+}
+
+/// perf's text for an address without a source line or map.
+const SRCLINE_UNKNOWN: &str = "??:0";
+
+impl<'a> KeyMaker<'a> {
+    pub(super) fn new(
+        keys: &'a [SortKey],
+        locs: &'a [Loc],
+        syms: &'a Symbols,
+        dso_names: &'a [String],
+        dso_rows: Vec<u32>,
+    ) -> Self {
+        let lines = keys.iter().any(|k| k.needs_srclines());
+        KeyMaker {
+            keys,
+            locs,
+            syms,
+            dso_names,
+            dso_rows,
+            strings: Vec::new(),
+            string_ids: HashMap::default(),
+            srclines: if lines {
+                vec![(u32::MAX, u32::MAX); locs.len()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    pub(super) fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.string_ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_owned());
+        self.string_ids.insert(s.to_owned(), i);
+        i
+    }
+
+    /// perf's srcline and srcfile texts of a location: `file:line`, where
+    /// DWARF (or, as `??:0`, the symbol table) covers the address; else
+    /// `symbol+offset` (decimal) or `dso[address]`; `??:0` without a map.
+    /// The srcfile is the file part of a found line, else empty.
+    pub(super) fn srcline(&mut self, lid: u32) -> (u32, u32) {
+        if let Some(&(l, f)) = self.srclines.get(lid as usize) {
+            if l != u32::MAX {
+                return (l, f);
+            }
+        }
+        let loc = &self.locs[lid as usize];
+        let ls = self.syms.per_loc.get(lid as usize);
+        let (line, file) = if loc.dso == NO_DSO {
+            (SRCLINE_UNKNOWN.to_owned(), String::new())
+        } else if let Some(pos) = ls.and_then(|l| l.line) {
+            let name = self
+                .syms
+                .files
+                .get(pos.file as usize)
+                .map_or("??", String::as_str);
+            let text = format!("{name}:{}", pos.line);
+            let file = if text == SRCLINE_UNKNOWN {
+                String::new()
+            } else {
+                // perf cuts the text at its first colon.
+                text.split(':').next().unwrap_or("").to_owned()
+            };
+            (text, file)
+        } else if let Some((s, ls)) = ls.and_then(|l| l.sym.map(|s| (s, l))) {
+            let name = &self.syms.syms[s as usize].name;
+            (format!("{name}+{}", ls.sym_offset), String::new())
+        } else {
+            let dso = self
+                .dso_names
+                .get(loc.dso as usize)
+                .map_or("", String::as_str);
+            // The address in the binary's own terms, where it was read.
+            let at = ls.and_then(|l| l.svma).unwrap_or(loc.rel);
+            (format!("{dso}[{at:x}]"), String::new())
+        };
+        let ids = (self.intern(&line), self.intern(&file));
+        if let Some(slot) = self.srclines.get_mut(lid as usize) {
+            *slot = ids;
+        }
+        ids
+    }
+
+    pub(super) fn make(&mut self, out: &mut Vec<Key>, c: &KeyCtx) {
+        out.clear();
+        for k in self.keys {
+            let key = match k {
+                SortKey::Comm => Key::Comm(c.comm),
+                SortKey::Pid => Key::Thread(c.thread),
+                SortKey::Dso => {
+                    let dso = self.dso_rows.get(c.dso as usize).copied().unwrap_or(c.dso);
+                    Key::Dso((dso != NO_DSO).then_some(dso))
+                }
+                // perf tells unresolved symbols apart by address only.
+                SortKey::Sym => Key::Sym(unresolved_by_address(c.sym)),
+                SortKey::Srcline => Key::Srcline(self.srcline(c.loc).0),
+                SortKey::Srcfile => Key::Srcfile(self.srcline(c.loc).1),
+                SortKey::Parent => Key::Parent(c.parent),
+                SortKey::Cpu => Key::Cpu(c.cpu),
+                SortKey::SymOff => {
+                    let off = match c.sym {
+                        SymRef::Sym(_) => self
+                            .syms
+                            .per_loc
+                            .get(c.loc as usize)
+                            .map_or(0, |l| l.sym_offset),
+                        SymRef::Addr { .. } => 0,
+                    };
+                    Key::SymOff(c.sym, off)
+                }
+                SortKey::SymSize => Key::SymSize(match c.sym {
+                    SymRef::Sym(s) => Some(self.syms.syms[s as usize].size),
+                    SymRef::Addr { .. } => None,
+                }),
+                SortKey::DsoSize => {
+                    let l = &self.locs[c.loc as usize];
+                    let kernel = self
+                        .dso_names
+                        .get(l.dso as usize)
+                        .is_some_and(|n| n == "[kernel.kallsyms]");
+                    let size = match self.syms.kernel_extent {
+                        Some((start, end)) if kernel => end.wrapping_sub(start),
+                        _ => l.map_size,
+                    };
+                    Key::DsoSize((l.dso != NO_DSO).then_some(size))
+                }
+                SortKey::IpcNull => Key::IpcNull(unresolved_by_address(c.sym)),
+            };
+            out.push(key);
+        }
+    }
+}
+
+/// An unresolved symbol without its DSO: perf's symbol keys compare such
+/// entries by address only.
+fn unresolved_by_address(sym: SymRef) -> SymRef {
+    match sym {
+        SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
+        s => s,
+    }
+}

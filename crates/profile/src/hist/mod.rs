@@ -1,0 +1,794 @@
+//! Histograms of samples by sort keys (perf's `hists`), one per event, with
+//! self and accumulated ("children") periods and, per entry, the chains its
+//! call graph is built from.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Ordering;
+
+use crate::fields::Stat;
+use crate::machine::Machine;
+use crate::resolve::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
+use crate::symbolize::{SymInfo, Symbols};
+
+mod filter;
+mod keys;
+mod trie;
+
+pub use filter::{dso_short_name, Filters};
+pub use keys::{Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
+use keys::{KeyCtx, KeyMaker};
+use trie::{ChainTrie, NONE};
+
+/// One row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistEntry {
+    pub keys: Vec<Key>,
+    /// The entry's own period (perf's "Self").
+    pub period: u64,
+    pub samples: u64,
+    /// The period of samples with this entry anywhere on their stack
+    /// (perf's "Children"); equal to `period` without accumulation.
+    pub period_acc: u64,
+    pub samples_acc: u64,
+    /// The thread of the entry's first sample and its longest chain: perf
+    /// breaks ties with them.
+    pub thread: u32,
+    pub max_depth: usize,
+    /// The entry's index when it was made (stable across sorting): what
+    /// [`Term::entry`] refers to.
+    pub id: u32,
+    /// Chains of the entry's own samples, whole: their ends ([`Term`] ids).
+    pub ends: Vec<u32>,
+    /// Chains of samples that pass the entry (`--children`): the trie
+    /// nodes where its frame first occurs; each node's subtree, minus the
+    /// entry's own samples, is the part of those chains from the entry on.
+    pub subtrees: Vec<u32>,
+    /// perf's level character of the sample that created the entry.
+    pub level: u8,
+    /// Own period by cpumode (see [`Stat::modes`]), when asked for.
+    pub modes: [u64; 4],
+    /// Made by a sample the filters (`--dsos`, `--comms`, ...) drop: perf
+    /// hides such an entry even when kept samples add to it later, and an
+    /// entry a kept sample made shows what dropped samples add to it.
+    pub filtered: bool,
+    /// In a group's leader, the entry's values in each other member's
+    /// rows (perf's pairs), in member order.
+    pub group: Vec<Stat>,
+}
+
+impl HistEntry {
+    pub fn stat(&self) -> Stat {
+        Stat {
+            period: self.period,
+            samples: self.samples,
+            period_acc: self.period_acc,
+            samples_acc: self.samples_acc,
+            modes: self.modes,
+        }
+    }
+}
+
+/// The rows of one event.
+#[derive(Debug, Clone, Default)]
+pub struct Hists {
+    index: HashMap<Vec<Key>, usize>,
+    pub entries: Vec<HistEntry>,
+    pub nr_samples: u64,
+    pub total_period: u64,
+    /// The period of samples that have a callchain (perf's
+    /// `callchain_period`, what call-graph thresholds are relative to).
+    pub callchain_period: u64,
+    /// Samples and period including those the filters dropped.
+    pub all_samples: u64,
+    pub all_period: u64,
+    pub all_callchain_period: u64,
+}
+
+/// A callchain frame: its symbol (or address) and level.
+pub type Frame = (SymRef, u8);
+
+/// How the rows are built.
+#[derive(Debug, Clone)]
+pub struct HistOptions {
+    pub keys: Vec<SortKey>,
+    /// Accumulate callers' periods (perf's `--children`).
+    pub children: bool,
+    /// Keep per-entry chains for call graphs.
+    pub callchains: bool,
+    /// Caller order (perf's default with children) or callee order: decides
+    /// how chains are stored, which part each entry gets and so the depth
+    /// tie-break.
+    pub caller_order: bool,
+    /// perf's `-p/--parent` regex for the parent key.
+    pub parent: Option<regex_lite::Regex>,
+    /// Keep own periods by cpumode (sys/usr columns).
+    pub cpumode: bool,
+}
+
+/// All events' rows plus the interned callchains they refer to.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub hists: Vec<Hists>,
+    /// Interned frames.
+    pub frames: Vec<Frame>,
+    /// Texts the srcline, srcfile and parent keys refer to.
+    pub strings: Vec<String>,
+    /// Every sample's chain (in insertion order) as a path in one trie of
+    /// frames, with a root per (event, comm, thread).
+    trie: ChainTrie,
+}
+
+/// Where a sample's chain ends, with its weight and own entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Term {
+    pub node: u32,
+    /// The [`HistEntry::id`] of the sample's own (self) entry.
+    pub entry: u32,
+    pub period: u64,
+    pub samples: u64,
+    /// The next term at the same node, or `NONE`.
+    next: u32,
+}
+
+impl Hists {
+    /// What percentages are of: all samples' period (perf's default,
+    /// `--percentage absolute`) or only those the filters kept (`relative`).
+    pub fn percent_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.total_period
+        } else {
+            self.all_period
+        }
+    }
+
+    /// (samples, period) for the section header, as `percent_base`.
+    pub fn header_totals(&self, relative: bool) -> (u64, u64) {
+        if relative {
+            (self.nr_samples, self.total_period)
+        } else {
+            (self.all_samples, self.all_period)
+        }
+    }
+
+    /// What call-graph thresholds are relative to, as `percent_base`.
+    pub fn callchain_base(&self, relative: bool) -> u64 {
+        if relative {
+            self.callchain_period
+        } else {
+            self.all_callchain_period
+        }
+    }
+
+    pub(crate) fn clear_index(&mut self) {
+        self.index.clear();
+    }
+
+    /// The index of the entry with `keys`, created if new (allocating only then).
+    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8, filtered: bool) -> usize {
+        if let Some(&i) = self.index.get(keys) {
+            return i;
+        }
+        self.index.insert(keys.to_vec(), self.entries.len());
+        self.entries.push(HistEntry {
+            keys: keys.to_vec(),
+            period: 0,
+            samples: 0,
+            period_acc: 0,
+            samples_acc: 0,
+            thread,
+            max_depth: 0,
+            id: self.entries.len() as u32,
+            ends: Vec::new(),
+            subtrees: Vec::new(),
+            level,
+            modes: [0; 4],
+            group: Vec::new(),
+            filtered,
+        });
+        self.entries.len() - 1
+    }
+}
+
+/// A location's frames (inline frames first, then the function), interned
+/// once per location.
+struct LocFrames {
+    spans: Vec<Option<(u32, u32)>>,
+    ids: Vec<u32>,
+    frame_ids: HashMap<Frame, u32>,
+}
+
+impl LocFrames {
+    fn get(&mut self, frames: &mut Vec<Frame>, syms: &Symbols, locs: &[Loc], lid: u32) -> &[u32] {
+        let (a, b) = match self.spans.get(lid as usize).copied().flatten() {
+            Some(r) => r,
+            None => {
+                let l = &locs[lid as usize];
+                let a = self.ids.len() as u32;
+                match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
+                    Some(ls) => {
+                        for &f in &ls.frames {
+                            let id = intern_frame(
+                                frames,
+                                &mut self.frame_ids,
+                                (SymRef::Sym(f), l.level),
+                            );
+                            self.ids.push(id);
+                        }
+                    }
+                    None => {
+                        let f = (
+                            SymRef::Addr {
+                                ip: l.ip,
+                                dso: l.dso,
+                            },
+                            l.level,
+                        );
+                        let id = intern_frame(frames, &mut self.frame_ids, f);
+                        self.ids.push(id);
+                    }
+                }
+                let r = (a, self.ids.len() as u32);
+                if self.spans.len() <= lid as usize {
+                    self.spans.resize(lid as usize + 1, None);
+                }
+                self.spans[lid as usize] = Some(r);
+                r
+            }
+        };
+        &self.ids[a as usize..b as usize]
+    }
+}
+
+/// What the entries of a chain's frames depend on besides the frame: the
+/// sample's event, comm, thread, cpu and parent (the last two `NONE`
+/// unless they are sort keys) and the level of its own address.
+struct ChainCtx {
+    event: u32,
+    comm: u32,
+    thread: u32,
+    cpu: u32,
+    parent_id: u32,
+    parent: Option<u32>,
+    leaf_level: u8,
+    /// The filters drop the sample (see [`HistEntry::filtered`]).
+    filtered: bool,
+}
+
+/// (event, comm, thread, frame, location, cpu, parent).
+type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
+
+/// Everything that grows while chains are added to the trie.
+struct Grow<'a> {
+    syms: &'a Symbols,
+    keys: KeyMaker<'a>,
+    keybuf: Vec<Key>,
+    /// A frame's entry within one (event, comm, thread, cpu, parent): each
+    /// is hashed only once.
+    frame_entry: HashMap<FrameEntryKey, u32>,
+    /// The sort keys name the comm / the thread.
+    by_comm: bool,
+    by_thread: bool,
+}
+
+impl Grow<'_> {
+    /// The entry of frame `f` (from location `at`, or `NONE`) in a chain
+    /// with context `c`, made with `level` if new.
+    fn entry(
+        &mut self,
+        frames: &[Frame],
+        h: &mut Hists,
+        c: &ChainCtx,
+        f: u32,
+        at: u32,
+        level: u8,
+    ) -> u32 {
+        // The keys depend on the comm and thread only where they name
+        // them: entries of other threads' chains are then shared.
+        let key = (
+            c.event,
+            if self.by_comm { c.comm } else { NONE },
+            if self.by_thread { c.thread } else { NONE },
+            f,
+            at,
+            c.cpu,
+            c.parent_id,
+        );
+        if let Some(&i) = self.frame_entry.get(&key) {
+            return i;
+        }
+        let (sref, _) = frames[f as usize];
+        let ctx = KeyCtx {
+            comm: c.comm,
+            thread: c.thread,
+            cpu: c.cpu,
+            dso: frame_dso(self.syms, sref),
+            sym: sref,
+            loc: at,
+            parent: c.parent,
+        };
+        self.keys.make(&mut self.keybuf, &ctx);
+        let i = h.entry_index(&self.keybuf, c.thread, level, c.filtered) as u32;
+        self.frame_entry.insert(key, i);
+        i
+    }
+}
+
+/// The DSO of a frame's symbol or address.
+fn frame_dso(syms: &Symbols, sref: SymRef) -> u32 {
+    match sref {
+        SymRef::Sym(s) => syms.syms[s as usize].dso,
+        SymRef::Addr { dso, .. } => dso,
+    }
+}
+
+/// (trie root, stack node of pass one) → trie node. A stack node is
+/// mostly reached under one root only (roots are per event, comm and
+/// thread), so the first root's node is kept in an array by stack node,
+/// which the sums, coming in the order their stacks were made, walk
+/// nearly in order; other roots' in a map.
+struct StackNodeMap {
+    first: Vec<(u32, u32)>,
+    others: HashMap<(u32, u32), u32>,
+}
+
+impl StackNodeMap {
+    fn new(stack_nodes: usize) -> Self {
+        StackNodeMap {
+            first: vec![(NONE, NONE); stack_nodes],
+            others: HashMap::default(),
+        }
+    }
+
+    fn get(&self, root: u32, s: u32) -> Option<u32> {
+        match self.first.get(s as usize) {
+            Some(&(r, n)) if r == root => Some(n),
+            Some(&(NONE, _)) => None,
+            _ => self.others.get(&(root, s)).copied(),
+        }
+    }
+
+    fn insert(&mut self, root: u32, s: u32, node: u32) {
+        match self.first.get_mut(s as usize) {
+            Some(slot) if slot.0 == NONE || slot.0 == root => *slot = (root, node),
+            _ => {
+                self.others.insert((root, s), node);
+            }
+        }
+    }
+}
+
+/// The entries on one trie path, as the path's new nodes are taken root
+/// first: each node is checked against its ancestors in constant time,
+/// not by walking up (which made deep stacks cost their depth squared).
+#[derive(Default)]
+struct PathMarks {
+    stamp: u32,
+    /// Per entry, the stamp of the path it was last seen on.
+    mark: Vec<u32>,
+}
+
+impl PathMarks {
+    /// A new path, whose nodes from `node` up (below the root) exist.
+    fn start(&mut self, trie: &ChainTrie, mut node: u32) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.stamp = 1;
+        }
+        while let Some(&up) = trie.parent.get(node as usize) {
+            if up == NONE {
+                break;
+            }
+            self.see(trie.entry[node as usize]);
+            node = up;
+        }
+    }
+
+    /// Marks `entry` as on the path; whether it was not already.
+    fn see(&mut self, entry: u32) -> bool {
+        let i = entry as usize;
+        if i >= self.mark.len() {
+            self.mark.resize(i + 1, 0);
+        }
+        let first = self.mark[i] != self.stamp;
+        self.mark[i] = self.stamp;
+        first
+    }
+
+    /// Records trie node `n`, the next new node of the path, in its entry's
+    /// subtrees if its frame's entry does not occur above it.
+    fn note_first_occurrence(&mut self, trie: &ChainTrie, h: &mut Hists, n: u32) {
+        let idx = trie.entry[n as usize];
+        if self.see(idx) {
+            h.entries[idx as usize].subtrees.push(n);
+        }
+    }
+}
+
+/// Builds the rows of every event from pass one and pass two.
+/// `sums` are the collector's sums in order
+/// ([`Collector::take_sums_in_order`]).
+///
+/// Each sample's chain becomes a path in one trie of frames (rooted per
+/// event, comm and thread); a frame's entry is found once per trie node,
+/// and with `--children` an entry's accumulated period is summed from the
+/// subtrees where its frame first occurs. With caller order the path of a
+/// stack extends the path of the stack without its leaf, so each stack
+/// node of pass one is walked once, not once per sample.
+pub fn build(
+    collector: &Collector,
+    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
+    syms: &Symbols,
+    machine: &Machine,
+    dso_names: &[String],
+    opts: &HistOptions,
+    filters: &Filters,
+) -> Report {
+    let mut report = Report::default();
+    let locs = collector.interner.locs();
+    let mut stack = Vec::new();
+    let mut chain: Vec<u32> = Vec::new();
+    let need_chain = opts.children || opts.callchains;
+    let dso_rows: Vec<u32> = {
+        let mut first: HashMap<&str, u32> = HashMap::default();
+        dso_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| *first.entry(n.as_str()).or_insert(i as u32))
+            .collect()
+    };
+    let mut loc_frames = LocFrames {
+        spans: Vec::new(),
+        ids: Vec::new(),
+        frame_ids: HashMap::default(),
+    };
+    let comms = collector.comms();
+    let mut g = Grow {
+        syms,
+        keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows),
+        keybuf: Vec::new(),
+        frame_entry: HashMap::default(),
+        by_comm: opts.keys.contains(&SortKey::Comm),
+        by_thread: opts.keys.contains(&SortKey::Pid),
+    };
+    let want_parent = opts.keys.contains(&SortKey::Parent);
+    let want_cpu = opts.keys.contains(&SortKey::Cpu);
+    // Keys that depend on the frame's location, not only its symbol: the
+    // chains then keep frames of different locations apart.
+    let by_loc = opts.keys.iter().any(|k| k.needs_loc());
+    let mut parents: HashMap<u32, Option<u32>> = HashMap::default();
+    // Per symbol: 0 not yet asked, 1 no match, 2 match.
+    let mut sym_matches: Vec<u8> = vec![0; syms.syms.len()];
+    // Caller order: (trie root, stack node of pass one) → trie node.
+    let mut stack_nodes = StackNodeMap::new(collector.interner.stack_nodes());
+    let mut pending: Vec<u32> = Vec::new();
+    // Trie nodes a chain made, with their locations (`NONE` unless keys
+    // need them), root first.
+    let mut fresh: Vec<(u32, u32)> = Vec::new();
+    let mut marks = PathMarks::default();
+    report.trie.children = opts.children;
+    report.trie.caller_order = opts.caller_order;
+    for (key, sum) in sums {
+        let ev = key.event as usize;
+        if report.hists.len() <= ev {
+            report.hists.resize_with(ev + 1, Hists::default);
+        }
+        {
+            let h = &mut report.hists[ev];
+            h.all_samples += sum.samples;
+            h.all_period = h.all_period.wrapping_add(sum.period);
+            if need_chain && key.stack != EMPTY_STACK {
+                h.all_callchain_period = h.all_callchain_period.wrapping_add(sum.period);
+            }
+        }
+        // perf adds the samples the filters drop too: the entries they
+        // make are marked and hidden, the ones they pass count them.
+        let th = machine.thread_info(key.thread as usize);
+        let leaf = &locs[key.leaf as usize];
+        let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
+        let filtered = !filters.keep_thread(comms, key.comm, th.pid, th.tid)
+            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym);
+        let parent = match (&opts.parent, want_parent) {
+            (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
+                collector.interner.stack(key.stack, &mut stack);
+                let m = find_parent(&stack, locs, syms, re, opts.caller_order, &mut sym_matches);
+                m.map(|s| g.keys.intern(&syms.syms[s as usize].name))
+            }),
+            _ => None,
+        };
+        let cctx = ChainCtx {
+            event: key.event,
+            comm: key.comm,
+            thread: key.thread,
+            cpu: if want_cpu { key.cpu } else { NONE },
+            parent_id: if want_parent {
+                parent.unwrap_or(NONE - 1)
+            } else {
+                NONE
+            },
+            parent,
+            leaf_level: leaf.level,
+            filtered,
+        };
+        let h = &mut report.hists[ev];
+        let ctx = KeyCtx {
+            comm: key.comm,
+            thread: key.thread,
+            cpu: key.cpu,
+            dso: leaf.dso,
+            sym: leaf_sym,
+            loc: key.leaf,
+            parent,
+        };
+        g.keys.make(&mut g.keybuf, &ctx);
+        let self_index = h.entry_index(&g.keybuf, key.thread, leaf.level, filtered);
+        // The filtered totals count the samples whose own entry shows.
+        let counted = !h.entries[self_index].filtered;
+        if counted {
+            h.nr_samples += sum.samples;
+            h.total_period = h.total_period.wrapping_add(sum.period);
+        }
+        {
+            let e = &mut h.entries[self_index];
+            e.period = e.period.wrapping_add(sum.period);
+            e.samples += sum.samples;
+            e.period_acc = e.period_acc.wrapping_add(sum.period);
+            e.samples_acc += sum.samples;
+            if opts.cpumode {
+                // perf charges the sample's cpumode, which its leaf's
+                // level says.
+                let m = match leaf.level {
+                    b'k' => Some(0),
+                    b'.' => Some(1),
+                    b'g' => Some(2),
+                    b'u' => Some(3),
+                    _ => None,
+                };
+                if let Some(m) = m {
+                    e.modes[m] = e.modes[m].wrapping_add(sum.period);
+                }
+            }
+        }
+        if !need_chain || key.stack == EMPTY_STACK {
+            continue;
+        }
+        if counted {
+            h.callchain_period = h.callchain_period.wrapping_add(sum.period);
+        }
+        let trie = &mut report.trie;
+        // One trie per thread only where the keys tell threads (or comms)
+        // apart: otherwise the chains of every process share their paths.
+        let root = trie.root(
+            key.event,
+            if g.by_comm { key.comm } else { NONE },
+            if g.by_thread { key.thread } else { NONE },
+            cctx.cpu,
+            cctx.parent_id,
+        );
+        // The chain goes into the trie root first whatever the order: the
+        // path of a stack extends the path of the stack without its leaf,
+        // so only stack nodes not yet under this root are walked: the
+        // deepest one there, then the locations below it, each location's
+        // frames outermost first.
+        pending.clear();
+        fresh.clear();
+        let mut node = root;
+        let mut s = key.stack;
+        while let Some((up, _)) = collector.interner.node(s) {
+            if let Some(n) = stack_nodes.get(root, s) {
+                node = n;
+                break;
+            }
+            pending.push(s);
+            s = up;
+        }
+        for &s in pending.iter().rev() {
+            let Some((_, lid)) = collector.interner.node(s) else {
+                continue;
+            };
+            let at = if by_loc { lid } else { NONE };
+            chain.clear();
+            chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
+            for &f in chain.iter().rev() {
+                let (n, new) = trie.child(node, f, at);
+                if new {
+                    trie.depth[n as usize] = trie.depth[node as usize] + 1;
+                    if opts.children {
+                        fresh.push((n, at));
+                    }
+                }
+                node = n;
+            }
+            stack_nodes.insert(root, s, node);
+        }
+        let end = node;
+        // New nodes get their frames' entries, made (when new) in the
+        // order perf walks the chain: from the root for caller order,
+        // from the leaf for callee order. perf fills one location per
+        // frame and only sets its level for frames with a map: a frame
+        // without one shows the level before it in that walk (the
+        // sample's own level before any).
+        if opts.children && !fresh.is_empty() {
+            marks.start(trie, trie.parent[fresh[0].0 as usize]);
+            if opts.caller_order {
+                for &(n, at) in &fresh {
+                    let f = trie.frame[n as usize];
+                    let (sref, frame_level) = report.frames[f as usize];
+                    let before = trie.level[trie.parent[n as usize] as usize];
+                    let state = if frame_dso(syms, sref) != NO_DSO {
+                        frame_level
+                    } else {
+                        before
+                    };
+                    trie.level[n as usize] = state;
+                    let level = if state != 0 { state } else { cctx.leaf_level };
+                    let idx = g.entry(&report.frames, h, &cctx, f, at, level);
+                    trie.entry[n as usize] = idx;
+                    marks.note_first_occurrence(trie, h, n);
+                }
+            } else {
+                let mut level = cctx.leaf_level;
+                let mut fi = fresh.len();
+                let mut n = end;
+                while trie.parent[n as usize] != NONE {
+                    let f = trie.frame[n as usize];
+                    let (sref, frame_level) = report.frames[f as usize];
+                    if frame_dso(syms, sref) != NO_DSO {
+                        level = frame_level;
+                    }
+                    if fi > 0 && fresh[fi - 1].0 == n {
+                        fi -= 1;
+                        let idx = g.entry(&report.frames, h, &cctx, f, fresh[fi].1, level);
+                        trie.entry[n as usize] = idx;
+                        if opts.callchains {
+                            let e = &mut h.entries[idx as usize];
+                            e.max_depth = e.max_depth.max(trie.depth[n as usize] as usize);
+                        }
+                    }
+                    n = trie.parent[n as usize];
+                }
+                for &(n, _) in &fresh {
+                    marks.note_first_occurrence(trie, h, n);
+                }
+            }
+        }
+        let e = &mut h.entries[self_index];
+        let term = trie.add_term(end, e.id, sum.period, sum.samples);
+        e.ends.push(term);
+        if opts.callchains {
+            e.max_depth = e.max_depth.max(trie.depth[end as usize] as usize);
+        }
+    }
+    if need_chain {
+        report.trie.finish();
+    }
+    if opts.children {
+        // An entry's accumulated period: its own, plus every chain through
+        // the nodes where its frame first occurs, less its own samples
+        // among those (counted once).
+        let t = &report.trie;
+        for h in &mut report.hists {
+            for (idx, e) in h.entries.iter_mut().enumerate() {
+                for &s in &e.subtrees {
+                    let s = s as usize;
+                    e.period_acc = e.period_acc.wrapping_add(t.weight[s]);
+                    e.samples_acc = e.samples_acc.wrapping_add(t.count[s]);
+                    // (Callee order: counted as entries were made.)
+                    if opts.callchains && opts.caller_order {
+                        let d = t.max_depth[s].saturating_sub(t.depth[s]) + 1;
+                        e.max_depth = e.max_depth.max(d as usize);
+                    }
+                }
+                for &term in &e.ends {
+                    let Some(term) = t.terms.get(term as usize) else {
+                        continue;
+                    };
+                    if t.on_path(term.node, idx as u32) {
+                        e.period_acc = e.period_acc.wrapping_sub(term.period);
+                        e.samples_acc = e.samples_acc.wrapping_sub(term.samples);
+                    }
+                }
+            }
+        }
+    }
+    for h in &mut report.hists {
+        for e in &mut h.entries {
+            e.ends.shrink_to_fit();
+            e.subtrees.shrink_to_fit();
+        }
+    }
+    report.strings = g.keys.strings;
+    report
+}
+
+/// perf's parent of a sample: the first frame of the recorded callchain,
+/// in the order in effect (leaf first for callee order, root first for
+/// caller order), whose symbol matches the regex. perf matches while it
+/// resolves the recorded chain only, so DWARF-unwound frames never count.
+fn find_parent(
+    stack: &[u32],
+    locs: &[Loc],
+    syms: &Symbols,
+    re: &regex_lite::Regex,
+    caller_order: bool,
+    cache: &mut [u8],
+) -> Option<u32> {
+    let recorded =
+        |&&lid: &&u32| matches!(locs[lid as usize].origin, Origin::Exact | Origin::Return);
+    let mut check = |lid: u32| {
+        let s = syms.per_loc.get(lid as usize)?.sym?;
+        let c = cache.get_mut(s as usize)?;
+        if *c == 0 {
+            *c = if re.is_match(&syms.syms[s as usize].name) {
+                2
+            } else {
+                1
+            };
+        }
+        (*c == 2).then_some(s)
+    };
+    if caller_order {
+        stack.iter().rev().filter(recorded).find_map(|&l| check(l))
+    } else {
+        stack.iter().filter(recorded).find_map(|&l| check(l))
+    }
+}
+
+fn intern_frame(frames: &mut Vec<Frame>, ids: &mut HashMap<Frame, u32>, f: Frame) -> u32 {
+    *ids.entry(f).or_insert_with(|| {
+        frames.push(f);
+        (frames.len() - 1) as u32
+    })
+}
+
+/// The symbol column of a location: its symbol, else its address (the
+/// map-relative one for a sample's own address, as perf keeps it).
+fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
+    match syms.per_loc.get(lid as usize).and_then(|s| s.sym) {
+        Some(s) => SymRef::Sym(s),
+        None => SymRef::Addr {
+            ip: l.rel,
+            dso: l.dso,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_lists_parse_as_perf_reads_them() {
+        assert_eq!(
+            SortKey::parse_list("tid,srcline").unwrap(),
+            vec![SortKey::Pid, SortKey::Srcline]
+        );
+        // perf appends its IPC placeholder to any list naming "symbol".
+        assert_eq!(
+            SortKey::parse_list("dso,symbol_size").unwrap(),
+            vec![SortKey::Dso, SortKey::SymSize, SortKey::IpcNull]
+        );
+        assert_eq!(SortKey::parse_list("sym").unwrap(), vec![SortKey::Sym]);
+        assert!(matches!(
+            SortKey::parse_list("comm,bogus"),
+            Err(crate::Error::UnknownSortKey(k)) if k == "bogus"
+        ));
+        assert_eq!(SortKey::parse("ipc_null"), None);
+    }
+
+    #[test]
+    fn short_names_follow_perf() {
+        assert_eq!(dso_short_name("/usr/lib/libc.so.6"), "libc.so.6");
+        assert_eq!(dso_short_name("/tmp/perf-2046.map"), "[JIT] tid 2046");
+        assert_eq!(dso_short_name("/tmp/perf-x.map"), "perf-x.map");
+        assert_eq!(
+            dso_short_name("/lib/modules/3.4/kernel/net/mac80211/mac80211.ko"),
+            "[mac80211]"
+        );
+        assert_eq!(
+            dso_short_name("/lib/modules/x/snd-hda-intel.ko.xz"),
+            "[snd_hda_intel]"
+        );
+        assert_eq!(dso_short_name("[kernel.kallsyms]"), "[kernel.kallsyms]");
+    }
+}

@@ -1,0 +1,559 @@
+//! The trie of every sample's chain that rows and call graphs are built
+//! from, and the call graph of one entry built from it.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::*;
+
+/// The chains of all samples, sharing common starts.
+#[derive(Debug, Default)]
+pub(super) struct ChainTrie {
+    /// Per node: parent (`NONE` for a root), frame, first child, next sibling, first term.
+    pub(super) parent: Vec<u32>,
+    pub(super) frame: Vec<u32>,
+    pub(super) first_child: Vec<u32>,
+    pub(super) next_sibling: Vec<u32>,
+    pub(super) first_term: Vec<u32>,
+    /// Per node: the level of the last frame with a map on its path (0:
+    /// none yet), its depth (roots 0) and, with `--children`, the index of
+    /// its frame's entry (`NONE` for roots).
+    pub(super) level: Vec<u8>,
+    pub(super) depth: Vec<u32>,
+    pub(super) entry: Vec<u32>,
+    /// Chains are printed outermost caller first.
+    pub(super) caller_order: bool,
+    /// Frames have entries of their own (`--children`): `level` and
+    /// `entry` are kept, and [`ChainTrie::finish`] sums the chains.
+    pub(super) children: bool,
+    pub(super) terms: Vec<Term>,
+    /// Per node, its number of children; the children of nodes with more
+    /// than [`WIDE`] are also in `ids` by (parent, frame), the others are
+    /// found by walking the sibling list.
+    pub(super) nkids: Vec<u32>,
+    pub(super) ids: HashMap<(u32, u32), u32>,
+    /// Children also told apart by location (keys that depend on it).
+    pub(super) loc_ids: HashMap<(u32, u32, u32), u32>,
+    /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
+    /// parent unless they are sort keys.
+    pub(super) roots: HashMap<(u32, u32, u32, u32, u32), u32>,
+    /// After [`ChainTrie::finish`], per node: the period and samples of
+    /// the chains through it, their greatest depth, and its pre-order
+    /// number and the number after its subtree's.
+    pub(super) weight: Vec<u64>,
+    pub(super) count: Vec<u64>,
+    pub(super) max_depth: Vec<u32>,
+    pub(super) pre: Vec<u32>,
+    pub(super) pre_end: Vec<u32>,
+    /// The roots in pre-order.
+    pub(super) roots_by_pre: Vec<u32>,
+    /// The nodes in pre-order.
+    pub(super) by_pre: Vec<u32>,
+}
+
+pub(super) const NONE: u32 = u32::MAX;
+
+/// Children a trie node has before they are looked up by hash rather
+/// than by walking its sibling list (most nodes have one or two).
+const WIDE: u32 = 8;
+
+/// A trie node whose chains go into an entry's call graph: only the
+/// entry's own samples, or all others.
+#[derive(Debug, Clone, Copy)]
+struct Src {
+    node: u32,
+    own: bool,
+}
+
+/// A node of an entry's call graph before compression: the trie nodes
+/// with its frame at its place, and their summed weight.
+#[derive(Debug)]
+struct Merged {
+    frame: u32,
+    srcs: Vec<Src>,
+    cum: (u64, u64),
+}
+
+impl ChainTrie {
+    pub(super) fn push(&mut self, parent: u32, frame: u32) -> u32 {
+        let id = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.frame.push(frame);
+        self.first_child.push(NONE);
+        self.next_sibling.push(NONE);
+        self.first_term.push(NONE);
+        self.depth.push(0);
+        if self.children {
+            self.level.push(0);
+            self.entry.push(NONE);
+        }
+        self.nkids.push(0);
+        if parent != NONE {
+            self.next_sibling[id as usize] = self.first_child[parent as usize];
+            self.first_child[parent as usize] = id;
+            self.nkids[parent as usize] += 1;
+        }
+        id
+    }
+
+    pub(super) fn root(
+        &mut self,
+        event: u32,
+        comm: u32,
+        thread: u32,
+        cpu: u32,
+        parent: u32,
+    ) -> u32 {
+        let key = (event, comm, thread, cpu, parent);
+        if let Some(&r) = self.roots.get(&key) {
+            return r;
+        }
+        let r = self.push(NONE, NONE);
+        self.roots.insert(key, r);
+        r
+    }
+
+    /// The child of `parent` for `frame` (from location `loc`, or `NONE`
+    /// when no key depends on it) and whether it is new.
+    pub(super) fn child(&mut self, parent: u32, frame: u32, loc: u32) -> (u32, bool) {
+        if loc != NONE {
+            if let Some(&c) = self.loc_ids.get(&(parent, frame, loc)) {
+                return (c, false);
+            }
+            let c = self.push(parent, frame);
+            self.loc_ids.insert((parent, frame, loc), c);
+            return (c, true);
+        }
+        let p = parent as usize;
+        let wide = self.nkids.get(p).is_some_and(|&n| n > WIDE);
+        if wide {
+            if let Some(&c) = self.ids.get(&(parent, frame)) {
+                return (c, false);
+            }
+        } else if let Some(c) = self
+            .children(parent)
+            .find(|&c| self.frame[c as usize] == frame)
+        {
+            return (c, false);
+        }
+        let c = self.push(parent, frame);
+        if wide {
+            self.ids.insert((parent, frame), c);
+        } else if self.nkids[p] > WIDE {
+            // Just became wide: its children go into the map.
+            let kids: Vec<u32> = self.children(parent).collect();
+            for k in kids {
+                self.ids.insert((parent, self.frame[k as usize]), k);
+            }
+        }
+        (c, true)
+    }
+
+    pub(super) fn add_term(&mut self, node: u32, entry: u32, period: u64, samples: u64) -> u32 {
+        let id = self.terms.len() as u32;
+        self.terms.push(Term {
+            node,
+            entry,
+            period,
+            samples,
+            next: self.first_term[node as usize],
+        });
+        self.first_term[node as usize] = id;
+        id
+    }
+
+    pub(super) fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(
+            Some(self.first_child[node as usize]).filter(|&c| c != NONE),
+            |&c| Some(self.next_sibling[c as usize]).filter(|&n| n != NONE),
+        )
+    }
+
+    /// Whether a node on the path from `node` up to its root (itself
+    /// included) has the entry `entry`.
+    pub(super) fn on_path(&self, mut node: u32, entry: u32) -> bool {
+        while let Some(&up) = self.parent.get(node as usize) {
+            if up == NONE {
+                return false;
+            }
+            if self.entry[node as usize] == entry {
+                return true;
+            }
+            node = up;
+        }
+        false
+    }
+
+    /// Sums the chains through every node and numbers the nodes in
+    /// pre-order; the maps used to find children are dropped.
+    pub(super) fn finish(&mut self) {
+        let n = self.parent.len();
+        self.ids = HashMap::default();
+        self.nkids = Vec::new();
+        self.loc_ids = HashMap::default();
+        self.roots = HashMap::default();
+        if !self.children {
+            // Call graphs then hold only entries' own chains, built from
+            // their ends (see `Report::entry_call_tree`).
+            return;
+        }
+        let mut weight = vec![0u64; n];
+        let mut count = vec![0u64; n];
+        let mut max_depth = vec![0u32; n];
+        for t in &self.terms {
+            let i = t.node as usize;
+            weight[i] = weight[i].wrapping_add(t.period);
+            count[i] = count[i].wrapping_add(t.samples);
+            max_depth[i] = self.depth[i];
+        }
+        // Children are made after their parents.
+        for i in (0..n).rev() {
+            let p = self.parent[i];
+            if p != NONE {
+                let p = p as usize;
+                weight[p] = weight[p].wrapping_add(weight[i]);
+                count[p] = count[p].wrapping_add(count[i]);
+                max_depth[p] = max_depth[p].max(max_depth[i]);
+            }
+        }
+        let mut pre = vec![0u32; n];
+        let mut pre_end = vec![0u32; n];
+        let mut roots_by_pre = Vec::new();
+        let mut by_pre = Vec::with_capacity(n);
+        let mut next = 0u32;
+        let mut work: Vec<(u32, bool)> = Vec::new();
+        for r in 0..n as u32 {
+            if self.parent[r as usize] != NONE {
+                continue;
+            }
+            roots_by_pre.push(r);
+            work.push((r, false));
+            while let Some((node, done)) = work.pop() {
+                if done {
+                    pre_end[node as usize] = next;
+                    continue;
+                }
+                pre[node as usize] = next;
+                by_pre.push(node);
+                next += 1;
+                work.push((node, true));
+                let mut c = self.first_child[node as usize];
+                while c != NONE {
+                    work.push((c, false));
+                    c = self.next_sibling[c as usize];
+                }
+            }
+        }
+        self.weight = weight;
+        self.count = count;
+        self.max_depth = max_depth;
+        self.pre = pre;
+        self.pre_end = pre_end;
+        self.roots_by_pre = roots_by_pre;
+        self.by_pre = by_pre;
+    }
+
+    pub(super) fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
+        std::iter::successors(
+            self.terms.get(self.first_term[node as usize] as usize),
+            |t| self.terms.get(t.next as usize),
+        )
+    }
+}
+
+impl Report {
+    /// An entry's call graph: perf's callchain tree of the chains it
+    /// collected (its own samples' whole chains and, with `--children`,
+    /// the rest of every chain from the entry's first frame in it).
+    ///
+    /// Only what `prune` keeps is built in full: a node the sort would
+    /// drop is made with its weights but without its subtree, which is
+    /// never printed. The nodes are merged from the trie as they are
+    /// needed, weighed by the sums [`ChainTrie::finish`] made, so the cost
+    /// grows with the printed graph, not with the chains under the entry.
+    pub fn entry_call_tree(
+        &self,
+        e: &HistEntry,
+        prune: crate::callchain::Prune,
+    ) -> crate::callchain::CallTree {
+        use crate::callchain::CallTree;
+        let t = &self.trie;
+        if !t.children || !t.caller_order {
+            return self.entry_call_tree_whole(e);
+        }
+        // The entry's own chains ends, by pre-order number, with running
+        // sums: what of a subtree is its own is then two binary searches.
+        let mut own: Vec<(u32, u64, u64)> = e
+            .ends
+            .iter()
+            .filter_map(|&i| t.terms.get(i as usize))
+            .map(|term| (t.pre[term.node as usize], term.period, term.samples))
+            .collect();
+        own.sort_unstable_by_key(|o| o.0);
+        let mut sums = Vec::with_capacity(own.len() + 1);
+        sums.push((0u64, 0u64));
+        for &(_, p, c) in &own {
+            let (sp, sc) = sums[sums.len() - 1];
+            sums.push((sp.wrapping_add(p), sc.wrapping_add(c)));
+        }
+        let own_in = |n: u32| -> (u64, u64) {
+            if own.is_empty() {
+                return (0, 0);
+            }
+            let (a, b) = (t.pre[n as usize], t.pre_end[n as usize]);
+            let lo = own.partition_point(|o| o.0 < a);
+            let hi = own.partition_point(|o| o.0 < b);
+            (
+                sums[hi].0.wrapping_sub(sums[lo].0),
+                sums[hi].1.wrapping_sub(sums[lo].1),
+            )
+        };
+        // A source is a trie node whose chains count: only the entry's own
+        // samples (`own`), or all but those (a subtree from the entry's
+        // frame on).
+        let weight = |s: Src| -> (u64, u64) {
+            let (p, c) = own_in(s.node);
+            if s.own {
+                (p, c)
+            } else {
+                let n = s.node as usize;
+                (t.weight[n].wrapping_sub(p), t.count[n].wrapping_sub(c))
+            }
+        };
+        let hit = |srcs: &[Src]| -> (u64, u64) {
+            let mut h = (0u64, 0u64);
+            for s in srcs {
+                for term in t.terms_at(s.node) {
+                    if (term.entry == e.id) == s.own {
+                        h = (
+                            h.0.saturating_add(term.period),
+                            h.1.saturating_add(term.samples),
+                        );
+                    }
+                }
+            }
+            h
+        };
+        // Sources grouped by frame into the merged nodes below them.
+        let group = |pairs: &mut Vec<(u32, Src)>| -> Vec<Merged> {
+            pairs.sort_unstable_by_key(|&(f, s)| (f, s.node, s.own));
+            let mut out: Vec<Merged> = Vec::new();
+            for &(f, s) in pairs.iter() {
+                let w = weight(s);
+                if w == (0, 0) {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(m) if m.frame == f => {
+                        m.srcs.push(s);
+                        m.cum = (m.cum.0.saturating_add(w.0), m.cum.1.saturating_add(w.1));
+                    }
+                    _ => out.push(Merged {
+                        frame: f,
+                        srcs: vec![s],
+                        cum: w,
+                    }),
+                }
+            }
+            pairs.clear();
+            out
+        };
+        let children_of = |srcs: &[Src], pairs: &mut Vec<(u32, Src)>| {
+            for s in srcs {
+                for c in t.children(s.node) {
+                    pairs.push((
+                        t.frame[c as usize],
+                        Src {
+                            node: c,
+                            own: s.own,
+                        },
+                    ));
+                }
+            }
+        };
+        let mut pairs: Vec<(u32, Src)> = Vec::new();
+        // The roots of the entry's own chains, then the subtrees.
+        let mut roots: Vec<u32> = own
+            .iter()
+            .map(|&(pre, _, _)| {
+                let i = t
+                    .roots_by_pre
+                    .partition_point(|&r| t.pre[r as usize] <= pre);
+                t.roots_by_pre[i.saturating_sub(1)]
+            })
+            .collect();
+        roots.dedup();
+        let roots: Vec<Src> = roots
+            .into_iter()
+            .map(|node| Src { node, own: true })
+            .collect();
+        children_of(&roots, &mut pairs);
+        for &s in &e.subtrees {
+            pairs.push((
+                t.frame[s as usize],
+                Src {
+                    node: s,
+                    own: false,
+                },
+            ));
+        }
+        let top = group(&mut pairs);
+        let mut tree = CallTree::new();
+        let total = top.iter().fold((0u64, 0u64), |a, m| {
+            (a.0.saturating_add(m.cum.0), a.1.saturating_add(m.cum.1))
+        });
+        tree.set_root_children(total.0, total.1);
+        let mut work: Vec<(crate::callchain::NodeId, u64, Merged)> = top
+            .into_iter()
+            .map(|m| (CallTree::ROOT, total.0, m))
+            .collect();
+        while let Some((parent, parent_children, m)) = work.pop() {
+            let expand = prune.keeps(m.cum.0, parent_children);
+            let mut frames = vec![m.frame];
+            let mut cur = m;
+            loop {
+                let h = hit(&cur.srcs);
+                let rest = (cur.cum.0.wrapping_sub(h.0), cur.cum.1.wrapping_sub(h.1));
+                if !expand {
+                    tree.push_child(parent, frames, h, rest);
+                    break;
+                }
+                children_of(&cur.srcs, &mut pairs);
+                let mut below = group(&mut pairs);
+                // perf's radix tree: a run without branches or chain ends
+                // is one node.
+                if h == (0, 0) && below.len() == 1 {
+                    if let Some(next) = below.pop() {
+                        frames.push(next.frame);
+                        cur = next;
+                        continue;
+                    }
+                }
+                let id = tree.push_child(parent, frames, h, rest);
+                for b in below {
+                    work.push((id, rest.0, b));
+                }
+                break;
+            }
+        }
+        tree
+    }
+
+    /// [`Self::entry_call_tree`] built whole from the chains, for what
+    /// the trie does not hold in order: the entry's own chains (all there
+    /// is without `--children`) and, with `--children` in callee order,
+    /// the rest of every chain through the entry from its frame's
+    /// occurrence nearest the leaf up to the root.
+    pub(super) fn entry_call_tree_whole(&self, e: &HistEntry) -> crate::callchain::CallTree {
+        use crate::callchain::TrieBuilder;
+        let t = &self.trie;
+        let mut b = TrieBuilder::new();
+        let mut path = Vec::new();
+        // The chain from trie node `n` up to its root, in the order in
+        // effect.
+        let mut add = |b: &mut TrieBuilder, mut n: u32, period: u64, samples: u64| {
+            path.clear();
+            while t.parent[n as usize] != NONE {
+                path.push(t.frame[n as usize]);
+                n = t.parent[n as usize];
+            }
+            if t.caller_order {
+                path.reverse();
+            }
+            b.add_chain(&path, period, samples);
+        };
+        for &term in &e.ends {
+            if let Some(term) = t.terms.get(term as usize) {
+                add(&mut b, term.node, term.period, term.samples);
+            }
+        }
+        if t.children && !t.caller_order {
+            // The entry's nodes in pre-order; each weighs what goes through
+            // it and through no deeper node of the entry (its chains' part
+            // from the entry on starts there), less the entry's own.
+            // (All are in the subtrees of its first occurrences.)
+            let mut nodes: Vec<u32> = Vec::new();
+            for &s in &e.subtrees {
+                let (a, z) = (t.pre[s as usize] as usize, t.pre_end[s as usize] as usize);
+                nodes.extend(
+                    t.by_pre[a.min(z)..z]
+                        .iter()
+                        .filter(|&&n| t.entry[n as usize] == e.id),
+                );
+            }
+            nodes.sort_unstable_by_key(|&n| t.pre[n as usize]);
+            let mut w: Vec<(u64, u64)> = nodes
+                .iter()
+                .map(|&n| (t.weight[n as usize], t.count[n as usize]))
+                .collect();
+            let mut open: Vec<usize> = Vec::new();
+            for i in 0..nodes.len() {
+                let pre = t.pre[nodes[i] as usize];
+                while let Some(&top) = open.last() {
+                    if pre < t.pre_end[nodes[top] as usize] {
+                        break;
+                    }
+                    open.pop();
+                }
+                if let Some(&up) = open.last() {
+                    let (p, c) = (t.weight[nodes[i] as usize], t.count[nodes[i] as usize]);
+                    w[up] = (w[up].0.wrapping_sub(p), w[up].1.wrapping_sub(c));
+                }
+                open.push(i);
+            }
+            for &term in &e.ends {
+                let Some(term) = t.terms.get(term as usize) else {
+                    continue;
+                };
+                let mut n = term.node;
+                while t.parent[n as usize] != NONE && t.entry[n as usize] != e.id {
+                    n = t.parent[n as usize];
+                }
+                if let Ok(i) =
+                    nodes.binary_search_by_key(&t.pre[n as usize], |&m| t.pre[m as usize])
+                {
+                    w[i] = (
+                        w[i].0.wrapping_sub(term.period),
+                        w[i].1.wrapping_sub(term.samples),
+                    );
+                }
+            }
+            for (&n, &(p, c)) in nodes.iter().zip(&w) {
+                if (p, c) != (0, 0) {
+                    add(&mut b, n, p, c);
+                }
+            }
+        }
+        b.into_call_tree()
+    }
+
+    /// Pairs the rows of an event group for perf's group view (its
+    /// `hists__match` and `hists__link`): each of the leader's rows gets
+    /// the values of the row with the same keys in every member, and rows
+    /// only a member has are added to the leader with zero values of its
+    /// own. Call before sorting.
+    pub fn link_group(&mut self, leader: usize, members: &[usize]) {
+        let Some(mut lead) = self.hists.get_mut(leader).map(std::mem::take) else {
+            return;
+        };
+        for (slot, &m) in members.iter().enumerate() {
+            let Some(mh) = self.hists.get(m).filter(|_| m != leader) else {
+                continue;
+            };
+            for e in &mut lead.entries {
+                e.group.resize(members.len(), Stat::default());
+            }
+            for me in &mh.entries {
+                let i = match lead.index.get(&me.keys) {
+                    Some(&i) => i,
+                    None => {
+                        let i = lead.entry_index(&me.keys, me.thread, me.level, me.filtered);
+                        lead.entries[i].group.resize(members.len(), Stat::default());
+                        i
+                    }
+                };
+                lead.entries[i].group[slot] = me.stat();
+            }
+        }
+        self.hists[leader] = lead;
+    }
+}
