@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use profile::export::{ExportProfile, TimedSample};
+use profile::export::ExportProfile;
 use profile::resolve::{CollectOptions, Collector};
 use profile::symbolize::SymbolizeOptions;
 
@@ -42,18 +42,20 @@ pub fn load(
 ) -> Result<ExportProfile> {
     let reader = super::open(path)?;
     let (machine, kernel) = profile::session::start(reader.meta());
-    let mut sink = Keep {
-        collector: Collector::new(CollectOptions {
+    let mut sink = profile::session::Timeline::new(
+        Collector::new(CollectOptions {
             max_stack,
             ..CollectOptions::default()
         }),
-        samples: Vec::new(),
-    };
+        Default::default(),
+    );
     let profile::session::Replay {
         machine, reader, ..
     } = profile::session::replay(reader, machine, &mut sink)
         .with_context(|| format!("reading records of {}", path.display()))?;
-    let Keep { collector, samples } = sink;
+    let profile::session::Timeline {
+        collector, samples, ..
+    } = sink;
     crate::ui::print_diagnostics(path, reader.diagnostics());
     let syms = profile::symbolize::pass_two(
         &collector,
@@ -85,37 +87,6 @@ pub fn load(
         profile.time_range,
     );
     Ok(profile)
-}
-
-/// Pass one of an export: every sample, in time order, with its stack
-/// interned.
-struct Keep {
-    collector: Collector,
-    samples: Vec<TimedSample>,
-}
-
-impl profile::session::Sink for Keep {
-    fn sample(
-        &mut self,
-        machine: &mut profile::machine::Machine,
-        s: &perf_data::Sample<'_>,
-        period: u64,
-    ) {
-        let key = self.collector.key(machine, s);
-        self.samples.push(TimedSample {
-            time: s.time.unwrap_or(0),
-            period,
-            event: key.event,
-            thread: key.thread,
-            comm: key.comm,
-            leaf: key.leaf,
-            stack: key.stack,
-        });
-    }
-
-    fn process_exited(&mut self, machine: &profile::machine::Machine, pid: i32) {
-        self.collector.process_exited(machine, pid);
-    }
 }
 
 /// Folded stacks, as `sear collapse -i FILE` writes them.

@@ -13,71 +13,6 @@ use render::script::{Fields, Frame, Header, Layout};
 
 use crate::cli::ScriptArgs;
 
-/// One sample as pass one keeps it.
-struct Kept {
-    time: u64,
-    period: u64,
-    pid: i32,
-    tid: i32,
-    cpu: u32,
-    event: u32,
-    comm: u32,
-    leaf: u32,
-    stack: u32,
-}
-
-/// Pass one of script: the samples the filters keep, in time order, with
-/// their stacks interned.
-struct Keep {
-    collector: profile::resolve::Collector,
-    kept: Vec<Kept>,
-    comms: Option<Vec<String>>,
-    pids: Option<Vec<i32>>,
-    tids: Option<Vec<i32>>,
-    time: Option<(u64, u64)>,
-}
-
-impl profile::session::Sink for Keep {
-    fn sample(
-        &mut self,
-        machine: &mut profile::machine::Machine,
-        s: &perf_data::Sample<'_>,
-        period: u64,
-    ) {
-        let pid = s.pid.map_or(-1, |p| p as i32);
-        let tid = s.tid.map_or(-1, |t| t as i32);
-        let t = s.time.unwrap_or(0);
-        if self.pids.as_ref().is_some_and(|v| !v.contains(&pid))
-            || self.tids.as_ref().is_some_and(|v| !v.contains(&tid))
-            || self.time.is_some_and(|(lo, hi)| t < lo || t > hi)
-        {
-            return;
-        }
-        let key = self.collector.key(machine, s);
-        if let Some(c) = &self.comms {
-            let name = &self.collector.comms()[key.comm as usize];
-            if !c.iter().any(|x| x == name) {
-                return;
-            }
-        }
-        self.kept.push(Kept {
-            time: t,
-            period,
-            pid,
-            tid,
-            cpu: s.cpu.unwrap_or(0),
-            event: key.event,
-            comm: key.comm,
-            leaf: key.leaf,
-            stack: key.stack,
-        });
-    }
-
-    fn process_exited(&mut self, machine: &profile::machine::Machine, pid: i32) {
-        self.collector.process_exited(machine, pid);
-    }
-}
-
 /// perf's defaults for an event, less what its samples do not carry.
 fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fields {
     let st = attr.sample_type;
@@ -280,20 +215,23 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         adjust_returns: !a.raw_return_addresses,
         by_cpu: false,
     });
-    let mut sink = Keep {
+    let mut sink = profile::session::Timeline::new(
         collector,
-        kept: Vec::new(),
-        comms,
-        pids,
-        tids,
-        time,
-    };
+        profile::session::SampleFilter {
+            pids,
+            tids,
+            time,
+            comms,
+        },
+    );
     let profile::session::Replay {
         machine, reader, ..
     } = profile::session::replay(reader, machine, &mut sink)
         .with_context(|| format!("reading records of {}", path.display()))?;
-    let Keep {
-        collector, kept, ..
+    let profile::session::Timeline {
+        collector,
+        samples: kept,
+        ..
     } = sink;
 
     let Plan {

@@ -10,20 +10,7 @@ use crate::machine::Machine;
 use crate::resolve::{Collector, NO_DSO};
 use crate::symbolize::Symbols;
 
-/// One sample as pass one kept it (see [`Collector::key`]).
-#[derive(Debug, Clone, Copy)]
-pub struct TimedSample {
-    /// perf's sample time (0 without one).
-    pub time: u64,
-    pub period: u64,
-    pub event: u32,
-    /// Thread index in the machine.
-    pub thread: u32,
-    /// Comm id in the collector.
-    pub comm: u32,
-    pub leaf: u32,
-    pub stack: u32,
-}
+pub use crate::session::TimedSample;
 
 /// A sampled event and what its period counts.
 #[derive(Debug, Clone, PartialEq, Eq)]

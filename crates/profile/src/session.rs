@@ -36,6 +36,94 @@ pub trait Sink {
     fn build_id(&mut self, _machine: &mut Machine, _b: &perf_data::records::BuildIdRecord<'_>) {}
 }
 
+/// One sample as a [`Timeline`] keeps it (see
+/// [`crate::resolve::Collector::key`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TimedSample {
+    /// perf's sample time (0 without one).
+    pub time: u64,
+    pub period: u64,
+    pub event: u32,
+    /// Thread index in the machine.
+    pub thread: u32,
+    /// The recorded process and thread ids (-1 where the sample has none).
+    pub pid: i32,
+    pub tid: i32,
+    /// The recorded CPU (0 without one).
+    pub cpu: u32,
+    /// Comm id in the collector.
+    pub comm: u32,
+    pub leaf: u32,
+    pub stack: u32,
+}
+
+/// Which samples a [`Timeline`] keeps (script's `--pid`, `--tid`, `--time`
+/// and `--comms`); `None` keeps all.
+#[derive(Debug, Clone, Default)]
+pub struct SampleFilter {
+    pub pids: Option<Vec<i32>>,
+    pub tids: Option<Vec<i32>>,
+    /// Sample times, both ends included.
+    pub time: Option<(u64, u64)>,
+    pub comms: Option<Vec<String>>,
+}
+
+/// A sink keeping every sample the filter passes, in time order, with its
+/// stack interned by `collector` (script, export).
+pub struct Timeline {
+    pub collector: crate::resolve::Collector,
+    pub samples: Vec<TimedSample>,
+    pub filter: SampleFilter,
+}
+
+impl Timeline {
+    pub fn new(collector: crate::resolve::Collector, filter: SampleFilter) -> Self {
+        Timeline {
+            collector,
+            samples: Vec::new(),
+            filter,
+        }
+    }
+}
+
+impl Sink for Timeline {
+    fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        let pid = s.pid.map_or(-1, |p| p as i32);
+        let tid = s.tid.map_or(-1, |t| t as i32);
+        let t = s.time.unwrap_or(0);
+        let f = &self.filter;
+        if f.pids.as_ref().is_some_and(|v| !v.contains(&pid))
+            || f.tids.as_ref().is_some_and(|v| !v.contains(&tid))
+            || f.time.is_some_and(|(lo, hi)| t < lo || t > hi)
+        {
+            return;
+        }
+        let key = self.collector.key(machine, s);
+        if let Some(c) = &f.comms {
+            let name = &self.collector.comms()[key.comm as usize];
+            if !c.iter().any(|x| x == name) {
+                return;
+            }
+        }
+        self.samples.push(TimedSample {
+            time: t,
+            period,
+            event: key.event,
+            thread: key.thread,
+            pid,
+            tid,
+            cpu: s.cpu.unwrap_or(0),
+            comm: key.comm,
+            leaf: key.leaf,
+            stack: key.stack,
+        });
+    }
+
+    fn process_exited(&mut self, machine: &Machine, pid: i32) {
+        self.collector.process_exited(machine, pid);
+    }
+}
+
 pub use crate::Error;
 
 /// What a replay leaves besides the sink's state.
