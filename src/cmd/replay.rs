@@ -66,7 +66,7 @@ pub fn replay(path: &Path, reader: perf_data::RecordReader, o: &ReplayOptions) -
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
     log::debug!("pass one finished: {:?}", t0.elapsed());
-    let syms = finish_symbols(early, &collector, &machine, kernel);
+    let syms = early.finish_replay(&collector, &machine, kernel);
     crate::ui::log_memory("after symbolizing");
     Ok(Replayed {
         collector,
@@ -99,14 +99,4 @@ impl session::Sink for Summing {
         self.early
             .feed(self.collector.interner.locs(), machine.dsos());
     }
-}
-
-/// Pass two after [`Background`] answered locations during pass one.
-fn finish_symbols(
-    early: Background,
-    collector: &Collector,
-    machine: &Machine,
-    kernel: session::KernelPrefetch,
-) -> Symbols {
-    early.finish_replay(collector, machine, kernel)
 }
