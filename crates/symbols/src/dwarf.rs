@@ -4,14 +4,67 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use gimli::EndianArcSlice;
-use gimli::{Reader as _, RunTimeEndian};
+use gimli::{EndianReader, Reader as _, RunTimeEndian};
+use memmap2::Mmap;
 use object::{Object, ObjectSection};
 
 use crate::elf::map_file;
 use crate::{demangle, Reason, Svma};
 
-type Reader = EndianArcSlice<RunTimeEndian>;
+type Reader = EndianReader<RunTimeEndian, SectionData>;
+
+/// Where a DWARF section's bytes live: in the debug file's mapping when the
+/// section is stored as it is (the common case: a big binary's debug info is
+/// read where it lies, not copied, and only the pages lookups touch are
+/// read in), or inflated into memory of its own when it is compressed.
+#[derive(Debug)]
+enum Backing {
+    Map(Mmap),
+    Owned(Box<[u8]>),
+}
+
+impl std::ops::Deref for Backing {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(b) => b,
+        }
+    }
+}
+
+/// One section's bytes: a range of a shared [`Backing`].
+#[derive(Debug, Clone)]
+pub struct SectionData {
+    backing: Arc<Backing>,
+    start: usize,
+    len: usize,
+}
+
+impl SectionData {
+    fn empty() -> Self {
+        SectionData {
+            backing: Arc::new(Backing::Owned(Box::default())),
+            start: 0,
+            len: 0,
+        }
+    }
+}
+
+impl std::ops::Deref for SectionData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // The range was checked against the backing when it was made.
+        &self.backing[self.start..self.start + self.len]
+    }
+}
+
+// SAFETY: the bytes are owned by the `Arc`'d backing, which is never changed
+// or moved while shared: a mapping's address and a boxed slice's heap
+// allocation stay where they are, so every clone derefs to the same address
+// for as long as any clone lives (what gimli's reader needs).
+unsafe impl stable_deref_trait::StableDeref for SectionData {}
+unsafe impl stable_deref_trait::CloneStableDeref for SectionData {}
 
 /// One frame at an address: a function and the source position within it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,22 +242,38 @@ impl std::fmt::Debug for DwarfInfo {
 }
 
 /// The DWARF sections of one object file as gimli asks for them.
-fn read_sections(obj: &object::File<'_>) -> SectionSet {
+fn read_sections(obj: &object::File<'_>, map: &Arc<Backing>) -> SectionSet {
     let endian = if obj.is_little_endian() {
         RunTimeEndian::Little
     } else {
         RunTimeEndian::Big
     };
-    // The sections are copied (and decompressed) once, so the context owns its bytes and
-    // does not borrow the map; debug sections are read in full by lookups anyway.
+    // A section stored as it is stays in the mapping (`map`, which `obj`
+    // parses); a compressed one is inflated once. Either way the context
+    // owns what it reads through and does not borrow `obj`.
     let mut sections = Vec::new();
     let load = |id: gimli::SectionId| -> Result<Reader, std::convert::Infallible> {
         let data = obj
             .section_by_name(id.name())
             .filter(|s| plausible_size(s))
             .and_then(|s| s.uncompressed_data().ok())
-            .unwrap_or_default();
-        let r = EndianArcSlice::new(Arc::from(&*data), endian);
+            .map(|data| match data {
+                std::borrow::Cow::Borrowed(b) => {
+                    // `b` lies within the mapping `obj` was parsed from.
+                    let start = (b.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+                    match map.get(start..start.wrapping_add(b.len())) {
+                        Some(_) => SectionData {
+                            backing: map.clone(),
+                            start,
+                            len: b.len(),
+                        },
+                        None => owned(b.to_vec()),
+                    }
+                }
+                std::borrow::Cow::Owned(v) => owned(v),
+            })
+            .unwrap_or_else(SectionData::empty);
+        let r = EndianReader::new(data, endian);
         sections.push((id, r.clone()));
         Ok(r)
     };
@@ -228,7 +297,7 @@ impl SectionSet {
                 .iter()
                 .find(|(s, _)| *s == id)
                 .map(|(_, r)| r.clone())
-                .unwrap_or_else(|| EndianArcSlice::new(Arc::from(&[][..]), self.endian)))
+                .unwrap_or_else(|| EndianReader::new(SectionData::empty(), self.endian)))
         };
         match gimli::Dwarf::load(load) {
             Ok(d) => d,
@@ -259,23 +328,36 @@ impl DwarfSections {
     /// Reads the DWARF sections of the debug file at `path` (and of the supplementary
     /// file its `.gnu_debugaltlink` names, where that can be read).
     pub fn read(path: &Path) -> Result<DwarfSections, Reason> {
-        let map = map_file(path).map_err(|e| e.reason())?;
-        let obj = object::File::parse(&*map).map_err(|_| Reason::NotElf)?;
-        let main = read_sections(&obj);
+        let map = Arc::new(Backing::Map(map_file(path).map_err(|e| e.reason())?));
+        let obj = object::File::parse(&**map).map_err(|_| Reason::NotElf)?;
+        let main = read_sections(&obj, &map);
         let mut sup = None;
         if let Ok(Some((sup_name, _))) = obj.gnu_debugaltlink() {
             let sup_name = String::from_utf8_lossy(sup_name);
             let dir = path.parent().unwrap_or(Path::new("/"));
             let sup_path = dir.join(&*sup_name);
             match map_file(&sup_path) {
-                Ok(sup_map) => match object::File::parse(&*sup_map) {
-                    Ok(sup_obj) => sup = Some(read_sections(&sup_obj)),
-                    Err(e) => log::warn!("{}: {e}", sup_path.display()),
-                },
+                Ok(sup_map) => {
+                    let sup_map = Arc::new(Backing::Map(sup_map));
+                    match object::File::parse(&**sup_map) {
+                        Ok(sup_obj) => sup = Some(read_sections(&sup_obj, &sup_map)),
+                        Err(e) => log::warn!("{}: {e}", sup_path.display()),
+                    }
+                }
                 Err(e) => log::warn!("{e}"),
             }
         }
         Ok(DwarfSections { main, sup })
+    }
+}
+
+/// Section bytes in memory of their own.
+fn owned(v: Vec<u8>) -> SectionData {
+    let len = v.len();
+    SectionData {
+        backing: Arc::new(Backing::Owned(v.into_boxed_slice())),
+        start: 0,
+        len,
     }
 }
 
