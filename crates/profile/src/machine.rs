@@ -47,6 +47,10 @@ struct Maps {
     log: Vec<(u64, u64)>,
     /// Changes up to this generation are no longer in `log`.
     log_floor: u64,
+    /// For a fork's copy of its parent's maps: the parent's address space,
+    /// its generation when copied, and this one's generation then (see
+    /// [`Machine::maps_copied_from`]).
+    copied_from: Option<(usize, u64, u64)>,
 }
 
 /// Kept changes per address space, at least (the log is cut when it grows
@@ -375,12 +379,14 @@ impl Machine {
         {
             // Caches keyed by (maps, generation) must see the change, and
             // cannot catch up from the parent's log (not copied).
-            let generation = self.maps[pm].generation.max(self.maps[cm].generation) + 1;
+            let parent_generation = self.maps[pm].generation;
+            let generation = parent_generation.max(self.maps[cm].generation) + 1;
             self.maps[cm] = Maps {
                 by_start: self.maps[pm].by_start.clone(),
                 generation,
                 log: Vec::new(),
                 log_floor: generation,
+                copied_from: Some((pm, parent_generation, generation)),
             };
         }
         dropped
@@ -512,6 +518,16 @@ impl Machine {
     /// Changes whenever the address space `maps` changes.
     pub fn maps_generation(&self, maps: usize) -> u64 {
         self.maps.get(maps).map_or(0, |m| m.generation)
+    }
+
+    /// Where address space `maps` came from, if it is a fork's copy of its
+    /// parent's: (the parent's address space, the parent's generation when
+    /// copied, this one's generation then). A cache of the parent's maps at
+    /// that generation is a cache of these at theirs, and catches up from
+    /// there with [`Machine::maps_changed_since`] (while the log reaches
+    /// back that far).
+    pub fn maps_copied_from(&self, maps: usize) -> Option<(usize, u64, u64)> {
+        self.maps.get(maps)?.copied_from
     }
 
     /// Changes whenever the kernel's maps change.

@@ -277,7 +277,7 @@ pub struct Collector {
     /// Samples whose user stack could not be unwound past the leaf.
     pub unwind_failures: u64,
     /// Unwinder syncs and the mappings they compared (debug figures).
-    syncs: (u64, u64),
+    syncs: (u64, u64, u64, u64, u64),
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -355,7 +355,7 @@ impl Collector {
             thread_comms: Vec::new(),
             map_cache: MapCache::default(),
             unwind_failures: 0,
-            syncs: (0, 0),
+            syncs: (0, 0, 0, 0, 0),
         }
     }
 
@@ -388,8 +388,11 @@ impl Collector {
     /// passes after it start with that memory back.
     pub fn finish(&mut self) {
         log::debug!(
-            "pass one: {} unwinder syncs over {} mappings, {} files opened for unwinding",
+            "pass one: {} unwinder syncs ({} in full, over {} mappings; {} from a parent's) over {} mappings, {} files opened for unwinding",
             self.syncs.0,
+            self.syncs.2,
+            self.syncs.3,
+            self.syncs.4,
             self.syncs.1,
             self.binaries.files_opened()
         );
@@ -699,6 +702,27 @@ impl Collector {
             // come back get their unwinder again from the shared binaries.
             self.unwinders.clear();
         }
+        let synced = self.unwinders.get(&th.maps).map(|(g, _)| *g);
+        if synced != Some(gen)
+            && machine
+                .maps_changed_since(th.maps, synced.unwrap_or(u64::MAX))
+                .is_none()
+        {
+            // Syncing would take every mapping anew. A fork's copy of its
+            // parent's maps starts instead from the parent's unwinder, if
+            // that is synced to the maps copied, and catches up from there.
+            let parent = machine
+                .maps_copied_from(th.maps)
+                .and_then(|(pm, pgen, own)| {
+                    let (g, pu) = self.unwinders.get(&pm)?;
+                    (*g == pgen).then(|| (own, pu.clone()))
+                })
+                .filter(|&(own, _)| machine.maps_changed_since(th.maps, own).is_some());
+            if let Some(p) = parent {
+                self.syncs.4 += 1;
+                self.unwinders.insert(th.maps, p);
+            }
+        }
         let (synced, u) = self
             .unwinders
             .entry(th.maps)
@@ -735,6 +759,8 @@ impl Collector {
                             .map(|m| mapping(&m)),
                     );
                     self.syncs.1 += wanted.len() as u64;
+                    self.syncs.2 += 1;
+                    self.syncs.3 += wanted.len() as u64;
                     u.sync(&mut self.binaries, wanted, path, failed);
                 }
             }

@@ -419,6 +419,7 @@ fn base_avma(segments: &[Segment], start: u64, pgoff: u64) -> u64 {
 
 /// One mapping of a process: the file's binary (None where it failed to
 /// load) and where its address 0 lies.
+#[derive(Clone)]
 struct Slot {
     map: Mapping,
     /// The process address of the binary's address 0.
@@ -427,7 +428,9 @@ struct Slot {
 }
 
 /// The modules of one process: its mapping table. The binaries, their
-/// unwind rules and the rule cache are shared in [`Binaries`].
+/// unwind rules and the rule cache are shared in [`Binaries`]. A clone is a
+/// copy of the table (a forked process's, before its maps change).
+#[derive(Clone)]
 pub struct Unwinder {
     /// The process's file mappings by start, not overlapping: what
     /// [`Unwinder::sync`] last saw, or what `add_module` added.
