@@ -42,6 +42,7 @@ pub mod count;
 mod error;
 pub mod event;
 mod header;
+pub mod stat;
 mod synth;
 mod sys;
 

@@ -31,4 +31,5 @@ pub mod pprof;
 pub mod report;
 pub mod script;
 pub mod speedscope;
+pub mod stat;
 pub mod stats;

@@ -1,0 +1,284 @@
+//! The statistics `perf stat` prints from counts: each event's mean and
+//! spread over runs (perf's Welford updates), counts scaled for
+//! multiplexing, the time-normalized counts the ratio column needs, and the
+//! splits of `-A`/`--per-*` with their CPU topology from sysfs. How they are
+//! laid out is `render::stat`'s business.
+
+use crate::count::{CountRun, Counter, Part};
+
+/// A running mean and spread (perf's `struct stats`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Spread {
+    pub n: f64,
+    pub mean: f64,
+    m2: f64,
+}
+
+impl Spread {
+    /// Welford's update, as perf's update_stats.
+    pub fn add(&mut self, x: f64) {
+        self.n += 1.0;
+        let d = x - self.mean;
+        self.mean += d / self.n;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// The spread of one value.
+    pub fn of(x: f64) -> Spread {
+        let mut s = Spread::default();
+        s.add(x);
+        s
+    }
+
+    /// The standard error of the mean (perf's stddev_stats).
+    pub fn stderr(&self) -> f64 {
+        if self.n < 2.0 {
+            return 0.0;
+        }
+        (self.m2 / (self.n - 1.0) / self.n).sqrt()
+    }
+
+    /// perf's rel_stddev_stats: the spread in percent of the mean.
+    pub fn rel_pct(&self) -> f64 {
+        if self.mean == 0.0 {
+            0.0
+        } else {
+            100.0 * self.stderr() / self.mean
+        }
+    }
+}
+
+/// The kernel's counts scaled up for the time an event did not run
+/// (multiplexing), as perf_counts_values__scale.
+pub fn scaled(value: u64, enabled: u64, running: u64) -> f64 {
+    if running > 0 && running < enabled {
+        value as f64 * enabled as f64 / running as f64
+    } else {
+        value as f64
+    }
+}
+
+/// One event's counts over all runs (or one interval's, or one split's).
+#[derive(Debug, Clone)]
+pub struct EventStats {
+    pub name: String,
+    /// A clock event (cpu-clock, task-clock): shown in msec, with the
+    /// "CPUs utilized" ratio.
+    pub is_clock: bool,
+    /// False when the kernel has no such event here.
+    pub supported: bool,
+    pub value: Spread,
+    pub enabled: Spread,
+    pub running: Spread,
+}
+
+impl EventStats {
+    /// The statistics of `c` with no runs added yet.
+    pub fn empty(c: &Counter) -> EventStats {
+        EventStats {
+            name: c.spec.name.clone(),
+            is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
+            supported: c.supported,
+            value: Spread::default(),
+            enabled: Spread::default(),
+            running: Spread::default(),
+        }
+    }
+
+    /// Adds one run's (or interval's, or target's) count of the event.
+    pub fn add(&mut self, value: u64, enabled: u64, running: u64) {
+        self.value.add(scaled(value, enabled, running));
+        self.enabled.add(enabled as f64);
+        self.running.add(running as f64);
+    }
+
+    /// The statistics of a single count of `c`.
+    pub fn single(c: &Counter, value: u64, enabled: u64, running: u64) -> EventStats {
+        let mut r = EventStats::empty(c);
+        r.add(value, enabled, running);
+        r
+    }
+
+    /// Whether the event was counted at all.
+    pub fn counted(&self) -> bool {
+        self.supported && self.running.mean > 0.0
+    }
+}
+
+/// The nanoseconds a clock event counted (the first one that did), which
+/// rates are per: None without one.
+pub fn clock_ns(events: &[EventStats]) -> Option<f64> {
+    events
+        .iter()
+        .find(|r| r.is_clock && r.counted())
+        .map(|r| r.value.mean)
+}
+
+/// `-I`: each interval's counts from the differences of running totals.
+#[derive(Debug, Default)]
+pub struct Intervals {
+    prev: Vec<Counter>,
+    /// Intervals taken so far.
+    pub ticks: u64,
+}
+
+impl Intervals {
+    /// The counts since the last call, from the totals so far.
+    pub fn next(&mut self, totals: &[Counter]) -> Vec<EventStats> {
+        let rows = totals
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = self.prev.get(i);
+                EventStats::single(
+                    c,
+                    c.value.saturating_sub(p.map_or(0, |p| p.value)),
+                    c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
+                    c.running.saturating_sub(p.map_or(0, |p| p.running)),
+                )
+            })
+            .collect();
+        self.prev = totals.to_vec();
+        self.ticks += 1;
+        rows
+    }
+}
+
+/// How counts are split (`-A`, `--per-*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggr {
+    Global,
+    Cpu,
+    Thread,
+    Core,
+    Die,
+    Socket,
+}
+
+/// A CPU's place: (socket, die, core) from sysfs, 0 where unknown.
+pub fn topology(cpu: i32) -> (i64, i64, i64) {
+    let read = |what: &str| -> i64 {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{what}"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (read("physical_package_id"), read("die_id"), read("core_id"))
+}
+
+/// A split's key: (socket, die, core, id) with id the CPU or tid.
+pub type SplitKey = (i64, i64, i64, i64);
+
+/// One line of a split table.
+#[derive(Debug, Clone)]
+pub struct SplitLine {
+    pub key: SplitKey,
+    /// The first target's thread name (for `--per-thread`).
+    pub name: String,
+    /// How many targets the split holds.
+    pub members: usize,
+    pub stats: EventStats,
+    /// The clock nanoseconds of the split, which its rates are per.
+    pub clock_ns: Option<f64>,
+}
+
+/// The split table of `-A` and `--per-*` in perf's order: by event then
+/// CPU or thread (threads busiest first), and by core, die or socket then
+/// event.
+pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
+    let keys: Vec<SplitKey> = run
+        .targets
+        .iter()
+        .map(|t| {
+            // sysfs is read only for the splits that group CPUs.
+            let topo = || topology(t.cpu);
+            match aggr {
+                Aggr::Cpu => (0, 0, 0, i64::from(t.cpu)),
+                Aggr::Thread => (0, 0, 0, i64::from(t.tid)),
+                Aggr::Core => {
+                    let (s, d, c) = topo();
+                    (s, d, c, 0)
+                }
+                Aggr::Die => {
+                    let (s, d, _) = topo();
+                    (s, d, 0, 0)
+                }
+                Aggr::Socket | Aggr::Global => (topo().0, 0, 0, 0),
+            }
+        })
+        .collect();
+    let mut groups: Vec<SplitKey> = keys.clone();
+    groups.sort_unstable();
+    groups.dedup();
+    // Sum of each counter's parts per group.
+    let sum = |c: &Counter, g: &SplitKey| -> Part {
+        let mut p = Part::default();
+        for part in c.parts.iter().filter(|p| keys.get(p.target) == Some(g)) {
+            p.value += part.value;
+            p.enabled += part.enabled;
+            p.running += part.running;
+        }
+        p
+    };
+    let stats_of = |c: &Counter, g: &SplitKey| -> EventStats {
+        let p = sum(c, g);
+        EventStats::single(c, p.value, p.enabled, p.running)
+    };
+    let line = |g: &SplitKey, c: &Counter| {
+        let all: Vec<EventStats> = run.counters.iter().map(|c| stats_of(c, g)).collect();
+        SplitLine {
+            key: *g,
+            name: keys
+                .iter()
+                .position(|k| k == g)
+                .map(|i| run.targets[i].comm.clone())
+                .unwrap_or_default(),
+            members: keys.iter().filter(|k| *k == g).count(),
+            stats: stats_of(c, g),
+            clock_ns: clock_ns(&all),
+        }
+    };
+    let mut out = Vec::new();
+    match aggr {
+        Aggr::Cpu | Aggr::Thread => {
+            for c in &run.counters {
+                let mut gs = groups.clone();
+                if aggr == Aggr::Thread {
+                    // Busiest first, as perf sorts its per-thread lines.
+                    gs.sort_by(|a, b| sum(c, b).value.cmp(&sum(c, a).value).then(a.cmp(b)));
+                }
+                out.extend(gs.iter().map(|g| line(g, c)));
+            }
+        }
+        _ => {
+            for g in &groups {
+                out.extend(run.counters.iter().map(|c| line(g, c)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_like_perf() {
+        let mut s = Spread::default();
+        for x in [10.0, 12.0, 14.0] {
+            s.add(x);
+        }
+        assert!((s.mean - 12.0).abs() < 1e-9);
+        // stddev 2, standard error 2/sqrt(3)
+        assert!((s.stderr() - 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        assert!((s.rel_pct() - 100.0 * 2.0 / 3f64.sqrt() / 12.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn multiplexed_counts_are_scaled_up() {
+        assert_eq!(scaled(100, 4, 1), 400.0);
+        assert_eq!(scaled(100, 4, 4), 100.0);
+        assert_eq!(scaled(100, 4, 0), 100.0);
+    }
+}

@@ -1,0 +1,409 @@
+//! `perf stat`'s output from [`record::stat`]'s statistics: the table, CSV
+//! (`-x`) and JSON (`--json`) lines as perf 6.1 lays them out
+//! (tools/perf/util/stat-display.c), the per-interval lines of `-I`, and
+//! the labelled lines of `-A`/`--per-*`.
+
+use std::fmt::Write as _;
+
+use record::stat::{Aggr, EventStats, SplitLine, Spread};
+
+/// perf 6.1's METRIC_LEN: the width of the `# ratio unit` column.
+const METRIC_LEN: usize = 35;
+
+/// The output format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    Std,
+    /// `-x SEP`.
+    Csv(String),
+    Json,
+}
+
+/// What was counted, for the table's first line.
+#[derive(Debug, Clone)]
+pub enum Counted {
+    SystemWide,
+    Pid(String),
+    Command(Vec<String>),
+}
+
+/// perf's convert_unit_double: K, M, G for rates.
+fn rate_unit(v: f64) -> (f64, &'static str) {
+    if v >= 1e9 {
+        (v / 1e9, "G/sec")
+    } else if v >= 1e6 {
+        (v / 1e6, "M/sec")
+    } else if v >= 1e3 {
+        (v / 1e3, "K/sec")
+    } else {
+        (v, "/sec")
+    }
+}
+
+/// The `#` column of a row: (ratio, unit), or None when there is nothing
+/// to compare with (no clock event counted).
+fn metric(row: &EventStats, wall: &Spread, clock_ns: Option<f64>) -> Option<(f64, &'static str)> {
+    if row.is_clock {
+        let ratio = if wall.mean != 0.0 {
+            row.value.mean / wall.mean
+        } else {
+            0.0
+        };
+        return Some((ratio, "CPUs utilized"));
+    }
+    let total = clock_ns?;
+    let r = if total != 0.0 {
+        1e9 * row.value.mean / total
+    } else {
+        0.0
+    };
+    Some(rate_unit(r))
+}
+
+fn unit_of(row: &EventStats) -> &'static str {
+    if row.is_clock {
+        "msec"
+    } else {
+        ""
+    }
+}
+
+/// The printed count: msec for clocks (perf's scale 1e-6).
+fn shown_value(row: &EventStats) -> f64 {
+    if row.is_clock {
+        row.value.mean / 1e6
+    } else {
+        row.value.mean
+    }
+}
+
+fn pct_running(row: &EventStats) -> (u64, u64, f64) {
+    let run = row.running.mean as u64;
+    let ena = row.enabled.mean as u64;
+    // Integer arithmetic, as perf's print_running.
+    let pct = if run != ena && ena > 0 {
+        (100 * run / ena) as f64
+    } else {
+        100.0
+    };
+    (run, ena, pct)
+}
+
+/// One event's line in `format`; `runs` over 1 adds the spread.
+pub fn row(
+    out: &mut String,
+    format: &Format,
+    row: &EventStats,
+    wall: &Spread,
+    clock_ns: Option<f64>,
+    runs: u32,
+) {
+    match format {
+        Format::Std => std_row(out, row, wall, clock_ns, runs),
+        Format::Csv(sep) => csv_row(out, sep, row, wall, clock_ns, runs),
+        Format::Json => json_row(out, row, wall, clock_ns, runs),
+    }
+}
+
+fn std_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f64>, runs: u32) {
+    let (run, ena, pct) = pct_running(row);
+    let unit = unit_of(row);
+    if !row.supported || run == 0 || ena == 0 {
+        let what = if row.supported {
+            "<not counted>"
+        } else {
+            "<not supported>"
+        };
+        let _ = write!(out, "{what:>18} {unit:<4} {:<25}", row.name);
+        let _ = write!(out, "{:METRIC_LEN$}", "");
+    } else {
+        let v = shown_value(row);
+        if row.is_clock {
+            let _ = write!(out, "{v:18.2} ");
+        } else {
+            let _ = write!(out, "{v:18.0} ");
+        }
+        let _ = write!(out, "{unit:<4} {:<32}", row.name);
+        match metric(row, wall, clock_ns) {
+            Some((r, u)) => {
+                let num = format!("{r:8.3}");
+                let n = 3 + num.len();
+                let w = METRIC_LEN.saturating_sub(n + 1);
+                let _ = write!(out, " # {num} {u:<w$}");
+            }
+            None => {
+                let _ = write!(out, "{:METRIC_LEN$}", "");
+            }
+        }
+    }
+    if runs > 1 {
+        let p = row.value.rel_pct();
+        if p != 0.0 {
+            let _ = write!(out, "  ( +-{p:6.2}% )");
+        }
+    }
+    if run != ena {
+        let _ = write!(out, "  ({pct:.2}%)");
+    }
+    out.push('\n');
+}
+
+fn csv_row(
+    out: &mut String,
+    sep: &str,
+    row: &EventStats,
+    wall: &Spread,
+    clock_ns: Option<f64>,
+    runs: u32,
+) {
+    let (run, ena, pct) = pct_running(row);
+    let unit = unit_of(row);
+    let counted = row.supported && run != 0 && ena != 0;
+    if counted {
+        let v = shown_value(row);
+        if row.is_clock {
+            let _ = write!(out, "{v:.2}");
+        } else {
+            let _ = write!(out, "{v:.0}");
+        }
+    } else if row.supported {
+        out.push_str("<not counted>");
+    } else {
+        out.push_str("<not supported>");
+    }
+    let _ = write!(out, "{sep}{unit}{sep}{}", row.name);
+    if runs > 1 {
+        let _ = write!(out, "{sep}{:.2}%", row.value.rel_pct());
+    }
+    let _ = write!(out, "{sep}{run}{sep}{pct:.2}");
+    match counted.then(|| metric(row, wall, clock_ns)).flatten() {
+        Some((r, u)) => {
+            let num = format!("{r:8.3}");
+            let num: String = num
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let _ = write!(out, "{sep}{num}{sep}{}", u.trim_start());
+        }
+        None => {
+            let _ = write!(out, "{sep}{sep}");
+        }
+    }
+    out.push('\n');
+}
+
+/// A JSON string's contents (quotes and backslashes escaped, as
+/// serde_json writes them).
+fn json_str(s: &str) -> String {
+    let quoted = serde_json::to_string(s).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn json_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f64>, runs: u32) {
+    let (run, ena, pct) = pct_running(row);
+    let counted = row.supported && run != 0 && ena != 0;
+    out.push('{');
+    if counted {
+        let _ = write!(out, "\"counter-value\" : \"{:.6}\", ", shown_value(row));
+    } else {
+        let what = if row.supported {
+            "<not counted>"
+        } else {
+            "<not supported>"
+        };
+        let _ = write!(out, "\"counter-value\" : \"{what}\", ");
+    }
+    let _ = write!(
+        out,
+        "\"unit\" : \"{}\", \"event\" : \"{}\", ",
+        unit_of(row),
+        json_str(&row.name)
+    );
+    if runs > 1 {
+        let _ = write!(out, "\"variance\" : {:.2}, ", row.value.rel_pct());
+    }
+    let _ = write!(
+        out,
+        "\"event-runtime\" : {run}, \"pcnt-running\" : {pct:.2}, "
+    );
+    let (v, u) = if counted {
+        // perf prints a NULL unit through printf.
+        metric(row, wall, clock_ns).unwrap_or((0.0, "(null)"))
+    } else {
+        (0.0, "")
+    };
+    let _ = write!(
+        out,
+        "\"metric-value\" : {v:.6}, \"metric-unit\" : \"{u}\"}}"
+    );
+    out.push('\n');
+}
+
+/// perf's get_precision: two digits more than the spread's first.
+fn precision(sd: f64) -> usize {
+    if sd > 1.0 || sd <= 0.0 || !sd.is_finite() {
+        return 2;
+    }
+    (-sd.log10()).ceil().max(0.0) as usize + 2
+}
+
+/// The table's first lines.
+pub fn header(counted: &Counted, runs: u32) -> String {
+    let mut s = String::from("\n Performance counter stats for ");
+    match counted {
+        Counted::SystemWide => s.push_str("'system wide"),
+        Counted::Pid(p) => {
+            let _ = write!(s, "process id '{p}");
+        }
+        Counted::Command(words) => {
+            s.push('\'');
+            s.push_str(&words.join(" "));
+        }
+    }
+    s.push('\'');
+    if runs > 1 {
+        let _ = write!(s, " ({runs} runs)");
+    }
+    s.push_str(":\n\n");
+    s
+}
+
+/// The table's last lines: the elapsed time (with its spread over runs),
+/// and the command's user and system time for a single run of one.
+pub fn footer(out: &mut String, wall: &Spread, runs: u32, rusage: Option<(f64, f64)>) {
+    out.push('\n');
+    let avg = wall.mean / 1e9;
+    if runs == 1 {
+        let _ = write!(out, " {avg:17.9} seconds time elapsed");
+        if let Some((u, s)) = rusage {
+            let _ = write!(out, "\n\n {u:17.9} seconds user\n {s:17.9} seconds sys\n");
+        }
+    } else {
+        let sd = wall.stderr() / 1e9;
+        let p = precision(sd);
+        let _ = write!(out, " {avg:17.p$} +- {sd:.p$} seconds time elapsed");
+        let pct = if avg != 0.0 { 100.0 * sd / avg } else { 0.0 };
+        if pct != 0.0 {
+            let _ = write!(out, "  ( +-{pct:6.2}% )");
+        }
+    }
+    out.push_str("\n\n");
+}
+
+/// One interval's lines (`-I`), stamped with the time since counting
+/// started; `tick` is the interval's number (the table's column header
+/// comes back every 25).
+pub fn interval(
+    format: &Format,
+    t_ns: u64,
+    tick: u64,
+    rows: &[EventStats],
+    interval_ns: f64,
+) -> String {
+    let clock_ns = record::stat::clock_ns(rows);
+    // perf's ratios are per nominal interval, not the measured one.
+    let wall = Spread::of(interval_ns);
+    let stamp = format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000);
+    let mut out = String::new();
+    if *format == Format::Std && tick % 25 == 0 {
+        out.push_str("#           time             counts unit events\n");
+    }
+    for r in rows {
+        let mut line = String::new();
+        row(&mut line, format, r, &wall, clock_ns, 1);
+        match format {
+            Format::Std => {
+                let _ = write!(out, "{stamp} {line}");
+            }
+            Format::Csv(sep) => {
+                let _ = write!(out, "{stamp}{sep}{line}");
+            }
+            Format::Json => {
+                let rest = line.strip_prefix('{').unwrap_or(&line);
+                let secs = t_ns as f64 / 1e9;
+                let _ = write!(out, "{{\"interval\" : {secs:.9}, {rest}");
+            }
+        }
+    }
+    out
+}
+
+/// The lines of a split table (`-A`, `--per-*`), each with its label as
+/// perf's aggr_printout writes it.
+pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> String {
+    let wall = Spread::of(wall_ns as f64);
+    let sep = match format {
+        Format::Csv(s) => s.as_str(),
+        _ => "",
+    };
+    let mut out = String::new();
+    for l in lines {
+        let (s, d, c, id) = l.key;
+        let (nr, name) = (l.members, &l.name);
+        let (text, std, json_key) = match aggr {
+            Aggr::Cpu => (
+                format!("CPU{id}"),
+                format!("CPU{id:<7} "),
+                format!("\"cpu\" : \"{id}\", "),
+            ),
+            Aggr::Thread => (
+                format!("{name}-{id}"),
+                format!("{name:>16}-{id:<8} "),
+                format!("\"thread\" : \"{}-{id}\", ", json_str(name)),
+            ),
+            Aggr::Core => (
+                format!("S{s}-D{d}-C{c}"),
+                format!("S{s}-D{d}-C{c:<8} {nr:>4} "),
+                format!("\"core\" : \"S{s}-D{d}-C{c}\", \"aggregate-number\" : {nr}, "),
+            ),
+            Aggr::Die => (
+                format!("S{s}-D{d}"),
+                format!("S{s}-D{d:<8} {nr:>4} "),
+                format!("\"die\" : \"S{s}-D{d}\", \"aggregate-number\" : {nr}, "),
+            ),
+            Aggr::Socket | Aggr::Global => (
+                format!("S{s}"),
+                format!("S{s:<5} {nr:>4} "),
+                format!("\"socket\" : \"S{s}\", \"aggregate-number\" : {nr}, "),
+            ),
+        };
+        let mut text_row = String::new();
+        row(&mut text_row, format, &l.stats, &wall, l.clock_ns, 1);
+        match format {
+            Format::Std => {
+                let _ = write!(out, "{std}{text_row}");
+            }
+            Format::Csv(_) => {
+                let label = match aggr {
+                    Aggr::Cpu | Aggr::Thread => format!("{text}{sep}"),
+                    _ => format!("{text}{sep}{nr}{sep}"),
+                };
+                let _ = write!(out, "{label}{text_row}");
+            }
+            Format::Json => {
+                let rest = text_row.strip_prefix('{').unwrap_or(&text_row);
+                let _ = write!(out, "{{{json_key}{rest}");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_and_units_as_perf() {
+        assert_eq!(precision(0.0000288), 7);
+        assert_eq!(precision(2.0), 2);
+        assert_eq!(rate_unit(1234.0).1, "K/sec");
+        assert_eq!(rate_unit(12.0).1, "/sec");
+        assert_eq!(json_str("a\"b\\c"), "a\\\"b\\\\c");
+    }
+}
