@@ -13,7 +13,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     if a.stats {
         let stats = Stats::collect(&mut reader, |_| {})
             .with_context(|| format!("reading records of {}", path.display()))?;
-        let names = stats_names(reader.meta());
+        let names = render::stats::event_names(reader.meta());
         let mut out = super::stdout();
         render::stats::write_stats(&mut out, &stats, &names)?;
         super::finish(out)?;
@@ -33,26 +33,16 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
             // the header block, reading the whole stream.
             let mut printer = render::header::FeaturePrinter::new(&info);
             loop {
-                let feat = match reader.next_raw() {
-                    Ok(Some(raw)) if raw.type_ == perf_data::PERF_RECORD_HEADER_FEATURE => {
-                        let p = raw.payload;
-                        let id: Option<[u8; 8]> = p.get(..8).and_then(|b| b.try_into().ok());
-                        id.map(|id| (id, p[8..].to_vec()))
+                match reader.next_feature() {
+                    Ok(Some((id, bytes))) => {
+                        printer.pipe_feature(&mut out, reader.meta(), id, &bytes)?;
                     }
-                    Ok(Some(_)) => None,
                     Ok(None) => break,
                     Err(e) => {
                         // Like perf: keep what was printed, warn, succeed.
                         log::warn!("{}: stopped reading: {e:#}", path.display());
                         break;
                     }
-                };
-                if let Some((id, bytes)) = feat {
-                    let id = match reader.meta().endian {
-                        perf_data::Endian::Little => u64::from_le_bytes(id),
-                        perf_data::Endian::Big => u64::from_be_bytes(id),
-                    };
-                    printer.pipe_feature(&mut out, reader.meta(), id, &bytes)?;
                 }
             }
         }
@@ -210,7 +200,7 @@ fn hotspots(
     };
     let meta = reader.meta();
     // (After all records: in pipe mode, GROUP_DESC comes as one.)
-    let groups = EventGroups::new(meta, a.group, a.no_group);
+    let groups = profile::groups::EventGroups::new(meta, a.group, a.no_group);
     let nr_events = meta.events.len();
     report
         .hists
@@ -281,6 +271,13 @@ fn hotspots(
     let hide_first_frame =
         a.fields.is_none() && a.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     let show_graphs = has_callchains && !graphs_hidden;
+    let graph_opts = render::callgraph::EntryGraphOptions {
+        params: &params,
+        children,
+        hide_first_frame,
+        percent_limit: topts.percent_limit,
+        relative,
+    };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
     let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
@@ -296,18 +293,14 @@ fn hotspots(
                     .with_max_len(1)
                     .map(|e| {
                         let mut buf = Vec::new();
-                        let _ = entry_graph(
+                        let _ = render::callgraph::write_entry_graph(
                             &mut buf,
                             e,
                             h,
                             &report,
                             &syms.syms,
                             &names,
-                            &params,
-                            children,
-                            hide_first_frame,
-                            topts.percent_limit,
-                            relative,
+                            &graph_opts,
                         );
                         buf
                     })
@@ -352,197 +345,6 @@ fn hotspots(
     super::discard(sections);
     super::discard((report, syms, machine, collector, reader));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Formats one entry's call graph (nothing for entries the table hides or
-/// whose graph the threshold would empty).
-#[allow(clippy::too_many_arguments)]
-fn entry_graph(
-    out: &mut dyn std::io::Write,
-    e: &profile::hist::HistEntry,
-    hists: &profile::hist::Hists,
-    report: &profile::hist::Report,
-    syms: &[profile::symbolize::SymInfo],
-    names: &profile::hist::Names<'_>,
-    params: &profile::callchain::CallGraphParams,
-    children: bool,
-    hide_first_frame: bool,
-    percent_limit: f64,
-    relative: bool,
-) -> std::io::Result<()> {
-    use profile::callchain::PrintType;
-    let entry_period = if children { e.period_acc } else { e.period };
-    let base = hists.percent_base(relative);
-    if base > 0 && 100.0 * entry_period as f64 / (base as f64) < percent_limit {
-        return Ok(());
-    }
-    // Graph percentages are of all samples even with `--percentage
-    // relative`, as in perf.
-    let total = hists.percent_base(false);
-    // No node of the tree can weigh more than all its chains together:
-    // the entry's accumulated period (its self period without children).
-    let chains_period = e.period_acc;
-    if params.print_type != PrintType::Fractal
-        && chains_period < params.min_hit(hists.callchain_base(relative))
-    {
-        return Ok(());
-    }
-    let tree = report.entry_call_tree(e, params.prune(hists.callchain_base(relative)));
-    let order = |x: u32, y: u32| frame_order(report, syms, x, y);
-    let sorted = tree.sort(params, hists.callchain_base(relative), &order);
-    let graph = render::callgraph::EntryGraph {
-        tree: &tree,
-        sorted: &sorted,
-        entry_period,
-        total_period: total,
-    };
-    let style = render::callgraph::Style {
-        hide_first_frame,
-        ..Default::default()
-    };
-    let name_of = |f: u32| {
-        let (sref, _) = report.frames[f as usize];
-        match sref {
-            // Call graphs print unresolved addresses plainly (C's `%#llx`:
-            // plain `0` for zero).
-            profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
-            profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
-            s => names.sym_name(&s),
-        }
-    };
-    render::callgraph::write_callgraph(out, &graph, params, &style, &name_of)
-}
-
-/// perf's order among sibling frames of equal weight (its `match_chain`):
-/// by DSO, then symbol start (inlined frames by name), else by address.
-fn frame_order(
-    report: &profile::hist::Report,
-    syms: &[profile::symbolize::SymInfo],
-    x: u32,
-    y: u32,
-) -> std::cmp::Ordering {
-    use profile::hist::SymRef;
-    // perf compares DSO pointers: none (an address without a map) is
-    // the smallest; DSOs otherwise in the order they were made.
-    let dso_key = |d: u32| {
-        if d == profile::resolve::NO_DSO {
-            0
-        } else {
-            u64::from(d) + 1
-        }
-    };
-    let key = |f: u32| match report.frames[f as usize].0 {
-        SymRef::Sym(i) => {
-            let s = &syms[i as usize];
-            (
-                dso_key(s.dso),
-                s.start,
-                if s.inlined { s.name.as_str() } else { "" },
-            )
-        }
-        SymRef::Addr { ip, dso } => (dso_key(dso), ip, ""),
-    };
-    key(x).cmp(&key(y))
-}
-
-/// The recording's event groups (perf's GROUP_DESC) and whether the
-/// report shows them together.
-struct EventGroups {
-    /// Each event's group leader (itself if it leads or is alone).
-    leader: Vec<usize>,
-    /// Group names by leader (None: anonymous).
-    names: Vec<Option<String>>,
-    /// Group view (perf's `--group`, on by default for recordings with
-    /// groups).
-    view: bool,
-    /// `--group` or `--no-group` on a recording without groups: all events
-    /// form one, named by its members only.
-    forced: bool,
-}
-
-impl EventGroups {
-    fn new(meta: &perf_data::Meta, group: bool, no_group: bool) -> Self {
-        let n = meta.events.len();
-        let mut leader: Vec<usize> = (0..n).collect();
-        let mut names = vec![None; n];
-        let descs = meta
-            .features
-            .get(perf_data::consts::feature::GROUP_DESC)
-            .and_then(|b| perf_data::features::parse_group_desc(b, meta.endian).ok())
-            .unwrap_or_default();
-        // As perf rebuilds them: a leader's index, then its members after it.
-        for d in &descs {
-            let l = d.leader_idx as usize;
-            let end = l.saturating_add(d.nr_members as usize).min(n);
-            if l >= n || d.nr_members < 2 {
-                continue;
-            }
-            for m in leader.iter_mut().take(end).skip(l) {
-                *m = l;
-            }
-            if d.name != "{anon_group}" {
-                names[l] = Some(d.name.clone());
-            }
-        }
-        let has_groups = leader.iter().enumerate().any(|(i, &l)| l != i);
-        // perf's --group and --no-group alike make all events of a
-        // recording without groups one group (its headers then say
-        // "events" for the first), only --group shows it as one.
-        let forced = (group || no_group) && !has_groups && n > 1;
-        if forced {
-            leader.iter_mut().for_each(|l| *l = 0);
-        }
-        EventGroups {
-            leader,
-            names,
-            view: !no_group && (group || has_groups),
-            forced,
-        }
-    }
-
-    /// The other members of the group `ev` leads.
-    fn members(&self, ev: usize) -> Vec<usize> {
-        (0..self.leader.len())
-            .filter(|&m| m != ev && self.leader[m] == ev)
-            .collect()
-    }
-
-    /// The section header's name: the event's, or in group view the
-    /// group's (perf's `evsel__group_desc`).
-    fn section_name(&self, meta: &perf_data::Meta, ev: usize) -> String {
-        let name = |i: usize| meta.events.get(i).map(|e| e.name()).unwrap_or_default();
-        let members = self.members(ev);
-        if !self.view || members.is_empty() {
-            return name(ev);
-        }
-        let list = std::iter::once(ev)
-            .chain(members)
-            .map(name)
-            .collect::<Vec<_>>()
-            .join(", ");
-        if self.forced {
-            list
-        } else {
-            let group = self.names[ev].as_deref().unwrap_or("anon group");
-            format!("{group} {{ {list} }}")
-        }
-    }
-}
-
-/// Event names for the per-event stats blocks.
-fn stats_names(meta: &perf_data::Meta) -> Vec<String> {
-    // perf names events in pipe mode from their attrs here: its name cache
-    // is filled before the EVENT_DESC feature record arrives.
-    meta.events
-        .iter()
-        .map(|e| {
-            if meta.is_pipe() {
-                e.attr.default_name()
-            } else {
-                e.name()
-            }
-        })
-        .collect()
 }
 
 /// `-D`: every record raw and decoded, in the order perf delivers them,

@@ -397,6 +397,28 @@ impl RecordReader {
         Ok(self.advance()?.map(|loc| self.raw_at(loc)))
     }
 
+    /// The next HEADER_FEATURE record of a pipe-mode stream, as (feature
+    /// id, its bytes), skipping the records between; None at the end.
+    pub fn next_feature(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        loop {
+            let Some(loc) = self.advance()? else {
+                return Ok(None);
+            };
+            let raw = self.raw_at(loc);
+            if raw.type_ != crate::consts::PERF_RECORD_HEADER_FEATURE {
+                continue;
+            }
+            let Some((id, bytes)) = raw.payload.split_first_chunk::<8>() else {
+                continue;
+            };
+            let id = match self.meta.endian {
+                Endian::Little => u64::from_le_bytes(*id),
+                Endian::Big => u64::from_be_bytes(*id),
+            };
+            return Ok(Some((id, bytes.to_vec())));
+        }
+    }
+
     /// The next record with the metadata needed to decode it.
     pub fn next_record(&mut self) -> Result<Option<crate::order::Record<'_>>> {
         Ok(self.advance()?.map(|loc| crate::order::Record {

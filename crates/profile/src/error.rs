@@ -20,4 +20,7 @@ pub enum Error {
     /// An output field or sort list that does not parse (why).
     #[error("{0}")]
     Fields(String),
+    /// A `--time` range that does not parse (why).
+    #[error("{0}")]
+    TimeRange(String),
 }

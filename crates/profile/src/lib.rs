@@ -45,6 +45,7 @@ mod error;
 pub use error::Error;
 pub mod export;
 pub mod fields;
+pub mod groups;
 pub mod hist;
 pub mod machine;
 pub mod resolve;

@@ -175,6 +175,34 @@ pub struct Dso {
     pub hit: bool,
 }
 
+impl Dso {
+    /// Whether the DSO's addresses are the process's own, as perf prints
+    /// them: maps without a file behind them (JIT code, heap, stack, SysV
+    /// shared memory, anonymous memory) translate addresses as they are.
+    pub fn maps_identity(&self) -> bool {
+        let n = self.name.as_str();
+        crate::hist::dso_short_name(n).starts_with("[JIT]")
+            || n.starts_with("[stack")
+            || n == "[heap]"
+            || n.starts_with("/SYSV")
+            || n.starts_with("//anon")
+    }
+
+    /// The name `perf script` prints for a callchain frame in this DSO:
+    /// kernel modules by their short `[module]` names, the others by their
+    /// long names (a sample's own location prints the long name always).
+    pub fn chain_name(&self) -> String {
+        let short = crate::hist::dso_short_name(&self.name);
+        let module =
+            self.name.starts_with('/') && short.starts_with('[') && !short.starts_with("[JIT]");
+        if module {
+            short
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
 /// Where a sample's address landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Landing {

@@ -126,6 +126,47 @@ impl Sink for Timeline {
 
 pub use crate::Error;
 
+/// `START,STOP` in seconds (as printed) to nanoseconds, both inclusive.
+pub fn parse_time_range(s: &str) -> Result<(u64, u64), Error> {
+    let (a, b) = s.split_once(',').ok_or_else(|| {
+        Error::TimeRange(format!(
+            "--time {s}: expected START,STOP (either may be empty)"
+        ))
+    })?;
+    let secs = |x: &str, empty: u64| -> Result<u64, Error> {
+        let x = x.trim();
+        if x.is_empty() {
+            return Ok(empty);
+        }
+        let (whole, frac) = x.split_once('.').unwrap_or((x, ""));
+        let bad = || {
+            Error::TimeRange(format!(
+                "--time {s}: `{x}` is not a time in seconds like 1234.567890"
+            ))
+        };
+        if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let whole: u64 = whole.parse().map_err(|_| bad())?;
+        let frac: u64 = if frac.is_empty() {
+            0
+        } else {
+            format!("{frac:0<9}").parse().map_err(|_| bad())?
+        };
+        whole
+            .checked_mul(1_000_000_000)
+            .and_then(|w| w.checked_add(frac))
+            .ok_or_else(bad)
+    };
+    let (start, stop) = (secs(a, 0)?, secs(b, u64::MAX)?);
+    if start > stop {
+        return Err(Error::TimeRange(format!(
+            "--time {s}: the start is after the stop"
+        )));
+    }
+    Ok((start, stop))
+}
+
 /// What a replay leaves besides the sink's state.
 pub struct Replay {
     /// The session model at the end.
@@ -470,5 +511,27 @@ impl KernelPrefetch {
                 .find(|d| d.name == "[kernel.kallsyms]")
                 .is_none_or(|d| d.build_id == id)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ranges() {
+        assert_eq!(
+            parse_time_range("1.5,2").unwrap(),
+            (1_500_000_000, 2_000_000_000)
+        );
+        assert_eq!(
+            parse_time_range(",3.000000001").unwrap(),
+            (0, 3_000_000_001)
+        );
+        assert_eq!(parse_time_range("4,").unwrap().1, u64::MAX);
+        assert!(parse_time_range("4").is_err());
+        assert!(parse_time_range("x,1").is_err());
+        assert!(parse_time_range("2,1").is_err());
+        assert!(parse_time_range("1.0000000001,").is_err());
     }
 }

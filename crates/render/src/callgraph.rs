@@ -414,6 +414,72 @@ impl Printer<'_> {
     }
 }
 
+/// What [`write_entry_graph`] needs besides the entry.
+pub struct EntryGraphOptions<'a> {
+    pub params: &'a CallGraphParams,
+    /// `--children`: the entry's accumulated period is its weight.
+    pub children: bool,
+    /// Leave out the entry's own frame (it shows as the row).
+    pub hide_first_frame: bool,
+    pub percent_limit: f64,
+    /// `--percentage relative`.
+    pub relative: bool,
+}
+
+/// Formats one entry's call graph from the report's chains (nothing for
+/// entries the table hides or whose graph the threshold would empty).
+pub fn write_entry_graph(
+    out: &mut dyn Write,
+    e: &profile::hist::HistEntry,
+    hists: &profile::hist::Hists,
+    report: &profile::hist::Report,
+    syms: &[profile::symbolize::SymInfo],
+    names: &profile::hist::Names<'_>,
+    o: &EntryGraphOptions<'_>,
+) -> io::Result<()> {
+    let (params, children, relative) = (o.params, o.children, o.relative);
+    let entry_period = if children { e.period_acc } else { e.period };
+    let base = hists.percent_base(relative);
+    if base > 0 && 100.0 * entry_period as f64 / (base as f64) < o.percent_limit {
+        return Ok(());
+    }
+    // Graph percentages are of all samples even with `--percentage
+    // relative`, as in perf.
+    let total = hists.percent_base(false);
+    // No node of the tree can weigh more than all its chains together:
+    // the entry's accumulated period (its self period without children).
+    let chains_period = e.period_acc;
+    if params.print_type != PrintType::Fractal
+        && chains_period < params.min_hit(hists.callchain_base(relative))
+    {
+        return Ok(());
+    }
+    let tree = report.entry_call_tree(e, params.prune(hists.callchain_base(relative)));
+    let order = |x: u32, y: u32| profile::hist::frame_order(report, syms, x, y);
+    let sorted = tree.sort(params, hists.callchain_base(relative), &order);
+    let graph = EntryGraph {
+        tree: &tree,
+        sorted: &sorted,
+        entry_period,
+        total_period: total,
+    };
+    let style = Style {
+        hide_first_frame: o.hide_first_frame,
+        ..Default::default()
+    };
+    let name_of = |f: u32| {
+        let (sref, _) = report.frames[f as usize];
+        match sref {
+            // Call graphs print unresolved addresses plainly (C's `%#llx`:
+            // plain `0` for zero).
+            profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
+            profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
+            s => names.sym_name(&s),
+        }
+    };
+    write_callgraph(out, &graph, params, &style, &name_of)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,3 +55,19 @@ fn line(out: &mut dyn Write, name: &str, n: u64, total: Option<u64>) -> io::Resu
         _ => writeln!(out, "{name:>16} events: {n:>10}"),
     }
 }
+
+/// Event names for the per-event stats blocks of `--stats`.
+pub fn event_names(meta: &perf_data::Meta) -> Vec<String> {
+    // perf names events in pipe mode from their attrs here: its name cache
+    // is filled before the EVENT_DESC feature record arrives.
+    meta.events
+        .iter()
+        .map(|e| {
+            if meta.is_pipe() {
+                e.attr.default_name()
+            } else {
+                e.name()
+            }
+        })
+        .collect()
+}

@@ -10,6 +10,11 @@
 
 use std::io::{self, Write};
 
+mod frames;
+mod plan;
+pub use frames::FrameTexts;
+pub use plan::{parse_fields, FieldError, Plan};
+
 /// Which fields are printed (perf's `-F`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Fields {

@@ -1,0 +1,160 @@
+//! Each location's text as `perf script` prints it, made once per field
+//! set and use (a callchain line, or the sample's own location on its
+//! header line) and copied for every sample passing through it.
+
+use profile::machine::Dso;
+use profile::resolve::{Loc, NO_DSO};
+use profile::symbolize::{SrcPos, Symbols};
+
+use super::{write_frame, Fields, Frame};
+
+/// The texts made so far, over the symbols of a replay's locations.
+pub struct FrameTexts<'a> {
+    locs: &'a [Loc],
+    syms: &'a Symbols,
+    /// The distinct field sets of the events.
+    field_sets: Vec<Fields>,
+    set_of_event: Vec<usize>,
+    /// A sample's own DSO prints by its long name (kernel modules by
+    /// path), callchain frames by [`Dso::chain_name`].
+    dso_names: Vec<&'a str>,
+    chain_dso_names: Vec<String>,
+    /// perf names an address without a source line by the DSO's short
+    /// name.
+    short_dso_names: Vec<String>,
+    identity: Vec<bool>,
+    arena: Vec<u8>,
+    /// Per (field set, chain?) and loc: the range in `arena`, once made.
+    made: Vec<Vec<Option<(usize, usize)>>>,
+}
+
+impl<'a> FrameTexts<'a> {
+    /// For locations `locs` with their symbols `syms`, in a session whose
+    /// DSOs are `dsos`, printed with each event's `fields`.
+    pub fn new(locs: &'a [Loc], syms: &'a Symbols, dsos: &'a [Dso], fields: &[Fields]) -> Self {
+        let mut field_sets: Vec<Fields> = Vec::new();
+        let set_of_event = fields
+            .iter()
+            .map(|f| match field_sets.iter().position(|g| g == f) {
+                Some(i) => i,
+                None => {
+                    field_sets.push(*f);
+                    field_sets.len() - 1
+                }
+            })
+            .collect();
+        let made = vec![vec![None; locs.len()]; field_sets.len() * 2];
+        FrameTexts {
+            locs,
+            syms,
+            field_sets,
+            set_of_event,
+            dso_names: dsos.iter().map(|d| d.name.as_str()).collect(),
+            chain_dso_names: dsos.iter().map(Dso::chain_name).collect(),
+            short_dso_names: dsos
+                .iter()
+                .map(|d| profile::hist::dso_short_name(&d.name))
+                .collect(),
+            identity: dsos.iter().map(Dso::maps_identity).collect(),
+            arena: Vec::new(),
+            made,
+        }
+    }
+
+    /// The field set of event `ev`, and its fields (None for an event the
+    /// plan does not know).
+    pub fn fields_of_event(&self, ev: usize) -> Option<(usize, &Fields)> {
+        let set = self.set_of_event.get(ev).copied().unwrap_or(0);
+        Some((set, self.field_sets.get(set)?))
+    }
+
+    /// Location `loc`'s text with field set `set`, as a callchain's lines
+    /// (`chain`) or on the header line.
+    pub fn text(&mut self, set: usize, chain: bool, loc: u32) -> &[u8] {
+        let slot = set * 2 + usize::from(chain);
+        let (s, e) = match self.made[slot][loc as usize] {
+            Some(r) => r,
+            None => {
+                let start = self.arena.len();
+                let mut arena = std::mem::take(&mut self.arena);
+                self.make(&mut arena, set, chain, loc);
+                self.arena = arena;
+                let r = (start, self.arena.len());
+                self.made[slot][loc as usize] = Some(r);
+                r
+            }
+        };
+        &self.arena[s..e]
+    }
+
+    fn make(&self, arena: &mut Vec<u8>, set: usize, chain: bool, loc: u32) {
+        let syms = self.syms;
+        let l = &self.locs[loc as usize];
+        let f = &self.field_sets[set];
+        let dso = (l.dso != NO_DSO).then(|| {
+            if chain {
+                self.chain_dso_names[l.dso as usize].as_str()
+            } else {
+                self.dso_names[l.dso as usize]
+            }
+        });
+        let ls = &syms.per_loc[loc as usize];
+        // No DSO: `rel` is the address itself.
+        let identity = self.identity.get(l.dso as usize).copied().unwrap_or(true);
+        let addr = if chain && !identity { l.rel } else { l.ip };
+        let pos_text = |p: &SrcPos| {
+            let file = syms.files.get(p.file as usize).map_or("??", String::as_str);
+            format!("{file}:{}", p.line)
+        };
+        // The location's own source line, as perf's map__fprintf_srcline
+        // prints it: none without a map; `??:0` (addr2line found the
+        // symbol but no line) is left out; where addr2line has no answer,
+        // the DSO's short name and the address in the binary's terms.
+        let own_srcline: Option<String> = (f.srcline && l.dso != NO_DSO)
+            .then(|| match &ls.line {
+                Some(p) => Some(pos_text(p)).filter(|t| !t.starts_with("??:0")),
+                None => {
+                    let at = ls.svma.unwrap_or(if identity { l.ip } else { l.rel });
+                    let dso = self
+                        .short_dso_names
+                        .get(l.dso as usize)
+                        .map_or("", String::as_str);
+                    Some(format!("{dso}[{at:x}]"))
+                }
+            })
+            .flatten();
+        let frame_of = |sym: Option<u32>| {
+            let s = sym.map(|i| &syms.syms[i as usize]);
+            Frame {
+                addr,
+                // The offset of the recorded address (one past the one
+                // looked up for a return address looked up at address - 1);
+                // inline frames keep their function's start.
+                sym: s.map(|s| (s.name.as_str(), ls.sym_offset)),
+                inlined: s.is_some_and(|s| s.inlined),
+                dso,
+                srcline: None,
+            }
+        };
+        // Writing to a Vec cannot fail.
+        if chain && !ls.frames.is_empty() {
+            // Frames perf made from addr2line's inline records carry their
+            // own positions, printed as they are (`??:0` too).
+            let per_frame = f.srcline && ls.frame_lines.len() == ls.frames.len();
+            for (i, &fid) in ls.frames.iter().enumerate() {
+                let text = per_frame.then(|| pos_text(&ls.frame_lines[i]));
+                let mut fr = frame_of(Some(fid));
+                fr.srcline = if per_frame {
+                    text.as_deref()
+                } else {
+                    own_srcline.as_deref()
+                };
+                let _ = write_frame(arena, &fr, f, true);
+            }
+        } else {
+            let mut fr = frame_of(ls.sym);
+            fr.srcline = own_srcline.as_deref();
+            let _ = write_frame(arena, &fr, f, chain);
+        }
+    }
+}

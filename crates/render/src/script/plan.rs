@@ -1,0 +1,185 @@
+//! What `perf script` prints for each event: perf's default fields for
+//! what the event's samples carry, changed by `-F` (a list, or `+f`/`-f`
+//! items), and the checks perf makes that the samples carry what is asked.
+
+use perf_data::consts::*;
+
+use super::Fields;
+
+/// A `-F` list that cannot be printed (why, as perf says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError(pub String);
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// perf's defaults for an event, less what its samples do not carry.
+fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fields {
+    let st = attr.sample_type;
+    let has = |bit: u64| st & bit != 0;
+    let tracepoint = attr.type_ == PERF_TYPE_TRACEPOINT;
+    let ip = has(PERF_SAMPLE_IP) && (!tracepoint || any_callchain);
+    Fields {
+        comm: true,
+        pid: false,
+        tid: has(PERF_SAMPLE_TID),
+        cpu: has(PERF_SAMPLE_CPU),
+        time: has(PERF_SAMPLE_TIME),
+        // Without PERIOD in the samples perf prints the attr's period.
+        period: !tracepoint,
+        event: true,
+        ip,
+        sym: ip,
+        symoff: ip && !tracepoint,
+        dso: ip,
+        srcline: false,
+    }
+}
+
+/// What each field needs in the samples, for the error perf gives.
+fn check_available(
+    f: &Fields,
+    attr: &perf_data::attr::EventAttr,
+    name: &str,
+) -> Result<(), FieldError> {
+    let st = attr.sample_type;
+    let needs = [
+        (f.pid || f.tid, PERF_SAMPLE_TID, "TID", "pid/tid"),
+        (f.cpu, PERF_SAMPLE_CPU, "CPU", "cpu"),
+        (f.time, PERF_SAMPLE_TIME, "TIME", "time"),
+        (f.ip || f.sym || f.dso, PERF_SAMPLE_IP, "IP", "ip/sym/dso"),
+    ];
+    for (wanted, bit, attr_name, field) in needs {
+        if wanted && st & bit == 0 {
+            return Err(FieldError(format!(
+                "samples for '{name}' event do not have {attr_name} attribute set; \
+                 cannot print '{field}' field"
+            )));
+        }
+    }
+    check_srcline(f)
+}
+
+/// perf prints a source line only after the location's address.
+fn check_srcline(f: &Fields) -> Result<(), FieldError> {
+    if f.srcline && !f.ip {
+        return Err(FieldError(
+            "-F: `srcline` needs `ip`: the source line is looked up at the sample's address".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Applies `-F` to an event's defaults: a list replaces them, `+f`/`-f`
+/// items change them.
+pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), FieldError> {
+    // perf's `TYPE:` prefix selects an event type; sear applies the list
+    // to every event.
+    let spec = match spec.split_once(':') {
+        Some((ty, rest)) if ["hw", "sw", "trace", "raw", "synth", "break"].contains(&ty) => rest,
+        _ => spec,
+    };
+    let modify = spec.starts_with('+') || spec.starts_with('-');
+    let mut f = if modify { defaults } else { Fields::default() };
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (on, name) = match item.as_bytes()[0] {
+            b'+' => (true, &item[1..]),
+            b'-' => (false, &item[1..]),
+            _ if modify => {
+                return Err(FieldError(format!(
+                    "-F {spec}: `{item}`: mix of +/- and plain fields; write +{item}"
+                )))
+            }
+            _ => (true, item),
+        };
+        match f.flag(name) {
+            Some(v) => *v = on,
+            None => {
+                return Err(FieldError(format!(
+                    "-F: `{name}` is not a field sear prints (yet); known: {}",
+                    Fields::NAMES.join(", ")
+                )))
+            }
+        }
+    }
+    Ok((f, !modify))
+}
+
+/// What is printed for each event.
+pub struct Plan {
+    /// Per event.
+    pub fields: Vec<Fields>,
+    pub event_names: Vec<String>,
+    /// The longest event name.
+    pub name_width: usize,
+    /// Whether the event's samples print as call chains.
+    pub chain_of_event: Vec<bool>,
+}
+
+impl Plan {
+    /// perf's fields for each event of `meta`, changed by `-F` (`spec`).
+    pub fn new(meta: &perf_data::Meta, spec: Option<&str>) -> Result<Plan, FieldError> {
+        let any_callchain = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0);
+        let mut fields = Vec::with_capacity(meta.events.len());
+        for e in &meta.events {
+            let d = default_fields(&e.attr, any_callchain);
+            let f = match spec {
+                None => d,
+                Some(spec) => {
+                    let (f, user_set) = parse_fields(spec, d)?;
+                    if user_set {
+                        check_available(&f, &e.attr, &e.name())?;
+                    } else {
+                        check_srcline(&f)?;
+                    }
+                    f
+                }
+            };
+            fields.push(f);
+        }
+        let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+        let name_width = event_names.iter().map(String::len).max().unwrap_or(0);
+        let chain_of_event = meta
+            .events
+            .iter()
+            .map(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0)
+            .collect();
+        Ok(Plan {
+            fields,
+            event_names,
+            name_width,
+            chain_of_event,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_lists() {
+        let d = Fields {
+            comm: true,
+            tid: true,
+            ip: true,
+            ..Default::default()
+        };
+        let (f, user) = parse_fields("comm,pid", d).unwrap();
+        assert!(user && f.comm && f.pid && !f.tid && !f.ip);
+        let (f, user) = parse_fields("-ip,+cpu", d).unwrap();
+        assert!(!user && f.comm && f.tid && f.cpu && !f.ip);
+        let (f, _) = parse_fields("sw:tid", d).unwrap();
+        assert!(f.tid && !f.comm);
+        assert!(parse_fields("+cpu,ip", d).is_err());
+        assert!(parse_fields("nonsense", d).is_err());
+    }
+}
