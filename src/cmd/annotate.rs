@@ -2,27 +2,19 @@
 //!
 //! Pass one sums each sample's own location (the leaf, its exact address); pass two
 //! symbolizes the locations; then each function's samples are spread over its
-//! instructions, and the function is disassembled from its binary (found as report finds
-//! it: the recorded path with a matching build id, else the build-id cache).
+//! instructions (profile::annotate), and the function is disassembled from its binary
+//! (found as report finds it: the recorded path with a matching build id, else the
+//! build-id cache) and printed (render::annotate).
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use profile::annotate::{AnnotateOptions, Annotated, Hits, SourceFiles};
+use profile::annotate::{AnnotateOptions, Annotator, FunctionFilter};
 use profile::resolve::CollectOptions;
 use render::annotate::{Column, Header, Options};
-use symbols::disasm::{AddressNames, Syntax};
-use symbols::{Binary, Svma};
+use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
-
-/// One function's samples in one event.
-struct Entry {
-    event: usize,
-    sym: u32,
-    hits: Hits,
-}
 
 pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     let syntax = match a.disassembler_style.as_deref() {
@@ -60,57 +52,18 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     )?;
     let meta = reader.meta();
     let dsos = machine.dsos();
-    let dso_filter = super::name_list(&a.dsos);
-    let dso_ok = |d: u32| -> bool {
-        let Some(list) = &dso_filter else {
-            return true;
-        };
-        let Some(dso) = dsos.get(d as usize) else {
-            return false;
-        };
-        let short = profile::hist::dso_short_name(&dso.name);
-        list.iter().any(|x| *x == dso.name || *x == short)
-    };
-    let sym_ok = |name: &str| -> bool {
-        match &wanted {
-            None => true,
-            // A C++ name matches with or without its parameter list.
-            Some(w) => name == w || name.split_once('(').is_some_and(|(head, _)| head == w),
-        }
-    };
-
-    // Every sample's own location, summed per (event, function, address).
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut index: HashMap<(usize, u32), usize> = HashMap::new();
-    let mut event_totals = vec![0u64; meta.events.len()];
-    for (key, sum) in collector.take_sums_in_order() {
-        let ev = key.event as usize;
-        if let Some(t) = event_totals.get_mut(ev) {
-            *t = t.wrapping_add(sum.period);
-        }
-        let Some(loc) = syms.per_loc.get(key.leaf as usize) else {
-            continue;
-        };
-        let Some(sym_id) = loc.sym else {
-            continue;
-        };
-        let sym = &syms.syms[sym_id as usize];
-        if !dso_ok(sym.dso) || !sym_ok(&sym.name) {
-            continue;
-        }
-        let i = *index.entry((ev, sym_id)).or_insert_with(|| {
-            entries.push(Entry {
-                event: ev,
-                sym: sym_id,
-                hits: Hits::default(),
-            });
-            entries.len() - 1
-        });
-        let addr = sym.start.wrapping_add(loc.sym_offset);
-        entries[i].hits.add(addr, sum.samples, sum.period);
-    }
+    let mut hot = profile::annotate::hot_functions(
+        collector.take_sums_in_order(),
+        &syms,
+        dsos,
+        meta.events.len(),
+        &FunctionFilter {
+            symbol: wanted.clone(),
+            dsos: super::name_list(&a.dsos),
+        },
+    );
     if let Some(w) = &wanted {
-        if entries.is_empty() {
+        if hot.entries.is_empty() {
             // Functions of binaries that could not be read have no names: say which.
             let unread: Vec<String> = syms
                 .misses
@@ -121,7 +74,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
                         .iter()
                         .find(|x| &x.name == d)
                         .and_then(|x| x.build_id.as_deref());
-                    format!("{d}: {r}{}", missing_hint(*r, id))
+                    format!("{d}: {r}{}", profile::annotate::missing_hint(*r, id))
                 })
                 .collect();
             let also = if unread.is_empty() {
@@ -142,22 +95,10 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             );
         }
     }
-    // Per event, hottest first (ties by name, then address).
-    entries.sort_by(|x, y| {
-        let (sx, sy) = (&syms.syms[x.sym as usize], &syms.syms[y.sym as usize]);
-        x.event
-            .cmp(&y.event)
-            .then(y.hits.period.cmp(&x.hits.period))
-            .then_with(|| sx.name.cmp(&sy.name))
-            .then(sx.start.cmp(&sy.start))
-    });
     if let Some(limit) = a.percent_limit {
-        entries.retain(|e| {
-            let total = event_totals.get(e.event).copied().unwrap_or(0);
-            total > 0 && e.hits.period as f64 * 100.0 / total as f64 >= limit
-        });
+        hot.retain_above(limit);
     }
-
+    let entries = hot.entries;
     let opts = AnnotateOptions {
         syntax,
         source: !a.no_source,
@@ -172,59 +113,12 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
         },
         print_line: a.print_line,
     };
-    let finder = symbols::DebugFinder::default();
-    let mut binaries: HashMap<u32, Result<(Binary, AddressNames), String>> = HashMap::new();
-    let mut annotations: HashMap<u32, Result<Annotated, String>> = HashMap::new();
-    let mut sources = SourceFiles::default();
+    let mut annotator = Annotator::new(&syms, dsos, opts);
     let mut out = super::paged_stdout();
-    let mut warned = std::collections::HashSet::new();
-    // Functions whose code cannot be disassembled, said once each after the output: as
-    // warnings beside what was printed, or as the error when nothing was.
-    let mut func_failures: Vec<String> = Vec::new();
-    // Per DSO that cannot be read: (functions skipped, why, the first one's name).
-    let mut dso_failures: HashMap<u32, (usize, String, Option<String>)> = HashMap::new();
     let mut printed = 0usize;
     for e in &entries {
-        let sym = &syms.syms[e.sym as usize];
-        let Some(dso) = dsos.get(sym.dso as usize) else {
+        let Some((ann, dso)) = annotator.function(e.sym) else {
             continue;
-        };
-        let bin = binaries
-            .entry(sym.dso)
-            .or_insert_with(|| open(&dso.name, dso.build_id.as_deref(), &finder));
-        let (bin, names) = match bin {
-            Ok(b) => b,
-            Err(msg) => {
-                // One message per DSO, with how many functions it kept from view.
-                let n = dso_failures
-                    .entry(sym.dso)
-                    .or_insert((0, msg.clone(), None));
-                n.0 += 1;
-                n.2.get_or_insert_with(|| sym.name.clone());
-                continue;
-            }
-        };
-        let ann = annotations.entry(e.sym).or_insert_with(|| {
-            profile::annotate::annotate_function(
-                bin,
-                names,
-                &mut sources,
-                &sym.name,
-                Svma(sym.start),
-                Svma(sym.start.wrapping_add(sym.size.max(1))),
-                &opts,
-            )
-            .map_err(|err| format!("{}: {err}", dso.name))
-        });
-        let ann = match ann {
-            Ok(a) => a,
-            Err(msg) => {
-                // Said once per function, not once per event.
-                if warned.insert(e.sym) {
-                    func_failures.push(format!("cannot annotate {}: {msg}", sym.name));
-                }
-                continue;
-            }
         };
         let per_insn = e.hits.per_insn(ann);
         if a.print_line {
@@ -246,16 +140,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
-    let mut failures: Vec<_> = dso_failures.into_values().collect();
-    failures.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-    for (n, msg, first) in &failures {
-        let what = match (n, first) {
-            (1, Some(name)) => name.clone(),
-            _ => format!("{n} functions of"),
-        };
-        let sep = if what.ends_with(" of") { " " } else { ": " };
-        func_failures.push(format!("cannot annotate {what}{sep}{msg}"));
-    }
+    let mut func_failures = annotator.failures();
     // With nothing printed, the last failure is the error and the others are warnings.
     let last_error = if printed == 0 {
         func_failures.pop()
@@ -272,45 +157,4 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
         log::warn!("{}: no samples to annotate", path.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The binary of a DSO and the names of its addresses, or what to tell the user.
-fn open(
-    name: &str,
-    build_id: Option<&[u8]>,
-    finder: &symbols::DebugFinder,
-) -> Result<(Binary, AddressNames), String> {
-    if name.starts_with("[kernel.kallsyms]") || name.ends_with(".ko") || name.contains(".ko.") {
-        return Err(format!(
-            "{name}: kernel code is not annotated yet (sear does not read vmlinux or /proc/kcore)"
-        ));
-    }
-    if !name.starts_with('/') {
-        return Err(format!("{name}: no file holds this code"));
-    }
-    match profile::symbolize::open_binary(name, build_id, finder) {
-        Ok(bin) => {
-            let names = AddressNames::from_elf(bin.elf());
-            Ok((bin, names))
-        }
-        Err(reason) => Err(format!(
-            "{name}: {reason}{}",
-            missing_hint(reason, build_id)
-        )),
-    }
-}
-
-/// What to do about a binary that cannot be read.
-fn missing_hint(reason: symbols::Reason, build_id: Option<&[u8]>) -> String {
-    let id = build_id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
-    match (reason, id) {
-        (symbols::Reason::NoSuchFile, Some(id)) => format!(
-            " (put the binary back at that path, or add it to the build-id cache with `perf buildid-cache -a FILE`; its build id is {id})"
-        ),
-        (symbols::Reason::NoSuchFile, None) => " (put the binary back at that path)".to_owned(),
-        (symbols::Reason::BuildIdMismatch, Some(id)) => format!(
-            " (the file there was rebuilt after the recording: add the recorded one, build id {id}, with `perf buildid-cache -a FILE`)"
-        ),
-        _ => String::new(),
-    }
 }

@@ -261,6 +261,260 @@ impl Hits {
     }
 }
 
+/// One function's samples in one event.
+#[derive(Debug, Clone)]
+pub struct HotFunction {
+    pub event: usize,
+    /// Symbol id in [`crate::symbolize::Symbols::syms`].
+    pub sym: u32,
+    pub hits: Hits,
+}
+
+/// Which functions to annotate.
+#[derive(Debug, Clone, Default)]
+pub struct FunctionFilter {
+    /// The one function asked for (a C++ name matches with or without its
+    /// parameter list).
+    pub symbol: Option<String>,
+    /// DSOs by long or short name (`--dsos`).
+    pub dsos: Option<Vec<String>>,
+}
+
+/// The functions with samples, and each event's total period.
+#[derive(Debug, Clone, Default)]
+pub struct HotFunctions {
+    pub entries: Vec<HotFunction>,
+    pub event_totals: Vec<u64>,
+}
+
+impl HotFunctions {
+    /// Leaves out functions with less than `limit` percent of their
+    /// event's period (`--percent-limit`).
+    pub fn retain_above(&mut self, limit: f64) {
+        let totals = &self.event_totals;
+        self.entries.retain(|e| {
+            let total = totals.get(e.event).copied().unwrap_or(0);
+            total > 0 && e.hits.period as f64 * 100.0 / total as f64 >= limit
+        });
+    }
+}
+
+/// Every sample's own location summed per (event, function, address):
+/// the functions `filter` passes, per event, hottest first (ties by name,
+/// then address).
+pub fn hot_functions(
+    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
+    syms: &crate::symbolize::Symbols,
+    dsos: &[crate::machine::Dso],
+    nr_events: usize,
+    filter: &FunctionFilter,
+) -> HotFunctions {
+    let dso_ok = |d: u32| -> bool {
+        let Some(list) = &filter.dsos else {
+            return true;
+        };
+        let Some(dso) = dsos.get(d as usize) else {
+            return false;
+        };
+        let short = crate::hist::dso_short_name(&dso.name);
+        list.iter().any(|x| *x == dso.name || *x == short)
+    };
+    let sym_ok = |name: &str| -> bool {
+        match &filter.symbol {
+            None => true,
+            Some(w) => name == w || name.split_once('(').is_some_and(|(head, _)| head == w),
+        }
+    };
+    let mut entries: Vec<HotFunction> = Vec::new();
+    let mut index: HashMap<(usize, u32), usize> = HashMap::new();
+    let mut event_totals = vec![0u64; nr_events];
+    for (key, sum) in sums {
+        let ev = key.event as usize;
+        if let Some(t) = event_totals.get_mut(ev) {
+            *t = t.wrapping_add(sum.period);
+        }
+        let Some(loc) = syms.per_loc.get(key.leaf as usize) else {
+            continue;
+        };
+        let Some(sym_id) = loc.sym else {
+            continue;
+        };
+        let sym = &syms.syms[sym_id as usize];
+        if !dso_ok(sym.dso) || !sym_ok(&sym.name) {
+            continue;
+        }
+        let i = *index.entry((ev, sym_id)).or_insert_with(|| {
+            entries.push(HotFunction {
+                event: ev,
+                sym: sym_id,
+                hits: Hits::default(),
+            });
+            entries.len() - 1
+        });
+        let addr = sym.start.wrapping_add(loc.sym_offset);
+        entries[i].hits.add(addr, sum.samples, sum.period);
+    }
+    entries.sort_by(|x, y| {
+        let (sx, sy) = (&syms.syms[x.sym as usize], &syms.syms[y.sym as usize]);
+        x.event
+            .cmp(&y.event)
+            .then(y.hits.period.cmp(&x.hits.period))
+            .then_with(|| sx.name.cmp(&sy.name))
+            .then(sx.start.cmp(&sy.start))
+    });
+    HotFunctions {
+        entries,
+        event_totals,
+    }
+}
+
+/// Disassembles the functions asked for, each binary read and each
+/// function annotated once however many events sample it, and keeps what
+/// could not be done to say once each.
+pub struct Annotator<'a> {
+    syms: &'a crate::symbolize::Symbols,
+    dsos: &'a [crate::machine::Dso],
+    opts: AnnotateOptions,
+    finder: symbols::DebugFinder,
+    binaries: HashMap<u32, Result<(Binary, AddressNames), String>>,
+    annotations: HashMap<u32, Result<Annotated, String>>,
+    sources: SourceFiles,
+    /// Functions that could not be disassembled (said once each).
+    func_failures: Vec<String>,
+    failed_funcs: std::collections::HashSet<u32>,
+    /// Per DSO that cannot be read: (functions skipped, why, the first
+    /// one's name).
+    dso_failures: HashMap<u32, (usize, String, Option<String>)>,
+}
+
+impl<'a> Annotator<'a> {
+    pub fn new(
+        syms: &'a crate::symbolize::Symbols,
+        dsos: &'a [crate::machine::Dso],
+        opts: AnnotateOptions,
+    ) -> Self {
+        Annotator {
+            syms,
+            dsos,
+            opts,
+            finder: symbols::DebugFinder::default(),
+            binaries: HashMap::new(),
+            annotations: HashMap::new(),
+            sources: SourceFiles::default(),
+            func_failures: Vec::new(),
+            failed_funcs: Default::default(),
+            dso_failures: HashMap::new(),
+        }
+    }
+
+    /// Function `sym`'s annotation and its DSO, or None when it cannot be
+    /// had (the reason is kept for [`Self::failures`]).
+    pub fn function(&mut self, sym: u32) -> Option<(&Annotated, &'a crate::machine::Dso)> {
+        let s = &self.syms.syms[sym as usize];
+        let dso = self.dsos.get(s.dso as usize)?;
+        let finder = &self.finder;
+        let bin = self
+            .binaries
+            .entry(s.dso)
+            .or_insert_with(|| open(&dso.name, dso.build_id.as_deref(), finder));
+        let (bin, names) = match bin {
+            Ok(b) => b,
+            Err(msg) => {
+                // One message per DSO, with how many functions it kept from view.
+                let n = self
+                    .dso_failures
+                    .entry(s.dso)
+                    .or_insert((0, msg.clone(), None));
+                n.0 += 1;
+                n.2.get_or_insert_with(|| s.name.clone());
+                return None;
+            }
+        };
+        let (opts, sources) = (&self.opts, &mut self.sources);
+        let ann = self.annotations.entry(sym).or_insert_with(|| {
+            annotate_function(
+                bin,
+                names,
+                sources,
+                &s.name,
+                Svma(s.start),
+                Svma(s.start.wrapping_add(s.size.max(1))),
+                opts,
+            )
+            .map_err(|err| format!("{}: {err}", dso.name))
+        });
+        match ann {
+            Ok(a) => Some((a, dso)),
+            Err(msg) => {
+                // Said once per function, not once per event.
+                if self.failed_funcs.insert(sym) {
+                    self.func_failures
+                        .push(format!("cannot annotate {}: {msg}", s.name));
+                }
+                None
+            }
+        }
+    }
+
+    /// What could not be annotated, one message per function and per
+    /// binary that could not be read (most functions first).
+    pub fn failures(self) -> Vec<String> {
+        let mut out = self.func_failures;
+        let mut failures: Vec<_> = self.dso_failures.into_values().collect();
+        failures.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+        for (n, msg, first) in &failures {
+            let what = match (n, first) {
+                (1, Some(name)) => name.clone(),
+                _ => format!("{n} functions of"),
+            };
+            let sep = if what.ends_with(" of") { " " } else { ": " };
+            out.push(format!("cannot annotate {what}{sep}{msg}"));
+        }
+        out
+    }
+}
+
+/// The binary of a DSO and the names of its addresses, or what to tell the user.
+fn open(
+    name: &str,
+    build_id: Option<&[u8]>,
+    finder: &symbols::DebugFinder,
+) -> Result<(Binary, AddressNames), String> {
+    if name.starts_with("[kernel.kallsyms]") || name.ends_with(".ko") || name.contains(".ko.") {
+        return Err(format!(
+            "{name}: kernel code is not annotated yet (sear does not read vmlinux or /proc/kcore)"
+        ));
+    }
+    if !name.starts_with('/') {
+        return Err(format!("{name}: no file holds this code"));
+    }
+    match crate::symbolize::open_binary(name, build_id, finder) {
+        Ok(bin) => {
+            let names = AddressNames::from_elf(bin.elf());
+            Ok((bin, names))
+        }
+        Err(reason) => Err(format!(
+            "{name}: {reason}{}",
+            missing_hint(reason, build_id)
+        )),
+    }
+}
+
+/// What to do about a binary that cannot be read.
+pub fn missing_hint(reason: symbols::Reason, build_id: Option<&[u8]>) -> String {
+    let id = build_id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+    match (reason, id) {
+        (symbols::Reason::NoSuchFile, Some(id)) => format!(
+            " (put the binary back at that path, or add it to the build-id cache with `perf buildid-cache -a FILE`; its build id is {id})"
+        ),
+        (symbols::Reason::NoSuchFile, None) => " (put the binary back at that path)".to_owned(),
+        (symbols::Reason::BuildIdMismatch, Some(id)) => format!(
+            " (the file there was rebuilt after the recording: add the recorded one, build id {id}, with `perf buildid-cache -a FILE`)"
+        ),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
