@@ -26,6 +26,7 @@
 pub mod attr;
 pub mod bytes;
 pub mod consts;
+pub mod convert;
 mod error;
 pub mod features;
 pub mod header;

@@ -1,0 +1,244 @@
+//! A recording rewritten in the other mode, or the same one (perf inject's
+//! plumbing).
+//!
+//! COMPRESSED records are unpacked (their records are written in their
+//! place) unless `-z` asks for compression. Between modes, metadata moves
+//! the way perf expects it:
+//!
+//! - pipe → file: HEADER_ATTR records become the attr section, HEADER_FEATURE
+//!   records feature sections, HEADER_TRACING_DATA the TRACING_DATA feature.
+//!   Other user records (EVENT_UPDATE, ID_INDEX, THREAD_MAP, BUILD_ID, ...)
+//!   stay in the data, where perf reads them in file mode too.
+//! - file → pipe: the attrs become HEADER_ATTR records and the features
+//!   HEADER_FEATURE records (ended by the LAST_FEATURE marker), except
+//!   BUILD_ID and TRACING_DATA, which pipe mode carries as HEADER_BUILD_ID
+//!   and HEADER_TRACING_DATA records; named events get an EVENT_UPDATE name
+//!   record, as `perf record -o -` writes.
+
+use std::fs::File;
+use std::io::Write;
+
+use crate::consts::*;
+use crate::writer::{feature_map, FeatureMap, FileWriter, PipeWriter};
+use crate::{feature, Endian, Error, Meta, RawRecord, RecordReader};
+
+/// Why a rewrite stopped: the input could not be read further (what was
+/// read is written, and the output is valid), or the output not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("reading the input: {0}")]
+    Read(#[source] Error),
+    #[error(transparent)]
+    Write(#[from] Error),
+}
+
+/// Whether a record only wraps others the reader hands out next.
+fn is_wrapper(r: &RawRecord<'_>) -> bool {
+    !r.from_compressed && (r.type_ == PERF_RECORD_COMPRESSED || r.type_ == PERF_RECORD_COMPRESSED2)
+}
+
+/// The tracing data a pipe-mode HEADER_TRACING_DATA record carries: its u32
+/// size says how much of the (8-byte padded) trailing bytes is real.
+fn tracing_data<'a>(r: &RawRecord<'a>, endian: Endian) -> &'a [u8] {
+    let n = r
+        .payload
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(|b| endian.u32(b) as usize)
+        .unwrap_or(0);
+    &r.trailing[..n.min(r.trailing.len())]
+}
+
+/// Writes the records of `reader` as a file-mode recording (`compress`:
+/// zstd level of COMPRESSED records, else none).
+pub fn to_file_mode(
+    reader: &mut RecordReader,
+    out: File,
+    compress: Option<i32>,
+) -> Result<(), ConvertError> {
+    let endian = reader.meta().endian;
+    let from_pipe = reader.meta().is_pipe();
+    let mut w = FileWriter::create(out, endian, &reader.meta().events)?;
+    if let Some(level) = compress {
+        w.set_compression(level)?;
+    }
+    let mut tracing: Option<Vec<u8>> = None;
+    // A read error still leaves a valid (partial) file behind.
+    let read_result = loop {
+        let rec = match reader.next_raw() {
+            Ok(Some(r)) => r,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        if is_wrapper(&rec) {
+            continue;
+        }
+        match rec.type_ {
+            PERF_RECORD_HEADER_ATTR | PERF_RECORD_HEADER_FEATURE => continue,
+            PERF_RECORD_HEADER_TRACING_DATA if from_pipe => {
+                tracing = Some(tracing_data(&rec, endian).to_vec());
+                continue;
+            }
+            _ => {}
+        }
+        w.write_raw(&rec)?;
+    };
+    let meta = reader.meta();
+    w.set_events(&meta.events);
+    let mut features = output_features(meta);
+    if let Some(t) = tracing {
+        features.insert(feature::TRACING_DATA, t);
+    }
+    w.finish(&features)?;
+    read_result.map_err(ConvertError::Read)
+}
+
+/// The input's features minus the COMPRESSED one (the output's compression
+/// is ours to describe).
+fn output_features(meta: &Meta) -> FeatureMap {
+    let mut f = feature_map(&meta.features);
+    f.remove(&feature::COMPRESSED);
+    f
+}
+
+struct PipeOut<W: Write> {
+    w: PipeWriter<W>,
+    /// Compression level still to switch on (before the first data record).
+    compress: Option<i32>,
+}
+
+impl<W: Write> PipeOut<W> {
+    fn start_compression(&mut self) -> Result<(), Error> {
+        if let Some(level) = self.compress.take() {
+            self.w.set_compression(level)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the records of `reader` as a pipe-mode stream (`compress`:
+/// zstd level of COMPRESSED records, else none).
+pub fn to_pipe_mode(
+    reader: &mut RecordReader,
+    out: impl Write,
+    compress: Option<i32>,
+) -> Result<(), ConvertError> {
+    let endian = reader.meta().endian;
+    let mut p = PipeOut {
+        w: PipeWriter::new(out, endian)?,
+        compress,
+    };
+    if !reader.meta().is_pipe() {
+        write_file_meta(&mut p, reader.meta())?;
+    }
+    let read_result = loop {
+        let rec = match reader.next_raw() {
+            Ok(Some(r)) => r,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        if is_wrapper(&rec) {
+            continue;
+        }
+        match rec.type_ {
+            PERF_RECORD_HEADER_FEATURE => {
+                let id = rec
+                    .payload
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(|b| endian.u64(b));
+                if id == Some(u64::from(feature::COMPRESSED)) {
+                    continue;
+                }
+                if id == Some(u64::from(crate::writer::LAST_FEATURE)) {
+                    p.start_compression()?;
+                }
+            }
+            PERF_RECORD_HEADER_ATTR
+            | PERF_RECORD_HEADER_EVENT_TYPE
+            | PERF_RECORD_EVENT_UPDATE
+            | PERF_RECORD_HEADER_TRACING_DATA => {}
+            _ => p.start_compression()?,
+        }
+        p.w.write_raw(&rec)?;
+    };
+    p.start_compression()?;
+    p.w.finish()?;
+    read_result.map_err(ConvertError::Read)
+}
+
+/// Sends a file-mode recording's attrs and features as pipe-mode records.
+fn write_file_meta<W: Write>(p: &mut PipeOut<W>, meta: &Meta) -> Result<(), Error> {
+    let endian = meta.endian;
+    for e in &meta.events {
+        p.w.write_attr(e)?;
+    }
+    // perf names pipe-mode events from their attrs (adding modifiers such as
+    // "H") unless an EVENT_UPDATE names them, as perf record -o - does.
+    // perf finds the event by id, or takes the only event for any id.
+    let only_one = meta.events.len() == 1;
+    for e in &meta.events {
+        let id = e.ids.first().copied().or(only_one.then_some(0));
+        if let (Some(name), Some(id)) = (&e.name, id) {
+            let mut payload = Vec::with_capacity(24 + name.len());
+            payload.extend_from_slice(&endian.put_u64(EVENT_UPDATE_NAME));
+            payload.extend_from_slice(&endian.put_u64(id));
+            payload.extend_from_slice(name.as_bytes());
+            payload.resize((payload.len() + 1).div_ceil(8) * 8, 0);
+            p.w.write_record(PERF_RECORD_EVENT_UPDATE, 0, &payload, &[])?;
+        }
+    }
+    let features = output_features(meta);
+    for (&id, bytes) in &features {
+        if id == feature::BUILD_ID || id == feature::TRACING_DATA {
+            continue;
+        }
+        if let Err(e) = p.w.write_feature(id, bytes) {
+            let name = feature::name(id).unwrap_or("unknown");
+            log::warn!("feature {name} is left out of the pipe-mode output: {e}");
+        }
+    }
+    p.start_compression()?;
+    p.w.write_features_end()?;
+    if let Some(t) = features.get(&feature::TRACING_DATA) {
+        // The record holds the size; the data follows it, padded to 8 bytes.
+        let size = u32::try_from(t.len()).map_err(|_| Error::Unwritable {
+            what: "the tracing data",
+            detail: "larger than 4 GiB".into(),
+        })?;
+        let mut data = t.clone();
+        data.resize(t.len().div_ceil(8) * 8, 0);
+        p.w.write_record(
+            PERF_RECORD_HEADER_TRACING_DATA,
+            0,
+            &endian.put_u32(size),
+            &data,
+        )?;
+    }
+    if let Some(b) = features.get(&feature::BUILD_ID) {
+        write_build_ids(p, b, endian)?;
+    }
+    Ok(())
+}
+
+/// EVENT_UPDATE kind that carries the event's name.
+const EVENT_UPDATE_NAME: u64 = 2;
+
+/// The BUILD_ID feature is a run of build_id_event records; pipe mode sends
+/// each as a HEADER_BUILD_ID record.
+fn write_build_ids<W: Write>(p: &mut PipeOut<W>, b: &[u8], endian: Endian) -> Result<(), Error> {
+    let mut pos = 0usize;
+    while let Some(h) = b.get(pos..pos + 8) {
+        let misc = endian.u16([h[4], h[5]]);
+        let size = endian.u16([h[6], h[7]]) as usize;
+        let Some(body) = b.get(pos + 8..pos + size).filter(|_| size >= 8) else {
+            log::warn!(
+                "the BUILD_ID feature is damaged at byte {pos}; later build ids are left out"
+            );
+            break;
+        };
+        p.w.write_record(PERF_RECORD_HEADER_BUILD_ID, misc, body, &[])?;
+        pos += size;
+    }
+    Ok(())
+}
