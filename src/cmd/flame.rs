@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use profile::collapse::perf_script::{looks_like_perf_script, Collapser, Options};
 use profile::collapse::{parse_folded, FoldedLine};
+
 use render::flame::{write_diff_svg, write_svg, FlameOptions};
 
 use super::InputKind;
@@ -19,127 +20,40 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
         return draw_diff(&a, base, new);
     }
     let path = a.input.as_deref().or(a.file.as_deref());
-    let mut input = super::open_text(path, "a recording, folded stacks or `perf script` text")?;
-    if input.kind == InputKind::PerfData {
-        // One event's graph (`--event` picks; the first sampled by default),
-        // kernel, JIT and inline frames marked for their colours.
-        let name = input.name.clone();
-        let t0 = std::time::Instant::now();
-        let (folded, diag) = super::collapse::fold_recording(
-            input,
-            &Options {
-                annotate_kernel: true,
-                annotate_jit: true,
-                event_filter: a.event.clone(),
-                ..Options::default()
-            },
-            &super::collapse::RecordingOptions {
-                mark_inline: true,
-                // Stacks under frames too narrow to draw come as one line.
-                prune_below_percent: flame_options(&a).min_width_percent(),
-                raw_return_addresses: false,
-                max_stack: 127,
-            },
-        )?;
-        crate::ui::print_diagnostics(name.as_ref(), &diag);
-        log::debug!("replayed and folded: {:?}", t0.elapsed());
-        let stacks: Vec<(String, u64)> = folded
-            .sorted()
-            .into_iter()
-            .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
-            .collect();
-        let lines: Vec<FoldedLine<'_>> = stacks
-            .iter()
-            .map(|(s, n)| FoldedLine {
-                stack: s,
-                count: *n,
-            })
-            .collect();
-        log::debug!(
-            "{} lines, {} bytes sorted: {:?}",
-            lines.len(),
-            lines.iter().map(|l| l.stack.len()).sum::<usize>(),
-            t0.elapsed()
-        );
-        let r = draw(&a, &name, &lines);
-        log::debug!("drawn: {:?}", t0.elapsed());
-        return r;
-    }
-    let mut bytes = Vec::new();
-    input
-        .reader
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading {}", input.name))?;
-
-    // Owned stacks when they come from perf script text; borrowed otherwise.
-    let stacks: Vec<(String, u64)>;
-    let text: Cow<'_, str>;
-    let lines: Vec<FoldedLine<'_>> = if looks_like_perf_script(&bytes) {
-        let mut c = Collapser::new(Options {
-            annotate_kernel: true,
-            annotate_jit: true,
-            event_filter: a.event.clone(),
-            ..Options::default()
-        });
-        c.read(&bytes[..])
-            .with_context(|| format!("reading {}", input.name))?;
-        let (folded, diag) = c.finish();
-        crate::ui::print_diagnostics(input.name.as_ref(), &diag);
-        stacks = folded
-            .sorted()
-            .into_iter()
-            .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
-            .collect();
-        stacks
-            .iter()
-            .map(|(s, n)| FoldedLine {
-                stack: s,
-                count: *n,
-            })
-            .collect()
-    } else {
-        if a.event.is_some() {
-            log::warn!(
-                "{}: folded stacks carry no event names; --event ignored",
-                input.name
-            );
-        }
-        text = String::from_utf8_lossy(&bytes);
-        if let Cow::Owned(_) = text {
-            log::warn!(
-                "{}: input is not valid UTF-8; invalid bytes shown as \u{fffd}",
-                input.name
-            );
-        }
-        let (lines, diag) = parse_folded(&text);
-        crate::ui::print_diagnostics(input.name.as_ref(), &diag);
-        lines
-    };
-    draw(&a, &input.name, &lines)
+    let input = super::open_text(path, "a recording, folded stacks or `perf script` text")?;
+    let name = input.name.clone();
+    let t0 = std::time::Instant::now();
+    // Stacks under frames too narrow to draw come as one line.
+    let stacks = stacks_of(input, &a, flame_options(&a).min_width_percent())?;
+    log::debug!("{} stacks folded: {:?}", stacks.len(), t0.elapsed());
+    let r = draw(&a, &name, &lines(&stacks));
+    log::debug!("drawn: {:?}", t0.elapsed());
+    r
 }
 
-/// Any input's stacks, owned: a recording folded (as for a single graph),
-/// `perf script` text folded, or folded stacks parsed.
-fn stacks_of(path: &Path, a: &FlameArgs) -> Result<Vec<(String, u64)>> {
-    let mut input = super::open_text(
-        Some(path),
-        "a recording, folded stacks or `perf script` text",
-    )?;
+/// Any input's stacks: a recording folded (one event's: `--event` picks,
+/// the first sampled by default; kernel, JIT and inline frames marked for
+/// their colours; stacks under `prune_below_percent` of the total as one
+/// line), `perf script` text folded, or folded stacks as they are.
+fn stacks_of(
+    mut input: super::TextInput,
+    a: &FlameArgs,
+    prune_below_percent: Option<f64>,
+) -> Result<Vec<(String, u64)>> {
     let opts = Options {
         annotate_kernel: true,
         annotate_jit: true,
         event_filter: a.event.clone(),
         ..Options::default()
     };
+    let name = input.name.clone();
     let folded = if input.kind == InputKind::PerfData {
-        let name = input.name.clone();
         let (folded, diag) = super::collapse::fold_recording(
             input,
             &opts,
             &super::collapse::RecordingOptions {
                 mark_inline: true,
-                // A differential graph compares whole profiles.
-                prune_below_percent: None,
+                prune_below_percent,
                 raw_return_addresses: false,
                 max_stack: 127,
             },
@@ -151,11 +65,17 @@ fn stacks_of(path: &Path, a: &FlameArgs) -> Result<Vec<(String, u64)>> {
         input
             .reader
             .read_to_end(&mut bytes)
-            .with_context(|| format!("reading {}", input.name))?;
+            .with_context(|| format!("reading {name}"))?;
         if !looks_like_perf_script(&bytes) {
+            if a.event.is_some() {
+                log::warn!("{name}: folded stacks carry no event names; --event ignored");
+            }
             let text = String::from_utf8_lossy(&bytes);
+            if let Cow::Owned(_) = text {
+                log::warn!("{name}: input is not valid UTF-8; invalid bytes shown as \u{fffd}");
+            }
             let (lines, diag) = parse_folded(&text);
-            crate::ui::print_diagnostics(input.name.as_ref(), &diag);
+            crate::ui::print_diagnostics(name.as_ref(), &diag);
             return Ok(lines
                 .iter()
                 .map(|l| (l.stack.to_owned(), l.count))
@@ -163,16 +83,12 @@ fn stacks_of(path: &Path, a: &FlameArgs) -> Result<Vec<(String, u64)>> {
         }
         let mut c = Collapser::new(opts);
         c.read(&bytes[..])
-            .with_context(|| format!("reading {}", input.name))?;
+            .with_context(|| format!("reading {name}"))?;
         let (folded, diag) = c.finish();
-        crate::ui::print_diagnostics(input.name.as_ref(), &diag);
+        crate::ui::print_diagnostics(name.as_ref(), &diag);
         folded
     };
-    Ok(folded
-        .sorted()
-        .into_iter()
-        .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
-        .collect())
+    Ok(folded.sorted_text())
 }
 
 fn lines(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {
@@ -186,8 +102,10 @@ fn lines(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {
 
 /// `--diff BASE NEW`: the differential graph where `-o` says.
 fn draw_diff(a: &FlameArgs, base: &Path, new: &Path) -> Result<ExitCode> {
-    let base_stacks = stacks_of(base, a)?;
-    let new_stacks = stacks_of(new, a)?;
+    let what = "a recording, folded stacks or `perf script` text";
+    // A differential graph compares whole profiles.
+    let base_stacks = stacks_of(super::open_text(Some(base), what)?, a, None)?;
+    let new_stacks = stacks_of(super::open_text(Some(new), what)?, a, None)?;
     let (base_lines, new_lines) = (lines(&base_stacks), lines(&new_stacks));
     for (p, l) in [(base, &base_lines), (new, &new_lines)] {
         if l.is_empty() {

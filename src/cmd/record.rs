@@ -10,87 +10,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::RecordArgs;
 
-/// `-m`: pages, or a size with K/M/G, as a power-of-two number of pages.
-fn parse_mmap_pages(s: &str) -> Result<usize> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'B' => 1,
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                _ => bail!("-m {s}: unknown unit '{c}' (use a page count, or K, M, G)"),
-            };
-            (&t[..i], Some(m))
-        }
-        _ => (t, None),
-    };
-    let n: u64 = num
-        .parse()
-        .ok()
-        .filter(|&n| n > 0)
-        .with_context(|| format!("-m {s}: expected a number of pages or a size like 1M"))?;
-    let page = 4096u64;
-    let pages = match mult {
-        None => {
-            if !n.is_power_of_two() {
-                bail!("-m {s}: the number of pages must be a power of two (e.g. 64, 128, 256)");
-            }
-            n
-        }
-        Some(m) => n
-            .checked_mul(m)
-            .map(|b| b.div_ceil(page).max(1).next_power_of_two())
-            .with_context(|| format!("-m {s}: too large"))?,
-    };
-    if pages > 1 << 20 {
-        bail!("-m {s}: at most {} pages (4 GiB) per ring buffer", 1 << 20);
-    }
-    Ok(pages as usize)
-}
-
 fn parse_call_graph(a: &RecordArgs) -> Result<record::CallGraph> {
-    let Some(cg) = &a.call_graph else {
-        return Ok(if a.g {
-            record::CallGraph::Fp
-        } else {
-            record::CallGraph::None
-        });
-    };
-    let mut parts = cg.split(',');
-    match parts.next().unwrap_or("") {
-        "fp" => Ok(record::CallGraph::Fp),
-        "dwarf" => {
-            let size = match parts.next() {
-                None => record::DEFAULT_DWARF_STACK,
-                Some(s) => {
-                    let n: u32 = s.trim().parse().ok().filter(|&n| n > 0).with_context(|| {
-                        format!("--call-graph dwarf,{s}: the stack size must be a number of bytes, e.g. dwarf,16384")
-                    })?;
-                    // As perf: a multiple of 8, at most what a record can hold.
-                    let n = n.div_ceil(8) * 8;
-                    if n > 65528 {
-                        bail!("--call-graph dwarf,{s}: at most 65528 bytes of stack per sample");
-                    }
-                    n
-                }
-            };
-            Ok(record::CallGraph::Dwarf(size))
-        }
-        "lbr" => bail!("--call-graph lbr needs Intel LBR hardware; sear supports fp and dwarf"),
-        other => bail!("--call-graph {other}: use fp (frame pointers) or dwarf[,SIZE]"),
-    }
+    Ok(match &a.call_graph {
+        Some(cg) => record::CallGraph::parse(cg)?,
+        None if a.g => record::CallGraph::Fp,
+        None => record::CallGraph::None,
+    })
 }
 
 fn options(a: &RecordArgs) -> Result<record::Options> {
-    let freq = match a.freq.as_deref() {
-        None => None,
-        Some("max") => Some(record::Freq::Max),
-        Some(f) => Some(record::Freq::Hz(f.parse().with_context(|| {
-            format!("-F {f}: expected samples per second (e.g. 999) or `max`")
-        })?)),
-    };
+    let freq = a.freq.as_deref().map(record::Freq::parse).transpose()?;
     let cpus = match &a.cpu {
         Some(c) => Some(
             record::parse_cpu_list(c)
@@ -123,7 +52,7 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         system_wide: a.all_cpus,
         cpus,
         mmap_pages: match &a.mmap_pages {
-            Some(m) => parse_mmap_pages(m)?,
+            Some(m) => record::parse_mmap_pages(m)?,
             None => record::DEFAULT_MMAP_PAGES,
         },
         switch_events: a.switch_events,
@@ -254,19 +183,4 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         let _ = writeln!(e, " ]");
     }
     Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mmap_sizes() {
-        assert_eq!(parse_mmap_pages("128").unwrap(), 128);
-        assert_eq!(parse_mmap_pages("1M").unwrap(), 256);
-        assert_eq!(parse_mmap_pages("100K").unwrap(), 32);
-        for bad in ["0", "3", "x", "1Q", "", "99999999999G"] {
-            assert!(parse_mmap_pages(bad).is_err(), "{bad}");
-        }
-    }
 }

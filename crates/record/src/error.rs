@@ -7,6 +7,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An option's value that does not parse or cannot be honoured (the
+    /// option, the value, and why).
+    #[error("{option} {value}: {detail}")]
+    BadOption {
+        option: &'static str,
+        value: String,
+        detail: String,
+    },
+
     /// An `-e` list or modifier we cannot parse or do not support.
     #[error("event '{spec}': {detail}")]
     BadEvent { spec: String, detail: String },

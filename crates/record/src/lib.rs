@@ -39,6 +39,8 @@ use perf_data::*;
 
 mod buildid;
 pub mod count;
+mod options;
+pub use options::parse_mmap_pages;
 mod error;
 pub mod event;
 mod header;

@@ -67,6 +67,14 @@ impl Folded {
         self.stacks.is_empty()
     }
 
+    /// [`Self::sorted`] as text (bytes that are not UTF-8 shown as U+FFFD).
+    pub fn sorted_text(&self) -> Vec<(String, u64)> {
+        self.sorted()
+            .into_iter()
+            .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
+            .collect()
+    }
+
     /// The stacks and their counts, sorted bytewise by stack.
     pub fn sorted(&self) -> Vec<(&[u8], u64)> {
         let mut v: Vec<(&[u8], u64)> = self
