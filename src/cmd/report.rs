@@ -206,19 +206,7 @@ fn hotspots(
         .hists
         .resize_with(nr_events.max(report.hists.len()), Default::default);
     // One section per event, or per group in group view.
-    let mut section_events = Vec::new();
-    for ev in 0..nr_events {
-        if groups.view && groups.leader[ev] != ev {
-            continue;
-        }
-        section_events.push(ev);
-        if groups.view {
-            let members = groups.members(ev);
-            if !members.is_empty() {
-                report.link_group(ev, &members);
-            }
-        }
-    }
+    let section_events = groups.sections(&mut report);
     for h in &mut report.hists {
         h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
     }
@@ -228,24 +216,8 @@ fn hotspots(
         .iter()
         .map(|&ev| groups.section_name(meta, ev))
         .collect();
-    let sections: Vec<render::report::Section<'_>> = section_events
-        .iter()
-        .zip(&section_names)
-        .map(|(&ev, n)| render::report::Section {
-            event_name: n,
-            plural: !groups.members(ev).is_empty(),
-            hists: &report.hists[ev],
-            members: if groups.view {
-                groups
-                    .members(ev)
-                    .iter()
-                    .filter_map(|&m| report.hists.get(m))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        })
-        .collect();
+    let sections =
+        render::report::sections(&report.hists, &groups, &section_events, &section_names);
     let mut out = super::paged_stdout();
     let topts = render::report::TableOptions {
         keys: keys.clone(),
@@ -280,33 +252,8 @@ fn hotspots(
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
-    let graphs: Vec<Vec<Vec<u8>>> = if show_graphs {
-        section_events
-            .iter()
-            .map(|&ev| {
-                use rayon::prelude::*;
-                let h = &report.hists[ev];
-                // One entry per job: the few top rows' graphs are most of
-                // the work, and must not share a job.
-                h.entries
-                    .par_iter()
-                    .with_max_len(1)
-                    .map(|e| {
-                        let mut buf = Vec::new();
-                        let _ = render::callgraph::write_entry_graph(
-                            &mut buf,
-                            e,
-                            h,
-                            &report,
-                            &syms.syms,
-                            &names,
-                            &graph_opts,
-                        );
-                        buf
-                    })
-                    .collect()
-            })
-            .collect()
+    let graphs = if show_graphs {
+        render::callgraph::entry_graphs(&report, &section_events, &syms.syms, &names, &graph_opts)
     } else {
         Vec::new()
     };

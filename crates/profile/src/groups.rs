@@ -57,6 +57,26 @@ impl EventGroups {
         }
     }
 
+    /// The events that head a report section: every event, or in group
+    /// view every group's leader, whose rows are linked with its members'
+    /// (perf's hists__link) so that each row shows every member's share.
+    pub fn sections(&self, report: &mut crate::hist::Report) -> Vec<usize> {
+        let mut out = Vec::new();
+        for ev in 0..self.leader.len() {
+            if self.view && self.leader[ev] != ev {
+                continue;
+            }
+            out.push(ev);
+            if self.view {
+                let members = self.members(ev);
+                if !members.is_empty() {
+                    report.link_group(ev, &members);
+                }
+            }
+        }
+        out
+    }
+
     /// The other members of the group `ev` leads.
     pub fn members(&self, ev: usize) -> Vec<usize> {
         (0..self.leader.len())

@@ -480,6 +480,37 @@ pub fn write_entry_graph(
     write_callgraph(out, &graph, params, &style, &name_of)
 }
 
+/// Every entry's call graph of each section (events `section_events`),
+/// formatted on all cores (one entry per job: the few top rows' graphs
+/// are most of the work), in row order.
+pub fn entry_graphs(
+    report: &profile::hist::Report,
+    section_events: &[usize],
+    syms: &[profile::symbolize::SymInfo],
+    names: &profile::hist::Names<'_>,
+    o: &EntryGraphOptions<'_>,
+) -> Vec<Vec<Vec<u8>>> {
+    use rayon::prelude::*;
+    section_events
+        .iter()
+        .map(|&ev| {
+            let Some(h) = report.hists.get(ev) else {
+                return Vec::new();
+            };
+            h.entries
+                .par_iter()
+                .with_max_len(1)
+                .map(|e| {
+                    let mut buf = Vec::new();
+                    // Writing to a Vec cannot fail.
+                    let _ = write_entry_graph(&mut buf, e, h, report, syms, names, o);
+                    buf
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -363,3 +363,34 @@ fn write_values(
         one(f.value(e.group.get(i).unwrap_or(zero)), t);
     }
 }
+
+/// The sections of a report: one per event in `section_events` (see
+/// `profile::groups::EventGroups::sections`), named `names`, with its
+/// group's other members' rows in group view.
+pub fn sections<'a>(
+    hists: &'a [Hists],
+    groups: &profile::groups::EventGroups,
+    section_events: &[usize],
+    names: &'a [String],
+) -> Vec<Section<'a>> {
+    section_events
+        .iter()
+        .zip(names)
+        .filter_map(|(&ev, n)| {
+            Some(Section {
+                event_name: n,
+                plural: !groups.members(ev).is_empty(),
+                hists: hists.get(ev)?,
+                members: if groups.view {
+                    groups
+                        .members(ev)
+                        .iter()
+                        .filter_map(|&m| hists.get(m))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            })
+        })
+        .collect()
+}
