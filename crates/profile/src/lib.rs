@@ -38,6 +38,7 @@
 //! ```
 
 pub mod annotate;
+pub mod buildids;
 pub mod callchain;
 pub mod collapse;
 pub mod diff;
