@@ -239,64 +239,53 @@ fn sear_out(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// Each snapshot and the command that prints it (with `-i FILE` added):
+/// those perf prints too, then sear's own.
+const CASES: &[(&str, &[&str])] = &[
+    ("report.txt", &["report", "--stdio"]),
+    (
+        "report-no-children.txt",
+        &["report", "--stdio", "--no-children"],
+    ),
+    (
+        "report-caller.txt",
+        &[
+            "report",
+            "--stdio",
+            "-g",
+            "caller,0.5,callee,function,percent",
+        ],
+    ),
+    (
+        "report-sort.txt",
+        &[
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "pid,dso,sym",
+            "-n",
+        ],
+    ),
+    ("report-folded.txt", &["report", "--stdio", "-g", "folded"]),
+    ("report-stats.txt", &["report", "--stats"]),
+    ("script.txt", &["script"]),
+    (
+        "script-fields.txt",
+        &["script", "-F", "comm,pid,tid,cpu,time,period,ip,sym,dso"],
+    ),
+];
+const SEAR_ONLY: &[(&str, &[&str])] = &[
+    ("collapse.txt", &["collapse", "--pid"]),
+    ("export.json", &["export", "--format", "json", "-o", "-"]),
+];
+
 #[test]
 fn two_processes_snapshots() {
     let data = recording("two-processes.data", two_processes());
     let f = data.to_str().unwrap();
-    let cases: &[(&str, &[&str])] = &[
-        ("report.txt", &["report", "--stdio", "-i", f]),
-        (
-            "report-no-children.txt",
-            &["report", "--stdio", "--no-children", "-i", f],
-        ),
-        (
-            "report-caller.txt",
-            &[
-                "report",
-                "--stdio",
-                "-g",
-                "caller,0.5,callee,function,percent",
-                "-i",
-                f,
-            ],
-        ),
-        (
-            "report-sort.txt",
-            &[
-                "report",
-                "--stdio",
-                "--no-children",
-                "--sort",
-                "pid,dso,sym",
-                "-n",
-                "-i",
-                f,
-            ],
-        ),
-        (
-            "report-folded.txt",
-            &["report", "--stdio", "-g", "folded", "-i", f],
-        ),
-        ("report-stats.txt", &["report", "--stats", "-i", f]),
-        ("script.txt", &["script", "-i", f]),
-        (
-            "script-fields.txt",
-            &[
-                "script",
-                "-F",
-                "comm,pid,tid,cpu,time,period,ip,sym,dso",
-                "-i",
-                f,
-            ],
-        ),
-        ("collapse.txt", &["collapse", "--pid", f]),
-        (
-            "export.json",
-            &["export", "-i", f, "--format", "json", "-o", "-"],
-        ),
-    ];
-    for (name, args) in cases {
-        let got = sear_out(args);
+    for (name, args) in CASES.iter().chain(SEAR_ONLY) {
+        let got = sear_out(&[args, &["-i", f][..]].concat());
         check(&format!("two-processes/{name}"), &got);
     }
 }
@@ -308,47 +297,13 @@ fn two_processes_snapshots_are_perfs_output() {
     common::have_perf();
     let data = recording("two-processes.data", two_processes());
     let f = data.to_str().unwrap();
-    let cases: &[(&str, &[&str])] = &[
-        ("report.txt", &["report", "--stdio"]),
-        (
-            "report-no-children.txt",
-            &["report", "--stdio", "--no-children"],
-        ),
-        (
-            "report-caller.txt",
-            &[
-                "report",
-                "--stdio",
-                "-g",
-                "caller,0.5,callee,function,percent",
-            ],
-        ),
-        (
-            "report-sort.txt",
-            &[
-                "report",
-                "--stdio",
-                "--no-children",
-                "--sort",
-                "pid,dso,sym",
-                "-n",
-            ],
-        ),
-        ("report-folded.txt", &["report", "--stdio", "-g", "folded"]),
-        ("report-stats.txt", &["report", "--stats"]),
-        ("script.txt", &["script"]),
-        (
-            "script-fields.txt",
-            &["script", "-F", "comm,pid,tid,cpu,time,period,ip,sym,dso"],
-        ),
-    ];
     let no_tip = |t: &str| -> String {
         t.lines()
             .filter(|l| !l.starts_with("# (Tip:"))
             .map(|l| format!("{l}\n"))
             .collect()
     };
-    for (name, args) in cases {
+    for (name, args) in CASES {
         let out = common::perf().args(*args).args(["-i", f]).output().unwrap();
         assert!(out.status.success(), "perf {args:?}");
         let snapshot =

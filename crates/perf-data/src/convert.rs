@@ -32,6 +32,23 @@ pub enum ConvertError {
     Write(#[from] Error),
 }
 
+/// Hands every record of `reader` but COMPRESSED wrappers (whose records
+/// come next) to `write`. A write error is the error; a read error ends the
+/// walk and is the inner result, so what was read is still written out.
+fn copy_records(
+    reader: &mut RecordReader,
+    mut write: impl FnMut(&RawRecord<'_>) -> Result<(), Error>,
+) -> Result<Result<(), Error>, Error> {
+    loop {
+        match reader.next_raw() {
+            Ok(Some(rec)) if is_wrapper(&rec) => {}
+            Ok(Some(rec)) => write(&rec)?,
+            Ok(None) => return Ok(Ok(())),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+}
+
 /// Whether a record only wraps others the reader hands out next.
 fn is_wrapper(r: &RawRecord<'_>) -> bool {
     !r.from_compressed && (r.type_ == PERF_RECORD_COMPRESSED || r.type_ == PERF_RECORD_COMPRESSED2)
@@ -64,25 +81,17 @@ pub fn to_file_mode(
     }
     let mut tracing: Option<Vec<u8>> = None;
     // A read error still leaves a valid (partial) file behind.
-    let read_result = loop {
-        let rec = match reader.next_raw() {
-            Ok(Some(r)) => r,
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        };
-        if is_wrapper(&rec) {
-            continue;
-        }
+    let read_result = copy_records(reader, |rec| {
         match rec.type_ {
-            PERF_RECORD_HEADER_ATTR | PERF_RECORD_HEADER_FEATURE => continue,
+            PERF_RECORD_HEADER_ATTR | PERF_RECORD_HEADER_FEATURE => return Ok(()),
             PERF_RECORD_HEADER_TRACING_DATA if from_pipe => {
-                tracing = Some(tracing_data(&rec, endian).to_vec());
-                continue;
+                tracing = Some(tracing_data(rec, endian).to_vec());
+                return Ok(());
             }
             _ => {}
         }
-        w.write_raw(&rec)?;
-    };
+        w.write_raw(rec)
+    })?;
     let meta = reader.meta();
     w.set_events(&meta.events);
     let mut features = output_features(meta);
@@ -131,15 +140,7 @@ pub fn to_pipe_mode(
     if !reader.meta().is_pipe() {
         write_file_meta(&mut p, reader.meta())?;
     }
-    let read_result = loop {
-        let rec = match reader.next_raw() {
-            Ok(Some(r)) => r,
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        };
-        if is_wrapper(&rec) {
-            continue;
-        }
+    let read_result = copy_records(reader, |rec| {
         match rec.type_ {
             PERF_RECORD_HEADER_FEATURE => {
                 let id = rec
@@ -148,7 +149,7 @@ pub fn to_pipe_mode(
                     .and_then(|b| b.try_into().ok())
                     .map(|b| endian.u64(b));
                 if id == Some(u64::from(feature::COMPRESSED)) {
-                    continue;
+                    return Ok(());
                 }
                 if id == Some(u64::from(crate::writer::LAST_FEATURE)) {
                     p.start_compression()?;
@@ -160,8 +161,8 @@ pub fn to_pipe_mode(
             | PERF_RECORD_HEADER_TRACING_DATA => {}
             _ => p.start_compression()?,
         }
-        p.w.write_raw(&rec)?;
-    };
+        p.w.write_raw(rec)
+    })?;
     p.start_compression()?;
     p.w.finish()?;
     read_result.map_err(ConvertError::Read)
