@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod chromium;
+pub mod export;
 pub mod firefox;
 
 use std::path::{Path, PathBuf};
