@@ -753,6 +753,37 @@ fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
     }
 }
 
+/// perf's order among sibling frames of equal weight (its `match_chain`):
+/// by DSO, then symbol start (inlined frames by name), else by address.
+pub fn frame_order(
+    report: &Report,
+    syms: &[crate::symbolize::SymInfo],
+    x: u32,
+    y: u32,
+) -> std::cmp::Ordering {
+    // perf compares DSO pointers: none (an address without a map) is
+    // the smallest; DSOs otherwise in the order they were made.
+    let dso_key = |d: u32| {
+        if d == crate::resolve::NO_DSO {
+            0
+        } else {
+            u64::from(d) + 1
+        }
+    };
+    let key = |f: u32| match report.frames[f as usize].0 {
+        SymRef::Sym(i) => {
+            let s = &syms[i as usize];
+            (
+                dso_key(s.dso),
+                s.start,
+                if s.inlined { s.name.as_str() } else { "" },
+            )
+        }
+        SymRef::Addr { ip, dso } => (dso_key(dso), ip, ""),
+    };
+    key(x).cmp(&key(y))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -791,35 +822,4 @@ mod tests {
         );
         assert_eq!(dso_short_name("[kernel.kallsyms]"), "[kernel.kallsyms]");
     }
-}
-
-/// perf's order among sibling frames of equal weight (its `match_chain`):
-/// by DSO, then symbol start (inlined frames by name), else by address.
-pub fn frame_order(
-    report: &Report,
-    syms: &[crate::symbolize::SymInfo],
-    x: u32,
-    y: u32,
-) -> std::cmp::Ordering {
-    // perf compares DSO pointers: none (an address without a map) is
-    // the smallest; DSOs otherwise in the order they were made.
-    let dso_key = |d: u32| {
-        if d == crate::resolve::NO_DSO {
-            0
-        } else {
-            u64::from(d) + 1
-        }
-    };
-    let key = |f: u32| match report.frames[f as usize].0 {
-        SymRef::Sym(i) => {
-            let s = &syms[i as usize];
-            (
-                dso_key(s.dso),
-                s.start,
-                if s.inlined { s.name.as_str() } else { "" },
-            )
-        }
-        SymRef::Addr { ip, dso } => (dso_key(dso), ip, ""),
-    };
-    key(x).cmp(&key(y))
 }

@@ -1,0 +1,167 @@
+//! Opening the planned events on every task and CPU, with the errors that
+//! say what to do next.
+
+use super::*;
+
+/// Open events: one entry per recorded event with its fds and ids.
+pub(crate) struct Opened {
+    pub(crate) events: Vec<Event>,
+    /// (leader index, members) of groups of more than one event.
+    pub(crate) group_desc: Vec<(u32, u32)>,
+    pub(crate) fds: Vec<OwnedFd>,
+    /// Indices in `fds` of group leaders (to enable and disable).
+    pub(crate) leaders: Vec<usize>,
+    /// One ring per CPU.
+    pub(crate) rings: Vec<(RawFd, sys::Ring)>,
+    pub(crate) sample_type: u64,
+}
+
+pub(crate) fn open_error(
+    e: &EventSpec,
+    task: i32,
+    cpu: i32,
+    err: io::Error,
+    hardware_default: bool,
+) -> Error {
+    let target = match (task, cpu) {
+        (-1, c) => format!("CPU {c}"),
+        (t, c) => format!("task {t} on CPU {c}"),
+    };
+    match err.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => Error::Permission {
+            event: e.name.clone(),
+            paranoid: paranoid(),
+            err,
+        },
+        Some(libc::ESRCH) => Error::NoSuchTask(task),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+            if e.is_hardware() && !hardware_default =>
+        {
+            Error::NoPmu {
+                event: e.name.clone(),
+            }
+        }
+        Some(libc::EMFILE) => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "; too many open files: raise the limit (`ulimit -n 65536`) or record fewer CPUs (-C) or threads",
+            err,
+        },
+        Some(libc::EINVAL) => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "; the kernel refused these settings (try a lower -F, a smaller --call-graph dwarf size, or another event)",
+            err,
+        },
+        _ => Error::Open {
+            event: e.name.clone(),
+            target,
+            hint: "",
+            err,
+        },
+    }
+}
+
+pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, (Error, bool)> {
+    let mut attrs: Vec<(EventAttr, &EventSpec, bool)> = Vec::new();
+    let mut group_desc = Vec::new();
+    for g in &p.groups {
+        if g.members.len() > 1 {
+            group_desc.push((attrs.len() as u32, g.members.len() as u32));
+        }
+        for (i, e) in g.members.iter().enumerate() {
+            let a = make_attr(ctx, e, i == 0, attrs.is_empty());
+            attrs.push((a, e, i == 0));
+        }
+    }
+    let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
+    let mut fds = Vec::new();
+    let mut leaders = Vec::new();
+    let mut rings = Vec::new();
+    for &cpu in &p.cpus {
+        let mut ring_owner: Option<usize> = None;
+        for &task in &p.tasks {
+            let mut leader_fd: RawFd = -1;
+            for (i, (a, e, is_leader)) in attrs.iter().enumerate() {
+                let group_fd = if *is_leader { -1 } else { leader_fd };
+                let fd = match sys::perf_event_open(a, task, cpu, group_fd) {
+                    Ok(fd) => fd,
+                    Err(err) => {
+                        // A process or thread that ended since we listed it.
+                        if err.raw_os_error() == Some(libc::ESRCH) && p.tasks.len() > 1 {
+                            log::debug!("task {task} ended before it could be attached");
+                            break;
+                        }
+                        let hw_missing = e.is_hardware()
+                            && matches!(
+                                err.raw_os_error(),
+                                Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+                            );
+                        let perm =
+                            matches!(err.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
+                        let retry = (hw_missing && p.default_event)
+                            || (perm && !ctx.user_only && !e.exclude_kernel);
+                        return Err((open_error(e, task, cpu, err, p.default_event), retry));
+                    }
+                };
+                let id = sys::event_id(&fd)
+                    .map_err(|e| (Error::sys("reading an event id", e), false))?;
+                ids[i].push(id);
+                if *is_leader {
+                    leader_fd = fd.as_raw_fd();
+                    leaders.push(fds.len());
+                }
+                match ring_owner {
+                    None => {
+                        let ring = sys::Ring::new(&fd, pages).map_err(|e| {
+                            (
+                                Error::sys(
+                                    format!(
+                                        "mmapping a {} KiB ring buffer (lower -m, or raise /proc/sys/kernel/perf_event_mlock_kb)",
+                                        pages * sys::page_size() / 1024
+                                    ),
+                                    e,
+                                ),
+                                false,
+                            )
+                        })?;
+                        rings.push((fd.as_raw_fd(), ring));
+                        ring_owner = Some(fds.len());
+                    }
+                    Some(o) => sys::set_output(&fd, &fds[o]).map_err(|e| {
+                        (
+                            Error::sys("sharing a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)", e),
+                            false,
+                        )
+                    })?,
+                }
+                fds.push(fd);
+            }
+        }
+    }
+    if fds.is_empty() {
+        return Err((
+            Error::Options(
+                "no event could be opened: the processes to attach to have all ended".into(),
+            ),
+            false,
+        ));
+    }
+    let events = attrs
+        .into_iter()
+        .zip(ids)
+        .map(|((attr, e, _), ids)| Event {
+            attr,
+            ids,
+            name: Some(e.name.clone()),
+        })
+        .collect();
+    Ok(Opened {
+        events,
+        group_desc,
+        fds,
+        leaders,
+        rings,
+        sample_type: p.sample_type,
+    })
+}
