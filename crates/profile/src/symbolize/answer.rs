@@ -1,0 +1,399 @@
+//! Answering one DSO's locations: opening its binary (or the vdso from
+//! perf's cache, a JIT runtime's perf map, the kernel's symbols) and
+//! finding each location's symbol, inline frames and source line.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use symbols::{Binary, Reason, Svma};
+
+use super::*;
+use crate::machine::Dso;
+use crate::resolve::Loc;
+
+pub(super) fn symbolize_dso(
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+    shared: Option<symbols::SharedDwarf>,
+) -> DsoAnswer {
+    if is_jit_map(&d.name) {
+        return symbolize_jit(d, ids, locs);
+    }
+    let mut bin = match open_dso(d, opts) {
+        Ok(b) => b,
+        Err(r) => return unreadable(d, ids, r),
+    };
+    if let Some(s) = shared {
+        bin.share_dwarf(s);
+    }
+    let mut names = HashMap::default();
+    (answer_dso(&mut bin, &mut names, d, ids, locs, opts), None)
+}
+
+/// perf's name for a JIT runtime's symbol map: `/tmp/perf-PID.map`.
+pub(super) fn is_jit_map(name: &str) -> bool {
+    name.strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Opens the binary behind a DSO that names a file (or the vdso, from
+/// perf's build-id cache).
+pub(super) fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reason> {
+    if d.name == "[vdso]" {
+        let elf = d
+            .build_id
+            .as_deref()
+            .ok_or(Reason::NoSuchFile)
+            .and_then(|id| symbols::find_vdso(id, &opts.finder))?;
+        Ok(Binary::from_elf(elf))
+    } else if d.name.starts_with('/') {
+        open_binary(&d.name, d.build_id.as_deref(), &opts.finder)
+    } else {
+        // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
+        Err(Reason::NoSuchFile)
+    }
+}
+
+/// The answers for locations `ids` of the DSO `d`, read from `bin`;
+/// `printed` keeps each raw name's printed form across calls.
+pub(super) fn answer_dso(
+    bin: &mut Binary,
+    printed: &mut HashMap<String, String>,
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+) -> Vec<LocAnswer> {
+    // perf hands addr2line files only, never the vdso (nor names in
+    // brackets): its source lines stay unknown.
+    let srclines = opts.srclines && !d.name.starts_with('[');
+    // Many addresses share a symbol: each raw name is demangled once, and
+    // the distinct names of a DSO are demangled on all cores.
+    let mut raw_names: HashMap<String, u32> = HashMap::default();
+    let mut name_id = |raw: &str| -> u32 {
+        if let Some(&n) = raw_names.get(raw) {
+            return n;
+        }
+        let n = raw_names.len() as u32;
+        raw_names.insert(raw.to_owned(), n);
+        n
+    };
+    /// A frame whose name is still an index into the DSO's raw names (or,
+    /// for DWARF names without a linkage name, the name itself).
+    struct Pending {
+        name: Result<u32, String>,
+        start: u64,
+        end: u64,
+        size: u64,
+        inline_frame: bool,
+    }
+    /// A location's answer with its names still pending.
+    struct PendingLoc {
+        loc: u32,
+        found: Option<(Pending, Vec<Pending>)>,
+        line: Option<(String, u32)>,
+        frame_lines: Vec<(String, u32)>,
+        offset: u64,
+        svma: Option<u64>,
+    }
+    let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
+    for &i in ids {
+        let l = &locs[i as usize];
+        let Ok(svma) = bin
+            .elf()
+            .file_offset_to_svma(symbols::FileOffset(l.lookup_rel()))
+        else {
+            pending.push(PendingLoc {
+                loc: i,
+                found: None,
+                line: None,
+                frame_lines: Vec::new(),
+                offset: 0,
+                svma: None,
+            });
+            continue;
+        };
+        // The recorded address itself (one past the looked-up one for a
+        // return address).
+        let own_svma = Some(svma.0.wrapping_add(l.rel.wrapping_sub(l.lookup_rel())));
+        let line = if srclines {
+            source_line(bin, svma)
+        } else {
+            None
+        };
+        // A "return address" that starts a function and follows no
+        // symbol (a lazy-binding trampoline's target, a thunk) is taken as
+        // it is, as perf takes every address.
+        let hit = match bin.symbol(svma) {
+            Err(_) if l.origin == Origin::Return => bin
+                .symbol(Svma(svma.0.wrapping_add(1)))
+                .map(|h| (h, 1))
+                .map_err(|_| ()),
+            h => h.map(|h| (h, 0)).map_err(|_| ()),
+        };
+        let (raw, start, end, size, offset) = match hit {
+            Ok((hit, moved)) => {
+                let start = (svma.0 + moved) - hit.offset;
+                (
+                    name_id(hit.raw_name),
+                    start,
+                    start.saturating_add(hit.size.max(1)),
+                    hit.size,
+                    // The offset is made relative to the return address
+                    // below, by adding back what the lookup took off.
+                    hit.offset.wrapping_sub(moved),
+                )
+            }
+            Err(_) => {
+                // binutils then answers with a symbol before the address.
+                let line = match line {
+                    None if srclines => bin.elf().symtab_file(svma).map(symtab_answer),
+                    l => l,
+                };
+                pending.push(PendingLoc {
+                    loc: i,
+                    found: None,
+                    line,
+                    frame_lines: Vec::new(),
+                    offset: 0,
+                    svma: own_svma,
+                });
+                continue;
+            }
+        };
+        // Where no line covers the address, addr2line answers from the
+        // symbol table (`file:?`, which perf shows as `file:0`).
+        let symtab_line = if srclines {
+            bin.elf().symtab_file(svma).map(symtab_answer)
+        } else {
+            None
+        };
+        let line = match line {
+            None => symtab_line.clone(),
+            l => l,
+        };
+        let mut frames = Vec::new();
+        let mut frame_lines = Vec::new();
+        if opts.inline && l.expands_inlines() {
+            if let Ok(fs) = bin.frames(Svma(svma.0)) {
+                for f in fs {
+                    if srclines {
+                        let file = f.file.as_deref().unwrap_or("??");
+                        frame_lines.push((file.to_owned(), f.line.unwrap_or(0)));
+                    }
+                    let name = match (&f.raw_function, &f.function) {
+                        (Some(r), _) => Ok(name_id(r)),
+                        (None, Some(f)) => Err(f.clone()),
+                        (None, None) => Err("??".to_owned()),
+                    };
+                    frames.push(Pending {
+                        name,
+                        start,
+                        end,
+                        size,
+                        inline_frame: true,
+                    });
+                }
+            }
+            // Without DWARF, addr2line's one record is the symbol table's.
+            if srclines && frames.is_empty() {
+                frame_lines.extend(symtab_line);
+            }
+        }
+        let real = Pending {
+            name: Ok(raw),
+            start,
+            end,
+            size,
+            inline_frame: false,
+        };
+        pending.push(PendingLoc {
+            loc: i,
+            found: Some((real, frames)),
+            line,
+            frame_lines,
+            offset,
+            svma: own_svma,
+        });
+    }
+    let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
+    raw_list.sort_unstable_by_key(|&(_, v)| v);
+    let unprinted: Vec<&str> = raw_list
+        .iter()
+        .map(|&(raw, _)| raw)
+        .filter(|raw| !printed.contains_key(*raw))
+        .collect();
+    // On the pool's threads (pass two) the names of a DSO are demangled on
+    // all of them; the thread of pass one ([`background`]) stays alone.
+    let fresh: Vec<String> = if rayon::current_thread_index().is_some() {
+        unprinted
+            .par_iter()
+            .map(|raw| opts.names.apply(raw))
+            .collect()
+    } else {
+        unprinted.iter().map(|raw| opts.names.apply(raw)).collect()
+    };
+    let fresh = unprinted.into_iter().zip(fresh);
+    for (raw, name) in fresh {
+        printed.insert(raw.to_owned(), name);
+    }
+    let names: Vec<&str> = raw_list
+        .iter()
+        .map(|&(raw, _)| printed.get(raw).map_or(raw, String::as_str))
+        .collect();
+    let name_of = |p: &Result<u32, String>| match p {
+        Ok(n) => names[*n as usize].to_owned(),
+        Err(s) => s.clone(),
+    };
+    pending
+        .into_iter()
+        .map(|p| {
+            let found = p.found.map(|(real, frames)| {
+                let name = name_of(&real.name);
+                let frames = frames
+                    .iter()
+                    .map(|f| {
+                        let fname = name_of(&f.name);
+                        // perf reuses the real symbol for any frame named
+                        // like it; every other frame is an inline fake.
+                        let inlined = f.inline_frame && fname != name;
+                        RawFrame {
+                            name: fname,
+                            start: f.start,
+                            end: f.end,
+                            size: f.size,
+                            inlined,
+                        }
+                    })
+                    .collect();
+                let real = RawFrame {
+                    name,
+                    start: real.start,
+                    end: real.end,
+                    size: real.size,
+                    inlined: false,
+                };
+                (real, frames)
+            });
+            LocAnswer {
+                loc: p.loc,
+                found,
+                line: p.line,
+                frame_lines: p.frame_lines,
+                offset: p.offset,
+                svma: p.svma,
+            }
+        })
+        .collect()
+}
+
+/// addr2line's answer from the symbol table alone (`file:?`, which perf shows
+/// as `file:0`).
+pub(super) fn symtab_answer(f: &symbols::SymtabFile) -> (String, u32) {
+    match f {
+        symbols::SymtabFile::Unnamed => ("??".to_owned(), 0),
+        symbols::SymtabFile::Named(f) => (f.to_string(), 0),
+    }
+}
+
+/// The position perf's srcline shows for an address: the innermost inline
+/// frame's file (its path; srcline shows the base name) and line, as the
+/// first record of `addr2line -i` (`??` and 0 for what DWARF leaves out);
+/// None where no line table covers the address.
+pub(super) fn source_line(bin: &mut Binary, svma: Svma) -> Option<(String, u32)> {
+    let frames = bin.frames(svma).ok()?;
+    let f = frames.first()?;
+    let file = f.file.as_deref().unwrap_or("??");
+    Some((file.to_owned(), f.line.unwrap_or(0)))
+}
+
+/// Opens the binary a DSO names, never one whose build id differs from the
+/// recorded one: then perf's build-id cache is tried, and else the DSO stays
+/// unresolved.
+pub fn open_binary(
+    path: &str,
+    build_id: Option<&[u8]>,
+    finder: &DebugFinder,
+) -> Result<Binary, Reason> {
+    let on_disk = Binary::open(Path::new(path), finder);
+    match (on_disk, build_id) {
+        (Ok(b), None) => Ok(b),
+        (Ok(b), Some(want)) if b.elf().build_id().is_none_or(|id| id == want) => Ok(b),
+        (first, Some(want)) => {
+            if let Some(cached) = finder.cached_binary(want) {
+                if let Ok(b) = Binary::open(&cached, finder) {
+                    return Ok(b);
+                }
+            }
+            Err(match first {
+                Ok(_) => Reason::BuildIdMismatch,
+                Err(e) => e.reason(),
+            })
+        }
+        (Err(e), None) => Err(e.reason()),
+    }
+}
+
+/// Names perf gives the kernel image and its modules.
+pub(super) fn is_kernel_dso(name: &str) -> bool {
+    name.starts_with("[kernel.kallsyms]")
+        || (name.starts_with('[')
+            && name != "[vdso]"
+            && name != "[vsyscall]"
+            && !name.starts_with("[stack")
+            && name != "[heap]"
+            && name != "[unknown]")
+        || name.ends_with(".ko")
+        || name.contains(".ko.")
+}
+
+pub(super) fn symbolize_kernel(
+    d: &Dso,
+    ids: &[u32],
+    locs: &[Loc],
+    kernel: &Result<symbols::Kallsyms, Reason>,
+) -> DsoAnswer {
+    let k = match kernel {
+        Ok(k) => k,
+        Err(r) => return unreadable(d, ids, *r),
+    };
+    let short = crate::hist::dso_short_name(&d.name);
+    let res = ids
+        .iter()
+        .map(|&i| {
+            let l = &locs[i as usize];
+            let found = k.lookup(l.lookup_ip()).ok().and_then(|hit| {
+                // A module's symbol counts only inside that module's map.
+                let ok = match hit.module {
+                    None => d.name.starts_with("[kernel.kallsyms]"),
+                    Some(m) => m == short,
+                };
+                ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size))
+                    .map(|f| (f, hit.offset))
+            });
+            plain_answer(i, found)
+        })
+        .collect();
+    (res, None)
+}
+
+pub(super) fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> DsoAnswer {
+    let map = match symbols::PerfMap::load(&d.name) {
+        Ok(m) => m,
+        Err(e) => return unreadable(d, ids, e.reason()),
+    };
+    let res = ids
+        .iter()
+        .map(|&i| {
+            let l = &locs[i as usize];
+            let found = map.lookup(l.lookup_ip()).ok().map(|hit| {
+                let f = plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size);
+                (f, hit.offset)
+            });
+            plain_answer(i, found)
+        })
+        .collect();
+    (res, None)
+}
