@@ -22,7 +22,9 @@ pub struct Cli {
     /// More messages on stderr (-v, -vv for debug output).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
-    /// Only errors on stderr.
+    /// Only errors on stderr; `report` also leaves out its `#` lines
+    /// (header, column titles, tip), printing rows and call graphs only, as
+    /// perf report -q does.
     #[arg(short, long, global = true)]
     pub quiet: bool,
     /// Never page output. On a terminal, reports otherwise go through
@@ -343,8 +345,8 @@ pub struct FlameArgs {
     /// Second line under the title.
     #[arg(long, value_name = "TEXT")]
     pub subtitle: Option<String>,
-    /// Image width in pixels (default 1200).
-    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    /// Image width in pixels (default 1200; `-w` as flamegraph.pl takes it).
+    #[arg(short = 'w', long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
     pub width: Option<u32>,
     /// Colour palette. Default: hot, or java when frames carry
     /// `_[k]`/`_[j]`/`_[i]` marks (kernel orange, JIT green, inline aqua).
@@ -657,7 +659,7 @@ pub struct ReportArgs {
     #[arg(long = "percent-limit", value_name = "PERCENT", default_value_t = 0.0)]
     pub percent_limit: f64,
     /// Only samples of these commands (comma-separated).
-    #[arg(long = "comms", value_name = "COMMS")]
+    #[arg(short = 'c', long = "comms", value_name = "COMMS")]
     pub comms: Option<String>,
     /// Only samples in these shared objects (comma-separated short names).
     #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
@@ -707,7 +709,7 @@ pub struct ScriptArgs {
     #[arg(long = "inline")]
     pub inline: bool,
     /// Only samples of these commands (comma-separated).
-    #[arg(long = "comms", value_name = "COMMS")]
+    #[arg(short = 'c', long = "comms", value_name = "COMMS")]
     pub comms: Option<String>,
     /// Only samples of these process ids (comma-separated).
     #[arg(long = "pid", value_name = "PIDS")]

@@ -170,6 +170,8 @@ fn one_group_per_frame_and_the_title() {
     assert!(main.y < frame(&svg, "all").y);
     assert_eq!(svg.width, 1200.0);
     assert_eq!(flame(&["--width", "800"], FOLDED.as_bytes()).width, 800.0);
+    // flamegraph.pl's `-w` (Getopt takes a unique prefix of --width).
+    assert_eq!(flame(&["-w", "2560"], FOLDED.as_bytes()).width, 2560.0);
     // Default title.
     assert_eq!(flame(&[], FOLDED.as_bytes()).title, "Flame Graph");
 }

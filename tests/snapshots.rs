@@ -269,7 +269,14 @@ const CASES: &[(&str, &[&str])] = &[
     ),
     ("report-folded.txt", &["report", "--stdio", "-g", "folded"]),
     ("report-stats.txt", &["report", "--stats"]),
+    ("report-quiet.txt", &["report", "-q", "--stdio"]),
+    (
+        "report-quiet-self.txt",
+        &["report", "-q", "--stdio", "--no-children", "-g", "caller"],
+    ),
+    ("report-comm.txt", &["report", "--stdio", "-c", "worker"]),
     ("script.txt", &["script"]),
+    ("script-comm.txt", &["script", "-c", "worker"]),
     (
         "script-fields.txt",
         &["script", "-F", "comm,pid,tid,cpu,time,period,ip,sym,dso"],

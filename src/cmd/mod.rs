@@ -27,7 +27,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Record(a) => record::run(*a, quiet),
-        Command::Report(a) => report::run(*a),
+        Command::Report(a) => report::run(*a, quiet),
         Command::Script(a) => script::run(a),
         Command::Annotate(a) => annotate::run(a),
         Command::Stat(a) => stat::run(*a),

@@ -7,7 +7,7 @@ use perf_data::stats::Stats;
 
 use crate::cli::ReportArgs;
 
-pub fn run(a: ReportArgs) -> Result<ExitCode> {
+pub fn run(a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     let path = super::input_path(&a.input);
     let mut reader = super::open(&path)?;
     if a.stats {
@@ -53,7 +53,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     if a.dump_raw_trace {
         return dump(&path, reader);
     }
-    hotspots(&a, &path, reader)
+    hotspots(&a, &path, reader, quiet)
 }
 
 /// The hotspot table: pass one replays the records and sums samples by
@@ -63,6 +63,7 @@ fn hotspots(
     a: &ReportArgs,
     path: &std::path::Path,
     reader: perf_data::RecordReader,
+    quiet: bool,
 ) -> Result<ExitCode> {
     use profile::fields::{Layout, LayoutOptions};
     use profile::hist::{Filters, HistOptions, Names, SortKey};
@@ -237,6 +238,7 @@ fn hotspots(
             _ => None,
         })
         .collect(),
+        quiet,
     };
     // perf omits the entry's own frame (it shows as the row) only when
     // the --sort text starts with "sym" and no -F is given.

@@ -39,6 +39,9 @@ pub struct TableOptions {
     /// `--symbols X`) with that value: perf hides their columns and names
     /// the value in the header instead.
     pub single_filters: Vec<(SortKey, String)>,
+    /// `-q`: the rows and call graphs only, no `#` lines (perf's quiet
+    /// report).
+    pub quiet: bool,
 }
 
 impl TableOptions {
@@ -93,6 +96,15 @@ pub fn write_report(
     names: &Names<'_>,
     graph: GraphWriter<'_>,
 ) -> io::Result<()> {
+    if opts.quiet {
+        for (i, s) in sections.iter().enumerate() {
+            if s.hists.all_samples > 0 {
+                write_section(out, opts, i, s, names, graph)?;
+                write!(out, "\n\n")?;
+            }
+        }
+        return Ok(());
+    }
     writeln!(
         out,
         "# To display the perf.data header info, please use --header/--header-only options.\n#"
@@ -149,12 +161,14 @@ fn write_section(
         period = period.wrapping_add(p);
     }
     let (n, unit) = convert_unit(nr);
-    writeln!(
-        out,
-        "# Samples: {n}{unit} of event{} '{}'\n# Event count (approx.): {period}\n#",
-        if s.plural { "s" } else { "" },
-        s.event_name,
-    )?;
+    if !opts.quiet {
+        writeln!(
+            out,
+            "# Samples: {n}{unit} of event{} '{}'\n# Event count (approx.): {period}\n#",
+            if s.plural { "s" } else { "" },
+            s.event_name,
+        )?;
+    }
     let keys = &opts.keys;
     // perf's -x hides rows without a parent (the totals keep them).
     // Entries the filters' samples made are hidden too.
@@ -255,7 +269,9 @@ fn write_section(
         dots.push_str(sep);
         dots.push_str(&".".repeat(w));
     }
-    writeln!(out, "{head}\n{dots}\n#")?;
+    if !opts.quiet {
+        writeln!(out, "{head}\n{dots}\n#")?;
+    }
     let total = s.hists.percent_base(opts.relative);
     let member_totals: Vec<u64> = s
         .members
