@@ -300,7 +300,7 @@ fn two_processes_snapshots() {
 /// The snapshots are perf's output: perf 6.1 prints the same for every
 /// report and script case (but for report's random tip line).
 #[test]
-fn two_processes_snapshots_are_perfs_output() {
+fn perf_prints_the_two_process_snapshots() {
     common::have_perf();
     let data = recording("two-processes.data", two_processes());
     let f = data.to_str().unwrap();
