@@ -36,7 +36,10 @@ fn reports_are_paged_only_on_a_terminal() {
     let lines: Vec<&str> = paged.lines().filter(|l| !l.is_empty()).collect();
     assert!(lines.len() > 5, "{paged}");
     assert!(lines.iter().all(|l| l.starts_with("PAGED:")), "{paged}");
-    assert!(lines.iter().filter(|l| l.contains('%')).count() > 5, "{paged}");
+    assert!(
+        lines.iter().filter(|l| l.contains('%')).count() > 5,
+        "{paged}"
+    );
     // SEAR_PAGER wins over PAGER.
     let sear_pager = on_tty(&args, &[("PAGER", "false"), ("SEAR_PAGER", "sed s/^/S:/")]);
     assert!(sear_pager
