@@ -4,7 +4,7 @@
 //! sear's own reader must see the same records.
 
 mod common;
-use common::WILD;
+use common::{first_difference, WILD};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -170,11 +170,7 @@ fn check_same(input: &Path, output: &Path, what: &str) {
         "{what}: perf script printed nothing for the input"
     );
     if a != b {
-        let first = a
-            .lines()
-            .zip(b.lines())
-            .position(|(x, y)| x != y)
-            .unwrap_or(a.lines().count().min(b.lines().count()));
+        let first = first_difference(&a, &b);
         panic!(
             "{what}: perf script differs at line {first}:\n in: {:?}\nout: {:?}",
             a.lines().nth(first),

@@ -42,11 +42,7 @@ fn check(name: &str, got: &[u8]) {
     });
     if want != got {
         let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
-        let first = w
-            .lines()
-            .zip(g.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(w.lines().count().min(g.lines().count()));
+        let first = common::first_difference(&w, &g);
         panic!(
             "{name} differs from the checked-in snapshot at line {}:\n want: {:?}\n  got: {:?}\n\
              (if the change is meant, SEAR_BLESS=1 cargo test --test snapshots)",

@@ -281,3 +281,12 @@ __asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text
 __asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
 int main(void) { return 0; }
 "#;
+
+/// The index of the first line where two texts differ (or where the
+/// shorter one ends), for messages that show it.
+pub fn first_difference(a: &str, b: &str) -> usize {
+    a.lines()
+        .zip(b.lines())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.lines().count().min(b.lines().count()))
+}

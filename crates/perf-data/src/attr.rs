@@ -274,21 +274,7 @@ impl EventAttr {
         if !self.sample_id_all() {
             return 0;
         }
-        let st = self.sample_type;
-        let mut n = 0;
-        for bit in [
-            PERF_SAMPLE_TID,
-            PERF_SAMPLE_TIME,
-            PERF_SAMPLE_ID,
-            PERF_SAMPLE_STREAM_ID,
-            PERF_SAMPLE_CPU,
-            PERF_SAMPLE_IDENTIFIER,
-        ] {
-            if st & bit != 0 {
-                n += 8;
-            }
-        }
-        n
+        id_trailer_size(self.sample_type)
     }
 
     /// A perf-style default name for the event when the file does not name it.
@@ -313,4 +299,21 @@ impl Event {
             None => self.attr.default_name(),
         }
     }
+}
+
+/// Bytes of the sample_id trailer of non-sample records for a `sample_type`
+/// (with sample_id_all set).
+pub fn id_trailer_size(sample_type: u64) -> usize {
+    [
+        PERF_SAMPLE_TID,
+        PERF_SAMPLE_TIME,
+        PERF_SAMPLE_ID,
+        PERF_SAMPLE_STREAM_ID,
+        PERF_SAMPLE_CPU,
+        PERF_SAMPLE_IDENTIFIER,
+    ]
+    .iter()
+    .filter(|&&b| sample_type & b != 0)
+    .count()
+        * 8
 }

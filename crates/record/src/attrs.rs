@@ -12,21 +12,7 @@ pub(crate) const DWARF_REGS: u64 = (1 << 33) - 1;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub(crate) const DWARF_REGS: u64 = 0;
 
-/// Bytes of the sample_id trailer of non-sample records for `sample_type`.
-pub(crate) fn id_trailer_size(st: u64) -> usize {
-    [
-        PERF_SAMPLE_TID,
-        PERF_SAMPLE_TIME,
-        PERF_SAMPLE_ID,
-        PERF_SAMPLE_STREAM_ID,
-        PERF_SAMPLE_CPU,
-        PERF_SAMPLE_IDENTIFIER,
-    ]
-    .iter()
-    .filter(|&&b| st & b != 0)
-    .count()
-        * 8
-}
+pub(crate) use perf_data::attr::id_trailer_size;
 
 /// The checked plan: events with their attrs, the tasks and CPUs to open on.
 pub(crate) struct Plan {
