@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use profile::annotate::{AnnotateOptions, Annotator, FunctionFilter};
-use profile::resolve::CollectOptions;
+use profile::collect::CollectOptions;
 use render::annotate::{Column, Header, Options};
 use symbols::disasm::Syntax;
 
@@ -31,16 +31,15 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
         short_names: false,
     }
     .style();
-    let super::replay::Replayed {
+    let profile::session::Summed {
         mut collector,
         machine,
         syms,
         reader,
         ..
-    } = super::replay::replay(
-        &path,
+    } = profile::session::sum(
         reader,
-        &super::replay::ReplayOptions {
+        &profile::session::SumOptions {
             collect: CollectOptions {
                 callchains: false,
                 ..Default::default()
@@ -49,7 +48,8 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             inline: false,
             srclines: false,
         },
-    )?;
+    )
+    .with_context(|| format!("reading records of {}", path.display()))?;
     let meta = reader.meta();
     let dsos = machine.dsos();
     let mut hot = profile::annotate::hot_functions(

@@ -6,9 +6,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use profile::diff::Side;
+use profile::collect::CollectOptions;
 use profile::hist::{Filters, HistOptions, Names, SortKey};
-use profile::resolve::CollectOptions;
 
 use crate::cli::DiffArgs;
 
@@ -37,32 +36,13 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     };
     let base = load(&a.base, &opts)?;
     let new = load(&a.new, &opts)?;
-    // Events match by name: the new recording's order, then events only
-    // the baseline has.
-    let mut events: Vec<&str> = new.sections.iter().map(|(n, _)| n.as_str()).collect();
-    for (n, _) in &base.sections {
-        if !events.contains(&n.as_str()) {
-            events.push(n);
-        }
-    }
-    let empty = Side::default();
-    let side = |l: &'_ Loaded, ev: &str| -> Side {
-        l.sections
-            .iter()
-            .find(|(n, _)| n == ev)
-            .map_or_else(|| empty.clone(), |(_, s)| s.clone())
-    };
-    let rows: Vec<Vec<profile::diff::DiffRow>> = events
-        .iter()
-        .map(|ev| profile::diff::diff(&side(&base, ev), &side(&new, ev)))
-        .collect();
+    let rows = profile::diff::diff_events(&base.sides, &new.sides);
     let table = render::diff::DiffTable {
         base: base.totals,
         new: new.totals,
         headers: keys.iter().map(|k| k.header().trim()).collect(),
-        sections: events
+        sections: rows
             .iter()
-            .zip(&rows)
             .map(|(ev, rows)| render::diff::DiffSection { event: ev, rows })
             .collect(),
         percent_limit: a.percent_limit,
@@ -81,24 +61,16 @@ struct LoadOptions<'a> {
 
 /// One recording's rows per event, and its totals.
 struct Loaded {
-    sections: Vec<(String, Side)>,
+    sides: profile::diff::Sides,
     totals: render::diff::FileTotals,
 }
 
 fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
     let reader = super::open(path)?;
     let want_parent = o.keys.contains(&SortKey::Parent);
-    let super::replay::Replayed {
-        mut collector,
-        machine,
-        syms,
+    let mut summed = profile::session::sum(
         reader,
-        sample_times,
-        ..
-    } = super::replay::replay(
-        path,
-        reader,
-        &super::replay::ReplayOptions {
+        &profile::session::SumOptions {
             collect: CollectOptions {
                 callchains: want_parent,
                 by_cpu: o.keys.contains(&SortKey::Cpu),
@@ -109,79 +81,44 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
         },
     )
-    .with_context(|| format!("reading {}", path.display()))?;
-    crate::ui::print_diagnostics(path, reader.diagnostics());
-    let dso_names: Vec<String> = machine
-        .dsos()
-        .iter()
-        .map(|d| profile::hist::dso_short_name(&d.name))
-        .collect();
+    .with_context(|| format!("reading records of {}", path.display()))?;
+    crate::ui::print_diagnostics(path, summed.reader.diagnostics());
+    let dso_names = profile::report::dso_short_names(&summed);
     let hopts = HistOptions {
         keys: o.keys.to_vec(),
-        children: false,
-        callchains: false,
-        caller_order: false,
         parent: if want_parent {
-            Some(super::parent_regex(None)?)
+            Some(profile::report::parent_regex(None)?)
         } else {
             None
         },
-        cpumode: false,
+        ..HistOptions::default()
     };
-    let sums = collector.take_sums_in_order();
+    let sums = summed.collector.take_sums_in_order();
+    let s = &summed;
     let report = profile::hist::build(
-        &collector, sums, &syms, &machine, &dso_names, &hopts, &o.filters,
+        &s.collector,
+        sums,
+        &s.syms,
+        &s.machine,
+        &dso_names,
+        &hopts,
+        &o.filters,
     );
     let names = Names {
-        comms: collector.comms(),
-        dso_names,
-        syms: &syms.syms,
-        machine: &machine,
+        comms: s.collector.comms(),
+        dso_names: &dso_names,
+        syms: &s.syms.syms,
+        machine: &s.machine,
         strings: &report.strings,
     };
-    let meta = reader.meta();
-    let mut sections: Vec<(String, Side)> = Vec::new();
-    let mut events = Vec::new();
-    let mut samples = 0u64;
-    for (ev, h) in report.hists.iter().enumerate() {
-        let Some(e) = meta.events.get(ev) else {
-            continue;
-        };
-        if h.all_samples == 0 {
-            continue;
-        }
-        let name = e.name();
-        let side = Side {
-            rows: h
-                .entries
-                .iter()
-                .map(|e| {
-                    let texts = e.keys.iter().map(|k| names.display(k, e.level)).collect();
-                    (texts, e.period, e.samples)
-                })
-                .collect(),
-            total_period: h.all_period,
-            total_samples: h.all_samples,
-        };
-        samples += h.all_samples;
-        events.push((name.clone(), h.all_period));
-        // Two events of one name (rare) are one section.
-        match sections.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, s)) => {
-                s.rows.extend(side.rows);
-                s.total_period += side.total_period;
-                s.total_samples += side.total_samples;
-            }
-            None => sections.push((name, side)),
-        }
-    }
+    let sides = profile::diff::Sides::of(&report, &names, s.reader.meta());
     Ok(Loaded {
-        sections,
         totals: render::diff::FileTotals {
             name: path.display().to_string(),
-            samples,
-            events,
-            span_ns: sample_times.map(|(lo, hi)| hi - lo),
+            samples: sides.samples,
+            events: sides.events.clone(),
+            span_ns: s.sample_times.map(|(lo, hi)| hi - lo),
         },
+        sides,
     })
 }

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use profile::collect::{CollectOptions, Collector};
 use profile::export::ExportProfile;
-use profile::resolve::{CollectOptions, Collector};
 use profile::symbolize::SymbolizeOptions;
 
 use crate::cli::{ExportArgs, ExportFormat};
@@ -98,7 +98,7 @@ fn folded(a: &ExportArgs, path: &std::path::Path) -> Result<ExitCode> {
     let (folded, diag) = super::collapse::fold_recording(
         input,
         &profile::collapse::perf_script::Options::default(),
-        &super::collapse::RecordingOptions {
+        &super::collapse::Replay {
             mark_inline: false,
             prune_below_percent: None,
             raw_return_addresses: false,

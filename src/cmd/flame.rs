@@ -51,7 +51,7 @@ fn stacks_of(
         let (folded, diag) = super::collapse::fold_recording(
             input,
             &opts,
-            &super::collapse::RecordingOptions {
+            &super::collapse::Replay {
                 mark_inline: true,
                 prune_below_percent,
                 raw_return_addresses: false,

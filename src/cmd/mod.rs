@@ -18,7 +18,6 @@ mod flame;
 mod html;
 mod inject;
 mod record;
-mod replay;
 mod report;
 mod script;
 mod stat;
@@ -42,13 +41,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The input path as perf picks it: -i, else stdin when it is a pipe, else perf.data.
-/// The regex of `--sort parent`: `-p/--parent PATTERN`, or perf's default.
-pub fn parent_regex(pattern: Option<&str>) -> Result<regex_lite::Regex> {
-    let pattern = pattern.unwrap_or("^sys_|^do_page_fault");
-    regex_lite::Regex::new(pattern)
-        .with_context(|| format!("-p/--parent {pattern}: not a valid regex"))
-}
-
 pub fn input_path(a: &InputArgs) -> PathBuf {
     match &a.input {
         Some(p) => p.clone(),

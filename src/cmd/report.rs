@@ -65,99 +65,46 @@ fn hotspots(
     reader: perf_data::RecordReader,
     quiet: bool,
 ) -> Result<ExitCode> {
-    use profile::fields::{Layout, LayoutOptions};
-    use profile::hist::{Filters, HistOptions, Names, SortKey};
-    use profile::resolve::CollectOptions;
-
-    let parent_regex = super::parent_regex(a.parent.as_deref())?;
-    use profile::callchain::{CallGraphParams, ChainOrder};
-    let params = match a.call_graph.as_deref() {
-        None => CallGraphParams::default(),
-        Some(g) => {
-            CallGraphParams::parse(g).map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?
-        }
+    use profile::hist::{Filters, SortKey};
+    let graph = match a.call_graph.as_deref() {
+        None => profile::callchain::CallGraphParams::default(),
+        Some(g) => profile::callchain::CallGraphParams::parse(g)
+            .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?,
     };
-    let graphs_hidden = !params.enabled();
+    let request = profile::report::Request {
+        layout: profile::fields::LayoutOptions {
+            fields: a.fields.as_deref(),
+            sort: a.sort.as_deref(),
+            children: !a.no_children,
+            show_nr_samples: a.show_nr_samples,
+            show_total_period: a.show_total_period,
+            show_cpu_utilization: a.show_cpu_utilization,
+            parent: a.parent.is_some(),
+        },
+        parent: a.parent.as_deref(),
+        graph,
+        no_branch_stack: a.no_branch_stack,
+        max_stack: a.max_stack,
+        adjust_returns: !a.raw_return_addresses,
+    };
     // What the events record is known only after all records in pipe
     // mode (their attrs come as records): the columns are checked now and
     // decided then.
-    let layout_options = |children| LayoutOptions {
-        fields: a.fields.as_deref(),
-        sort: a.sort.as_deref(),
-        children,
-        show_nr_samples: a.show_nr_samples,
-        show_total_period: a.show_total_period,
-        show_cpu_utilization: a.show_cpu_utilization,
-        parent: a.parent.is_some(),
-    };
-    // The sort keys do not depend on children: pass one learns from them
-    // what to keep.
-    let early_keys = Layout::new(&layout_options(!a.no_children))?.keys();
-    let want_parent = early_keys.contains(&SortKey::Parent);
-    let relative = a.percentage.as_deref() == Some("relative");
-    let meta = reader.meta();
-    let check_branch_mode = |meta: &perf_data::Meta| -> Result<()> {
-        let branch = meta
-            .events
-            .iter()
-            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-        if branch && !a.no_branch_stack {
-            anyhow::bail!(
-                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-            );
-        }
-        Ok(())
-    };
-    // (Again after the records, for pipes.)
-    check_branch_mode(meta)?;
-    let names_style = a.names.style();
+    let early = request.early()?;
+    request.check_branch_mode(reader.meta())?;
     let t0 = std::time::Instant::now();
-    let super::replay::Replayed {
-        mut collector,
-        machine,
-        syms,
-        stats,
+    let mut summed = profile::session::sum(
         reader,
-        unknown_read_ids,
-        ..
-    } = super::replay::replay(
-        path,
-        reader,
-        &super::replay::ReplayOptions {
-            collect: CollectOptions {
-                max_stack: a.max_stack,
-                callchains: !a.no_children || !graphs_hidden || want_parent,
-                adjust_returns: !a.raw_return_addresses,
-                by_cpu: early_keys.contains(&SortKey::Cpu),
-            },
-            names: names_style,
+        &profile::session::SumOptions {
+            collect: request.collect_options(&early),
+            names: a.names.style(),
             inline: !a.no_inline,
-            srclines: early_keys.iter().any(|k| k.needs_srclines()),
+            srclines: early.keys.iter().any(|k| k.needs_srclines()),
         },
-    )?;
-    let meta = reader.meta();
-    let has_callchains = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
-    // perf decides on children before it sees the attrs of a pipe: never
-    // children there, but the graph order children would have had.
-    let pipe = meta.is_pipe();
-    let children = has_callchains && !a.no_children && !pipe;
-    let layout = Layout::new(&layout_options(children))?;
-    let keys: Vec<SortKey> = layout.keys();
-    if want_parent && !has_callchains {
-        anyhow::bail!(
-            "selected --sort parent, but the recording has no callchains (record with -g)"
-        );
-    }
-    let order = params.resolved_order(if pipe { !a.no_children } else { children });
-    check_branch_mode(meta)?;
-    let dso_names: Vec<String> = machine
-        .dsos()
-        .iter()
-        .map(|d| profile::hist::dso_short_name(&d.name))
-        .collect();
+    )
+    .with_context(|| format!("reading records of {}", path.display()))?;
+    crate::ui::log_memory("after symbolizing");
+    let plan = request.plan(early, summed.reader.meta())?;
     use super::{id_list as ids, name_list as list};
     let filters = Filters {
         comms: list(&a.comms),
@@ -166,64 +113,31 @@ fn hotspots(
         tids: ids(&a.tid)?,
         symbols: list(&a.symbols),
     };
-    let hopts = HistOptions {
-        keys: keys.clone(),
-        children,
-        callchains: has_callchains && !graphs_hidden,
-        caller_order: order == ChainOrder::Caller,
-        parent: want_parent.then_some(parent_regex),
-        cpumode: layout.needs_cpumode(),
-    };
     log::debug!(
         "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
-        collector.distinct_samples(),
-        collector.interner.locs().len(),
-        collector.interner.stack_nodes(),
-        syms.syms.len()
+        summed.collector.distinct_samples(),
+        summed.collector.interner.locs().len(),
+        summed.collector.interner.stack_nodes(),
+        summed.syms.syms.len()
     );
     log::debug!("passes one and two: {:?}", t0.elapsed());
     let t0 = std::time::Instant::now();
-    let sums = collector.take_sums_in_order();
-    let mut report = profile::hist::build(
-        &collector, sums, &syms, &machine, &dso_names, &hopts, &filters,
-    );
-    log::debug!("rows built: {:?}", t0.elapsed());
+    let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
+    log::debug!("rows built and sorted: {:?}", t0.elapsed());
     crate::ui::log_memory("after building rows");
     let t0 = std::time::Instant::now();
-    // (Taken out of the report, which is changed while names are in use.)
-    let strings = std::mem::take(&mut report.strings);
-    let names = Names {
-        comms: collector.comms(),
-        dso_names,
-        syms: &syms.syms,
-        machine: &machine,
-        strings: &strings,
-    };
-    let meta = reader.meta();
-    // (After all records: in pipe mode, GROUP_DESC comes as one.)
-    let groups = profile::groups::EventGroups::new(meta, a.group, a.no_group);
-    let nr_events = meta.events.len();
-    report
-        .hists
-        .resize_with(nr_events.max(report.hists.len()), Default::default);
-    // One section per event, or per group in group view.
-    let section_events = groups.sections(&mut report);
-    for h in &mut report.hists {
-        h.sort_by_columns(&names, &layout.sort, children, hopts.caller_order);
-    }
-    log::debug!("rows sorted: {:?}", t0.elapsed());
-    let t0 = std::time::Instant::now();
-    let section_names: Vec<String> = section_events
-        .iter()
-        .map(|&ev| groups.section_name(meta, ev))
-        .collect();
-    let sections =
-        render::report::sections(&report.hists, &groups, &section_events, &section_names);
-    let mut out = super::paged_stdout();
+    let names = rows.names(&summed);
+    let sections = render::report::sections(
+        &rows.report.hists,
+        &rows.groups,
+        &rows.section_events,
+        &rows.section_names,
+    );
+    let relative = a.percentage.as_deref() == Some("relative");
     let topts = render::report::TableOptions {
-        keys: keys.clone(),
-        layout: layout.clone(),
-        children,
+        keys: plan.keys.clone(),
+        layout: plan.layout.clone(),
+        children: plan.children,
         percent_limit: a.percent_limit,
         exclude_other: a.exclude_other,
         relative,
@@ -240,22 +154,26 @@ fn hotspots(
         .collect(),
         quiet,
     };
-    // perf omits the entry's own frame (it shows as the row) only when
-    // the --sort text starts with "sym" and no -F is given.
-    let hide_first_frame =
-        a.fields.is_none() && a.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
-    let show_graphs = has_callchains && !graphs_hidden;
-    let graph_opts = render::callgraph::EntryGraphOptions {
-        params: &params,
-        children,
-        hide_first_frame,
-        percent_limit: topts.percent_limit,
-        relative,
-    };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
-    let graphs = if show_graphs {
-        render::callgraph::entry_graphs(&report, &section_events, &syms.syms, &names, &graph_opts)
+    let graphs = if plan.show_graphs {
+        let graph_opts = render::callgraph::EntryGraphOptions {
+            params: &request.graph,
+            children: plan.children,
+            // perf omits the entry's own frame (it shows as the row) only
+            // when the --sort text starts with "sym" and no -F is given.
+            hide_first_frame: a.fields.is_none()
+                && a.sort.as_deref().is_some_and(|s| s.starts_with("sym")),
+            percent_limit: topts.percent_limit,
+            relative,
+        };
+        render::callgraph::entry_graphs(
+            &rows.report,
+            &rows.section_events,
+            &summed.syms.syms,
+            &names,
+            &graph_opts,
+        )
     } else {
         Vec::new()
     };
@@ -267,73 +185,61 @@ fn hotspots(
                 None => Ok(()),
             }
         };
+    let mut out = super::paged_stdout();
     render::report::write_report(
         &mut out,
         &topts,
-        stats.total_lost_samples,
+        summed.stats.total_lost_samples,
         &sections,
         &names,
         &mut graph_writer,
     )?;
     super::finish(out)?;
-    crate::ui::print_diagnostics(path, reader.diagnostics());
-    if unknown_read_ids > 0 {
+    crate::ui::print_diagnostics(path, summed.reader.diagnostics());
+    if summed.unknown_read_ids > 0 {
         log::warn!(
-            "{}: {unknown_read_ids} counter values read with samples name no known event; \
-             they are left out",
-            path.display()
+            "{}: {} counter values read with samples name no known event; they are left out",
+            path.display(),
+            summed.unknown_read_ids
         );
     }
-    if collector.unwind_failures > 0 {
+    if summed.collector.unwind_failures > 0 {
         log::info!(
             "{} samples could not be unwound past their first frame",
-            collector.unwind_failures
+            summed.collector.unwind_failures
         );
     }
     super::discard(graphs);
     super::discard(sections);
-    super::discard((report, syms, machine, collector, reader));
+    super::discard((rows, summed));
     Ok(ExitCode::SUCCESS)
 }
 
 /// `-D`: every record raw and decoded, in the order perf delivers them,
 /// then the record counts.
 fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
-    let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+    let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
     let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
+    let mut machine = profile::machine::Machine::new();
     let mut stats = Stats::default();
-    let meta = reader.meta();
-    let user_stacks = meta
-        .events
-        .iter()
-        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_STACK_USER != 0);
-    dumper.set_branch_mode(
-        meta.features.has(perf_data::consts::feature::BRANCH_STACK) && !user_stacks,
-    );
     dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading records of {}", path.display()))?
     {
         stats.add(&rec);
-        dumper.record(&mut out, &rec)?;
+        dumper.record(&mut out, &rec, &mut machine)?;
+        if let Some(dropped) = machine.apply_record(&rec) {
+            render::dump::removed_parent(&mut out, dropped)?;
+        }
     }
     let diag = reader.diagnostics().clone();
     // Records that cannot be framed end the data early; perf stops there
     // with an error and prints no totals, and so do we.
     let broken = diag.warnings.get("corrupt record").cloned();
     if broken.is_none() {
-        let meta = reader.meta();
-        stats.cover(meta);
-        // perf -D closes with its report's histogram counts per event,
-        // under the names the whole stream gave the events.
-        for (i, e) in stats.per_event.iter_mut().enumerate() {
-            e.samples = dumper.hist_entries().get(i).copied().unwrap_or(0);
-            e.lost_samples_records = 0;
-        }
-        let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
-        render::stats::write_stats(&mut out, &stats, &names)?;
+        dumper.write_totals(&mut out, stats, reader.meta())?;
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(path, &diag);

@@ -14,7 +14,7 @@ use render::script::{FrameTexts, Header, Layout, Plan};
 use crate::cli::ScriptArgs;
 
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
-    use profile::resolve::{CollectOptions, Collector};
+    use profile::collect::{CollectOptions, Collector};
     use profile::symbolize::SymbolizeOptions;
 
     let path = super::input_path(&a.input);

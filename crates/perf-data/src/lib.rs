@@ -46,7 +46,7 @@ pub use error::{Error, ParseError, Result};
 pub use features::Features;
 pub use header::{FileHeader, Kind, Section};
 pub use meta::Meta;
-pub use order::{Order, Reader, Record};
+pub use order::{Order, OrderedReader, Record};
 pub use reader::{Diagnostics, InputBytes, OpenOptions, RecordReader, Warning, MAX_DECOMPRESSED};
 pub use records::{KeptRecord, RawRecord, RecordData, SampleId};
 pub use sample::Sample;

@@ -64,7 +64,7 @@ struct Entry {
 }
 
 /// Reads records in perf's delivery order (or file order).
-pub struct Reader {
+pub struct OrderedReader {
     inner: RecordReader,
     order: Order,
     arena: Vec<u8>,
@@ -95,7 +95,7 @@ pub struct Reader {
     by_start: Vec<u32>,
 }
 
-impl Reader {
+impl OrderedReader {
     /// Time order falls back to file order when the first event's records
     /// carry no sample_id_all timestamps, as perf does ("unordered processing").
     pub fn new(inner: RecordReader, order: Order) -> Self {
@@ -104,7 +104,7 @@ impl Reader {
             _ => order,
         };
         let zero_copy = inner.is_random_access();
-        Reader {
+        OrderedReader {
             inner,
             order,
             arena: Vec::new(),
@@ -138,7 +138,7 @@ impl Reader {
     pub fn meta(&self) -> &Meta {
         self.inner.meta()
     }
-    /// The order records are actually handed out in (see [`Reader::new`]).
+    /// The order records are actually handed out in (see [`OrderedReader::new`]).
     pub fn order(&self) -> Order {
         self.order
     }
@@ -155,7 +155,7 @@ impl Reader {
     /// The whole input of a file (see [`RecordReader::input_bytes`]):
     /// records not from COMPRESSED records can be read back from it at
     /// their offsets after the reader has moved on, if the caller says so
-    /// with [`Reader::hold_from`].
+    /// with [`OrderedReader::hold_from`].
     pub fn input_bytes(&self) -> Option<crate::reader::InputBytes> {
         self.inner.input_bytes()
     }

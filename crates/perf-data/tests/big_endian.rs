@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use perf_data::attr::{flag, EventAttr};
-use perf_data::{Endian, Order, Reader, RecordData, RecordReader, PERF_RECORD_SAMPLE};
+use perf_data::{Endian, Order, OrderedReader, RecordData, RecordReader, PERF_RECORD_SAMPLE};
 use perf_data::{
     PERF_RECORD_COMM, PERF_RECORD_FINISHED_ROUND, PERF_RECORD_MMAP, PERF_SAMPLE_CALLCHAIN,
     PERF_SAMPLE_IP, PERF_SAMPLE_PERIOD, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
@@ -155,7 +155,7 @@ fn build(e: Endian) -> Vec<u8> {
 }
 
 fn decode_all(bytes: Vec<u8>) -> Vec<String> {
-    let mut r = Reader::new(RecordReader::from_bytes(bytes).unwrap(), Order::Time);
+    let mut r = OrderedReader::new(RecordReader::from_bytes(bytes).unwrap(), Order::Time);
     assert_eq!(r.meta().events.len(), 1);
     assert_eq!(
         r.meta().events[0].attr,

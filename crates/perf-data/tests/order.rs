@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use perf_data::{Order, Reader, RecordReader, PERF_RECORD_SAMPLE};
+use perf_data::{Order, OrderedReader, RecordReader, PERF_RECORD_SAMPLE};
 
 fn wild_files() -> Vec<PathBuf> {
     let dir =
@@ -42,7 +42,7 @@ fn perf_order(path: &Path) -> Option<Vec<String>> {
 }
 
 fn our_order(path: &Path) -> Vec<String> {
-    let mut r = Reader::new(RecordReader::open(path).unwrap(), Order::Time);
+    let mut r = OrderedReader::new(RecordReader::open(path).unwrap(), Order::Time);
     let mut v = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         if rec.type_() != PERF_RECORD_SAMPLE {

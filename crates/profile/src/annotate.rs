@@ -265,7 +265,7 @@ impl Hits {
 #[derive(Debug, Clone)]
 pub struct HotFunction {
     pub event: usize,
-    /// Symbol id in [`crate::symbolize::Symbols::syms`].
+    /// Symbol id in [`crate::symbolize::SymbolTable::syms`].
     pub sym: u32,
     pub hits: Hits,
 }
@@ -303,8 +303,8 @@ impl HotFunctions {
 /// the functions `filter` passes, per event, hottest first (ties by name,
 /// then address).
 pub fn hot_functions(
-    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
-    syms: &crate::symbolize::Symbols,
+    sums: Vec<(crate::collect::SampleKey, crate::collect::SampleSum)>,
+    syms: &crate::symbolize::SymbolTable,
     dsos: &[crate::machine::Dso],
     nr_events: usize,
     filter: &FunctionFilter,
@@ -372,7 +372,7 @@ pub fn hot_functions(
 /// function annotated once however many events sample it, and keeps what
 /// could not be done to say once each.
 pub struct Annotator<'a> {
-    syms: &'a crate::symbolize::Symbols,
+    syms: &'a crate::symbolize::SymbolTable,
     dsos: &'a [crate::machine::Dso],
     opts: AnnotateOptions,
     finder: symbols::DebugFinder,
@@ -389,7 +389,7 @@ pub struct Annotator<'a> {
 
 impl<'a> Annotator<'a> {
     pub fn new(
-        syms: &'a crate::symbolize::Symbols,
+        syms: &'a crate::symbolize::SymbolTable,
         dsos: &'a [crate::machine::Dso],
         opts: AnnotateOptions,
     ) -> Self {

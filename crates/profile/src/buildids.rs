@@ -42,7 +42,7 @@ impl BuildIds {
     pub fn replay_hits(
         &mut self,
         reader: perf_data::RecordReader,
-    ) -> Result<perf_data::Reader, crate::Error> {
+    ) -> Result<perf_data::OrderedReader, crate::Error> {
         let host = std::mem::take(&mut self.host);
         let mut sink = Hits {
             guests: &mut self.guests,

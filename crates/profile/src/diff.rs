@@ -34,6 +34,80 @@ pub struct Side {
     pub total_samples: u64,
 }
 
+/// One recording's sides, one per event name (two events of one name are
+/// one side), and the period of each event that has samples.
+#[derive(Debug, Clone, Default)]
+pub struct Sides {
+    pub sections: Vec<(String, Side)>,
+    pub samples: u64,
+    pub events: Vec<(String, u64)>,
+}
+
+impl Sides {
+    /// The rows of `report` (self periods) by their key texts.
+    pub fn of(
+        report: &crate::hist::Report,
+        names: &crate::hist::Names<'_>,
+        meta: &perf_data::Meta,
+    ) -> Sides {
+        let mut out = Sides::default();
+        for (ev, h) in report.hists.iter().enumerate() {
+            let Some(e) = meta.events.get(ev) else {
+                continue;
+            };
+            if h.all_samples == 0 {
+                continue;
+            }
+            let name = e.name();
+            let side = Side {
+                rows: h
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let texts = e.keys.iter().map(|k| names.display(k, e.level)).collect();
+                        (texts, e.period, e.samples)
+                    })
+                    .collect(),
+                total_period: h.all_period,
+                total_samples: h.all_samples,
+            };
+            out.samples += h.all_samples;
+            out.events.push((name.clone(), h.all_period));
+            match out.sections.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, s)) => {
+                    s.rows.extend(side.rows);
+                    s.total_period += side.total_period;
+                    s.total_samples += side.total_samples;
+                }
+                None => out.sections.push((name, side)),
+            }
+        }
+        out
+    }
+
+    fn side(&self, event: &str) -> Side {
+        self.sections
+            .iter()
+            .find(|(n, _)| n == event)
+            .map_or_else(Side::default, |(_, s)| s.clone())
+    }
+}
+
+/// Both recordings' rows compared per event, events matched by name: the
+/// new recording's order, then events only the baseline has.
+pub fn diff_events(base: &Sides, new: &Sides) -> Vec<(String, Vec<DiffRow>)> {
+    let mut events: Vec<&str> = new.sections.iter().map(|(n, _)| n.as_str()).collect();
+    for (n, _) in &base.sections {
+        if !events.contains(&n.as_str()) {
+            events.push(n);
+        }
+    }
+    events
+        .into_iter()
+        .map(|ev| (ev.to_owned(), diff(&base.side(ev), &new.side(ev))))
+        .collect()
+}
+
 impl Side {
     /// A side whose totals are the sums of its rows.
     pub fn from_rows(rows: impl IntoIterator<Item = (Vec<String>, u64, u64)>) -> Self {

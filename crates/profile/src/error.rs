@@ -20,6 +20,12 @@ pub enum Error {
     /// An output field or sort list that does not parse (why).
     #[error("{0}")]
     Fields(String),
+    /// An option's value that does not parse (why).
+    #[error("{0}")]
+    BadOption(String),
+    /// What the recording asks for that sear cannot do yet (what to do).
+    #[error("{0}")]
+    Unsupported(String),
     /// A `--time` range that does not parse (why).
     #[error("{0}")]
     TimeRange(String),

@@ -6,9 +6,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::collect::{Collector, NO_DSO};
 use crate::machine::Machine;
-use crate::resolve::{Collector, NO_DSO};
-use crate::symbolize::Symbols;
+use crate::symbolize::SymbolTable;
 
 pub use crate::session::TimedSample;
 
@@ -160,7 +160,7 @@ impl ExportProfile {
 pub struct Inputs<'a> {
     pub collector: &'a Collector,
     pub machine: &'a Machine,
-    pub syms: &'a Symbols,
+    pub syms: &'a SymbolTable,
     pub samples: &'a [TimedSample],
     pub event_names: &'a [String],
 }

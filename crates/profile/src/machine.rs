@@ -328,6 +328,17 @@ impl Machine {
         }
     }
 
+    /// Applies `rec` if it is a record that changes the model (COMM, FORK,
+    /// EXIT, MMAP, ...; see [`Machine::apply`]).
+    pub fn apply_record(&mut self, rec: &perf_data::Record<'_>) -> Option<(i32, i32)> {
+        let t = rec.type_();
+        if t == perf_data::PERF_RECORD_SAMPLE || t >= perf_data::PERF_RECORD_HEADER_ATTR {
+            return None;
+        }
+        let (data, _) = rec.decode().ok()?;
+        self.apply(rec.raw.misc, &data)
+    }
+
     /// Applies a record that changes threads or maps. For a FORK whose
     /// parent was known under another pid, returns that thread's old
     /// pid/tid (perf drops it and says so in `-D` output).

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use perf_data::records::RecordData;
-use perf_data::{Order, Reader, RecordReader, PERF_RECORD_SAMPLE};
+use perf_data::{Order, OrderedReader, RecordReader, PERF_RECORD_SAMPLE};
 use profile::machine::{Machine, MapInfo};
 use unwind::{Binaries, Unwinder, UserRegs};
 
@@ -128,7 +128,7 @@ fn dwarf_stacks_match_perf() {
     );
     let expected = perf_stacks(&data);
 
-    let mut reader = Reader::new(RecordReader::open(&data).unwrap(), Order::Time);
+    let mut reader = OrderedReader::new(RecordReader::open(&data).unwrap(), Order::Time);
     let mut machine = Machine::new();
     let mut bins = Binaries::new();
     let mut unwinders: HashMap<i32, Unwinder> = HashMap::new();

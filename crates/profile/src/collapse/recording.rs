@@ -9,15 +9,15 @@ use perf_data::Diagnostics;
 
 use super::perf_script::{Collapser, Options, Weight};
 use super::Folded;
+use crate::collect::{Collector, SampleKey, SampleSum, NO_DSO};
 use crate::machine::Machine;
-use crate::resolve::{Collector, SampleKey, SampleSum, NO_DSO};
-use crate::symbolize::Symbols;
+use crate::symbolize::SymbolTable;
 
 /// What [`fold`] needs besides the collapser's options.
 pub struct Recording<'a> {
     pub collector: &'a Collector,
     pub sums: &'a [(SampleKey, SampleSum)],
-    pub syms: &'a Symbols,
+    pub syms: &'a SymbolTable,
     pub machine: &'a Machine,
     /// Event names by event index, as the recording names them.
     pub event_names: &'a [String],
@@ -30,6 +30,74 @@ pub struct Recording<'a> {
     /// under it. The graph drawn from the lines is the same (the lines
     /// sort where the ones they replace did), from far less text.
     pub prune_below_percent: Option<f64>,
+}
+
+/// How a recording is replayed for folding.
+#[derive(Debug, Clone, Copy)]
+pub struct Replay {
+    /// See [`Recording::mark_inline`].
+    pub mark_inline: bool,
+    /// See [`Recording::prune_below_percent`].
+    pub prune_below_percent: Option<f64>,
+    pub raw_return_addresses: bool,
+    pub max_stack: usize,
+}
+
+/// A whole recording's samples replayed, unwound, symbolized (perf's short
+/// names, which the folding rules would cut parameter lists from anyway)
+/// and folded by the text rules; with the collapser's warnings and the
+/// reader (for the recording's warnings).
+pub fn fold_recording(
+    reader: perf_data::RecordReader,
+    opts: &Options,
+    r: &Replay,
+) -> Result<(Folded, Diagnostics, perf_data::OrderedReader), crate::Error> {
+    let mut summed = crate::session::sum(
+        reader,
+        &crate::session::SumOptions {
+            collect: crate::collect::CollectOptions {
+                max_stack: r.max_stack,
+                callchains: true,
+                adjust_returns: !r.raw_return_addresses,
+                by_cpu: false,
+            },
+            names: crate::symbolize::NameStyle::Short,
+            inline: true,
+            srclines: false,
+        },
+    )?;
+    let t0 = std::time::Instant::now();
+    let event_names: Vec<String> = summed
+        .reader
+        .meta()
+        .events
+        .iter()
+        .map(|e| e.name())
+        .collect();
+    let sums = summed.collector.take_sums_in_order();
+    log::debug!("{} sums in order: {:?}", sums.len(), t0.elapsed());
+    if let Some(asked) = &opts.event_filter {
+        if !event_names.iter().any(|e| event_matches(e, asked)) {
+            return Err(crate::Error::BadOption(format!(
+                "no event {asked} in this recording (it has {})",
+                event_names.join(", ")
+            )));
+        }
+    }
+    let (folded, diag) = fold(
+        &Recording {
+            collector: &summed.collector,
+            sums: &sums,
+            syms: &summed.syms,
+            machine: &summed.machine,
+            event_names: &event_names,
+            mark_inline: r.mark_inline,
+            prune_below_percent: r.prune_below_percent,
+        },
+        opts,
+    );
+    log::debug!("folded: {:?}", t0.elapsed());
+    Ok((folded, diag, summed.reader))
 }
 
 /// Whether `asked` names `event`: exactly, or without perf's modifiers

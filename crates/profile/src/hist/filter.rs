@@ -59,7 +59,7 @@ impl Filters {
     pub(super) fn keep_sample(
         &self,
         dso_names: &[String],
-        syms: &Symbols,
+        syms: &SymbolTable,
         l: &Loc,
         s: &SymRef,
     ) -> bool {

@@ -173,7 +173,7 @@ pub enum Key {
 pub struct Names<'a> {
     pub comms: &'a [String],
     /// perf's short name of each DSO of the machine.
-    pub dso_names: Vec<String>,
+    pub dso_names: &'a [String],
     pub syms: &'a [SymInfo],
     pub machine: &'a Machine,
     /// Texts of srcline, srcfile and parent keys ([`Report::strings`]).
@@ -362,7 +362,7 @@ pub(super) struct KeyCtx {
 pub(super) struct KeyMaker<'a> {
     pub(super) keys: &'a [SortKey],
     pub(super) locs: &'a [Loc],
-    pub(super) syms: &'a Symbols,
+    pub(super) syms: &'a SymbolTable,
     pub(super) dso_names: &'a [String],
     /// Each DSO's row: the first DSO with its short name (perf's dso key
     /// compares short names, so two binaries named alike share a row).
@@ -380,7 +380,7 @@ impl<'a> KeyMaker<'a> {
     pub(super) fn new(
         keys: &'a [SortKey],
         locs: &'a [Loc],
-        syms: &'a Symbols,
+        syms: &'a SymbolTable,
         dso_names: &'a [String],
         dso_rows: Vec<u32>,
     ) -> Self {

@@ -5,10 +5,10 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
+use crate::collect::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
 use crate::fields::Stat;
 use crate::machine::Machine;
-use crate::resolve::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
-use crate::symbolize::{SymInfo, Symbols};
+use crate::symbolize::{SymInfo, SymbolTable};
 
 mod filter;
 mod keys;
@@ -88,7 +88,7 @@ pub struct Hists {
 pub type Frame = (SymRef, u8);
 
 /// How the rows are built.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HistOptions {
     pub keys: Vec<SortKey>,
     /// Accumulate callers' periods (perf's `--children`).
@@ -198,7 +198,13 @@ struct LocFrames {
 }
 
 impl LocFrames {
-    fn get(&mut self, frames: &mut Vec<Frame>, syms: &Symbols, locs: &[Loc], lid: u32) -> &[u32] {
+    fn get(
+        &mut self,
+        frames: &mut Vec<Frame>,
+        syms: &SymbolTable,
+        locs: &[Loc],
+        lid: u32,
+    ) -> &[u32] {
         let (a, b) = match self.spans.get(lid as usize).copied().flatten() {
             Some(r) => r,
             None => {
@@ -259,7 +265,7 @@ type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
 
 /// Everything that grows while chains are added to the trie.
 struct Grow<'a> {
-    syms: &'a Symbols,
+    syms: &'a SymbolTable,
     keys: KeyMaker<'a>,
     keybuf: Vec<Key>,
     /// A frame's entry within one (event, comm, thread, cpu, parent): each
@@ -314,7 +320,7 @@ impl Grow<'_> {
 }
 
 /// The DSO of a frame's symbol or address.
-fn frame_dso(syms: &Symbols, sref: SymRef) -> u32 {
+fn frame_dso(syms: &SymbolTable, sref: SymRef) -> u32 {
     match sref {
         SymRef::Sym(s) => syms.syms[s as usize].dso,
         SymRef::Addr { dso, .. } => dso,
@@ -417,8 +423,8 @@ impl PathMarks {
 /// node of pass one is walked once, not once per sample.
 pub fn build(
     collector: &Collector,
-    sums: Vec<(crate::resolve::SampleKey, crate::resolve::SampleSum)>,
-    syms: &Symbols,
+    sums: Vec<(crate::collect::SampleKey, crate::collect::SampleSum)>,
+    syms: &SymbolTable,
     machine: &Machine,
     dso_names: &[String],
     opts: &HistOptions,
@@ -708,7 +714,7 @@ pub fn build(
 fn find_parent(
     stack: &[u32],
     locs: &[Loc],
-    syms: &Symbols,
+    syms: &SymbolTable,
     re: &regex_lite::Regex,
     caller_order: bool,
     cache: &mut [u8],
@@ -743,7 +749,7 @@ fn intern_frame(frames: &mut Vec<Frame>, ids: &mut HashMap<Frame, u32>, f: Frame
 
 /// The symbol column of a location: its symbol, else its address (the
 /// map-relative one for a sample's own address, as perf keeps it).
-fn sym_ref_of(syms: &Symbols, lid: u32, l: &Loc) -> SymRef {
+fn sym_ref_of(syms: &SymbolTable, lid: u32, l: &Loc) -> SymRef {
     match syms.per_loc.get(lid as usize).and_then(|s| s.sym) {
         Some(s) => SymRef::Sym(s),
         None => SymRef::Addr {
@@ -764,7 +770,7 @@ pub fn frame_order(
     // perf compares DSO pointers: none (an address without a map) is
     // the smallest; DSOs otherwise in the order they were made.
     let dso_key = |d: u32| {
-        if d == crate::resolve::NO_DSO {
+        if d == crate::collect::NO_DSO {
             0
         } else {
             u64::from(d) + 1

@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap as HashMap;
 use symbols::{Binary, Reason, Svma};
 
 use super::*;
+use crate::collect::Loc;
 use crate::machine::Dso;
-use crate::resolve::Loc;
 
 pub(super) fn symbolize_dso(
     d: &Dso,

@@ -16,9 +16,9 @@ use std::thread::JoinHandle;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{answer_dso, is_jit_map, is_kernel_dso, open_dso, Prepared, Reader};
-use super::{SymbolizeOptions, Symbols};
+use super::{SymbolTable, SymbolizeOptions};
+use crate::collect::{Loc, NO_DSO};
 use crate::machine::Dso;
-use crate::resolve::{Loc, NO_DSO};
 
 /// Locations of one binary answered between looks at the stop flag.
 const PIECE: usize = 256;
@@ -111,10 +111,10 @@ impl Background {
     /// prefetched ([`super::pass_two`] without the early answers).
     pub fn finish_replay(
         self,
-        collector: &crate::resolve::Collector,
+        collector: &crate::collect::Collector,
         machine: &crate::machine::Machine,
         kernel: crate::session::KernelPrefetch,
-    ) -> Symbols {
+    ) -> SymbolTable {
         let preloaded = kernel.take(machine);
         let syms = self.finish(
             collector.interner.locs(),
@@ -134,7 +134,7 @@ impl Background {
         dsos: &[Dso],
         kernel_reloc: Option<(&str, u64)>,
         preloaded_kernel: Option<Result<symbols::Kallsyms, symbols::Reason>>,
-    ) -> Symbols {
+    ) -> SymbolTable {
         self.stop.store(true, Ordering::Relaxed);
         self.tx = None;
         let t0 = std::time::Instant::now();
@@ -252,7 +252,7 @@ fn idle_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::Origin;
+    use crate::collect::Origin;
 
     /// Locations in this test program (its functions, some DWARF-unwound so
     /// their inline frames expand), in an anonymous map and in a missing file.

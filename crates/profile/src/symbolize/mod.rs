@@ -9,8 +9,8 @@ use std::path::Path;
 use rayon::prelude::*;
 use symbols::{Binary, DebugFinder, Reason};
 
+use crate::collect::{Loc, Origin, NO_DSO};
 use crate::machine::Dso;
-use crate::resolve::{Loc, Origin, NO_DSO};
 
 mod answer;
 mod background;
@@ -96,7 +96,7 @@ pub struct LocSyms {
 }
 
 /// A source position as perf's srcline shows it: the file's base name (an
-/// id into [`Symbols::files`], `??` where DWARF names none) and the line (0
+/// id into [`SymbolTable::files`], `??` where DWARF names none) and the line (0
 /// where unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SrcPos {
@@ -118,7 +118,7 @@ pub struct SymbolizeOptions {
 
 /// Interned symbols and the result per location (by loc id).
 #[derive(Debug, Default)]
-pub struct Symbols {
+pub struct SymbolTable {
     pub syms: Vec<SymInfo>,
     /// Real symbols by (dso, start); inlined ones by the (dso, start) of
     /// the function they were inlined into, then by name.
@@ -138,8 +138,8 @@ pub struct Symbols {
     pub misses: Vec<(String, Reason)>,
 }
 
-impl Symbols {
-    /// Interns a source file by its path; [`Symbols::files`] gets its base
+impl SymbolTable {
+    /// Interns a source file by its path; [`SymbolTable::files`] gets its base
     /// name (what perf's srcline shows).
     fn intern_file(&mut self, path: String) -> u32 {
         if let Some(&i) = self.file_ids.get(&path) {
@@ -267,7 +267,7 @@ pub fn symbolize(
     dsos: &[Dso],
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
-) -> Symbols {
+) -> SymbolTable {
     symbolize_with_kernel(locs, dsos, kernel_reloc, opts, None)
 }
 
@@ -276,11 +276,11 @@ pub fn symbolize(
 /// [`crate::session::start`] where pass one kept the kernel's build id the
 /// features named. DSOs without symbols are warned about once each.
 pub fn pass_two(
-    collector: &crate::resolve::Collector,
+    collector: &crate::collect::Collector,
     machine: &crate::machine::Machine,
     kernel: crate::session::KernelPrefetch,
     opts: &SymbolizeOptions,
-) -> Symbols {
+) -> SymbolTable {
     let preloaded = kernel.take(machine);
     let syms = symbolize_with_kernel(
         collector.interner.locs(),
@@ -302,7 +302,7 @@ pub fn symbolize_with_kernel(
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
     preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
-) -> Symbols {
+) -> SymbolTable {
     complete(
         locs,
         dsos,
@@ -346,7 +346,7 @@ fn complete(
     opts: &SymbolizeOptions,
     preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
     mut prep: Prepared,
-) -> Symbols {
+) -> SymbolTable {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, l) in locs.iter().enumerate() {
         if l.dso != NO_DSO {
@@ -498,7 +498,7 @@ fn complete(
         }
     }
     log::debug!("symbols: {njobs} lookup jobs in {:?}", t0.elapsed());
-    let mut out = Symbols {
+    let mut out = SymbolTable {
         per_loc: vec![LocSyms::default(); locs.len()],
         kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
         misses,
@@ -517,7 +517,7 @@ fn complete(
     out
 }
 
-impl Symbols {
+impl SymbolTable {
     /// One warning per DSO that could not be symbolized.
     pub(crate) fn warn_misses(&self) {
         for (dso, reason) in &self.misses {

@@ -1,9 +1,10 @@
 //! `perf report -D` text: every record raw with its decoded fields.
 //!
 //! Records must be fed in the order perf delivers them (time order between
-//! FINISHED_ROUND records, see `perf_data::Reader`), because the sample lines
-//! name the thread and DSO as known at that moment: the dumper replays COMM,
-//! FORK and MMAP records into a small model of threads and their maps.
+//! FINISHED_ROUND records, see `perf_data::OrderedReader`), because the
+//! sample lines name the thread and DSO as known at that moment: the caller
+//! applies each record to a session model (`profile::machine::Machine`)
+//! after it is dumped, and the dumper reads the model.
 //!
 //! Where the text still differs from perf 6.1 (checked byte for byte on the
 //! wild conformance files and on fresh software-event recordings):
@@ -24,7 +25,24 @@ use perf_data::consts::*;
 use perf_data::records::{Mmap2Id, RecordData};
 use perf_data::sample::{ReadValues, Sample};
 use perf_data::{Meta, Record};
-pub use profile::machine::{Dso, Landing, Machine};
+use profile::machine::{Landing, Machine};
+
+/// perf's report switches to branch mode when the recording has the
+/// BRANCH_STACK feature and no user stacks; samples then count once per
+/// branch-stack entry.
+fn branch_mode(meta: &Meta) -> bool {
+    let user_stacks = meta
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & PERF_SAMPLE_STACK_USER != 0);
+    meta.features.has(perf_data::consts::feature::BRANCH_STACK) && !user_stacks
+}
+
+/// The line perf prints when a record drops a thread it had made up as
+/// the parent of another (see `Machine::apply`).
+pub fn removed_parent(out: &mut dyn Write, (pid, tid): (i32, i32)) -> io::Result<()> {
+    writeln!(out, "removing erroneous parent thread {pid}/{tid}")
+}
 
 /// Writes records the way `perf report -D` prints them, one call per record.
 #[derive(Debug)]
@@ -34,7 +52,6 @@ pub struct Dumper {
     /// HEADER_ATTR records seen so far: in pipe mode perf dumps an ATTR
     /// before adding its event, so its line uses the events before it.
     attrs_seen: usize,
-    machine: Machine,
     undecodable: u64,
     first_undecodable: Option<u64>,
     /// Per event: the entries perf's report added to its histogram, which
@@ -54,11 +71,10 @@ impl Dumper {
         Dumper {
             label,
             attrs_seen: 0,
-            machine: Machine::new(),
             undecodable: 0,
             first_undecodable: None,
             hist_entries: Vec::new(),
-            branch_mode: false,
+            branch_mode: branch_mode(meta),
         }
     }
 
@@ -89,11 +105,22 @@ impl Dumper {
         &self.hist_entries
     }
 
-    /// perf's report switches to branch mode when the recording has the
-    /// BRANCH_STACK feature and no user stacks; samples then count once per
-    /// branch-stack entry.
-    pub fn set_branch_mode(&mut self, on: bool) {
-        self.branch_mode = on;
+    /// perf -D's closing record counts: its report's histogram entries
+    /// per event (see [`Dumper::hist_entries`]) under the names the whole
+    /// stream gave the events.
+    pub fn write_totals(
+        &self,
+        out: &mut dyn Write,
+        mut stats: perf_data::stats::Stats,
+        meta: &Meta,
+    ) -> io::Result<()> {
+        stats.cover(meta);
+        for (i, e) in stats.per_event.iter_mut().enumerate() {
+            e.samples = self.hist_entries.get(i).copied().unwrap_or(0);
+            e.lost_samples_records = 0;
+        }
+        let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+        crate::stats::write_stats(out, &stats, &names)
     }
 
     fn count_entry(&mut self, event: usize, n: u64) {
@@ -103,7 +130,15 @@ impl Dumper {
         self.hist_entries[event] += n;
     }
 
-    pub fn record(&mut self, out: &mut dyn Write, rec: &Record<'_>) -> io::Result<()> {
+    /// One record, its sample lines naming threads and DSOs as `machine`
+    /// knows them: the caller applies each record to it after dumping it
+    /// (and prints [`removed_parent`] when that drops a thread).
+    pub fn record(
+        &mut self,
+        out: &mut dyn Write,
+        rec: &Record<'_>,
+        machine: &mut Machine,
+    ) -> io::Result<()> {
         let raw = rec.raw;
         let meta = rec.meta;
         // perf hands COMPRESSED records to its decompressor without dumping
@@ -164,7 +199,7 @@ impl Dumper {
                 write!(out, "{} ", sample.time.unwrap_or(u64::MAX))?;
             }
             write!(out, "{} [{:#x}]: PERF_RECORD_SAMPLE", Hx(offset), size)?;
-            return self.sample(out, meta, raw.payload, &sample);
+            return self.sample(out, meta, raw.payload, &sample, machine);
         }
 
         // Non-sample records: the sample_id trailer gives cpu and time.
@@ -413,9 +448,6 @@ impl Dumper {
             // handler for.
             _ => out.write_all(b": unhandled!\n")?,
         }
-        if let Some((pid, tid)) = self.machine.apply(raw.misc, &data) {
-            writeln!(out, "removing erroneous parent thread {pid}/{tid}")?;
-        }
         Ok(())
     }
 
@@ -586,6 +618,7 @@ impl Dumper {
         meta: &Meta,
         payload: &[u8],
         s: &Sample<'_>,
+        machine: &mut Machine,
     ) -> io::Result<()> {
         let attr = &meta.events[s.event].attr;
         writeln!(
@@ -687,10 +720,10 @@ impl Dumper {
             _ => 1,
         };
         for ev in targets {
-            let (comm, tid, landing) = self.machine.resolve(s);
+            let (comm, tid, landing) = machine.resolve(s);
             writeln!(out, " ... thread: {comm}:{tid}")?;
             match landing {
-                Landing::Dso(d) => writeln!(out, " ...... dso: {}", self.machine.dsos()[d].name)?,
+                Landing::Dso(d) => writeln!(out, " ...... dso: {}", machine.dsos()[d].name)?,
                 Landing::NotFound => out.write_all(b" ...... dso: <not found>\n")?,
                 Landing::Hypervisor => out.write_all(b" ...... dso: [hypervisor]\n")?,
             }

@@ -2,16 +2,16 @@
 //! set and use (a callchain line, or the sample's own location on its
 //! header line) and copied for every sample passing through it.
 
+use profile::collect::{Loc, NO_DSO};
 use profile::machine::Dso;
-use profile::resolve::{Loc, NO_DSO};
-use profile::symbolize::{SrcPos, Symbols};
+use profile::symbolize::{SrcPos, SymbolTable};
 
 use super::{write_frame, Fields, Frame};
 
 /// The texts made so far, over the symbols of a replay's locations.
 pub struct FrameTexts<'a> {
     locs: &'a [Loc],
-    syms: &'a Symbols,
+    syms: &'a SymbolTable,
     /// The distinct field sets of the events.
     field_sets: Vec<Fields>,
     set_of_event: Vec<usize>,
@@ -31,7 +31,7 @@ pub struct FrameTexts<'a> {
 impl<'a> FrameTexts<'a> {
     /// For locations `locs` with their symbols `syms`, in a session whose
     /// DSOs are `dsos`, printed with each event's `fields`.
-    pub fn new(locs: &'a [Loc], syms: &'a Symbols, dsos: &'a [Dso], fields: &[Fields]) -> Self {
+    pub fn new(locs: &'a [Loc], syms: &'a SymbolTable, dsos: &'a [Dso], fields: &[Fields]) -> Self {
         let mut field_sets: Vec<Fields> = Vec::new();
         let set_of_event = fields
             .iter()

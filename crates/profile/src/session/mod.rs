@@ -17,6 +17,12 @@ use perf_data::stats::Stats;
 use perf_data::{RecordReader, Sample};
 
 use crate::machine::Machine;
+pub use crate::Error;
+
+mod summed;
+mod timeline;
+pub use summed::{sum, SumOptions, Summed, Summing};
+pub use timeline::{parse_time_range, SampleFilter, TimedSample, Timeline};
 
 /// What consumes a replay.
 pub trait Sink {
@@ -36,135 +42,48 @@ pub trait Sink {
     fn build_id(&mut self, _machine: &mut Machine, _b: &perf_data::records::BuildIdRecord<'_>) {}
 }
 
-/// One sample as a [`Timeline`] keeps it (see
-/// [`crate::resolve::Collector::key`]).
-#[derive(Debug, Clone, Copy)]
-pub struct TimedSample {
-    /// perf's sample time (0 without one).
-    pub time: u64,
-    pub period: u64,
-    pub event: u32,
-    /// Thread index in the machine.
-    pub thread: u32,
-    /// The recorded process and thread ids (-1 where the sample has none).
-    pub pid: i32,
-    pub tid: i32,
-    /// The recorded CPU (0 without one).
-    pub cpu: u32,
-    /// Comm id in the collector.
-    pub comm: u32,
-    pub leaf: u32,
-    pub stack: u32,
+/// A session fed one record at a time, in time order, by its caller (a
+/// live recorder's ring buffers): the same model, `:S` attribution and
+/// exits as [`replay`], and the sink's state readable between pushes.
+pub struct Live<S: Sink> {
+    pub machine: Machine,
+    pub sink: S,
+    /// Record counts by type, of the records pushed so far.
+    pub stats: Stats,
+    driver: Driver,
 }
 
-/// Which samples a [`Timeline`] keeps (script's `--pid`, `--tid`, `--time`
-/// and `--comms`); `None` keeps all.
-#[derive(Debug, Clone, Default)]
-pub struct SampleFilter {
-    pub pids: Option<Vec<i32>>,
-    pub tids: Option<Vec<i32>>,
-    /// Sample times, both ends included.
-    pub time: Option<(u64, u64)>,
-    pub comms: Option<Vec<String>>,
-}
-
-/// A sink keeping every sample the filter passes, in time order, with its
-/// stack interned by `collector` (script, export).
-pub struct Timeline {
-    pub collector: crate::resolve::Collector,
-    pub samples: Vec<TimedSample>,
-    pub filter: SampleFilter,
-}
-
-impl Timeline {
-    pub fn new(collector: crate::resolve::Collector, filter: SampleFilter) -> Self {
-        Timeline {
-            collector,
-            samples: Vec::new(),
-            filter,
+impl<S: Sink> Live<S> {
+    /// A session starting from `machine` (see [`start`]).
+    pub fn new(machine: Machine, sink: S) -> Self {
+        Live {
+            machine,
+            sink,
+            stats: Stats::default(),
+            driver: Driver::default(),
         }
     }
-}
 
-impl Sink for Timeline {
-    fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
-        let pid = s.pid.map_or(-1, |p| p as i32);
-        let tid = s.tid.map_or(-1, |t| t as i32);
-        let t = s.time.unwrap_or(0);
-        let f = &self.filter;
-        if f.pids.as_ref().is_some_and(|v| !v.contains(&pid))
-            || f.tids.as_ref().is_some_and(|v| !v.contains(&tid))
-            || f.time.is_some_and(|(lo, hi)| t < lo || t > hi)
-        {
-            return;
-        }
-        let key = self.collector.key(machine, s);
-        if let Some(c) = &f.comms {
-            let name = &self.collector.comms()[key.comm as usize];
-            if !c.iter().any(|x| x == name) {
-                return;
-            }
-        }
-        self.samples.push(TimedSample {
-            time: t,
-            period,
-            event: key.event,
-            thread: key.thread,
-            pid,
-            tid,
-            cpu: s.cpu.unwrap_or(0),
-            comm: key.comm,
-            leaf: key.leaf,
-            stack: key.stack,
-        });
+    /// Replays one record.
+    pub fn push(&mut self, rec: &perf_data::Record<'_>) {
+        self.stats.add(rec);
+        self.driver.record(&mut self.machine, &mut self.sink, rec);
     }
 
-    fn process_exited(&mut self, machine: &Machine, pid: i32) {
-        self.collector.process_exited(machine, pid);
+    /// Ends a batch of pushes (see [`Sink::batch_done`]).
+    pub fn batch_done(&mut self) {
+        self.sink.batch_done(&self.machine);
     }
-}
 
-pub use crate::Error;
-
-/// `START,STOP` in seconds (as printed) to nanoseconds, both inclusive.
-pub fn parse_time_range(s: &str) -> Result<(u64, u64), Error> {
-    let (a, b) = s.split_once(',').ok_or_else(|| {
-        Error::TimeRange(format!(
-            "--time {s}: expected START,STOP (either may be empty)"
-        ))
-    })?;
-    let secs = |x: &str, empty: u64| -> Result<u64, Error> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Ok(empty);
-        }
-        let (whole, frac) = x.split_once('.').unwrap_or((x, ""));
-        let bad = || {
-            Error::TimeRange(format!(
-                "--time {s}: `{x}` is not a time in seconds like 1234.567890"
-            ))
-        };
-        if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        let whole: u64 = whole.parse().map_err(|_| bad())?;
-        let frac: u64 = if frac.is_empty() {
-            0
-        } else {
-            format!("{frac:0<9}").parse().map_err(|_| bad())?
-        };
-        whole
-            .checked_mul(1_000_000_000)
-            .and_then(|w| w.checked_add(frac))
-            .ok_or_else(bad)
-    };
-    let (start, stop) = (secs(a, 0)?, secs(b, u64::MAX)?);
-    if start > stop {
-        return Err(Error::TimeRange(format!(
-            "--time {s}: the start is after the stop"
-        )));
+    /// Counter values read with samples (`:S`) whose id names no event.
+    pub fn unknown_read_ids(&self) -> u64 {
+        self.driver.unknown_read_ids
     }
-    Ok((start, stop))
+
+    /// The times of the first and last samples so far.
+    pub fn sample_times(&self) -> Option<(u64, u64)> {
+        self.driver.sample_times
+    }
 }
 
 /// What a replay leaves besides the sink's state.
@@ -174,7 +93,7 @@ pub struct Replay {
     /// Record counts by type.
     pub stats: Stats,
     /// The reader, for the file's metadata and warnings.
-    pub reader: perf_data::Reader,
+    pub reader: perf_data::OrderedReader,
     /// Counter values read with samples (`:S`) whose id names no event.
     pub unknown_read_ids: u64,
     /// The times of the first and last samples (None: no sample had a time).
@@ -188,29 +107,24 @@ pub fn replay(
     mut machine: Machine,
     sink: &mut dyn Sink,
 ) -> Result<Replay, Error> {
-    let mut state = Driver {
-        sink,
-        last_read: HashMap::new(),
-        unknown_read_ids: 0,
-        sample_times: None,
-    };
+    let mut state = Driver::default();
     let (mut reader, stats) = if reader.meta().is_pipe() {
-        let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+        let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
         let mut stats = Stats::default();
         let mut n = 0usize;
         while let Some(rec) = reader.next_record()? {
             stats.add(&rec);
-            state.record(&mut machine, &rec);
+            state.record(&mut machine, sink, &rec);
             n += 1;
             if n % BATCH_RECORDS == 0 {
-                state.sink.batch_done(&machine);
+                sink.batch_done(&machine);
             }
         }
         (reader, stats)
     } else {
-        threaded(reader, &mut machine, &mut state)?
+        threaded(reader, &mut machine, sink, &mut state)?
     };
-    state.sink.batch_done(&machine);
+    sink.batch_done(&machine);
     // Every record is replayed: the file's pages can go.
     reader.release_read();
     Ok(Replay {
@@ -226,8 +140,9 @@ pub fn replay(
 fn threaded(
     reader: RecordReader,
     machine: &mut Machine,
-    state: &mut Driver<'_>,
-) -> Result<(perf_data::Reader, Stats), Error> {
+    sink: &mut dyn Sink,
+    state: &mut Driver,
+) -> Result<(perf_data::OrderedReader, Stats), Error> {
     let meta = reader.meta().clone();
     // Records outside COMPRESSED records are passed by offset into the
     // file, not copied (see `Batch`).
@@ -240,7 +155,7 @@ fn threaded(
         let producer = std::thread::Builder::new()
             .name("sear-read".into())
             .spawn_scoped(scope, move || {
-                let mut reader = perf_data::Reader::new(reader, perf_data::Order::Time);
+                let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
                 let random_access = reader.input_bytes().is_some();
                 let mut stats = Stats::default();
                 let mut batch = Batch::default();
@@ -281,10 +196,10 @@ fn threaded(
         for batch in rx {
             for raw in batch.records(input.as_deref()) {
                 let rec = perf_data::Record { raw, meta: &meta };
-                state.record(machine, &rec);
+                state.record(machine, sink, &rec);
             }
             let _ = back_tx.send(batch);
-            state.sink.batch_done(machine);
+            sink.batch_done(machine);
         }
         producer.join().map_err(|_| Error::ReaderFailed)
     })?;
@@ -391,19 +306,19 @@ impl InFlight {
     }
 }
 
-/// The replaying side: the sink and what the driver keeps between records.
-struct Driver<'a> {
-    sink: &'a mut dyn Sink,
+/// The replaying side: what the driver keeps between records.
+#[derive(Default)]
+struct Driver {
     /// Per counter id, its value at its last sample (`:S` groups).
     last_read: HashMap<u64, u64>,
     unknown_read_ids: u64,
     sample_times: Option<(u64, u64)>,
 }
 
-impl Driver<'_> {
+impl Driver {
     /// One record in delivery order: a sample goes to the sink, a record
     /// that changes the session model is applied.
-    fn record(&mut self, machine: &mut Machine, rec: &perf_data::Record<'_>) {
+    fn record(&mut self, machine: &mut Machine, sink: &mut dyn Sink, rec: &perf_data::Record<'_>) {
         if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
             let Ok(s) = rec.sample() else {
                 return; // counted by stats as undecodable
@@ -434,27 +349,27 @@ impl Driver<'_> {
                         }
                         let mut member = s.clone();
                         member.event = event;
-                        self.sink.sample(machine, &member, delta);
+                        sink.sample(machine, &member, delta);
                     }
                 }
                 _ => {
                     // Without PERIOD in the sample, perf counts the attr's period.
                     let period = s.period.unwrap_or(attr.sample_period_or_freq);
-                    self.sink.sample(machine, &s, period);
+                    sink.sample(machine, &s, period);
                 }
             }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if let Ok((data, _)) = rec.decode() {
                 if let perf_data::records::RecordData::Exit(e) = &data {
                     if e.pid == e.tid {
-                        self.sink.process_exited(machine, e.pid as i32);
+                        sink.process_exited(machine, e.pid as i32);
                     }
                 }
                 machine.apply(rec.raw.misc, &data);
             }
         } else if rec.type_() == perf_data::PERF_RECORD_HEADER_BUILD_ID {
             if let Ok((perf_data::records::RecordData::BuildId(b), _)) = rec.decode() {
-                self.sink.build_id(machine, &b);
+                sink.build_id(machine, &b);
             }
         }
     }
@@ -511,27 +426,5 @@ impl KernelPrefetch {
                 .find(|d| d.name == "[kernel.kallsyms]")
                 .is_none_or(|d| d.build_id == id)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_ranges() {
-        assert_eq!(
-            parse_time_range("1.5,2").unwrap(),
-            (1_500_000_000, 2_000_000_000)
-        );
-        assert_eq!(
-            parse_time_range(",3.000000001").unwrap(),
-            (0, 3_000_000_001)
-        );
-        assert_eq!(parse_time_range("4,").unwrap().1, u64::MAX);
-        assert!(parse_time_range("4").is_err());
-        assert!(parse_time_range("x,1").is_err());
-        assert!(parse_time_range("2,1").is_err());
-        assert!(parse_time_range("1.0000000001,").is_err());
     }
 }

@@ -414,6 +414,19 @@ impl Collector {
         std::mem::take(&mut self.sums)
     }
 
+    /// The sums of the samples added so far, in the order their first
+    /// samples came, leaving the collector as it was (a live view's
+    /// redraw).
+    pub fn sums_so_far(&self) -> Vec<(SampleKey, SampleSum)> {
+        let mut sums = self.sums.clone();
+        for &(i, sum) in self.sum_ids.values() {
+            if let Some(e) = sums.get_mut(i as usize) {
+                e.1 = sum;
+            }
+        }
+        sums
+    }
+
     /// Moves the sums from their index to `sums`.
     fn flush_sums(&mut self) {
         for (_, (i, sum)) in self.sum_ids.drain() {

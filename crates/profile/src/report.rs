@@ -1,0 +1,236 @@
+//! What `report` decides from its flags and from the recording: the keys
+//! pass one keeps apart, then (the events' attributes known, which for a
+//! pipe is only after its last record) the columns, children, the chain
+//! order, and the rows built, split into sections and sorted.
+
+use perf_data::Meta;
+
+use crate::callchain::{CallGraphParams, ChainOrder};
+use crate::collect::CollectOptions;
+use crate::fields::{Layout, LayoutOptions};
+use crate::groups::EventGroups;
+use crate::hist::{Filters, HistOptions, Names, Report, SortKey};
+use crate::session::Summed;
+use crate::Error;
+
+/// perf's `-p/--parent` default.
+pub const DEFAULT_PARENT: &str = "^sys_|^do_page_fault";
+
+/// The regex of `--sort parent`: `-p/--parent PATTERN`, or perf's default.
+pub fn parent_regex(pattern: Option<&str>) -> Result<regex_lite::Regex, Error> {
+    let pattern = pattern.unwrap_or(DEFAULT_PARENT);
+    regex_lite::Regex::new(pattern)
+        .map_err(|_| Error::BadOption(format!("-p/--parent {pattern}: not a valid regex")))
+}
+
+/// perf's short name of every DSO of the session.
+pub fn dso_short_names(summed: &Summed) -> Vec<String> {
+    summed
+        .machine
+        .dsos()
+        .iter()
+        .map(|d| crate::hist::dso_short_name(&d.name))
+        .collect()
+}
+
+/// report's flags that decide what is summed and how rows are laid out.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The columns; its `children` is what was asked (not `--no-children`).
+    pub layout: LayoutOptions<'a>,
+    /// `-p/--parent`.
+    pub parent: Option<&'a str>,
+    /// `-g` (disabled by `-g none`).
+    pub graph: CallGraphParams,
+    /// `--no-branch-stack`.
+    pub no_branch_stack: bool,
+    /// `--max-stack`.
+    pub max_stack: usize,
+    /// Look return addresses up inside the call (not `--raw-return-addresses`).
+    pub adjust_returns: bool,
+}
+
+/// What is known before the records: the sort keys.
+#[derive(Debug, Clone)]
+pub struct Early {
+    pub keys: Vec<SortKey>,
+    pub want_parent: bool,
+    parent: regex_lite::Regex,
+}
+
+impl Request<'_> {
+    /// The sort keys (they do not depend on children) and the parent regex,
+    /// checked before any record is read.
+    pub fn early(&self) -> Result<Early, Error> {
+        let parent = parent_regex(self.parent)?;
+        let keys = Layout::new(&self.layout)?.keys();
+        Ok(Early {
+            want_parent: keys.contains(&SortKey::Parent),
+            keys,
+            parent,
+        })
+    }
+
+    /// What pass one keeps.
+    pub fn collect_options(&self, early: &Early) -> CollectOptions {
+        CollectOptions {
+            max_stack: self.max_stack,
+            callchains: self.layout.children || self.graph.enabled() || early.want_parent,
+            adjust_returns: self.adjust_returns,
+            by_cpu: early.keys.contains(&SortKey::Cpu),
+        }
+    }
+
+    /// Branch-stack recordings need `--no-branch-stack` (checked before the
+    /// records, and again after them for a pipe).
+    pub fn check_branch_mode(&self, meta: &Meta) -> Result<(), Error> {
+        let branch = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
+        if branch && !self.no_branch_stack {
+            return Err(Error::Unsupported(
+                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layout once the events' attributes are known.
+    pub fn plan(&self, early: Early, meta: &Meta) -> Result<Plan, Error> {
+        let has_callchains = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+        // perf decides on children before it sees the attrs of a pipe:
+        // never children there, but the graph order children would have had.
+        let pipe = meta.is_pipe();
+        let children = has_callchains && self.layout.children && !pipe;
+        let layout = Layout::new(&LayoutOptions {
+            children,
+            ..self.layout
+        })?;
+        let keys = layout.keys();
+        if early.want_parent && !has_callchains {
+            return Err(Error::Unsupported(
+                "selected --sort parent, but the recording has no callchains (record with -g)"
+                    .into(),
+            ));
+        }
+        self.check_branch_mode(meta)?;
+        let order = self
+            .graph
+            .resolved_order(if pipe { self.layout.children } else { children });
+        let hist = HistOptions {
+            keys: keys.clone(),
+            children,
+            callchains: has_callchains && self.graph.enabled(),
+            caller_order: order == ChainOrder::Caller,
+            parent: early.want_parent.then_some(early.parent),
+            cpumode: layout.needs_cpumode(),
+        };
+        Ok(Plan {
+            show_graphs: hist.callchains,
+            layout,
+            keys,
+            children,
+            hist,
+        })
+    }
+}
+
+/// The layout of a report.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub layout: Layout,
+    pub keys: Vec<SortKey>,
+    pub children: bool,
+    /// The recording has call chains and `-g` is not `none`.
+    pub show_graphs: bool,
+    pub hist: HistOptions,
+}
+
+/// The rows of a report, sorted, by section (one per event, or per group
+/// in group view), with the texts they refer to.
+pub struct Rows {
+    pub report: Report,
+    /// Texts of srcline, srcfile and parent keys (out of `report`).
+    pub strings: Vec<String>,
+    pub dso_names: Vec<String>,
+    pub groups: EventGroups,
+    /// The event of each section.
+    pub section_events: Vec<usize>,
+    pub section_names: Vec<String>,
+}
+
+impl Plan {
+    /// Builds the rows from pass one's sums (taking them), splits them into
+    /// sections and sorts them as perf does.
+    pub fn rows(
+        &self,
+        summed: &mut Summed,
+        filters: &Filters,
+        group: bool,
+        no_group: bool,
+    ) -> Rows {
+        let dso_names = dso_short_names(summed);
+        let sums = summed.collector.take_sums_in_order();
+        let mut report = crate::hist::build(
+            &summed.collector,
+            sums,
+            &summed.syms,
+            &summed.machine,
+            &dso_names,
+            &self.hist,
+            filters,
+        );
+        let strings = std::mem::take(&mut report.strings);
+        let meta = summed.reader.meta();
+        // (After all records: in pipe mode, GROUP_DESC comes as one.)
+        let groups = EventGroups::new(meta, group, no_group);
+        let nr_events = meta.events.len();
+        report
+            .hists
+            .resize_with(nr_events.max(report.hists.len()), Default::default);
+        let section_events = groups.sections(&mut report);
+        let mut rows = Rows {
+            report,
+            strings,
+            dso_names,
+            section_names: section_events
+                .iter()
+                .map(|&ev| groups.section_name(meta, ev))
+                .collect(),
+            groups,
+            section_events,
+        };
+        let mut hists = std::mem::take(&mut rows.report.hists);
+        {
+            let names = rows.names(summed);
+            for h in &mut hists {
+                h.sort_by_columns(
+                    &names,
+                    &self.layout.sort,
+                    self.children,
+                    self.hist.caller_order,
+                );
+            }
+        }
+        rows.report.hists = hists;
+        rows
+    }
+}
+
+impl Rows {
+    /// The texts of the rows' keys.
+    pub fn names<'a>(&'a self, summed: &'a Summed) -> Names<'a> {
+        Names {
+            comms: summed.collector.comms(),
+            dso_names: &self.dso_names,
+            syms: &summed.syms.syms,
+            machine: &summed.machine,
+            strings: &self.strings,
+        }
+    }
+}

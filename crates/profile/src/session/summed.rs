@@ -1,0 +1,117 @@
+//! The summing sink (report, collapse, flame, diff, annotate, html): every
+//! sample's stack summed by (event, thread, comm, stack), the locations met
+//! handed to the symbolizer while the records are still being read; then
+//! pass two symbolizes every unique location once.
+
+use perf_data::stats::Stats;
+use perf_data::{RecordReader, Sample};
+
+use super::{replay, start, Replay, Sink};
+use crate::collect::{CollectOptions, Collector, SampleKey, SampleSum};
+use crate::machine::Machine;
+use crate::symbolize::{Background, NameStyle, SymbolTable, SymbolizeOptions};
+use crate::Error;
+
+/// How to sum and symbolize.
+#[derive(Debug, Clone, Copy)]
+pub struct SumOptions {
+    pub collect: CollectOptions,
+    pub names: NameStyle,
+    pub inline: bool,
+    /// Look up each location's source line (srcline and srcfile keys).
+    pub srclines: bool,
+}
+
+/// What [`sum`] leaves: the summed samples, the session model at the end,
+/// the symbols of every location, the record counts and the reader (for
+/// its metadata and warnings).
+pub struct Summed {
+    pub collector: Collector,
+    pub machine: Machine,
+    pub syms: SymbolTable,
+    pub stats: Stats,
+    pub reader: perf_data::OrderedReader,
+    /// Counter values read with samples (`:S`) whose id names no event.
+    pub unknown_read_ids: u64,
+    /// The times of the first and last samples (None: no sample had a time).
+    pub sample_times: Option<(u64, u64)>,
+}
+
+/// Passes one and two over a whole recording.
+pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
+    let t0 = std::time::Instant::now();
+    let (machine, kernel) = start(reader.meta());
+    let mut sink = Summing::new(o);
+    let Replay {
+        machine,
+        stats,
+        reader,
+        unknown_read_ids,
+        sample_times,
+    } = replay(reader, machine, &mut sink)?;
+    log::debug!("pass one: {:?}", t0.elapsed());
+    let Summing {
+        mut collector,
+        early,
+    } = sink;
+    log::debug!("pass one: {} distinct chains", collector.distinct_chains());
+    collector.finish();
+    log::debug!("pass one finished: {:?}", t0.elapsed());
+    let syms = early.finish_replay(&collector, &machine, kernel);
+    Ok(Summed {
+        collector,
+        machine,
+        syms,
+        stats,
+        reader,
+        unknown_read_ids,
+        sample_times,
+    })
+}
+
+/// Pass one of the summing commands: every sample's stack summed, and the
+/// locations met handed to the symbolizer as they come. Its sums can be
+/// read at any point ([`Summing::sums_so_far`]), so a live view redraws
+/// from them without starting over.
+pub struct Summing {
+    pub collector: Collector,
+    early: Background,
+}
+
+impl Summing {
+    /// A sink whose binaries are read on other threads while the records
+    /// are replayed.
+    pub fn new(o: &SumOptions) -> Self {
+        let sym_opts = SymbolizeOptions {
+            names: o.names,
+            inline: o.inline,
+            finder: symbols::DebugFinder::default(),
+            srclines: o.srclines,
+        };
+        Summing {
+            collector: Collector::new(o.collect),
+            early: Background::start(&sym_opts),
+        }
+    }
+
+    /// The sums of the samples so far, in the order their first samples
+    /// came; the sink keeps summing.
+    pub fn sums_so_far(&self) -> Vec<(SampleKey, SampleSum)> {
+        self.collector.sums_so_far()
+    }
+}
+
+impl Sink for Summing {
+    fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        self.collector.add(machine, s, period);
+    }
+
+    fn process_exited(&mut self, machine: &Machine, pid: i32) {
+        self.collector.process_exited(machine, pid);
+    }
+
+    fn batch_done(&mut self, machine: &Machine) {
+        self.early
+            .feed(self.collector.interner.locs(), machine.dsos());
+    }
+}

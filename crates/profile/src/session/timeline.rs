@@ -1,0 +1,159 @@
+//! A sink keeping samples in time order (script, export), and the time
+//! ranges that select them.
+
+use perf_data::Sample;
+
+use super::Sink;
+use crate::machine::Machine;
+use crate::Error;
+
+/// One sample as a [`Timeline`] keeps it (see
+/// [`crate::collect::Collector::key`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TimedSample {
+    /// perf's sample time (0 without one).
+    pub time: u64,
+    pub period: u64,
+    pub event: u32,
+    /// Thread index in the machine.
+    pub thread: u32,
+    /// The recorded process and thread ids (-1 where the sample has none).
+    pub pid: i32,
+    pub tid: i32,
+    /// The recorded CPU (0 without one).
+    pub cpu: u32,
+    /// Comm id in the collector.
+    pub comm: u32,
+    pub leaf: u32,
+    pub stack: u32,
+}
+
+/// Which samples a [`Timeline`] keeps (script's `--pid`, `--tid`, `--time`
+/// and `--comms`); `None` keeps all.
+#[derive(Debug, Clone, Default)]
+pub struct SampleFilter {
+    pub pids: Option<Vec<i32>>,
+    pub tids: Option<Vec<i32>>,
+    /// Sample times, both ends included.
+    pub time: Option<(u64, u64)>,
+    pub comms: Option<Vec<String>>,
+}
+
+/// A sink keeping every sample the filter passes, in time order, with its
+/// stack interned by `collector` (script, export).
+pub struct Timeline {
+    pub collector: crate::collect::Collector,
+    pub samples: Vec<TimedSample>,
+    pub filter: SampleFilter,
+}
+
+impl Timeline {
+    pub fn new(collector: crate::collect::Collector, filter: SampleFilter) -> Self {
+        Timeline {
+            collector,
+            samples: Vec::new(),
+            filter,
+        }
+    }
+}
+
+impl Sink for Timeline {
+    fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        let pid = s.pid.map_or(-1, |p| p as i32);
+        let tid = s.tid.map_or(-1, |t| t as i32);
+        let t = s.time.unwrap_or(0);
+        let f = &self.filter;
+        if f.pids.as_ref().is_some_and(|v| !v.contains(&pid))
+            || f.tids.as_ref().is_some_and(|v| !v.contains(&tid))
+            || f.time.is_some_and(|(lo, hi)| t < lo || t > hi)
+        {
+            return;
+        }
+        let key = self.collector.key(machine, s);
+        if let Some(c) = &f.comms {
+            let name = &self.collector.comms()[key.comm as usize];
+            if !c.iter().any(|x| x == name) {
+                return;
+            }
+        }
+        self.samples.push(TimedSample {
+            time: t,
+            period,
+            event: key.event,
+            thread: key.thread,
+            pid,
+            tid,
+            cpu: s.cpu.unwrap_or(0),
+            comm: key.comm,
+            leaf: key.leaf,
+            stack: key.stack,
+        });
+    }
+
+    fn process_exited(&mut self, machine: &Machine, pid: i32) {
+        self.collector.process_exited(machine, pid);
+    }
+}
+
+/// `START,STOP` in seconds (as printed) to nanoseconds, both inclusive.
+pub fn parse_time_range(s: &str) -> Result<(u64, u64), Error> {
+    let (a, b) = s.split_once(',').ok_or_else(|| {
+        Error::TimeRange(format!(
+            "--time {s}: expected START,STOP (either may be empty)"
+        ))
+    })?;
+    let secs = |x: &str, empty: u64| -> Result<u64, Error> {
+        let x = x.trim();
+        if x.is_empty() {
+            return Ok(empty);
+        }
+        let (whole, frac) = x.split_once('.').unwrap_or((x, ""));
+        let bad = || {
+            Error::TimeRange(format!(
+                "--time {s}: `{x}` is not a time in seconds like 1234.567890"
+            ))
+        };
+        if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let whole: u64 = whole.parse().map_err(|_| bad())?;
+        let frac: u64 = if frac.is_empty() {
+            0
+        } else {
+            format!("{frac:0<9}").parse().map_err(|_| bad())?
+        };
+        whole
+            .checked_mul(1_000_000_000)
+            .and_then(|w| w.checked_add(frac))
+            .ok_or_else(bad)
+    };
+    let (start, stop) = (secs(a, 0)?, secs(b, u64::MAX)?);
+    if start > stop {
+        return Err(Error::TimeRange(format!(
+            "--time {s}: the start is after the stop"
+        )));
+    }
+    Ok((start, stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ranges() {
+        assert_eq!(
+            parse_time_range("1.5,2").unwrap(),
+            (1_500_000_000, 2_000_000_000)
+        );
+        assert_eq!(
+            parse_time_range(",3.000000001").unwrap(),
+            (0, 3_000_000_001)
+        );
+        assert_eq!(parse_time_range("4,").unwrap().1, u64::MAX);
+        assert!(parse_time_range("4").is_err());
+        assert!(parse_time_range("x,1").is_err());
+        assert!(parse_time_range("2,1").is_err());
+        assert!(parse_time_range("1.0000000001,").is_err());
+    }
+}
