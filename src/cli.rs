@@ -32,6 +32,10 @@ pub struct Cli {
     /// empty to turn paging off).
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// perf's build-id cache directory (default ~/.debug, or perf's config
+    /// buildid.dir); sets $PERF_BUILDID_DIR as perf does.
+    #[arg(long = "buildid-dir", value_name = "DIR", global = true)]
+    pub buildid_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -151,6 +155,38 @@ sear html -i perf.data -o /tmp/prof.html\n  \
 perf record -g -- ./prog && sear html -o prog.html   # perf's recordings work the same"
     )]
     Html(HtmlArgs),
+    /// Get and set perf's configuration (like `perf config`).
+    #[command(
+        long_about = "Get and set perf's configuration (like `perf config`). sear reads the \
+files perf reads, as perf does: $PERF_CONFIG alone when it is set, else /etc/perfconfig then \
+~/.perfconfig, later values winning. sear honours report.children, report.sort_order, \
+report.percent-limit, report.group, call-graph.record-mode (and record.call-graph), \
+call-graph.dump-size, call-graph.print-type, call-graph.order, call-graph.sort-key, \
+call-graph.threshold, call-graph.print-limit, annotate.show_nr_samples, \
+annotate.show_total_period, annotate.disassembler_style, annotate.hide_src_code, buildid.dir \
+and pager.<command>.\n\n\
+Examples:\n  \
+sear config -l                                # every setting\n  \
+sear config report.children                   # one setting\n  \
+sear config report.children=false call-graph.record-mode=dwarf   # set in ~/.perfconfig"
+    )]
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// List every setting (section.key=value).
+    #[arg(short = 'l', long = "list")]
+    pub list: bool,
+    /// Use the user's file (~/.perfconfig; the default for setting).
+    #[arg(long = "user", conflicts_with = "system")]
+    pub user: bool,
+    /// Use the system's file (/etc/perfconfig).
+    #[arg(long = "system")]
+    pub system: bool,
+    /// `section.key` to print, or `section.key=value` to set.
+    #[arg(value_name = "KEY[=VALUE]")]
+    pub items: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -643,8 +679,20 @@ pub struct ReportArgs {
     /// Treat samples with branch stacks as plain samples (perf otherwise reports branches).
     #[arg(long = "no-branch-stack")]
     pub no_branch_stack: bool,
-    /// Call-graph display, as perf: `graph` (default) or `none`.
-    #[arg(short = 'g', long = "call-graph", value_name = "MODE")]
+    /// Call-graph display, as perf's -g: comma-separated print type
+    /// (graph, fractal, flat, folded, none), order (caller, callee), key
+    /// (function, address), value (percent, period, count), threshold
+    /// percentage and print limit; `-g` alone is perf's
+    /// graph,0.5,caller,function,percent. Without -g: graph, 0.5, caller
+    /// order with children and callee order without, or what perf's
+    /// config sets (call-graph.*).
+    #[arg(
+        short = 'g',
+        long = "call-graph",
+        value_name = "MODE",
+        num_args = 0..=1,
+        default_missing_value = "graph,0.5,caller,function,percent"
+    )]
     pub call_graph: Option<String>,
     /// Do not expand inline frames in call chains (faster; as perf's --no-inline).
     #[arg(long = "no-inline", overrides_with = "inline")]
@@ -656,8 +704,8 @@ pub struct ReportArgs {
     #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
     pub max_stack: usize,
     /// Hide rows below this percentage.
-    #[arg(long = "percent-limit", value_name = "PERCENT", default_value_t = 0.0)]
-    pub percent_limit: f64,
+    #[arg(long = "percent-limit", value_name = "PERCENT")]
+    pub percent_limit: Option<f64>,
     /// Only samples of these commands (comma-separated).
     #[arg(short = 'c', long = "comms", value_name = "COMMS")]
     pub comms: Option<String>,
@@ -746,6 +794,27 @@ pub struct BuildidListArgs {
     /// Print the running kernel's build id and stop.
     #[arg(short = 'k', long = "kernel")]
     pub kernel: bool,
+}
+
+impl Command {
+    /// The subcommand's name, as perf's `pager.<name>` setting says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Record(_) => "record",
+            Command::Report(_) => "report",
+            Command::Script(_) => "script",
+            Command::Annotate(_) => "annotate",
+            Command::Stat(_) => "stat",
+            Command::BuildidList(_) => "buildid-list",
+            Command::Inject(_) => "inject",
+            Command::Collapse(_) => "collapse",
+            Command::Flame(_) => "flame",
+            Command::Diff(_) => "diff",
+            Command::Export(_) => "export",
+            Command::Html(_) => "html",
+            Command::Config(_) => "config",
+        }
+    }
 }
 
 pub fn parse() -> Result<Cli, clap::Error> {

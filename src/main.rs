@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 mod cli;
 mod cmd;
+mod config;
 mod ui;
 
 fn main() -> ExitCode {
@@ -18,8 +19,24 @@ fn main() -> ExitCode {
         }
     };
     ui::init_logging(cli.verbose, cli.quiet);
-    if cli.no_pager {
+    let cfg = config::get();
+    if cli.no_pager || cfg.bool(&format!("pager.{}", cli.command.name())) == Some(false) {
         ui::pager::disable();
+    }
+    // As perf: the build-id cache directory reaches every reader through
+    // $PERF_BUILDID_DIR (the flag first, then buildid.dir).
+    let buildid_dir = cli
+        .buildid_dir
+        .as_ref()
+        .map(|d| d.as_os_str().to_owned())
+        .or_else(|| {
+            (std::env::var_os("PERF_BUILDID_DIR").is_none())
+                .then(|| cfg.value("buildid.dir").map(Into::into))
+                .flatten()
+        });
+    if let Some(d) = buildid_dir {
+        // (Before any thread starts.)
+        std::env::set_var("PERF_BUILDID_DIR", d);
     }
     let code = cmd::run(cli);
     ui::log_memory("at exit");

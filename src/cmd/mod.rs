@@ -12,6 +12,7 @@ use crate::cli::{Cli, Command, InputArgs};
 mod annotate;
 mod buildid_list;
 pub mod collapse;
+mod config;
 mod diff;
 mod export;
 mod flame;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diff(a) => diff::run(a),
         Command::Export(a) => export::run(a),
         Command::Html(a) => html::run(a),
+        Command::Config(a) => config::run(a),
     }
 }
 

@@ -13,7 +13,23 @@ use crate::cli::RecordArgs;
 fn parse_call_graph(a: &RecordArgs) -> Result<record::CallGraph> {
     Ok(match &a.call_graph {
         Some(cg) => record::CallGraph::parse(cg)?,
-        None if a.g => record::CallGraph::Fp,
+        None if a.g => {
+            // -g records in perf's configured mode (frame pointers unless
+            // call-graph.record-mode says otherwise), with its dump size.
+            let cfg = crate::config::get();
+            let mode = cfg
+                .value_of_any(&["call-graph.record-mode", "record.call-graph"])
+                .unwrap_or("fp");
+            let cg = record::CallGraph::parse(mode)
+                .with_context(|| format!("perf config call-graph.record-mode={mode}"))?;
+            match (cg, cfg.value("call-graph.dump-size")) {
+                (record::CallGraph::Dwarf(_), Some(size)) if !mode.contains(',') => {
+                    record::CallGraph::parse(&format!("dwarf,{size}"))
+                        .with_context(|| format!("perf config call-graph.dump-size={size}"))?
+                }
+                (cg, _) => cg,
+            }
+        }
         None => record::CallGraph::None,
     })
 }

@@ -7,7 +7,8 @@ use perf_data::stats::Stats;
 
 use crate::cli::ReportArgs;
 
-pub fn run(a: ReportArgs, quiet: bool) -> Result<ExitCode> {
+pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
+    configured(&mut a);
     let path = super::input_path(&a.input);
     let mut reader = super::open(&path)?;
     if a.stats {
@@ -56,6 +57,41 @@ pub fn run(a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     hotspots(&a, &path, reader, quiet)
 }
 
+/// perf's configuration where the flags leave a choice (report.*).
+fn configured(a: &mut ReportArgs) {
+    let cfg = crate::config::get();
+    if !a.children && !a.no_children && cfg.bool("report.children") == Some(false) {
+        a.no_children = true;
+    }
+    if a.sort.is_none() {
+        a.sort = cfg.value("report.sort_order").map(str::to_owned);
+    }
+    if !a.group && !a.no_group && cfg.bool("report.group") == Some(true) {
+        a.group = true;
+    }
+}
+
+/// perf's call-graph defaults as its configuration changes them
+/// (call-graph.print-type, order, sort-key, threshold, print-limit; and
+/// report.percent-limit, which is also the graphs' threshold), in the
+/// order the settings come.
+fn configured_graph() -> profile::callchain::CallGraphParams {
+    let cfg = crate::config::get();
+    let mut p = profile::callchain::CallGraphParams::default();
+    for (k, v) in cfg.entries() {
+        if let Some(key) = k.strip_prefix("call-graph.") {
+            if let Err(e) = p.set_config(key, v) {
+                log::warn!("perf config {k}: {e}");
+            }
+        } else if k == "report.percent-limit" {
+            if let Some(limit) = cfg.number("report.percent-limit") {
+                p.threshold = limit;
+            }
+        }
+    }
+    p
+}
+
 /// The hotspot table: pass one replays the records and sums samples by
 /// (thread, comm, stack); pass two symbolizes each unique address once; then
 /// the rows are built, sorted and printed.
@@ -66,11 +102,17 @@ fn hotspots(
     quiet: bool,
 ) -> Result<ExitCode> {
     use profile::hist::{Filters, SortKey};
-    let graph = match a.call_graph.as_deref() {
-        None => profile::callchain::CallGraphParams::default(),
-        Some(g) => profile::callchain::CallGraphParams::parse(g)
-            .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?,
-    };
+    let mut graph = configured_graph();
+    // As perf, --percent-limit is also the call graphs' threshold (and -g
+    // may set its own).
+    if let Some(limit) = a.percent_limit {
+        graph.threshold = limit;
+    }
+    if let Some(g) = a.call_graph.as_deref() {
+        graph = graph
+            .parse_onto(g)
+            .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?;
+    }
     let request = profile::report::Request {
         layout: profile::fields::LayoutOptions {
             fields: a.fields.as_deref(),
@@ -138,7 +180,10 @@ fn hotspots(
         keys: plan.keys.clone(),
         layout: plan.layout.clone(),
         children: plan.children,
-        percent_limit: a.percent_limit,
+        percent_limit: a
+            .percent_limit
+            .or_else(|| crate::config::get().number("report.percent-limit"))
+            .unwrap_or(0.0),
         exclude_other: a.exclude_other,
         relative,
         single_filters: [

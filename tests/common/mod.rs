@@ -27,7 +27,10 @@ pub fn have_perf() -> bool {
 }
 
 pub fn sear() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sear"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sear"));
+    // Like perf below: no configuration of the machine's user.
+    c.env("PERF_CONFIG", "/dev/null");
+    c
 }
 
 pub fn perf() -> Command {

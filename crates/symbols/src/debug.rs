@@ -24,10 +24,7 @@ pub struct DebugFinder {
 impl Default for DebugFinder {
     /// The system's places: `/usr/lib/debug` and `$HOME/.debug`.
     fn default() -> Self {
-        let mut caches = Vec::new();
-        if let Some(home) = std::env::var_os("HOME") {
-            caches.push(Path::new(&home).join(".debug"));
-        }
+        let caches: Vec<PathBuf> = crate::buildid_dir().into_iter().collect();
         DebugFinder {
             debug_roots: vec![PathBuf::from("/usr/lib/debug")],
             buildid_caches: caches,

@@ -537,10 +537,7 @@ pub struct KernelFinder {
 impl Default for KernelFinder {
     /// The system's places and `$HOME/.debug`.
     fn default() -> Self {
-        let mut caches = Vec::new();
-        if let Some(home) = std::env::var_os("HOME") {
-            caches.push(Path::new(&home).join(".debug"));
-        }
+        let caches: Vec<PathBuf> = crate::buildid_dir().into_iter().collect();
         KernelFinder {
             proc_kallsyms: PathBuf::from("/proc/kallsyms"),
             kernel_notes: PathBuf::from("/sys/kernel/notes"),

@@ -146,3 +146,12 @@ impl Error {
         }
     }
 }
+
+/// perf's build-id cache directory: `$PERF_BUILDID_DIR` (which perf sets
+/// from its `buildid.dir` setting and `--buildid-dir`), else `~/.debug`.
+pub fn buildid_dir() -> Option<std::path::PathBuf> {
+    match std::env::var_os("PERF_BUILDID_DIR") {
+        Some(d) if !d.is_empty() => Some(d.into()),
+        _ => std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".debug")),
+    }
+}

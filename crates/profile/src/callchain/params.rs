@@ -173,7 +173,13 @@ impl CallGraphParams {
     /// by `strtod`) and then the print limit (later numbers, `strtoul`,
     /// the last one wins). `none` anywhere turns call graphs off at once.
     pub fn parse(arg: &str) -> Result<CallGraphParams, crate::Error> {
-        let mut p = CallGraphParams::default();
+        CallGraphParams::default().parse_onto(arg)
+    }
+
+    /// [`CallGraphParams::parse`] starting from `self` (perf's defaults as
+    /// the configuration changed them) rather than from perf's defaults.
+    pub fn parse_onto(self, arg: &str) -> Result<CallGraphParams, crate::Error> {
+        let mut p = self;
         let mut threshold_set = false;
         for tok in arg.split(',').filter(|t| !t.is_empty()) {
             if abbrev_of(tok, "none") {
@@ -200,6 +206,36 @@ impl CallGraphParams {
             }
         }
         Ok(p)
+    }
+
+    /// One `call-graph.KEY = value` setting of perf's configuration, as
+    /// perf's `perf_callchain_config` reads it (`print-type`, `order`,
+    /// `sort-key`, `threshold`, `print-limit`; other keys are not report's).
+    pub fn set_config(&mut self, key: &str, value: &str) -> Result<(), crate::Error> {
+        let bad =
+            |what: &str| crate::Error::CallGraph(format!("invalid callchain {what}: {value}"));
+        let word = |words: &[&str]| words.iter().any(|w| abbrev_of(value, w));
+        match key {
+            "print-type" if word(&["graph", "flat", "fractal", "folded"]) => {
+                apply_keyword(self, value);
+            }
+            "print-type" => return Err(bad("mode")),
+            "order" if word(&["caller", "callee"]) => {
+                apply_keyword(self, value);
+            }
+            "order" => return Err(bad("order")),
+            "sort-key" if word(&["function", "address"]) => {
+                apply_keyword(self, value);
+            }
+            "sort-key" => return Err(bad("sort key")),
+            "threshold" => self.threshold = c_strtod(value).ok_or_else(|| bad("threshold"))?,
+            "print-limit" => {
+                self.print_limit =
+                    c_double_to_u64(c_strtod(value).ok_or_else(|| bad("print limit"))?) as u32
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The order in effect: the one given, else perf report's default,
