@@ -444,9 +444,17 @@ pub struct RecordArgs {
         conflicts_with = "freq"
     )]
     pub count: Option<u64>,
-    /// Record call graphs by frame pointers (as `--call-graph fp`).
+    /// Record call graphs by frame pointers (as `--call-graph fp`), or in
+    /// the mode perf's config sets (call-graph.record-mode).
     #[arg(short = 'g')]
     pub g: bool,
+    /// Record each sample's data address (perf's -d/--data; for
+    /// software events it is 0) and data mappings.
+    #[arg(short = 'd', long = "data")]
+    pub data: bool,
+    /// Record the period in every sample also with a fixed -c period.
+    #[arg(short = 'P', long = "period")]
+    pub period: bool,
     /// Call graphs: `fp` (frame pointers: cheap, needs code built with
     /// -fno-omit-frame-pointer) or `dwarf[,SIZE]` (copies SIZE bytes of user
     /// stack per sample, default 8192, unwound later with the binaries'

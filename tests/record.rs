@@ -469,8 +469,20 @@ fn events_groups_and_modifiers() {
                 .stderr,
         )
         .contains("not supported");
+    // cycles falls back to cpu-clock as perf's does (tests/record_attrs.rs
+    // checks the attributes); other hardware events are a clear error.
     let o = sear()
         .args(["record", "-e", "cycles", "-o"])
+        .arg(dir.path().join("hw.data"))
+        .arg("--")
+        .arg(b)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(!pmu, e.contains("falling back to cpu-clock"), "{e}");
+    let o = sear()
+        .args(["record", "-e", "instructions", "-o"])
         .arg(dir.path().join("hw.data"))
         .arg("--")
         .arg(b)

@@ -47,11 +47,12 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
     if let (Some(first), Ok(exe)) = (cmdline.first_mut(), std::env::current_exe()) {
         *first = exe.display().to_string();
     }
+    let call_graph = parse_call_graph(a)?;
     let opts = record::Options {
         events: a.event.clone(),
         freq,
         period: a.count,
-        call_graph: parse_call_graph(a)?,
+        call_graph,
         command: a.command.clone(),
         pids: a
             .pid
@@ -73,7 +74,13 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         },
         switch_events: a.switch_events,
         build_ids: !a.no_buildid,
-        inherit: !a.no_inherit,
+        // As perf: -t samples only the threads named.
+        inherit: !a.no_inherit && a.tid.is_none(),
+        // perf records data addresses with -d, and with an explicit
+        // --call-graph dwarf (not -g made dwarf by its config).
+        sample_address: a.data
+            || (a.call_graph.is_some() && matches!(call_graph, record::CallGraph::Dwarf(_))),
+        record_period: a.period,
         compress: a.compress,
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),

@@ -10,8 +10,8 @@
 //! What it does not: resolve symbols, unwind stacks or print anything.
 //!
 //! ```no_run
-//! use perf_data::{Reader, PERF_RECORD_SAMPLE};
-//! let mut r = Reader::open(std::path::Path::new("perf.data"))?;
+//! use perf_data::{OrderedReader, PERF_RECORD_SAMPLE};
+//! let mut r = OrderedReader::open(std::path::Path::new("perf.data"))?;
 //! let mut n = 0;
 //! while let Some(rec) = r.next_record()? {
 //!     if rec.type_() == PERF_RECORD_SAMPLE {

@@ -22,11 +22,19 @@ pub(crate) struct Plan {
     pub(crate) tasks: Vec<i32>,
     pub(crate) cpus: Vec<i32>,
     pub(crate) default_event: bool,
+    /// The event (in member order) that carries mmap, comm and task
+    /// records: the first, or perf's dummy added after them system-wide.
+    pub(crate) tracking: usize,
 }
 
 pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     let (mut groups, default_event) = if opts.events.is_empty() {
-        (event::parse_list("cycles")?, true)
+        (
+            vec![Group {
+                members: vec![EventSpec::default_cycles()],
+            }],
+            true,
+        )
     } else {
         let mut g = Vec::new();
         for e in &opts.events {
@@ -34,13 +42,29 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         }
         (g, false)
     };
-    if default_event && opts.system_wide {
-        // Nothing to change: kept for symmetry with perf's defaults.
-    }
     groups.retain(|g| !g.members.is_empty());
-    let n_events: usize = groups.iter().map(|g| g.members.len()).sum();
     let system_wide = opts.system_wide || opts.cpus.is_some();
-    let mut st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+    // As perf: system-wide, the tracking records come from a dummy event
+    // of their own, after the others.
+    let tracking = if system_wide {
+        let i = groups.iter().map(|g| g.members.len()).sum();
+        groups.push(Group {
+            members: vec![EventSpec::tracking_dummy()],
+        });
+        i
+    } else {
+        0
+    };
+    let n_events: usize = groups.iter().map(|g| g.members.len()).sum();
+    let mut st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    // As perf: the period in each sample when it varies (frequency mode)
+    // or with -P; a fixed -c period is the attr's.
+    if opts.period.is_none() || opts.record_period {
+        st |= PERF_SAMPLE_PERIOD;
+    }
+    if opts.sample_address {
+        st |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+    }
     match opts.call_graph {
         CallGraph::None => {}
         CallGraph::Fp => st |= PERF_SAMPLE_CALLCHAIN,
@@ -110,6 +134,7 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         tasks,
         cpus,
         default_event,
+        tracking,
     })
 }
 
@@ -154,12 +179,22 @@ pub(crate) struct AttrCtx {
     pub(crate) enable_on_exec: bool,
     pub(crate) switch_events: bool,
     pub(crate) user_only: bool,
+    /// Record data mappings too (`-d`, and explicit `--call-graph dwarf`).
+    pub(crate) sample_address: bool,
+    /// Kernel features perf asks for where the kernel has them (cleared
+    /// when an open fails with EINVAL): lost-sample counts in read values
+    /// (6.0) and KSYMBOL/BPF_EVENT records (5.1).
+    pub(crate) lost: bool,
+    pub(crate) ksymbol: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
     let mut flags = 0u64;
     let mut set = |b: u32| flags |= 1 << b;
-    if leader {
+    // perf's tracking dummy: enabled from the start, every event (it
+    // never samples), no period in its sample type.
+    let dummy = tracking && e.is_dummy();
+    if leader && !dummy {
         set(flag::DISABLED);
         if c.enable_on_exec {
             set(flag::ENABLE_ON_EXEC);
@@ -168,7 +203,7 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
     if c.inherit {
         set(flag::INHERIT);
     }
-    if c.freq {
+    if c.freq && !dummy {
         set(flag::FREQ);
     }
     set(flag::SAMPLE_ID_ALL);
@@ -180,6 +215,12 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
     }
     if e.exclude_hv || c.user_only {
         set(flag::EXCLUDE_HV);
+    }
+    if e.exclude_guest {
+        set(flag::EXCLUDE_GUEST);
+    }
+    if e.exclude_host {
+        set(flag::EXCLUDE_HOST);
     }
     if tracking {
         for b in [
@@ -194,28 +235,31 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         if c.switch_events {
             set(flag::CONTEXT_SWITCH);
         }
+        if c.ksymbol {
+            set(flag::KSYMBOL);
+            set(flag::BPF_EVENT);
+        }
+        if c.sample_address {
+            set(flag::MMAP_DATA);
+        }
     }
     let mut a = EventAttr {
         type_: e.type_,
         size: 128,
         config: e.config,
-        sample_period_or_freq: c.rate,
-        sample_type: c.sample_type,
-        read_format: PERF_FORMAT_ID,
+        sample_period_or_freq: if dummy { 1 } else { c.rate },
+        sample_type: if dummy {
+            c.sample_type & !PERF_SAMPLE_PERIOD
+        } else {
+            c.sample_type
+        },
+        read_format: PERF_FORMAT_ID | if c.lost { PERF_FORMAT_LOST } else { 0 },
         ..Default::default()
     };
     if let CallGraph::Dwarf(size) = c.call_graph {
         flags |= 1 << flag::EXCLUDE_CALLCHAIN_USER;
-        if tracking {
-            // Unwinders read .eh_frame_hdr through the maps: perf records
-            // the non-executable segments too, and so do we.
-            flags |= 1 << flag::MMAP_DATA;
-        }
         a.sample_regs_user = DWARF_REGS;
         a.sample_stack_user = size;
-    }
-    if c.call_graph != CallGraph::None {
-        a.sample_max_stack = 127;
     }
     flags |= u64::from(e.precise_ip & 3) << flag::PRECISE_IP;
     a.flags = flags;

@@ -15,6 +15,9 @@ pub struct EventSpec {
     pub exclude_user: bool,
     pub exclude_kernel: bool,
     pub exclude_hv: bool,
+    /// perf sets these by its modifier rules (see [`apply_modifiers`]).
+    pub exclude_guest: bool,
+    pub exclude_host: bool,
     pub precise_ip: u8,
 }
 
@@ -22,6 +25,105 @@ impl EventSpec {
     pub fn is_hardware(&self) -> bool {
         self.type_ == PERF_TYPE_HARDWARE
     }
+
+    /// The hardware cycles event, which perf replaces by cpu-clock where
+    /// the machine has no PMU.
+    pub fn is_cycles(&self) -> bool {
+        self.type_ == PERF_TYPE_HARDWARE && self.config == 0
+    }
+
+    /// perf's default event: `cycles:P` (the most precise sampling), not
+    /// excluding guests on AMD (perf's `arch_evsel__fixup_new_cycles`:
+    /// AMD's precise sampling cannot filter them).
+    pub fn default_cycles() -> EventSpec {
+        EventSpec {
+            name: "cycles:P".into(),
+            type_: PERF_TYPE_HARDWARE,
+            config: 0,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_guest: !cpu_is_amd(),
+            exclude_host: false,
+            precise_ip: 3,
+        }
+    }
+
+    /// perf's tracking event of system-wide recordings (`dummy:HG`): it
+    /// never samples and carries the mmap, comm and task records.
+    pub fn tracking_dummy() -> EventSpec {
+        let mut e = EventSpec {
+            name: String::new(),
+            type_: PERF_TYPE_SOFTWARE,
+            config: 9,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_guest: false,
+            exclude_host: false,
+            precise_ip: 0,
+        };
+        e.name = format!("dummy{}", e.modifier_suffix());
+        e
+    }
+
+    /// The dummy software event.
+    pub fn is_dummy(&self) -> bool {
+        self.type_ == PERF_TYPE_SOFTWARE && self.config == 9
+    }
+
+    /// perf's fallback of cycles to the cpu-clock software event: the same
+    /// modifiers, the name made again from them (perf's
+    /// `evsel__add_modifiers`: `cycles:uk` becomes `cpu-clock:kuH`).
+    pub fn cycles_to_cpu_clock(&mut self) {
+        self.type_ = PERF_TYPE_SOFTWARE;
+        self.config = 0;
+        self.name = format!("cpu-clock{}", self.modifier_suffix());
+    }
+
+    /// The modifiers perf prints after a generated event name.
+    fn modifier_suffix(&self) -> String {
+        let mut m = String::new();
+        let mut guest_default = false;
+        if self.exclude_kernel || self.exclude_user || self.exclude_hv {
+            for (excluded, c) in [
+                (self.exclude_kernel, 'k'),
+                (self.exclude_user, 'u'),
+                (self.exclude_hv, 'h'),
+            ] {
+                if !excluded {
+                    m.push(c);
+                }
+            }
+            guest_default = true;
+        }
+        if self.precise_ip > 0 {
+            m.push_str(&"ppp"[..usize::from(self.precise_ip.min(3))]);
+            guest_default = true;
+        }
+        if self.exclude_host || self.exclude_guest == guest_default {
+            if !self.exclude_host {
+                m.push('H');
+            }
+            if !self.exclude_guest {
+                m.push('G');
+            }
+        }
+        if m.is_empty() {
+            m
+        } else {
+            format!(":{m}")
+        }
+    }
+}
+
+/// Whether the CPU is AMD's (from /proc/cpuinfo, as perf's cpuid).
+fn cpu_is_amd() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| {
+        c.lines()
+            .find(|l| l.starts_with("vendor_id"))
+            .is_some_and(|l| l.contains("AuthenticAMD"))
+    })
 }
 
 /// Events opened together (`{a,b}`); a lone event is a group of one.
@@ -141,6 +243,10 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             exclude_user: false,
             exclude_kernel: false,
             exclude_hv: false,
+            // perf's `event_attr_init`: guests excluded unless a modifier
+            // says otherwise.
+            exclude_guest: true,
+            exclude_host: false,
             precise_ip: 0,
         }
     } else if let Some(&(name, config)) = HARDWARE.iter().find(|h| h.0 == lower) {
@@ -151,6 +257,10 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             exclude_user: false,
             exclude_kernel: false,
             exclude_hv: false,
+            // perf's `event_attr_init`: guests excluded unless a modifier
+            // says otherwise.
+            exclude_guest: true,
+            exclude_host: false,
             precise_ip: 0,
         }
     } else {
@@ -167,20 +277,44 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
 }
 
 /// perf's modifiers: u (user only), k (kernel only), h (hypervisor), p/pp/ppp
-/// (precise), P (maximum precision); H and G (host/guest) are accepted.
+/// (precise), P (maximum precision), G/H (guest or host only), with perf's
+/// rules for the guest/host bits (`get_event_modifier`): with any modifier
+/// the guest is excluded only by `u`, `p` or `H`.
 fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str) -> Result<()> {
     if mods.is_empty() {
         return Ok(());
     }
     let (mut u, mut k, mut h) = (false, false, false);
+    let (mut e_guest, mut e_host, mut gh) = (false, false, false);
     for c in mods.chars() {
         match c {
-            'u' => u = true,
+            'u' => {
+                u = true;
+                if !gh {
+                    e_guest = true;
+                }
+            }
             'k' => k = true,
             'h' => h = true,
-            'p' => e.precise_ip = (e.precise_ip + 1).min(3),
+            'p' => {
+                e.precise_ip = (e.precise_ip + 1).min(3);
+                if !gh {
+                    e_guest = true;
+                }
+            }
             'P' => e.precise_ip = 3,
-            'H' | 'G' => {}
+            'G' | 'H' => {
+                if !gh {
+                    gh = true;
+                    e_guest = true;
+                    e_host = true;
+                }
+                if c == 'G' {
+                    e_guest = false;
+                } else {
+                    e_host = false;
+                }
+            }
             'S' => {
                 return Err(Error::BadEvent {
                     spec: spec.into(),
@@ -203,6 +337,8 @@ fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str) -> Result<()> {
         e.exclude_kernel = !k;
         e.exclude_hv = !h;
     }
+    e.exclude_guest = e_guest;
+    e.exclude_host = e_host;
     e.name = format!("{}:{}", e.name, mods);
     Ok(())
 }
@@ -221,6 +357,33 @@ mod tests {
         assert!(g[1].members[1].exclude_kernel && !g[1].members[1].exclude_user);
         assert!(g[2].members[0].is_hardware());
         assert!(g[2].members[0].exclude_user && !g[2].members[0].exclude_kernel);
+    }
+
+    #[test]
+    fn guest_and_host_bits_and_fallback_names_as_perf() {
+        // (perf 6.1's `perf evlist -v` of each.)
+        let bits = |s: &str| {
+            let e = parse_one(s).unwrap();
+            (e.exclude_guest, e.exclude_host)
+        };
+        assert_eq!(bits("cpu-clock"), (true, false));
+        assert_eq!(bits("cpu-clock:u"), (true, false));
+        assert_eq!(bits("cpu-clock:k"), (false, false));
+        assert_eq!(bits("cpu-clock:H"), (true, false));
+        assert_eq!(bits("cpu-clock:G"), (false, true));
+        assert_eq!(bits("cpu-clock:p"), (true, false));
+        assert_eq!(bits("task-clock:uk"), (true, false));
+        let mut e = parse_one("cycles:uk").unwrap();
+        e.cycles_to_cpu_clock();
+        assert_eq!(e.name, "cpu-clock:kuH");
+        assert!(e.exclude_hv && !e.exclude_user && !e.exclude_kernel);
+        let mut d = EventSpec::default_cycles();
+        d.exclude_guest = false;
+        d.cycles_to_cpu_clock();
+        assert_eq!(d.name, "cpu-clock:ppp");
+        d.exclude_guest = true;
+        d.cycles_to_cpu_clock();
+        assert_eq!(d.name, "cpu-clock:pppH");
     }
 
     #[test]

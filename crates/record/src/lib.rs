@@ -111,6 +111,11 @@ pub struct Options {
     pub build_ids: bool,
     /// Follow children and new threads (perf's default; `--no-inherit` turns it off).
     pub inherit: bool,
+    /// Record sample addresses and data mappings (`-d`; perf also turns it
+    /// on with an explicit `--call-graph dwarf`).
+    pub sample_address: bool,
+    /// The period in every sample also with a fixed `-c` period (`-P`).
+    pub record_period: bool,
     /// zstd level for COMPRESSED records.
     pub compress: Option<i32>,
     /// The command line stored in the CMDLINE feature.
@@ -135,6 +140,8 @@ impl Default for Options {
             switch_events: false,
             build_ids: true,
             inherit: true,
+            sample_address: false,
+            record_period: false,
             compress: None,
             cmdline: Vec::new(),
             version: concat!(env!("CARGO_PKG_VERSION"), " (sear)").to_string(),
@@ -231,27 +238,41 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
         enable_on_exec: attach && child.is_some(),
         switch_events: opts.switch_events,
         user_only: false,
+        sample_address: opts.sample_address,
+        lost: true,
+        ksymbol: true,
     };
     let mut opened = None;
-    for _ in 0..3 {
+    for _ in 0..6 {
         match open_all(&p, &ctx, opts.mmap_pages) {
             Ok(o) => {
                 opened = Some(o);
                 break;
             }
-            Err((e, true)) if matches!(e, Error::Permission { .. }) && !system_wide => {
+            Err((_, Some(Retry::UserOnly))) if !system_wide => {
                 log::warn!(
                     "kernel.perf_event_paranoid={} does not allow kernel samples: recording user space only (as `:u`)",
                     paranoid()
                 );
                 ctx.user_only = true;
             }
-            Err((_, true)) if p.default_event => {
+            Err((_, Some(Retry::Cycles))) => {
                 log::warn!(
-                    "the cycles event is not supported here (no hardware PMU, as in most VMs): falling back to cpu-clock"
+                    "the cycles event is not supported here (no hardware PMU, as in most VMs): falling back to cpu-clock, as perf does"
                 );
-                p.groups = event::parse_list("cpu-clock")?;
-                p.default_event = false;
+                for m in p.groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+                    if m.is_cycles() {
+                        m.cycles_to_cpu_clock();
+                    }
+                }
+            }
+            Err((e, Some(Retry::MissingFeature))) => {
+                log::debug!("retrying without a newer kernel feature after: {e}");
+                if ctx.lost {
+                    ctx.lost = false;
+                } else {
+                    ctx.ksymbol = false;
+                }
             }
             Err((e, _)) => {
                 if let Some(c) = &mut child {
@@ -318,7 +339,8 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
     };
 
     // What existed before: the kernel, and processes we attach to.
-    let data_maps = matches!(opts.call_graph, CallGraph::Dwarf(_));
+    // (As perf: data mappings with sample addresses.)
+    let data_maps = opts.sample_address;
     let mut synth_records = Vec::new();
     synth_records.extend(synth::kernel_mmap(endian, trailer));
     if system_wide {
@@ -561,6 +583,9 @@ mod tests {
             enable_on_exec: true,
             switch_events: false,
             user_only: false,
+            sample_address: true,
+            lost: true,
+            ksymbol: true,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [
@@ -572,11 +597,20 @@ mod tests {
             flag::COMM_EXEC,
             flag::SAMPLE_ID_ALL,
             flag::EXCLUDE_CALLCHAIN_USER,
+            flag::EXCLUDE_GUEST,
+            flag::MMAP_DATA,
+            flag::KSYMBOL,
+            flag::BPF_EVENT,
         ] {
             assert!(a.flag(b), "flag {b}");
         }
         assert_eq!(a.sample_stack_user, 8192);
+        assert_eq!(a.read_format, PERF_FORMAT_ID | PERF_FORMAT_LOST);
         let m = make_attr(&c, &e, false, false);
-        assert!(!m.flag(flag::DISABLED) && !m.flag(flag::MMAP));
+        assert!(!m.flag(flag::DISABLED) && !m.flag(flag::MMAP) && !m.flag(flag::KSYMBOL));
+        // perf's system-wide tracking dummy: enabled, every event, no period.
+        let d = make_attr(&c, &event::EventSpec::tracking_dummy(), true, true);
+        assert!(!d.flag(flag::DISABLED) && !d.flag(flag::FREQ) && d.flag(flag::MMAP));
+        assert_eq!(d.sample_period_or_freq, 1);
     }
 }

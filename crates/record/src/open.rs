@@ -62,7 +62,21 @@ pub(crate) fn open_error(
     }
 }
 
-pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, (Error, bool)> {
+/// What to change before opening the events again.
+pub(crate) enum Retry {
+    /// The kernel's paranoia refuses kernel samples: user space only.
+    UserOnly,
+    /// No PMU for cycles: cpu-clock instead, as perf.
+    Cycles,
+    /// The kernel does not know an attr bit perf sets where it can.
+    MissingFeature,
+}
+
+pub(crate) fn open_all(
+    p: &Plan,
+    ctx: &AttrCtx,
+    pages: usize,
+) -> Result<Opened, (Error, Option<Retry>)> {
     let mut attrs: Vec<(EventAttr, &EventSpec, bool)> = Vec::new();
     let mut group_desc = Vec::new();
     for g in &p.groups {
@@ -70,7 +84,7 @@ pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, 
             group_desc.push((attrs.len() as u32, g.members.len() as u32));
         }
         for (i, e) in g.members.iter().enumerate() {
-            let a = make_attr(ctx, e, i == 0, attrs.is_empty());
+            let a = make_attr(ctx, e, i == 0, attrs.len() == p.tracking);
             attrs.push((a, e, i == 0));
         }
     }
@@ -99,13 +113,22 @@ pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, 
                             );
                         let perm =
                             matches!(err.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
-                        let retry = (hw_missing && p.default_event)
-                            || (perm && !ctx.user_only && !e.exclude_kernel);
+                        let retry = if hw_missing && e.is_cycles() {
+                            Some(Retry::Cycles)
+                        } else if perm && !ctx.user_only && !e.exclude_kernel {
+                            Some(Retry::UserOnly)
+                        } else if err.raw_os_error() == Some(libc::EINVAL)
+                            && (ctx.lost || ctx.ksymbol)
+                        {
+                            Some(Retry::MissingFeature)
+                        } else {
+                            None
+                        };
                         return Err((open_error(e, task, cpu, err, p.default_event), retry));
                     }
                 };
-                let id = sys::event_id(&fd)
-                    .map_err(|e| (Error::sys("reading an event id", e), false))?;
+                let id =
+                    sys::event_id(&fd).map_err(|e| (Error::sys("reading an event id", e), None))?;
                 ids[i].push(id);
                 if *is_leader {
                     leader_fd = fd.as_raw_fd();
@@ -122,7 +145,7 @@ pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, 
                                     ),
                                     e,
                                 ),
-                                false,
+                                None,
                             )
                         })?;
                         rings.push((fd.as_raw_fd(), ring));
@@ -131,7 +154,7 @@ pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, 
                     Some(o) => sys::set_output(&fd, &fds[o]).map_err(|e| {
                         (
                             Error::sys("sharing a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)", e),
-                            false,
+                            None,
                         )
                     })?,
                 }
@@ -144,7 +167,7 @@ pub(crate) fn open_all(p: &Plan, ctx: &AttrCtx, pages: usize) -> Result<Opened, 
             Error::Options(
                 "no event could be opened: the processes to attach to have all ended".into(),
             ),
-            false,
+            None,
         ));
     }
     let events = attrs

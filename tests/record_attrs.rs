@@ -1,0 +1,119 @@
+//! `sear record` asks the kernel for what `perf record` asks for: for each
+//! option set, both record the same command and `perf evlist -v` (perf
+//! 6.1's own print of every attribute) must be the same text. This covers
+//! perf's fallback of cycles to cpu-clock on machines without a PMU (the
+//! name perf then makes, `cpu-clock:kuH` for `cycles:uk`), the default
+//! event (`cycles:P`), modifiers' guest/host bits, the system-wide
+//! tracking dummy, and the bits perf sets where the kernel has them.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn evlist(data: &Path) -> String {
+    stdout_of(&run_ok(perf().args(["evlist", "-v", "-i"]).arg(data)))
+}
+
+#[test]
+fn attributes_equal_perfs() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let mut target = Command::new("sleep")
+        .arg("30")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let sets: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["-e", "cpu-clock"],
+        vec!["-g", "-F", "max", "-e", "cycles:uk"],
+        vec!["-e", "cycles"],
+        vec!["-e", "{cycles,cpu-clock}"],
+        vec!["-g"],
+        vec!["--call-graph", "dwarf"],
+        vec!["--call-graph", "dwarf,4096"],
+        vec!["-c", "10000"],
+        vec!["-P", "-c", "10000"],
+        vec!["-d"],
+        vec!["-F", "1000", "--no-inherit"],
+        vec!["-e", "cpu-clock:u"],
+        vec!["-e", "cpu-clock:k"],
+        vec!["-e", "cpu-clock:G"],
+        vec!["-e", "cpu-clock:ppp"],
+        vec!["-e", "task-clock:uk,page-faults"],
+        vec!["-e", "{cpu-clock,task-clock}"],
+        vec!["--switch-events"],
+        vec!["-p", &pid],
+        vec!["-t", &pid],
+        vec!["-a"],
+        vec!["-a", "-g"],
+        vec!["-C", "0"],
+    ];
+    let mut differ = Vec::new();
+    for (i, opts) in sets.iter().enumerate() {
+        let p_data = dir.path().join(format!("p{i}.data"));
+        let s_data = dir.path().join(format!("s{i}.data"));
+        // With -p, -t, -a and -C the command only sets the duration.
+        let cmd: &[&str] = if opts.iter().any(|o| ["-p", "-t", "-a", "-C"].contains(o)) {
+            &["sleep", "0.05"]
+        } else {
+            &["true"]
+        };
+        run_ok(
+            perf()
+                .args(["record", "-q", "-o"])
+                .arg(&p_data)
+                .args(opts)
+                .arg("--")
+                .args(cmd),
+        );
+        run_ok(
+            sear()
+                .args(["record", "-q", "-o"])
+                .arg(&s_data)
+                .args(opts)
+                .arg("--")
+                .args(cmd),
+        );
+        let (p, s) = (evlist(&p_data), evlist(&s_data));
+        assert!(!p.is_empty());
+        if p != s {
+            differ.push(format!("{opts:?}\n  perf: {p}  sear: {s}"));
+        }
+    }
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(
+        differ.is_empty(),
+        "attributes differ:\n{}",
+        differ.join("\n")
+    );
+}
+
+/// The seed's command as typed: on a machine without a PMU it records
+/// cpu-clock under perf's fallback name, and says so.
+#[test]
+fn cycles_falls_back_to_cpu_clock_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("c.data");
+    let out = run_ok(
+        sear()
+            .args(["record", "-g", "-F", "max", "-e", "cycles:uk", "-o"])
+            .arg(&data)
+            .args(["--", "true"]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stats = stdout_of(&run_ok(
+        sear().args(["report", "--header-only", "-i"]).arg(&data),
+    ));
+    if err.contains("falling back to cpu-clock") {
+        assert!(stats.contains("cpu-clock:kuH"), "{stats}");
+    } else {
+        // A machine with a PMU records cycles itself.
+        assert!(stats.contains("cycles:uk"), "{stats}");
+    }
+}
