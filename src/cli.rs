@@ -714,6 +714,43 @@ pub struct ReportArgs {
     /// Hide rows below this percentage.
     #[arg(long = "percent-limit", value_name = "PERCENT")]
     pub percent_limit: Option<f64>,
+    /// Call graphs in caller order (perf's alias for `-g caller`).
+    #[arg(short = 'G', long = "inverted")]
+    pub inverted: bool,
+    /// Leave out samples whose address has no symbol.
+    #[arg(short = 'U', long = "hide-unresolved")]
+    pub hide_unresolved: bool,
+    /// Only samples of these CPUs (a list like 0-3,6; the recording needs
+    /// CPUs: `-a`, `-C` or `--sample-cpu`).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
+    pub cpu: Option<String>,
+    /// Show only symbols whose name contains this text (percentages stay
+    /// of all samples).
+    #[arg(long = "symbol-filter", value_name = "TEXT")]
+    pub symbol_filter: Option<String>,
+    /// Accepted for perf's command lines; they change only perf's
+    /// interactive browser or its annotate view (`--samples N`,
+    /// `-M/--disassembler-style`, `--objdump`, `--demangle`,
+    /// `--demangle-kernel`).
+    #[arg(long = "samples", value_name = "N", hide = true)]
+    pub samples: Option<u32>,
+    #[arg(
+        short = 'M',
+        long = "disassembler-style",
+        value_name = "STYLE",
+        hide = true
+    )]
+    pub disassembler_style: Option<String>,
+    #[arg(long = "objdump", value_name = "PATH", hide = true)]
+    pub objdump: Option<String>,
+    #[arg(long = "demangle", hide = true)]
+    pub demangle: bool,
+    #[arg(long = "demangle-kernel", hide = true)]
+    pub demangle_kernel: bool,
+    /// Only samples in this time range: START,STOP in seconds as `sear
+    /// script` prints times (either may be empty).
+    #[arg(long = "time", value_name = "START,STOP")]
+    pub time: Option<String>,
     /// Only samples of these commands (comma-separated).
     #[arg(short = 'c', long = "comms", value_name = "COMMS")]
     pub comms: Option<String>,

@@ -21,8 +21,10 @@ fn evlist(data: &Path) -> String {
 fn attributes_equal_perfs() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
+    // Lives until the test kills it (the recordings take a while on a
+    // loaded machine).
     let mut target = Command::new("sleep")
-        .arg("30")
+        .arg("100000")
         .stdout(Stdio::null())
         .spawn()
         .unwrap();

@@ -47,6 +47,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             names,
             inline: false,
             srclines: false,
+            time: None,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -30,8 +30,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
             comms: super::name_list(&a.comms),
             dsos: super::name_list(&a.dsos),
             symbols: super::name_list(&a.symbols),
-            pids: None,
-            tids: None,
+            ..Filters::default()
         },
     };
     let base = load(&a.base, &opts)?;
@@ -79,6 +78,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             names: o.names,
             inline: true,
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
+            time: None,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -113,6 +113,9 @@ fn hotspots(
             .parse_onto(g)
             .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?;
     }
+    if a.inverted {
+        graph.order = Some(profile::callchain::ChainOrder::Caller);
+    }
     let request = profile::report::Request {
         layout: profile::fields::LayoutOptions {
             fields: a.fields.as_deref(),
@@ -134,14 +137,31 @@ fn hotspots(
     // decided then.
     let early = request.early()?;
     request.check_branch_mode(reader.meta())?;
+    let cpus = a
+        .cpu
+        .as_deref()
+        .map(|c| {
+            record::parse_cpu_list(c)
+                .with_context(|| format!("-C/--cpu {c}: expected a CPU list like 0-3,6"))
+        })
+        .transpose()?;
+    let time = a
+        .time
+        .as_deref()
+        .map(profile::session::parse_time_range)
+        .transpose()?;
+    let mut collect = request.collect_options(&early);
+    // (-C needs each sample's CPU.)
+    collect.by_cpu |= cpus.is_some();
     let t0 = std::time::Instant::now();
     let mut summed = profile::session::sum(
         reader,
         &profile::session::SumOptions {
-            collect: request.collect_options(&early),
+            collect,
             names: a.names.style(),
             inline: !a.no_inline,
             srclines: early.keys.iter().any(|k| k.needs_srclines()),
+            time,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;
@@ -154,6 +174,9 @@ fn hotspots(
         pids: ids(&a.pid)?,
         tids: ids(&a.tid)?,
         symbols: list(&a.symbols),
+        symbol_filter: a.symbol_filter.clone(),
+        cpus: cpus.clone(),
+        hide_unresolved: a.hide_unresolved,
     };
     log::debug!(
         "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
@@ -198,6 +221,7 @@ fn hotspots(
         })
         .collect(),
         quiet,
+        time_slices: a.time.clone(),
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.

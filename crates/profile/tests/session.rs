@@ -19,6 +19,7 @@ fn options() -> SumOptions {
         names: NameStyle::default(),
         inline: false,
         srclines: false,
+        time: None,
     }
 }
 

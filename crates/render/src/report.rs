@@ -42,6 +42,8 @@ pub struct TableOptions {
     /// `-q`: the rows and call graphs only, no `#` lines (perf's quiet
     /// report).
     pub quiet: bool,
+    /// `--time` as given: perf adds it to each section's title.
+    pub time_slices: Option<String>,
 }
 
 impl TableOptions {
@@ -164,9 +166,13 @@ fn write_section(
     if !opts.quiet {
         writeln!(
             out,
-            "# Samples: {n}{unit} of event{} '{}'\n# Event count (approx.): {period}\n#",
+            "# Samples: {n}{unit} of event{} '{}'{}\n# Event count (approx.): {period}\n#",
             if s.plural { "s" } else { "" },
             s.event_name,
+            match &opts.time_slices {
+                Some(t) => format!(" (time slices: {t})"),
+                None => String::new(),
+            },
         )?;
     }
     let keys = &opts.keys;

@@ -64,6 +64,7 @@ pub fn fold_recording(
             names: crate::symbolize::NameStyle::Short,
             inline: true,
             srclines: false,
+            time: None,
         },
     )?;
     let t0 = std::time::Instant::now();

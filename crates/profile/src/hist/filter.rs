@@ -1,5 +1,6 @@
-//! The samples `--comms`, `--dsos`, `--pid`, `--tid` and `--symbols` keep,
-//! and perf's short DSO names they match.
+//! The samples `--comms`, `--dsos`, `--pid`, `--tid`, `--symbols`,
+//! `--symbol-filter`, `-C` and `-U` keep, and perf's short DSO names they
+//! match.
 
 use super::*;
 
@@ -11,6 +12,14 @@ pub struct Filters {
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
     pub symbols: Option<Vec<String>>,
+    /// `--symbol-filter`: entries whose symbol name contains this text.
+    pub symbol_filter: Option<String>,
+    /// `-C/--cpu`: samples of other CPUs are left out altogether (needs
+    /// the sums kept by CPU, [`crate::collect::CollectOptions::by_cpu`]).
+    pub cpus: Option<Vec<u32>>,
+    /// `-U/--hide-unresolved`: samples whose own address has no symbol
+    /// are left out altogether.
+    pub hide_unresolved: bool,
 }
 
 /// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
@@ -36,6 +45,26 @@ pub fn dso_short_name(name: &str) -> String {
 }
 
 impl Filters {
+    /// Whether `--symbol-filter` hides the entry of `s` (an entry's own
+    /// property: the samples behind it still count in the totals).
+    pub(super) fn hides_symbol(&self, syms: &SymbolTable, s: &SymRef) -> bool {
+        self.symbol_filter.as_deref().is_some_and(|text| match s {
+            SymRef::Sym(i) => !syms.syms[*i as usize].name.contains(text),
+            SymRef::Addr { .. } => true,
+        })
+    }
+
+    /// Whether a sample is left out before it counts anywhere (perf skips
+    /// such samples in its sample handler): `-C` and `-U`.
+    pub(super) fn skips(&self, cpu: u32, sym: &SymRef) -> bool {
+        if let Some(cpus) = &self.cpus {
+            if !cpus.contains(&cpu) {
+                return true;
+            }
+        }
+        self.hide_unresolved && matches!(sym, SymRef::Addr { .. })
+    }
+
     pub(super) fn keep_thread(&self, comms: &[String], comm: u32, pid: i32, tid: i32) -> bool {
         if let Some(list) = &self.comms {
             match comms.get(comm as usize) {

@@ -274,6 +274,7 @@ struct Grow<'a> {
     /// The sort keys name the comm / the thread.
     by_comm: bool,
     by_thread: bool,
+    filters: &'a Filters,
 }
 
 impl Grow<'_> {
@@ -313,7 +314,8 @@ impl Grow<'_> {
             parent: c.parent,
         };
         self.keys.make(&mut self.keybuf, &ctx);
-        let i = h.entry_index(&self.keybuf, c.thread, level, c.filtered) as u32;
+        let hidden = c.filtered || self.filters.hides_symbol(self.syms, &sref);
+        let i = h.entry_index(&self.keybuf, c.thread, level, hidden) as u32;
         self.frame_entry.insert(key, i);
         i
     }
@@ -456,6 +458,7 @@ pub fn build(
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
         by_thread: opts.keys.contains(&SortKey::Pid),
+        filters,
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.contains(&SortKey::Cpu);
@@ -479,6 +482,11 @@ pub fn build(
         if report.hists.len() <= ev {
             report.hists.resize_with(ev + 1, Hists::default);
         }
+        let leaf = &locs[key.leaf as usize];
+        let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
+        if filters.skips(key.cpu, &leaf_sym) {
+            continue;
+        }
         {
             let h = &mut report.hists[ev];
             h.all_samples += sum.samples;
@@ -490,8 +498,6 @@ pub fn build(
         // perf adds the samples the filters drop too: the entries they
         // make are marked and hidden, the ones they pass count them.
         let th = machine.thread_info(key.thread as usize);
-        let leaf = &locs[key.leaf as usize];
-        let leaf_sym = sym_ref_of(syms, key.leaf, leaf);
         let filtered = !filters.keep_thread(comms, key.comm, th.pid, th.tid)
             || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym);
         let parent = match (&opts.parent, want_parent) {
@@ -527,7 +533,12 @@ pub fn build(
             parent,
         };
         g.keys.make(&mut g.keybuf, &ctx);
-        let self_index = h.entry_index(&g.keybuf, key.thread, leaf.level, filtered);
+        let self_index = h.entry_index(
+            &g.keybuf,
+            key.thread,
+            leaf.level,
+            filtered || filters.hides_symbol(syms, &leaf_sym),
+        );
         // The filtered totals count the samples whose own entry shows.
         let counted = !h.entries[self_index].filtered;
         if counted {
@@ -596,6 +607,12 @@ pub fn build(
             chain.clear();
             chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
             for &f in chain.iter().rev() {
+                // -U: perf leaves frames without a symbol out of chains.
+                if filters.hide_unresolved
+                    && matches!(report.frames[f as usize].0, SymRef::Addr { .. })
+                {
+                    continue;
+                }
                 let (n, new) = trie.child(node, f, at);
                 if new {
                     trie.depth[n as usize] = trie.depth[node as usize] + 1;

@@ -20,6 +20,9 @@ pub struct SumOptions {
     pub inline: bool,
     /// Look up each location's source line (srcline and srcfile keys).
     pub srclines: bool,
+    /// `--time`: only samples in this range (nanoseconds, both ends
+    /// included); the others are left out as perf leaves them out.
+    pub time: Option<(u64, u64)>,
 }
 
 /// What [`sum`] leaves: the summed samples, the session model at the end,
@@ -53,6 +56,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     let Summing {
         mut collector,
         early,
+        ..
     } = sink;
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
@@ -76,6 +80,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
 pub struct Summing {
     pub collector: Collector,
     early: Background,
+    time: Option<(u64, u64)>,
 }
 
 impl Summing {
@@ -91,6 +96,7 @@ impl Summing {
         Summing {
             collector: Collector::new(o.collect),
             early: Background::start(&sym_opts),
+            time: o.time,
         }
     }
 
@@ -103,6 +109,12 @@ impl Summing {
 
 impl Sink for Summing {
     fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        if let Some((lo, hi)) = self.time {
+            let t = s.time.unwrap_or(0);
+            if t < lo || t > hi {
+                return;
+            }
+        }
         self.collector.add(machine, s, period);
     }
 
