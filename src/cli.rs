@@ -811,6 +811,32 @@ pub struct ScriptArgs {
     #[arg(long = "tid", value_name = "TIDS")]
     pub tid: Option<String>,
     /// Only samples in this time range, `START,STOP` in seconds as the time
+    /// Only samples of these CPUs (a list like 0-3,6).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
+    pub cpu: Option<String>,
+    /// Only samples in these shared objects (comma-separated short names).
+    #[arg(long = "dsos", value_name = "DSOS")]
+    pub dsos: Option<String>,
+    /// Only samples in these symbols (comma-separated names).
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
+    pub symbols: Option<String>,
+    /// Print the sampled address and symbol on the sample's line, without
+    /// its call chain.
+    #[arg(short = 'G', long = "hide-call-graph")]
+    pub hide_call_graph: bool,
+    /// Times relative to the first sample printed.
+    #[arg(long = "reltime", conflicts_with = "deltatime")]
+    pub reltime: bool,
+    /// Times since the sample printed before.
+    #[arg(long = "deltatime")]
+    pub deltatime: bool,
+    /// Print the recording's header (as `sear report --header-only`) and
+    /// nothing else.
+    #[arg(long = "header-only")]
+    pub header_only: bool,
+    /// With --header/--header-only: the extra header information.
+    #[arg(short = 'I', long = "show-info")]
+    pub show_info: bool,
     /// field prints them (either may be empty: `1234.5,` is from 1234.5 on).
     #[arg(long = "time", value_name = "START,STOP")]
     pub time: Option<String>,

@@ -5,56 +5,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::*;
-
-const PROGRAM: &str = r#"
-#include <unistd.h>
-volatile long x;
-__attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) x += i; }
-__attribute__((noinline)) void other(long n) { for (long i = 0; i < n; i++) x -= i; }
-int main(void) {
-    for (int i = 0; i < 60; i++) { work(1500000); other(500000); getppid(); }
-    return 0;
-}
-"#;
-
-/// A frame-pointer recording with CPUs of two processes of a C program.
-fn recording(dir: &Path) -> PathBuf {
-    let exe = build_c(
-        dir,
-        "hot",
-        PROGRAM,
-        &["-O1", "-g", "-fno-omit-frame-pointer"],
-    );
-    let exe = exe.display().to_string();
-    perf_record(
-        dir,
-        "fp.data",
-        &["-g", "--sample-cpu", "-F", "2000"],
-        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
-    )
-}
-
-/// The middle third of the recording's sample times, as `--time` takes it.
-fn middle_third(data: &Path) -> String {
-    let out = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(data));
-    let times: Vec<f64> = stdout_of(&out)
-        .lines()
-        .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
-        .collect();
-    assert!(times.len() > 30, "too few samples: {}", times.len());
-    let (lo, hi) = (times[0], times[times.len() - 1]);
-    let third = (hi - lo) / 3.0;
-    format!("{:.6},{:.6}", lo + third, hi - third)
-}
 
 #[test]
 fn options_print_what_perf_prints() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let data = recording(dir.path());
+    let data = two_process_recording(dir.path());
     let time = middle_third(&data);
     let rows: Vec<Vec<&str>> = vec![
         vec!["-G", "--no-children"],

@@ -293,3 +293,45 @@ pub fn first_difference(a: &str, b: &str) -> usize {
         .position(|(x, y)| x != y)
         .unwrap_or(a.lines().count().min(b.lines().count()))
 }
+
+const TWO_PROCESS_PROGRAM: &str = r#"
+#include <unistd.h>
+volatile long x;
+__attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) x += i; }
+__attribute__((noinline)) void other(long n) { for (long i = 0; i < n; i++) x -= i; }
+int main(void) {
+    for (int i = 0; i < 60; i++) { work(1500000); other(500000); getppid(); }
+    return 0;
+}
+"#;
+
+/// A frame-pointer recording (with CPUs) of two processes of a C program
+/// that calls work, other and getppid in a loop.
+pub fn two_process_recording(dir: &Path) -> PathBuf {
+    let exe = build_c(
+        dir,
+        "hot",
+        TWO_PROCESS_PROGRAM,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    );
+    let exe = exe.display().to_string();
+    perf_record(
+        dir,
+        "fp.data",
+        &["-g", "--sample-cpu", "-F", "2000"],
+        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+    )
+}
+
+/// The middle third of the recording's sample times, as `--time` takes it.
+pub fn middle_third(data: &Path) -> String {
+    let out = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(data));
+    let times: Vec<f64> = stdout_of(&out)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+        .collect();
+    assert!(times.len() > 30, "too few samples: {}", times.len());
+    let (lo, hi) = (times[0], times[times.len() - 1]);
+    let third = (hi - lo) / 3.0;
+    format!("{:.6},{:.6}", lo + third, hi - third)
+}

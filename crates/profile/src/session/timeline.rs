@@ -37,6 +37,10 @@ pub struct SampleFilter {
     /// Sample times, both ends included.
     pub time: Option<(u64, u64)>,
     pub comms: Option<Vec<String>>,
+    /// `-C/--cpu`: only samples of these CPUs.
+    pub cpus: Option<Vec<u32>>,
+    /// `time` counts from the first sample (script's `--reltime`).
+    pub time_relative: bool,
 }
 
 /// A sink keeping every sample the filter passes, in time order, with its
@@ -45,6 +49,8 @@ pub struct Timeline {
     pub collector: crate::collect::Collector,
     pub samples: Vec<TimedSample>,
     pub filter: SampleFilter,
+    /// The time of the first sample, kept or not.
+    first_time: Option<u64>,
 }
 
 impl Timeline {
@@ -53,6 +59,7 @@ impl Timeline {
             collector,
             samples: Vec::new(),
             filter,
+            first_time: None,
         }
     }
 }
@@ -62,10 +69,16 @@ impl Sink for Timeline {
         let pid = s.pid.map_or(-1, |p| p as i32);
         let tid = s.tid.map_or(-1, |t| t as i32);
         let t = s.time.unwrap_or(0);
+        let first = *self.first_time.get_or_insert(t);
         let f = &self.filter;
+        let rel = if f.time_relative { first } else { 0 };
         if f.pids.as_ref().is_some_and(|v| !v.contains(&pid))
             || f.tids.as_ref().is_some_and(|v| !v.contains(&tid))
-            || f.time.is_some_and(|(lo, hi)| t < lo || t > hi)
+            || f.time
+                .is_some_and(|(lo, hi)| t < lo.saturating_add(rel) || t > hi.saturating_add(rel))
+            || f.cpus
+                .as_ref()
+                .is_some_and(|c| !c.contains(&s.cpu.unwrap_or(u32::MAX)))
         {
             return;
         }
