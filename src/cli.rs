@@ -472,8 +472,8 @@ pub struct RecordArgs {
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,
     /// Sample only these CPUs (`0-3,6`); system-wide on them.
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
-    pub cpu: Option<String>,
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
     /// Output file; `-` writes a pipe-mode stream to stdout (e.g. `| sear
     /// report`). An existing file is renamed FILE.old first.
     #[arg(
@@ -722,8 +722,8 @@ pub struct ReportArgs {
     pub hide_unresolved: bool,
     /// Only samples of these CPUs (a list like 0-3,6; the recording needs
     /// CPUs: `-a`, `-C` or `--sample-cpu`).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
-    pub cpu: Option<String>,
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
     /// Show only symbols whose name contains this text (percentages stay
     /// of all samples).
     #[arg(long = "symbol-filter", value_name = "TEXT")]
@@ -812,8 +812,8 @@ pub struct ScriptArgs {
     pub tid: Option<String>,
     /// Only samples in this time range, `START,STOP` in seconds as the time
     /// Only samples of these CPUs (a list like 0-3,6).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
-    pub cpu: Option<String>,
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
     /// Only samples in these shared objects (comma-separated short names).
     #[arg(long = "dsos", value_name = "DSOS")]
     pub dsos: Option<String>,
@@ -886,6 +886,16 @@ impl Command {
             Command::Config(_) => "config",
         }
     }
+}
+
+/// A CPU list as perf takes it (`0-3,6`).
+#[derive(Debug, Clone)]
+pub struct CpuList(pub Vec<u32>);
+
+fn cpu_list(s: &str) -> Result<CpuList, String> {
+    record::parse_cpu_list(s)
+        .map(CpuList)
+        .ok_or_else(|| format!("`{s}` is not a CPU list like 0-3,6"))
 }
 
 pub fn parse() -> Result<Cli, clap::Error> {

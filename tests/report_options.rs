@@ -38,23 +38,24 @@ fn options_print_what_perf_prints() {
         vec!["--demangle", "--demangle-kernel", "-g", "none"],
         vec!["-q", "--no-children"],
     ];
-    let mut differ = Vec::new();
-    for args in &rows {
-        let p = perf_report(&data, args);
-        let mut c = sear();
-        c.args(["report", "--stdio", "--short-names", "-i"])
-            .arg(&data)
-            .args(args);
-        let s = without_tip(&stdout_of(&run_ok(&mut c)));
-        assert!(
-            p.lines().count() > 3,
-            "perf printed too little for {args:?}:\n{p}"
-        );
-        if s != p {
-            differ.push(format!("{args:?}:\n--- perf\n{p}--- sear\n{s}"));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_rows_equal(
+        &rows,
+        |args| {
+            let p = perf_report(&data, args);
+            assert!(
+                p.lines().count() > 3,
+                "perf printed too little for {args:?}:\n{p}"
+            );
+            p
+        },
+        |args| {
+            let mut c = sear();
+            c.args(["report", "--stdio", "--short-names", "-i"])
+                .arg(&data)
+                .args(args);
+            without_tip(&stdout_of(&run_ok(&mut c)))
+        },
+    );
     // The filters filtered: fewer samples than without them.
     let samples = |args: &[&str]| -> String {
         let p = perf_report(&data, args);

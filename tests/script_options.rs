@@ -28,20 +28,20 @@ fn options_print_what_perf_prints() {
         vec!["--header-only", "-I"],
         vec!["-c", "hot", "--tid", "1"],
     ];
-    let mut differ = Vec::new();
-    for args in &rows {
-        let p = stdout_of(&run_ok(
-            perf().arg("script").arg("-i").arg(&data).args(args),
-        ));
-        let s = stdout_of(&run_ok(
-            sear()
-                .args(["script", "--short-names", "-i"])
-                .arg(&data)
-                .args(args),
-        ));
-        if s != p {
-            differ.push(format!("{args:?}:\n--- perf\n{p}--- sear\n{s}"));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_rows_equal(
+        &rows,
+        |args| {
+            stdout_of(&run_ok(
+                perf().arg("script").arg("-i").arg(&data).args(args),
+            ))
+        },
+        |args| {
+            stdout_of(&run_ok(
+                sear()
+                    .args(["script", "--short-names", "-i"])
+                    .arg(&data)
+                    .args(args),
+            ))
+        },
+    );
 }

@@ -36,13 +36,7 @@ fn parse_call_graph(a: &RecordArgs) -> Result<record::CallGraph> {
 
 fn options(a: &RecordArgs) -> Result<record::Options> {
     let freq = a.freq.as_deref().map(record::Freq::parse).transpose()?;
-    let cpus = match &a.cpu {
-        Some(c) => Some(
-            record::parse_cpu_list(c)
-                .with_context(|| format!("-C {c}: expected a CPU list like 0-3,6"))?,
-        ),
-        None => None,
-    };
+    let cpus = a.cpu.clone().map(|c| c.0);
     let mut cmdline: Vec<String> = std::env::args().collect();
     if let (Some(first), Ok(exe)) = (cmdline.first_mut(), std::env::current_exe()) {
         *first = exe.display().to_string();

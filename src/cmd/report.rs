@@ -137,14 +137,7 @@ fn hotspots(
     // decided then.
     let early = request.early()?;
     request.check_branch_mode(reader.meta())?;
-    let cpus = a
-        .cpu
-        .as_deref()
-        .map(|c| {
-            record::parse_cpu_list(c)
-                .with_context(|| format!("-C/--cpu {c}: expected a CPU list like 0-3,6"))
-        })
-        .transpose()?;
+    let cpus = a.cpu.clone().map(|c| c.0);
     let time = a
         .time
         .as_deref()

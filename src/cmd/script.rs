@@ -34,14 +34,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         .map(profile::session::parse_time_range)
         .transpose()?;
 
-    let cpus = a
-        .cpu
-        .as_deref()
-        .map(|c| {
-            record::parse_cpu_list(c)
-                .with_context(|| format!("-C/--cpu {c}: expected a CPU list like 0-3,6"))
-        })
-        .transpose()?;
+    let cpus = a.cpu.clone().map(|c| c.0);
     let dsos = super::name_list(&a.dsos);
     let symbols = super::name_list(&a.symbols);
 

@@ -335,3 +335,20 @@ pub fn middle_third(data: &Path) -> String {
     let third = (hi - lo) / 3.0;
     format!("{:.6},{:.6}", lo + third, hi - third)
 }
+
+/// Runs `perf` and `sear` (each given a row of arguments) on every row and
+/// fails listing the rows whose outputs differ.
+pub fn assert_rows_equal(
+    rows: &[Vec<&str>],
+    perf: impl Fn(&[&str]) -> String,
+    sear: impl Fn(&[&str]) -> String,
+) {
+    let mut differ = Vec::new();
+    for args in rows {
+        let (p, s) = (perf(args), sear(args));
+        if s != p {
+            differ.push(format!("{args:?}:\n--- perf\n{p}--- sear\n{s}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
