@@ -507,8 +507,56 @@ pub struct RecordArgs {
     #[arg(short = 'B', long = "no-buildid")]
     pub no_buildid: bool,
     /// Do not follow the command's children and new threads.
-    #[arg(long = "no-inherit")]
+    #[arg(short = 'i', long = "no-inherit")]
     pub no_inherit: bool,
+    /// Record the CPU of each sample.
+    #[arg(long = "sample-cpu")]
+    pub sample_cpu: bool,
+    /// Record sample timestamps (they always are; accepted for perf's
+    /// command lines).
+    #[arg(short = 'T', long = "timestamp")]
+    pub timestamp: bool,
+    /// Count in user space only (every event, as `:u` without excluding
+    /// the hypervisor).
+    #[arg(long = "all-user", conflicts_with = "all_kernel")]
+    pub all_user: bool,
+    /// Count in the kernel only.
+    #[arg(long = "all-kernel")]
+    pub all_kernel: bool,
+    /// Record each sample's weight (memory latency events set it).
+    #[arg(short = 'W', long = "weight")]
+    pub weight: bool,
+    /// Record each sample's physical data address.
+    #[arg(long = "phys-data")]
+    pub phys_data: bool,
+    /// Record the page size of each sample's data address.
+    #[arg(long = "data-page-size")]
+    pub data_page_size: bool,
+    /// Record the page size of each sample's code address.
+    #[arg(long = "code-page-size")]
+    pub code_page_size: bool,
+    /// Record raw sample data (tracepoint fields) and CPUs.
+    #[arg(short = 'R', long = "raw-samples")]
+    pub raw_samples: bool,
+    /// Record PERF_SAMPLE_IDENTIFIER in every sample.
+    #[arg(long = "sample-identifier")]
+    pub sample_identifier: bool,
+    /// Record enabled and running times with counter values.
+    #[arg(long = "running-time")]
+    pub running_time: bool,
+    /// Per-thread counts when threads exit (perf's -s/--stat).
+    #[arg(short = 's', long = "stat")]
+    pub stat: bool,
+    /// No BPF program load/unload records (kernel symbol records stay).
+    #[arg(long = "no-bpf-event")]
+    pub no_bpf_event: bool,
+    /// sear does not fill perf's build-id cache yet: accepted for perf's
+    /// command lines.
+    #[arg(short = 'N', long = "no-buildid-cache")]
+    pub no_buildid_cache: bool,
+    /// Check the options, open nothing, exit.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
     /// The command to run and its arguments (after `--`).
     #[arg(
         value_name = "COMMAND",

@@ -54,6 +54,15 @@ fn attributes_equal_perfs() {
         vec!["-a"],
         vec!["-a", "-g"],
         vec!["-C", "0"],
+        vec!["--sample-cpu", "-T", "-i"],
+        vec!["--all-user"],
+        vec!["-e", "cpu-clock", "--all-kernel"],
+        vec!["-a", "--all-user"],
+        vec!["-W", "--phys-data", "--data-page-size", "--code-page-size"],
+        vec!["-R", "--sample-identifier"],
+        vec!["--running-time", "--no-bpf-event"],
+        vec!["-s"],
+        vec!["-N"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {

@@ -75,6 +75,26 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         sample_address: a.data
             || (a.call_graph.is_some() && matches!(call_graph, record::CallGraph::Dwarf(_))),
         record_period: a.period,
+        extra_sample_type: [
+            (a.sample_cpu, perf_data::PERF_SAMPLE_CPU),
+            (a.weight, perf_data::PERF_SAMPLE_WEIGHT_STRUCT),
+            (a.phys_data, perf_data::PERF_SAMPLE_PHYS_ADDR),
+            (a.data_page_size, perf_data::PERF_SAMPLE_DATA_PAGE_SIZE),
+            (a.code_page_size, perf_data::PERF_SAMPLE_CODE_PAGE_SIZE),
+            (
+                a.raw_samples,
+                perf_data::PERF_SAMPLE_RAW | perf_data::PERF_SAMPLE_CPU,
+            ),
+            (a.sample_identifier, perf_data::PERF_SAMPLE_IDENTIFIER),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |acc, (_, bit)| acc | bit),
+        all_user: a.all_user,
+        all_kernel: a.all_kernel,
+        running_time: a.running_time,
+        inherit_stat: a.stat,
+        bpf_event: !a.no_bpf_event,
         compress: a.compress,
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
@@ -120,6 +140,10 @@ fn create_output(path: &Path) -> Result<(File, Option<PathBuf>)> {
 
 pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
     let opts = options(&a)?;
+    if a.dry_run {
+        record::check(&opts)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let pipe = a.output == Path::new("-");
     let (output, old) = if pipe {
         (record::Output::Pipe(Box::new(io::stdout())), None)

@@ -65,6 +65,17 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     if opts.sample_address {
         st |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
     }
+    st |= opts.extra_sample_type;
+    if opts.all_user || opts.all_kernel {
+        for m in groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+            m.exclude_kernel = opts.all_user;
+            m.exclude_user = opts.all_kernel;
+            if m.is_dummy() {
+                // (perf names its tracking dummy after its final bits.)
+                m.rename_generated("dummy");
+            }
+        }
+    }
     match opts.call_graph {
         CallGraph::None => {}
         CallGraph::Fp => st |= PERF_SAMPLE_CALLCHAIN,
@@ -186,6 +197,11 @@ pub(crate) struct AttrCtx {
     /// (6.0) and KSYMBOL/BPF_EVENT records (5.1).
     pub(crate) lost: bool,
     pub(crate) ksymbol: bool,
+    /// BPF_EVENT records with KSYMBOL (not `--no-bpf-event`).
+    pub(crate) bpf_event: bool,
+    /// Enabled and running times in read values (`--running-time`, `-s`).
+    pub(crate) running_time: bool,
+    pub(crate) inherit_stat: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -202,6 +218,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
     }
     if c.inherit {
         set(flag::INHERIT);
+    }
+    if c.inherit_stat {
+        set(flag::INHERIT_STAT);
     }
     if c.freq && !dummy {
         set(flag::FREQ);
@@ -237,7 +256,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         }
         if c.ksymbol {
             set(flag::KSYMBOL);
-            set(flag::BPF_EVENT);
+            if c.bpf_event {
+                set(flag::BPF_EVENT);
+            }
         }
         if c.sample_address {
             set(flag::MMAP_DATA);
@@ -253,7 +274,13 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         } else {
             c.sample_type
         },
-        read_format: PERF_FORMAT_ID | if c.lost { PERF_FORMAT_LOST } else { 0 },
+        read_format: PERF_FORMAT_ID
+            | if c.lost { PERF_FORMAT_LOST } else { 0 }
+            | if c.running_time {
+                PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
+            } else {
+                0
+            },
         ..Default::default()
     };
     if let CallGraph::Dwarf(size) = c.call_graph {

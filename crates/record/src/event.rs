@@ -63,8 +63,14 @@ impl EventSpec {
             exclude_host: false,
             precise_ip: 0,
         };
-        e.name = format!("dummy{}", e.modifier_suffix());
+        e.rename_generated("dummy");
         e
+    }
+
+    /// Names the event as perf names an event it made itself: `base` and
+    /// the modifiers its bits say.
+    pub fn rename_generated(&mut self, base: &str) {
+        self.name = format!("{base}{}", self.modifier_suffix());
     }
 
     /// The dummy software event.
@@ -78,7 +84,7 @@ impl EventSpec {
     pub fn cycles_to_cpu_clock(&mut self) {
         self.type_ = PERF_TYPE_SOFTWARE;
         self.config = 0;
-        self.name = format!("cpu-clock{}", self.modifier_suffix());
+        self.rename_generated("cpu-clock");
     }
 
     /// The modifiers perf prints after a generated event name.

@@ -116,6 +116,19 @@ pub struct Options {
     pub sample_address: bool,
     /// The period in every sample also with a fixed `-c` period (`-P`).
     pub record_period: bool,
+    /// More sample fields perf's flags ask for (`--sample-cpu`,
+    /// `--phys-data`, `-W`, `-R`, `--data-page-size`, `--code-page-size`,
+    /// `--sample-identifier`): PERF_SAMPLE_* bits.
+    pub extra_sample_type: u64,
+    /// `--all-user` / `--all-kernel`: every event counts only there.
+    pub all_user: bool,
+    pub all_kernel: bool,
+    /// `--running-time` (and `-s`): enabled and running times in read values.
+    pub running_time: bool,
+    /// `-s/--stat`: per-thread counts at exit (inherit_stat).
+    pub inherit_stat: bool,
+    /// `--no-bpf-event`: no BPF_EVENT records (KSYMBOL stays).
+    pub bpf_event: bool,
     /// zstd level for COMPRESSED records.
     pub compress: Option<i32>,
     /// The command line stored in the CMDLINE feature.
@@ -142,6 +155,12 @@ impl Default for Options {
             inherit: true,
             sample_address: false,
             record_period: false,
+            extra_sample_type: 0,
+            all_user: false,
+            all_kernel: false,
+            running_time: false,
+            inherit_stat: false,
+            bpf_event: true,
             compress: None,
             cmdline: Vec::new(),
             version: concat!(env!("CARGO_PKG_VERSION"), " (sear)").to_string(),
@@ -194,6 +213,21 @@ fn paranoid() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Checks what can be checked without opening anything: the events, the
+/// ring size and the rate (`--dry-run`).
+pub fn check(opts: &Options) -> Result<()> {
+    for e in &opts.events {
+        event::parse_list(e)?;
+    }
+    if !opts.mmap_pages.is_power_of_two() {
+        return Err(Error::Options(format!(
+            "-m {}: the number of ring-buffer pages must be a power of two",
+            opts.mmap_pages
+        )));
+    }
+    period_or_freq(opts).map(|_| ())
+}
+
 /// Records `opts` into `out` until the command ends (or the targets do, or
 /// SIGINT/SIGTERM arrives). On a write error the output is left readable
 /// (cut back to its last complete round) and the error returned.
@@ -241,6 +275,9 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
         sample_address: opts.sample_address,
         lost: true,
         ksymbol: true,
+        bpf_event: opts.bpf_event,
+        running_time: opts.running_time || opts.inherit_stat,
+        inherit_stat: opts.inherit_stat,
     };
     let mut opened = None;
     for _ in 0..6 {
@@ -586,6 +623,9 @@ mod tests {
             sample_address: true,
             lost: true,
             ksymbol: true,
+            bpf_event: true,
+            running_time: false,
+            inherit_stat: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [
