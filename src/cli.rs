@@ -590,7 +590,7 @@ pub struct StatArgs {
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
     pub field_separator: Option<String>,
     /// JSON output, one object per line (as perf's `--json`).
-    #[arg(long = "json", conflicts_with = "field_separator")]
+    #[arg(short = 'j', long = "json", conflicts_with = "field_separator")]
     pub json: bool,
     /// Do not count the command's children and new threads.
     #[arg(long = "no-inherit")]
@@ -623,6 +623,26 @@ pub struct StatArgs {
     #[arg(long = "per-socket", group = "aggr")]
     pub per_socket: bool,
     /// The command to run and its arguments (after `--`).
+    /// More events: -d adds perf's L1-dcache and LLC events, -dd the
+    /// L1-icache and TLB ones, -ddd the prefetch ones (`<not supported>`
+    /// where there is no PMU, as perf prints them).
+    #[arg(short = 'd', long = "detailed", action = clap::ArgAction::Count)]
+    pub detailed: u8,
+    /// No counters: only the elapsed, user and system times.
+    #[arg(short = 'n', long = "null")]
+    pub null: bool,
+    /// Print big numbers with thousands' separators (perf's default here;
+    /// accepted for perf's command lines).
+    #[arg(short = 'B', long = "big-num")]
+    pub big_num: bool,
+    /// With -a: only these CPUs (a list like 0-3,6).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Stop after this many milliseconds (the command gets SIGTERM) and
+    /// print the counts.
+    #[arg(long = "timeout", value_name = "MSECS", conflicts_with = "interval_print",
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub timeout: Option<u64>,
     // No allow_hyphen_values: with it, clap takes `-x,` for the command.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -936,13 +956,13 @@ impl Command {
     }
 }
 
-/// A CPU list as perf takes it (`0-3,6`).
+/// A CPU list as perf takes it (`0-3,6`), and as it was typed.
 #[derive(Debug, Clone)]
-pub struct CpuList(pub Vec<u32>);
+pub struct CpuList(pub Vec<u32>, pub String);
 
 fn cpu_list(s: &str) -> Result<CpuList, String> {
     record::parse_cpu_list(s)
-        .map(CpuList)
+        .map(|l| CpuList(l, s.to_owned()))
         .ok_or_else(|| format!("`{s}` is not a CPU list like 0-3,6"))
 }
 

@@ -543,3 +543,52 @@ int main(void) { pthread_t t; pthread_create(&t, 0, spin, (void *)3000000); pthr
         stderr_of(&o)
     );
 }
+
+/// perf stat's detail levels, -n, -B, -j, -C and --timeout: the same
+/// lines (events, units, columns) as perf prints, and a command stopped
+/// by --timeout named with its signal, as perf names it.
+#[test]
+fn more_options_lay_out_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path());
+    let bin = bin.to_str().unwrap();
+    let prog = [bin, "20000000", "100"];
+    let sets: &[&[&str]] = &[
+        &["-d"],
+        &["-dd"],
+        &["-ddd"],
+        &["-e", "task-clock", "-d"],
+        &["-n"],
+        &["-B"],
+        &["--null", "-r", "2"],
+    ];
+    for args in sets {
+        let p = stderr_of(&stat(&mut perf(), args, &prog));
+        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        compare_layout(&p, &s);
+    }
+    // -C counts system-wide on those CPUs (cpu-clock, as perf's -a).
+    let p = stderr_of(&stat(&mut perf(), &["-C", "0"], &["sleep", "0.1"]));
+    let s = stderr_of(&stat(&mut sear(), &["-C", "0"], &["sleep", "0.1"]));
+    assert!(
+        s.contains("msec cpu-clock") && s.contains("'CPU(s) 0'"),
+        "{s}"
+    );
+    compare_layout(&p, &s);
+    // -j is --json.
+    let s = stderr_of(&stat(&mut sear(), &["-j"], &prog));
+    assert!(s.lines().all(|l| l.is_empty() || l.starts_with('{')), "{s}");
+    // --timeout ends a longer command with SIGTERM.
+    let o = |c: &mut Command| {
+        c.args(["stat", "--timeout", "100", "--", "sleep", "5"])
+            .output()
+            .unwrap()
+    };
+    let (p, s) = (o(&mut perf()), o(&mut sear()));
+    assert_eq!(s.status.code(), p.status.code());
+    let (p, s) = (stderr_of(&p), stderr_of(&s));
+    assert!(p.starts_with("sleep: Terminated"), "{p}");
+    assert!(s.starts_with("sleep: Terminated"), "{s}");
+    compare_layout(&p, &s);
+}

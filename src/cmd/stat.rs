@@ -64,9 +64,14 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             .map(|p| super::positive_ids("-p", p))
             .transpose()?
             .unwrap_or_default(),
-        system_wide: a.all_cpus,
+        // (-C counts system-wide on those CPUs, as perf.)
+        system_wide: a.all_cpus || a.cpu.is_some(),
         no_inherit: a.no_inherit,
         interval_ms: a.interval_print,
+        detail: a.detailed,
+        null: a.null,
+        cpus: a.cpu.clone().map(|c| c.0),
+        timeout_ms: a.timeout,
     };
     if let Err(e) = record::count::events_of(&opts) {
         // As perf: the error, then where to find the valid names.
@@ -121,6 +126,10 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
                 return Err(err);
             }
         };
+        // As perf (psignal): a command killed by a signal is named with it.
+        if let (Some(sig), Some(cmd)) = (r.signal, a.command.first()) {
+            eprintln!("{}: {}", cmd.to_string_lossy(), record::signal_text(sig));
+        }
         if rows.is_empty() {
             rows = r.counters.iter().map(EventStats::empty).collect();
         }
@@ -130,13 +139,21 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         wall.add(r.wall_ns as f64);
         last = Some(r);
     }
-    let status = last.as_ref().and_then(|r| r.exit_status).unwrap_or(0);
+    // perf exits with the command's exit code; 0 when a signal ended it.
+    let status = last
+        .as_ref()
+        .filter(|r| r.signal.is_none())
+        .and_then(|r| r.exit_status)
+        .unwrap_or(0);
     if a.interval_print.is_some() {
         // The intervals were the output (perf prints no totals with -I).
         return Ok(ExitCode::from(status));
     }
     let clock_ns = record::stat::clock_ns(&rows);
-    let counted = if a.all_cpus {
+    let system_wide = a.all_cpus || a.cpu.is_some();
+    let counted = if let (Some(c), false) = (&a.cpu, a.all_cpus) {
+        Counted::Cpus(c.1.clone())
+    } else if system_wide {
         Counted::SystemWide
     } else if let Some(p) = &a.pid {
         Counted::Pid(p.clone())
@@ -168,7 +185,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         let rusage = last
             .as_ref()
             .filter(|_| aggr == Aggr::Global)
-            .filter(|_| !a.command.is_empty() && opts.pids.is_empty() && !a.all_cpus)
+            .filter(|_| !a.command.is_empty() && opts.pids.is_empty() && !system_wide)
             .map(|r| (r.user_secs, r.sys_secs));
         render::stat::footer(&mut out, &wall, runs, rusage);
     }

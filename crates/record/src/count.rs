@@ -25,11 +25,28 @@ use crate::{open_error, synth, sys};
 pub const DEFAULT_EVENTS: &str =
     "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses";
 
+/// The events perf stat's `-d`, `-dd` and `-ddd` add, level by level.
+pub const DETAILED_EVENTS: [&str; 3] = [
+    "L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+    "L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses",
+    "L1-dcache-prefetches,L1-dcache-prefetch-misses",
+];
+
 /// What to count.
 #[derive(Debug, Clone, Default)]
 pub struct CountOptions {
     /// `-e` values; empty: [`DEFAULT_EVENTS`].
     pub events: Vec<String>,
+    /// `-d` repeated: the cache events of [`DETAILED_EVENTS`] up to this
+    /// level, after the others.
+    pub detail: u8,
+    /// `-n/--null`: no counters at all, only the times.
+    pub null: bool,
+    /// With system-wide counting: only these CPUs (`-C`).
+    pub cpus: Option<Vec<u32>>,
+    /// Stop after this many milliseconds (`--timeout`): the command gets
+    /// SIGTERM, as perf sends it.
+    pub timeout_ms: Option<u64>,
     pub command: Vec<OsString>,
     pub pids: Vec<i32>,
     pub system_wide: bool,
@@ -85,17 +102,32 @@ pub struct CountRun {
     pub sys_secs: f64,
     /// The command's exit status as a shell reports it.
     pub exit_status: Option<u8>,
+    /// The signal that ended the command, if one did.
+    pub signal: Option<i32>,
 }
 
 /// The events of `opts`, parsed (an unknown name is an error).
 pub fn events_of(opts: &CountOptions) -> Result<Vec<Vec<EventSpec>>> {
     let mut groups = Vec::new();
+    if opts.null {
+        return Ok(Vec::new());
+    }
     if opts.events.is_empty() {
-        groups.extend(event::parse_list(DEFAULT_EVENTS)?);
+        // As perf: system-wide, CPU time is cpu-clock (task-clock counts
+        // only the tasks it follows).
+        let defaults = if opts.system_wide {
+            DEFAULT_EVENTS.replacen("task-clock", "cpu-clock", 1)
+        } else {
+            DEFAULT_EVENTS.to_string()
+        };
+        groups.extend(event::parse_list(&defaults)?);
     } else {
         for e in &opts.events {
             groups.extend(event::parse_list(e)?);
         }
+    }
+    for level in DETAILED_EVENTS.iter().take(usize::from(opts.detail)) {
+        groups.extend(event::parse_list(level)?);
     }
     Ok(groups.into_iter().map(|g| g.members).collect())
 }
@@ -199,8 +231,13 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
     let mut child = crate::start_stopped(&opts.command)?;
     // (pid, cpu) pairs to open every event on.
     let targets: Vec<(i32, i32)> = if opts.system_wide {
-        synth::online_cpus()
+        let online = synth::online_cpus();
+        if let Some(c) = opts.cpus.iter().flatten().find(|c| !online.contains(c)) {
+            return Err(Error::Options(format!("-C: CPU {c} is not online")));
+        }
+        online
             .into_iter()
+            .filter(|c| opts.cpus.as_ref().is_none_or(|l| l.contains(c)))
             .map(|c| (-1, c as i32))
             .collect()
     } else if !opts.pids.is_empty() {
@@ -350,16 +387,43 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             return Err(Error::exec(&opts.command[0], e));
         }
         // SIGINT reaches the command too (same terminal): wait for it to end.
-        let (st, u, s) = c
-            .wait_rusage()
-            .map_err(|e| Error::sys("waiting for the command", e))?;
+        let (st, u, s) = match opts.timeout_ms {
+            None => c
+                .wait_rusage()
+                .map_err(|e| Error::sys("waiting for the command", e))?,
+            Some(ms) => {
+                let deadline = start + std::time::Duration::from_millis(ms);
+                let mut termed = false;
+                loop {
+                    if let Some(r) = c
+                        .try_wait_rusage()
+                        .map_err(|e| Error::sys("waiting for the command", e))?
+                    {
+                        break r;
+                    }
+                    if !termed && Instant::now() >= deadline {
+                        c.kill(libc::SIGTERM);
+                        termed = true;
+                    }
+                    let _ = sys::poll(&[], 5);
+                }
+            }
+        };
         exit_raw = Some(st);
         user_secs = u;
         sys_secs = s;
     } else {
+        let deadline = opts
+            .timeout_ms
+            .map(|ms| start + std::time::Duration::from_millis(ms));
         loop {
-            let _ = sys::poll(&[], 100);
-            if sys::stop_signal().is_some() {
+            let nap = deadline.map_or(100, |d| {
+                d.saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .clamp(1, 100) as i32
+            });
+            let _ = sys::poll(&[], nap);
+            if sys::stop_signal().is_some() || deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
             if !opts.system_wide && !opts.pids.iter().any(|&p| sys::task_exists(p)) {
@@ -384,5 +448,6 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         user_secs,
         sys_secs,
         exit_status: exit_raw.map(sys::shell_status),
+        signal: exit_raw.and_then(sys::term_signal),
     })
 }

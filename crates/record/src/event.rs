@@ -1,7 +1,7 @@
 //! perf's event names (`-e`): software and hardware events, modifiers and
 //! groups, turned into (type, config, exclusions) before anything is opened.
 
-use perf_data::{PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
+use perf_data::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE};
 
 use crate::error::{Error, Result};
 
@@ -22,8 +22,9 @@ pub struct EventSpec {
 }
 
 impl EventSpec {
+    /// An event of the CPU's PMU (generic hardware or cache events).
     pub fn is_hardware(&self) -> bool {
-        self.type_ == PERF_TYPE_HARDWARE
+        self.type_ == PERF_TYPE_HARDWARE || self.type_ == PERF_TYPE_HW_CACHE
     }
 
     /// The hardware cycles event, which perf replaces by cpu-clock where
@@ -173,12 +174,55 @@ const HARDWARE: &[(&str, u64)] = &[
     ("ref-cycles", 9),
 ];
 
+/// perf's generic hardware cache events (type HW_CACHE): cache, then the
+/// operation and result names perf joins to it (`L1-dcache-load-misses`).
+const CACHES: &[(&str, u64)] = &[
+    ("L1-dcache", 0),
+    ("L1-icache", 1),
+    ("LLC", 2),
+    ("dTLB", 3),
+    ("iTLB", 4),
+    ("branch", 5),
+    ("node", 6),
+];
+const CACHE_OPS: &[(&str, &str, u64)] = &[
+    ("loads", "load-misses", 0),
+    ("stores", "store-misses", 1),
+    ("prefetches", "prefetch-misses", 2),
+];
+
+/// A cache event by perf's name: `CACHE-OP` (accesses) or `CACHE-OP-misses`.
+fn cache_event(name: &str) -> Option<(String, u64)> {
+    for &(cache, c) in CACHES {
+        let Some(rest) = name
+            .strip_prefix(&cache.to_ascii_lowercase())
+            .and_then(|r| r.strip_prefix('-'))
+        else {
+            continue;
+        };
+        for &(access, miss, op) in CACHE_OPS {
+            if rest == access {
+                return Some((format!("{cache}-{access}"), c | op << 8));
+            }
+            if rest == miss {
+                return Some((format!("{cache}-{miss}"), c | op << 8 | 1 << 16));
+            }
+        }
+    }
+    None
+}
+
 /// The names `-e` accepts, for help texts and errors.
 pub fn known_names() -> Vec<&'static str> {
     SOFTWARE
         .iter()
         .map(|s| s.0)
         .chain(HARDWARE.iter().map(|h| h.0))
+        .chain([
+            "L1-dcache-loads",
+            "LLC-load-misses",
+            "dTLB-loads (and perf's other cache events)",
+        ])
         .collect()
 }
 
@@ -269,11 +313,23 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             exclude_host: false,
             precise_ip: 0,
         }
+    } else if let Some((name, config)) = cache_event(&lower) {
+        EventSpec {
+            name,
+            type_: PERF_TYPE_HW_CACHE,
+            config,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_guest: true,
+            exclude_host: false,
+            precise_ip: 0,
+        }
     } else {
         return Err(Error::BadEvent {
             spec: spec.into(),
             detail: format!(
-                "unknown event (known: {}; tracepoints, raw and cache events are not supported yet)",
+                "unknown event (known: {}; tracepoints and raw events are not supported yet)",
                 known_names().join(", ")
             ),
         });
@@ -390,6 +446,18 @@ mod tests {
         d.exclude_guest = true;
         d.cycles_to_cpu_clock();
         assert_eq!(d.name, "cpu-clock:pppH");
+    }
+
+    #[test]
+    fn cache_events_by_perfs_names() {
+        let e = parse_one("L1-dcache-load-misses").unwrap();
+        assert_eq!((e.type_, e.config), (PERF_TYPE_HW_CACHE, 0x10000));
+        let e = parse_one("llc-loads").unwrap();
+        assert_eq!((e.name.as_str(), e.config), ("LLC-loads", 2));
+        let e = parse_one("dTLB-prefetch-misses:u").unwrap();
+        assert_eq!(e.config, 3 | 2 << 8 | 1 << 16);
+        assert!(e.is_hardware() && e.exclude_kernel);
+        assert!(parse_one("L1-dcache-misses").is_err());
     }
 
     #[test]

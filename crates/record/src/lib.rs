@@ -58,7 +58,7 @@ use sink::*;
 pub use error::{Error, Result};
 pub use event::{EventSpec, Group};
 pub use synth::parse_cpu_list;
-pub use sys::return_freed_memory;
+pub use sys::{return_freed_memory, signal_text};
 
 /// How often to sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

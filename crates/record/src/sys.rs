@@ -474,6 +474,26 @@ impl Drop for Child {
 }
 
 /// The exit status a shell reports for a raw wait status.
+/// The C library's description of signal `sig` (`Terminated`), as
+/// psignal(3) prints it.
+pub fn signal_text(sig: i32) -> String {
+    // SAFETY: strsignal returns a pointer to a NUL-terminated string that
+    // stays valid until the next call; it is copied at once.
+    let p = unsafe { libc::strsignal(sig) };
+    if p.is_null() {
+        return format!("Unknown signal {sig}");
+    }
+    // SAFETY: non-null, NUL-terminated (above).
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The signal that ended a process, from its wait status.
+pub fn term_signal(st: i32) -> Option<i32> {
+    libc::WIFSIGNALED(st).then(|| libc::WTERMSIG(st))
+}
+
 pub fn shell_status(st: i32) -> u8 {
     if libc::WIFEXITED(st) {
         libc::WEXITSTATUS(st) as u8

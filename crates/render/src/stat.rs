@@ -23,6 +23,8 @@ pub enum Format {
 #[derive(Debug, Clone)]
 pub enum Counted {
     SystemWide,
+    /// `-C` without `-a`: the list as typed.
+    Cpus(String),
     Pid(String),
     Command(Vec<String>),
 }
@@ -257,6 +259,9 @@ pub fn header(counted: &Counted, runs: u32) -> String {
     let mut s = String::from("\n Performance counter stats for ");
     match counted {
         Counted::SystemWide => s.push_str("'system wide"),
+        Counted::Cpus(list) => {
+            let _ = write!(s, "'CPU(s) {list}");
+        }
         Counted::Pid(p) => {
             let _ = write!(s, "process id '{p}");
         }
@@ -276,7 +281,10 @@ pub fn header(counted: &Counted, runs: u32) -> String {
 /// The table's last lines: the elapsed time (with its spread over runs),
 /// and the command's user and system time for a single run of one.
 pub fn footer(out: &mut String, wall: &Spread, runs: u32, rusage: Option<(f64, f64)>) {
-    out.push('\n');
+    // (A blank line after the rows; with no rows (-n), the header's.)
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
     let avg = wall.mean / 1e9;
     if runs == 1 {
         let _ = write!(out, " {avg:17.9} seconds time elapsed");
