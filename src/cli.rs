@@ -5,10 +5,19 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `sear --version` and `sear version`: perf's form, then what sear reads
+/// and writes.
+/// (clap prints "sear " before it: perf's "perf version X" form.)
+pub const VERSION: &str = concat!(
+    "version ",
+    env!("CARGO_PKG_VERSION"),
+    "\n(sear: perf.data of every perf version, file and pipe mode; perf 6.1's output)"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sear",
-    version,
+    version = VERSION,
     about = "A fast, perf-compatible sampling profiler for Linux",
     long_about = "sear reads and writes perf.data (any perf version, file or pipe mode) and \
 prints what perf prints, faster.\n\nTypical use:\n  sear record -g -- ./myprog     # sample a program\n  \
@@ -171,6 +180,15 @@ sear config report.children                   # one setting\n  \
 sear config report.children=false call-graph.record-mode=dwarf   # set in ~/.perfconfig"
     )]
     Config(ConfigArgs),
+    /// Print sear's version (like `perf version`).
+    Version(VersionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Also list what this build can do, as `perf version --build-options`.
+    #[arg(long = "build-options")]
+    pub build_options: bool,
 }
 
 #[derive(Debug, Args)]
@@ -952,6 +970,7 @@ impl Command {
             Command::Export(_) => "export",
             Command::Html(_) => "html",
             Command::Config(_) => "config",
+            Command::Version(_) => "version",
         }
     }
 }

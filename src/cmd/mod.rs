@@ -39,7 +39,33 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(a) => export::run(a),
         Command::Html(a) => html::run(a),
         Command::Config(a) => config::run(a),
+        Command::Version(a) => version(a),
     }
+}
+
+/// `sear version`: perf's line, then sear's; with --build-options, perf's
+/// feature lines for what this build has.
+fn version(a: crate::cli::VersionArgs) -> Result<ExitCode> {
+    let mut out = stdout();
+    writeln!(out, "sear {}", crate::cli::VERSION)?;
+    if a.build_options {
+        for (name, on, what) in [
+            (
+                "dwarf",
+                true,
+                "DWARF unwinding and inline frames (gimli, framehop)",
+            ),
+            ("libiberty", true, "C++ names as perf demangles them"),
+            ("zstd", true, "compressed records (-z)"),
+            ("debuginfod", false, "fetching debug files"),
+            ("libtraceevent", false, "tracepoint fields"),
+        ] {
+            let state = if on { "on " } else { "OFF" };
+            writeln!(out, "{name:>22}: [ {state} ]  # {what}")?;
+        }
+    }
+    finish(out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The input path as perf picks it: -i, else stdin when it is a pipe, else perf.data.
