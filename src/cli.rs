@@ -707,6 +707,9 @@ pub struct ReportArgs {
     /// Print event counts by record type, overall and per event, then stop.
     #[arg(long)]
     pub stats: bool,
+    /// Print the recording's header (as --header-only does), then the report.
+    #[arg(long = "header", conflicts_with = "header_only")]
+    pub header: bool,
     /// Print the recording's header (host, perf version, events, features) and stop.
     #[arg(long = "header-only")]
     pub header_only: bool,

@@ -37,6 +37,9 @@ fn options_print_what_perf_prints() {
         ],
         vec!["--demangle", "--demangle-kernel", "-g", "none"],
         vec!["-q", "--no-children"],
+        vec!["--header", "--no-children"],
+        vec!["--header", "-I", "-g", "none"],
+        vec!["--header", "-q", "-g", "none"],
     ];
     assert_rows_equal(
         &rows,
@@ -50,7 +53,9 @@ fn options_print_what_perf_prints() {
         },
         |args| {
             let mut c = sear();
-            c.args(["report", "--stdio", "--short-names", "-i"])
+            // (perf's are in UTC: the header's times.)
+            c.env("TZ", "UTC")
+                .args(["report", "--stdio", "--short-names", "-i"])
                 .arg(&data)
                 .args(args);
             without_tip(&stdout_of(&run_ok(&mut c)))

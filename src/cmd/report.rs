@@ -215,6 +215,7 @@ fn hotspots(
         .collect(),
         quiet,
         time_slices: a.time.clone(),
+        after_header: a.header && !quiet,
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
@@ -248,6 +249,15 @@ fn hotspots(
             }
         };
     let mut out = super::paged_stdout();
+    // (perf's -q leaves the header out too.)
+    if a.header && !quiet {
+        let info = render::header::FileInfo {
+            mtime: file_mtime(path),
+            show_info: a.show_info,
+            utc_offset: local_utc_offset,
+        };
+        render::header::write_header(&mut out, summed.reader.meta(), &info)?;
+    }
     render::report::write_report(
         &mut out,
         &topts,

@@ -44,6 +44,9 @@ pub struct TableOptions {
     pub quiet: bool,
     /// `--time` as given: perf adds it to each section's title.
     pub time_slices: Option<String>,
+    /// `--header`: the recording's header was printed before the table
+    /// (perf then leaves out its hint about it).
+    pub after_header: bool,
 }
 
 impl TableOptions {
@@ -107,10 +110,12 @@ pub fn write_report(
         }
         return Ok(());
     }
-    writeln!(
-        out,
-        "# To display the perf.data header info, please use --header/--header-only options.\n#"
-    )?;
+    if !opts.after_header {
+        writeln!(
+            out,
+            "# To display the perf.data header info, please use --header/--header-only options.\n#"
+        )?;
+    }
     for &c in &opts.layout.columns {
         if let Some(v) = opts.single_filter(c) {
             let what = match c {
