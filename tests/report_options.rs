@@ -1,5 +1,8 @@
 //! perf report's options, one per row of a table: perf 6.1 and sear read
 //! the same recording with the same arguments and print the same text.
+//! (sear with --raw-return-addresses: by default it looks a return address
+//! up inside its call, so `_start` where perf names ld.so's
+//! `_dl_start_user`, the label after the call.)
 //! (Rows avoid children-mode call graphs where entries of equal weight
 //! make perf's order a coin toss.)
 
@@ -55,7 +58,13 @@ fn options_print_what_perf_prints() {
             let mut c = sear();
             // (perf's are in UTC: the header's times.)
             c.env("TZ", "UTC")
-                .args(["report", "--stdio", "--short-names", "-i"])
+                .args([
+                    "report",
+                    "--stdio",
+                    "--short-names",
+                    "--raw-return-addresses",
+                    "-i",
+                ])
                 .arg(&data)
                 .args(args);
             without_tip(&stdout_of(&run_ok(&mut c)))

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use record::count::{CountOptions, CountRun, Counter};
-use record::stat::{Aggr, EventStats, Intervals, Spread};
+use record::count::{CountOptions, Counter};
+use record::stat::{Aggr, Intervals, Runs};
 use render::stat::{Counted, Format};
 
 use crate::cli::StatArgs;
@@ -85,25 +85,10 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         );
     }
     let aggr = aggr_of(&a);
-    match aggr {
-        Aggr::Global => {}
-        Aggr::Thread if opts.pids.is_empty() => anyhow::bail!(
-            "--per-thread needs -p PID: it splits the counts of running processes by thread"
-        ),
-        Aggr::Thread => {}
-        _ if !opts.system_wide => anyhow::bail!(
-            "-A and --per-core/--per-die/--per-socket need -a: they split system-wide counts by CPU"
-        ),
-        _ => {}
-    }
-    if aggr != Aggr::Global && a.interval_print.is_some() {
-        anyhow::bail!("-I with -A or --per-* is not supported yet: use one of them");
-    }
+    aggr.check(&opts).map_err(anyhow::Error::msg)?;
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
-    let mut rows: Vec<EventStats> = Vec::new();
-    let mut wall = Spread::default();
-    let mut last: Option<CountRun> = None;
+    let mut all = Runs::default();
     let interval_ns = a.interval_print.unwrap_or(0) as f64 * 1e6;
     for _ in 0..runs {
         let mut intervals = Intervals::default();
@@ -130,21 +115,10 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         if let (Some(sig), Some(cmd)) = (r.signal, a.command.first()) {
             eprintln!("{}: {}", cmd.to_string_lossy(), record::signal_text(sig));
         }
-        if rows.is_empty() {
-            rows = r.counters.iter().map(EventStats::empty).collect();
-        }
-        for (row, c) in rows.iter_mut().zip(&r.counters) {
-            row.add(c.value, c.enabled, c.running);
-        }
-        wall.add(r.wall_ns as f64);
-        last = Some(r);
+        all.add(r);
     }
-    // perf exits with the command's exit code; 0 when a signal ended it.
-    let status = last
-        .as_ref()
-        .filter(|r| r.signal.is_none())
-        .and_then(|r| r.exit_status)
-        .unwrap_or(0);
+    let status = all.exit_status();
+    let Runs { rows, wall, last } = all;
     if a.interval_print.is_some() {
         // The intervals were the output (perf prints no totals with -I).
         return Ok(ExitCode::from(status));

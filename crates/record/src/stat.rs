@@ -155,6 +155,59 @@ pub enum Aggr {
     Socket,
 }
 
+impl Aggr {
+    /// Whether this split can be made of what `opts` counts (why not).
+    pub fn check(self, opts: &crate::count::CountOptions) -> Result<(), String> {
+        match self {
+            Aggr::Global => Ok(()),
+            Aggr::Thread if opts.pids.is_empty() => Err(
+                "--per-thread needs -p PID: it splits the counts of running processes by thread"
+                    .into(),
+            ),
+            Aggr::Cpu | Aggr::Core | Aggr::Die | Aggr::Socket if !opts.system_wide => Err(
+                "-A and --per-core/--per-die/--per-socket need -a: they split system-wide counts by CPU"
+                    .into(),
+            ),
+            _ if opts.interval_ms.is_some() => {
+                Err("-I with -A or --per-* is not supported yet: use one of them".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What `-r` runs add up to: each event's statistics over the runs, the
+/// wall time's, and the last run (for its splits and the command's status).
+#[derive(Debug, Default)]
+pub struct Runs {
+    pub rows: Vec<EventStats>,
+    pub wall: Spread,
+    pub last: Option<CountRun>,
+}
+
+impl Runs {
+    pub fn add(&mut self, r: CountRun) {
+        if self.rows.is_empty() {
+            self.rows = r.counters.iter().map(EventStats::empty).collect();
+        }
+        for (row, c) in self.rows.iter_mut().zip(&r.counters) {
+            row.add(c.value, c.enabled, c.running);
+        }
+        self.wall.add(r.wall_ns as f64);
+        self.last = Some(r);
+    }
+
+    /// perf stat's exit status: the command's exit code, 0 when a signal
+    /// ended it.
+    pub fn exit_status(&self) -> u8 {
+        self.last
+            .as_ref()
+            .filter(|r| r.signal.is_none())
+            .and_then(|r| r.exit_status)
+            .unwrap_or(0)
+    }
+}
+
 /// A CPU's place: (socket, die, core) from sysfs, 0 where unknown.
 pub fn topology(cpu: i32) -> (i64, i64, i64) {
     let read = |what: &str| -> i64 {
