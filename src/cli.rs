@@ -372,14 +372,9 @@ pub struct CollapseArgs {
     /// Count samples instead of summing their periods.
     #[arg(long)]
     pub samples: bool,
-    /// Recordings: look frame-pointer return addresses up as recorded, as
-    /// perf 6.1 does (by default at address - 1, inside the call).
-    #[arg(long)]
-    pub raw_return_addresses: bool,
-    /// Recordings: at most this many frames per stack, from the leaf (perf's
-    /// --max-stack).
-    #[arg(long, value_name = "N", default_value_t = 127)]
-    pub max_stack: usize,
+    /// Recordings: --max-stack and --raw-return-addresses.
+    #[command(flatten)]
+    pub stack: StackArgs,
 }
 
 #[derive(Debug, Args)]
@@ -797,9 +792,8 @@ pub struct ReportArgs {
     /// Expand inline frames in DWARF-unwound call chains (the default).
     #[arg(long = "inline")]
     pub inline: bool,
-    /// Use at most this many frames of each call chain.
-    #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
-    pub max_stack: usize,
+    #[command(flatten)]
+    pub stack: StackArgs,
     /// Hide rows below this percentage.
     #[arg(long = "percent-limit", value_name = "PERCENT")]
     pub percent_limit: Option<f64>,
@@ -857,11 +851,6 @@ pub struct ReportArgs {
     pub symbols: Option<String>,
     #[command(flatten)]
     pub names: NameArgs,
-    /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
-    /// instead of at address - 1 (inside the call). Only calls that end a
-    /// function and garbage frames differ.
-    #[arg(long = "raw-return-addresses")]
-    pub raw_return_addresses: bool,
 }
 
 #[derive(Debug, Args)]
@@ -932,16 +921,10 @@ pub struct ScriptArgs {
     /// Print times with nanoseconds.
     #[arg(long = "ns")]
     pub ns: bool,
-    /// Use at most this many frames of each call chain.
-    #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
-    pub max_stack: usize,
+    #[command(flatten)]
+    pub stack: StackArgs,
     #[command(flatten)]
     pub names: NameArgs,
-    /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
-    /// instead of at address - 1 (inside the call). Only calls that end a
-    /// function and garbage frames differ.
-    #[arg(long = "raw-return-addresses")]
-    pub raw_return_addresses: bool,
 }
 
 #[derive(Debug, Args)]
@@ -990,6 +973,19 @@ fn cpu_list(s: &str) -> Result<CpuList, String> {
 
 pub fn parse() -> Result<Cli, clap::Error> {
     Cli::try_parse()
+}
+
+/// How call chains are read, for the commands that read them.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct StackArgs {
+    /// Use at most this many frames of each call chain, from the leaf.
+    #[arg(long = "max-stack", value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
+    /// Look frame-pointer return addresses up as recorded, as perf 6.1 does,
+    /// instead of at address - 1 (inside the call). Only calls that end a
+    /// function and garbage frames differ.
+    #[arg(long = "raw-return-addresses")]
+    pub raw_return_addresses: bool,
 }
 
 /// How symbol names are printed, for the commands that print them.

@@ -54,8 +54,8 @@ fn collapse_recording(input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
         &Replay {
             mark_inline: a.inline,
             prune_below_percent: None,
-            raw_return_addresses: a.raw_return_addresses,
-            max_stack: a.max_stack,
+            raw_return_addresses: a.stack.raw_return_addresses,
+            max_stack: a.stack.max_stack,
         },
     )?;
     crate::ui::print_diagnostics(name.as_ref(), &diag);

@@ -129,8 +129,8 @@ fn hotspots(
         parent: a.parent.as_deref(),
         graph,
         no_branch_stack: a.no_branch_stack,
-        max_stack: a.max_stack,
-        adjust_returns: !a.raw_return_addresses,
+        max_stack: a.stack.max_stack,
+        adjust_returns: !a.stack.raw_return_addresses,
     };
     // What the events record is known only after all records in pipe
     // mode (their attrs come as records): the columns are checked now and

@@ -55,10 +55,10 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     // Pass one.
     let (machine, kernel) = profile::session::start(meta);
     let collector = Collector::new(CollectOptions {
-        max_stack: a.max_stack,
+        max_stack: a.stack.max_stack,
         // Samples without call chains just get empty stacks.
         callchains: true,
-        adjust_returns: !a.raw_return_addresses,
+        adjust_returns: !a.stack.raw_return_addresses,
         by_cpu: false,
     });
     let mut sink = profile::session::Timeline::new(
