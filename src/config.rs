@@ -70,9 +70,11 @@ pub fn files(scope: Scope) -> Vec<PathBuf> {
 }
 
 impl Config {
-    /// Adds the settings of `path` (a missing file adds none).
+    /// Adds the settings of `path` (a missing file adds none). Only a
+    /// regular file of at most [`MAX_FILE_BYTES`] is read: a FIFO or a
+    /// device there is skipped with a warning, never waited on.
     pub fn read_file(&mut self, path: &Path) {
-        let Ok(text) = std::fs::read(path) else {
+        let Some(text) = read_regular(path) else {
             return;
         };
         let text = String::from_utf8_lossy(&text);
@@ -131,6 +133,39 @@ impl Config {
         }
         n
     }
+}
+
+/// The most of a configuration file sear reads (perf's are a few lines).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO does not wait for a writer.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() {
+        log::warn!(
+            "{}: not a regular file; perf config ignored",
+            path.display()
+        );
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        log::warn!(
+            "{}: larger than {} bytes; perf config ignored",
+            path.display(),
+            MAX_FILE_BYTES
+        );
+        return None;
+    }
+    Some(bytes)
 }
 
 /// `Section.Key` → `section.key`; a subsection keeps its case, as git's.
@@ -347,6 +382,25 @@ mod tests {
         assert_eq!(c.bool("report.children"), Some(false));
         assert_eq!(c.bool("Report.Children"), Some(false));
         assert_eq!(c.value("report.other"), None);
+    }
+
+    #[test]
+    fn fifos_and_huge_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut cfg = Config::default();
+        cfg.read_file(&fifo); // returns at once
+        let big = dir.path().join("big");
+        let mut text = String::from("[report]\nchildren = false\n");
+        text.push_str(&"# padding\n".repeat(120_000));
+        std::fs::write(&big, text).unwrap();
+        cfg.read_file(&big);
+        assert!(cfg.entries().is_empty());
+        cfg.read_file(&dir.path().join("missing"));
+        assert!(cfg.entries().is_empty());
     }
 
     #[test]
