@@ -287,6 +287,11 @@ pub struct DiffArgs {
     /// Only samples in these symbols, comma-separated.
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
     pub symbols: Option<String>,
+    /// sear's layout: both recordings' totals first, and the new
+    /// recording's share in a column of its own (perf diff prints only
+    /// Baseline and Delta Abs).
+    #[arg(long = "new")]
+    pub new_column: bool,
     #[command(flatten)]
     pub names: NameArgs,
 }

@@ -1,6 +1,7 @@
 //! `sear diff`: on two recordings of a C program whose `work_a` does twice
 //! the work in the second, `work_a`'s share rises by the expected amount
-//! and the rest falls; the rows and baseline shares are perf diff's.
+//! and the rest falls; the default output is perf diff's byte for byte,
+//! and `--new`'s rows and baseline shares are perf diff's.
 
 mod common;
 
@@ -90,8 +91,40 @@ fn perf_rows(text: &str) -> Rows {
     rows
 }
 
+/// `sear diff --new` (sear's layout, with the new share): what the tests
+/// below read.
 fn sear_diff(base: &Path, new: &Path, args: &[&str]) -> String {
-    stdout_of(&run_ok(sear().arg("diff").args(args).arg(base).arg(new)))
+    stdout_of(&run_ok(
+        sear().args(["diff", "--new"]).args(args).arg(base).arg(new),
+    ))
+}
+
+/// Without --new, sear prints what perf diff prints, byte for byte.
+#[test]
+fn default_layout_is_perf_diffs() {
+    let (_dir, base, new) = recordings();
+    let sets: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["-s", "dso"],
+        vec!["-s", "comm"],
+        vec!["-s", "sym"],
+        vec!["-s", "comm,dso"],
+    ];
+    for (b, n) in [(base, new), (new, base), (base, base)] {
+        assert_rows_equal(
+            &sets,
+            |args| stdout_of(&run_ok(perf().arg("diff").args(args).arg(b).arg(n))),
+            |args| {
+                stdout_of(&run_ok(
+                    sear()
+                        .args(["diff", "--short-names"])
+                        .args(args)
+                        .arg(b)
+                        .arg(n),
+                ))
+            },
+        );
+    }
 }
 
 #[test]

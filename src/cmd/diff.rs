@@ -35,7 +35,12 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     };
     let base = load(&a.base, &opts)?;
     let new = load(&a.new, &opts)?;
-    let rows = profile::diff::diff_events(&base.sides, &new.sides);
+    let mut rows = profile::diff::diff_events(&base.sides, &new.sides);
+    if !a.new_column {
+        for (_, r) in &mut rows {
+            profile::diff::perf_order(r);
+        }
+    }
     let table = render::diff::DiffTable {
         base: base.totals,
         new: new.totals,
@@ -45,6 +50,8 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
             .map(|(ev, rows)| render::diff::DiffSection { event: ev, rows })
             .collect(),
         percent_limit: a.percent_limit,
+        with_new: a.new_column,
+        pads: keys.iter().map(|k| k.pads_value()).collect(),
     };
     let mut out = super::paged_stdout();
     render::diff::write_diff(&mut out, &table)?;

@@ -192,9 +192,54 @@ pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
     rows
 }
 
+/// Puts `rows` in perf diff's order (its default `-c delta-abs`): first
+/// the rows the new recording has, by decreasing absolute change; then
+/// those only the baseline has. Ties keep the baseline's order: by
+/// decreasing baseline period (rows only the new recording has count 0),
+/// then by key texts (perf compares symbols by address there; rows of
+/// equal change and baseline in one DSO may come in another order).
+pub fn perf_order(rows: &mut [DiffRow]) {
+    let base = |r: &DiffRow| r.base.map_or(0, |s| s.period);
+    // (Symbols compare by name, without their `[.] ` level.)
+    let name = |k: &String| -> String {
+        match k.as_bytes() {
+            [b'[', _, b']', b' ', ..] => k[4..].to_owned(),
+            _ => k.clone(),
+        }
+    };
+    let keys = |r: &DiffRow| -> Vec<String> { r.keys.iter().map(name).collect() };
+    rows.sort_by(|x, y| base(y).cmp(&base(x)).then_with(|| keys(x).cmp(&keys(y))));
+    rows.sort_by(|x, y| match (x.new.is_some(), y.new.is_some()) {
+        (true, true) => y.delta.abs().total_cmp(&x.delta.abs()),
+        (true, false) => std::cmp::Ordering::Less,
+        (false, true) => std::cmp::Ordering::Greater,
+        (false, false) => std::cmp::Ordering::Equal,
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_order_puts_paired_rows_first_by_change() {
+        let base = Side::from_rows([
+            (vec!["a".into()], 90, 9),
+            (vec!["b".into()], 5, 1),
+            (vec!["c".into()], 5, 1),
+        ]);
+        let new = Side::from_rows([
+            (vec!["a".into()], 95, 19),
+            (vec!["b".into()], 5, 1),
+            (vec!["d".into()], 0, 0),
+        ]);
+        let mut rows = diff(&base, &new);
+        perf_order(&mut rows);
+        let names: Vec<&str> = rows.iter().map(|r| r.keys[0].as_str()).collect();
+        // a +5 and d +0 (new only) and b 0: by change, ties by baseline;
+        // c (gone) last.
+        assert_eq!(names, ["a", "b", "d", "c"]);
+    }
 
     fn k(s: &str) -> Vec<String> {
         s.split(',').map(str::to_owned).collect()

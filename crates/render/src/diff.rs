@@ -1,6 +1,6 @@
-//! `sear diff`'s text: the two recordings' totals, then per event a table
-//! like `perf diff`'s (`Baseline`, `Delta Abs`, the sort keys) with the new
-//! share as a column of its own.
+//! `sear diff`'s text: perf diff's table per event (`Baseline`, `Delta
+//! Abs`, the sort keys), or with `--new` the two recordings' totals first
+//! and the new share as a column of its own.
 
 use std::io::{self, Write};
 
@@ -34,6 +34,11 @@ pub struct DiffTable<'a> {
     pub sections: Vec<DiffSection<'a>>,
     /// Rows whose larger share is below this many percent are left out.
     pub percent_limit: f64,
+    /// sear's layout: the totals, and a column with the new share.
+    pub with_new: bool,
+    /// Per key column: perf pads its values even as the last column (all
+    /// but symbols and source lines).
+    pub pads: Vec<bool>,
 }
 
 fn change(new: f64, base: f64) -> String {
@@ -67,8 +72,11 @@ fn totals_line(out: &mut dyn Write, t: &FileTotals, base: Option<&FileTotals>) -
     }
 }
 
-/// Writes the totals and one table per event.
+/// Writes one table per event (and, with `with_new`, the totals first).
 pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
+    if !t.with_new {
+        return write_perf(out, t);
+    }
     writeln!(out, "# Data files:")?;
     write!(out, "#  [0] {} (Baseline): ", t.base.name)?;
     totals_line(out, &t.base, None)?;
@@ -131,6 +139,58 @@ pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// perf diff's own layout: per event, `Baseline` (blank for rows only the
+/// new recording has) and `Delta Abs` (blank for rows it lacks), the key
+/// columns as wide as their widest text, sections apart by a blank line.
+fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
+    for (n, s) in t.sections.iter().enumerate() {
+        let rows: Vec<&DiffRow> = s
+            .rows
+            .iter()
+            .filter(|r| r.max_percent() >= t.percent_limit)
+            .collect();
+        let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &rows {
+            for (w, k) in widths.iter_mut().zip(&r.keys) {
+                *w = (*w).max(k.chars().count());
+            }
+        }
+        if n > 0 {
+            writeln!(out)?;
+        }
+        writeln!(out, "# Event '{}'\n#", s.event)?;
+        write!(out, "# Baseline  Delta Abs")?;
+        for (h, w) in t.headers.iter().zip(&widths) {
+            write!(out, "  {h:<w$}")?;
+        }
+        write!(out, "\n# ........  .........")?;
+        for w in &widths {
+            write!(out, "  {}", ".".repeat(*w))?;
+        }
+        writeln!(out, "\n#")?;
+        let last = widths.len().saturating_sub(1);
+        for r in rows {
+            match r.base {
+                Some(b) => write!(out, "{:>9.2}%", b.percent)?,
+                None => write!(out, "{:10}", "")?,
+            }
+            match r.new {
+                Some(_) => write!(out, "  {:>+8.2}%", r.delta)?,
+                None => write!(out, "  {:9}", "")?,
+            }
+            for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
+                if i == last && !t.pads.get(i).copied().unwrap_or(false) {
+                    write!(out, "  {k}")?;
+                } else {
+                    write!(out, "  {k:<w$}")?;
+                }
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +224,8 @@ mod tests {
                 rows: &rows,
             }],
             percent_limit: 0.0,
+            with_new: true,
+            pads: vec![true, false],
         };
         let mut out = Vec::new();
         write_diff(&mut out, &t).unwrap();
