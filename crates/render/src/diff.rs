@@ -84,17 +84,7 @@ pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
     totals_line(out, &t.new, Some(&t.base))?;
     writeln!(out, "#")?;
     for s in &t.sections {
-        let rows: Vec<&DiffRow> = s
-            .rows
-            .iter()
-            .filter(|r| r.max_percent() >= t.percent_limit)
-            .collect();
-        let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &rows {
-            for (w, k) in widths.iter_mut().zip(&r.keys) {
-                *w = (*w).max(k.chars().count());
-            }
-        }
+        let (rows, widths) = shown(t, s);
         writeln!(out, "# Event '{}'", s.event)?;
         writeln!(out, "#")?;
         write!(out, "# Baseline        New  Delta Abs")?;
@@ -139,22 +129,29 @@ pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// A section's rows above the percent limit, and each key column's width
+/// (its widest text or header).
+fn shown<'a>(t: &DiffTable<'_>, s: &DiffSection<'a>) -> (Vec<&'a DiffRow>, Vec<usize>) {
+    let rows: Vec<&DiffRow> = s
+        .rows
+        .iter()
+        .filter(|r| r.max_percent() >= t.percent_limit)
+        .collect();
+    let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, k) in widths.iter_mut().zip(&r.keys) {
+            *w = (*w).max(k.chars().count());
+        }
+    }
+    (rows, widths)
+}
+
 /// perf diff's own layout: per event, `Baseline` (blank for rows only the
 /// new recording has) and `Delta Abs` (blank for rows it lacks), the key
 /// columns as wide as their widest text, sections apart by a blank line.
 fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
     for (n, s) in t.sections.iter().enumerate() {
-        let rows: Vec<&DiffRow> = s
-            .rows
-            .iter()
-            .filter(|r| r.max_percent() >= t.percent_limit)
-            .collect();
-        let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &rows {
-            for (w, k) in widths.iter_mut().zip(&r.keys) {
-                *w = (*w).max(k.chars().count());
-            }
-        }
+        let (rows, widths) = shown(t, s);
         if n > 0 {
             writeln!(out)?;
         }
