@@ -292,6 +292,18 @@ pub struct DiffArgs {
     /// Baseline and Delta Abs).
     #[arg(long = "new")]
     pub new_column: bool,
+    /// What the column after Baseline shows, as perf's -c: delta-abs (the
+    /// default: the change of share, rows by its absolute value), delta
+    /// (by its signed value), ratio (new period / baseline period) or
+    /// wdiff:W1,W2 (new period x W2 - baseline period x W1).
+    #[arg(
+        short = 'c',
+        long = "compute",
+        value_name = "delta|delta-abs|ratio|wdiff:W1,W2",
+        default_value = "delta-abs",
+        conflicts_with = "new_column"
+    )]
+    pub compute: String,
     #[command(flatten)]
     pub names: NameArgs,
 }

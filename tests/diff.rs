@@ -109,6 +109,12 @@ fn default_layout_is_perf_diffs() {
         vec!["-s", "comm"],
         vec!["-s", "sym"],
         vec!["-s", "comm,dso"],
+        vec!["-c", "delta"],
+        // (By DSO: perf orders rows of equal ratio in one DSO by symbol
+        // address, sear by name.)
+        vec!["-c", "ratio", "-s", "dso"],
+        vec!["-c", "wdiff:1,2", "-s", "dso"],
+        vec!["--compute", "delta-abs", "-s", "sym"],
     ];
     for (b, n) in [(base, new), (new, base), (base, base)] {
         assert_rows_equal(

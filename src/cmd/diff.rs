@@ -12,6 +12,7 @@ use profile::hist::{Filters, HistOptions, Names, SortKey};
 use crate::cli::DiffArgs;
 
 pub fn run(a: DiffArgs) -> Result<ExitCode> {
+    let compute = profile::diff::Compute::parse(&a.compute)?;
     let keys: Vec<SortKey> = SortKey::parse_list(&a.sort)
         .map_err(|e| {
             anyhow::anyhow!(
@@ -37,8 +38,8 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     let new = load(&a.new, &opts)?;
     let mut rows = profile::diff::diff_events(&base.sides, &new.sides);
     if !a.new_column {
-        for (_, r) in &mut rows {
-            profile::diff::perf_order(r);
+        for e in &mut rows {
+            profile::diff::perf_order(&mut e.rows, compute);
         }
     }
     let table = render::diff::DiffTable {
@@ -47,11 +48,16 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         headers: keys.iter().map(|k| k.header().trim()).collect(),
         sections: rows
             .iter()
-            .map(|(ev, rows)| render::diff::DiffSection { event: ev, rows })
+            .map(|e| render::diff::DiffSection {
+                event: &e.event,
+                rows: &e.rows,
+                widths: &e.widths,
+            })
             .collect(),
         percent_limit: a.percent_limit,
         with_new: a.new_column,
         pads: keys.iter().map(|k| k.pads_value()).collect(),
+        compute,
     };
     let mut out = super::paged_stdout();
     render::diff::write_diff(&mut out, &table)?;

@@ -32,6 +32,20 @@ pub struct Side {
     /// What percentages are of: all the side's period (not only the rows').
     pub total_period: u64,
     pub total_samples: u64,
+    /// Per key column, the width its values ask for, where it is not
+    /// their text's: perf sizes a comm column by the comm each entry's
+    /// thread has at the end (a longer comm is cut). Empty: the texts'.
+    pub widths: Vec<usize>,
+}
+
+/// Widens `into` to `w`, column by column.
+fn widen(into: &mut Vec<usize>, w: &[usize]) {
+    if into.len() < w.len() {
+        into.resize(w.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(w) {
+        *a = (*a).max(*b);
+    }
 }
 
 /// One recording's sides, one per event name (two events of one name are
@@ -59,17 +73,33 @@ impl Sides {
                 continue;
             }
             let name = e.name();
+            let mut widths = Vec::new();
+            let rows = h
+                .entries
+                .iter()
+                .map(|e| {
+                    let texts: Vec<String> =
+                        e.keys.iter().map(|k| names.display(k, e.level)).collect();
+                    let w: Vec<usize> = e
+                        .keys
+                        .iter()
+                        .zip(&texts)
+                        .map(|(k, t)| match k {
+                            crate::hist::Key::Comm(_) => {
+                                names.thread_comm(e.thread).chars().count()
+                            }
+                            _ => t.chars().count(),
+                        })
+                        .collect();
+                    widen(&mut widths, &w);
+                    (texts, e.period, e.samples)
+                })
+                .collect();
             let side = Side {
-                rows: h
-                    .entries
-                    .iter()
-                    .map(|e| {
-                        let texts = e.keys.iter().map(|k| names.display(k, e.level)).collect();
-                        (texts, e.period, e.samples)
-                    })
-                    .collect(),
+                rows,
                 total_period: h.all_period,
                 total_samples: h.all_samples,
+                widths,
             };
             out.samples += h.all_samples;
             out.events.push((name.clone(), h.all_period));
@@ -78,6 +108,7 @@ impl Sides {
                     s.rows.extend(side.rows);
                     s.total_period += side.total_period;
                     s.total_samples += side.total_samples;
+                    widen(&mut s.widths, &side.widths);
                 }
                 None => out.sections.push((name, side)),
             }
@@ -93,9 +124,18 @@ impl Sides {
     }
 }
 
+/// One event's rows of both recordings, and its columns' widths (see
+/// [`Side::widths`]).
+#[derive(Debug, Clone)]
+pub struct EventDiff {
+    pub event: String,
+    pub rows: Vec<DiffRow>,
+    pub widths: Vec<usize>,
+}
+
 /// Both recordings' rows compared per event, events matched by name: the
 /// new recording's order, then events only the baseline has.
-pub fn diff_events(base: &Sides, new: &Sides) -> Vec<(String, Vec<DiffRow>)> {
+pub fn diff_events(base: &Sides, new: &Sides) -> Vec<EventDiff> {
     let mut events: Vec<&str> = new.sections.iter().map(|(n, _)| n.as_str()).collect();
     for (n, _) in &base.sections {
         if !events.contains(&n.as_str()) {
@@ -104,7 +144,16 @@ pub fn diff_events(base: &Sides, new: &Sides) -> Vec<(String, Vec<DiffRow>)> {
     }
     events
         .into_iter()
-        .map(|ev| (ev.to_owned(), diff(&base.side(ev), &new.side(ev))))
+        .map(|ev| {
+            let (b, n) = (base.side(ev), new.side(ev));
+            let mut widths = b.widths.clone();
+            widen(&mut widths, &n.widths);
+            EventDiff {
+                event: ev.to_owned(),
+                rows: diff(&b, &n),
+                widths,
+            }
+        })
         .collect()
 }
 
@@ -116,6 +165,7 @@ impl Side {
             total_period: rows.iter().map(|r| r.1).fold(0u64, u64::saturating_add),
             total_samples: rows.iter().map(|r| r.2).fold(0u64, u64::saturating_add),
             rows,
+            widths: Vec::new(),
         }
     }
 
@@ -192,13 +242,71 @@ pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
     rows
 }
 
-/// Puts `rows` in perf diff's order (its default `-c delta-abs`): first
-/// the rows the new recording has, by decreasing absolute change; then
-/// those only the baseline has. Ties keep the baseline's order: by
-/// decreasing baseline period (rows only the new recording has count 0),
-/// then by key texts (perf compares symbols by address there; rows of
-/// equal change and baseline in one DSO may come in another order).
-pub fn perf_order(rows: &mut [DiffRow]) {
+/// What perf diff's `-c/--compute` shows for each row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Compute {
+    /// The change of share, in percentage points (`delta`).
+    Delta,
+    /// The same, sorted by its absolute value (`delta-abs`, the default).
+    DeltaAbs,
+    /// New period over baseline period (`ratio`).
+    Ratio,
+    /// New period times the second weight minus baseline period times the
+    /// first (`wdiff:W1,W2`).
+    Wdiff(i64, i64),
+}
+
+impl Compute {
+    /// `-c` as perf takes it.
+    pub fn parse(s: &str) -> Result<Compute, crate::Error> {
+        let bad = |why: &str| crate::Error::BadOption(format!("-c/--compute {s}: {why}"));
+        match s {
+            "delta" => Ok(Compute::Delta),
+            "delta-abs" => Ok(Compute::DeltaAbs),
+            "ratio" => Ok(Compute::Ratio),
+            "cycles" => Err(bad(
+                "cycles compares LBR branch cycles, which need hardware branch records",
+            )),
+            _ => {
+                let w = s
+                    .strip_prefix("wdiff:")
+                    .ok_or_else(|| bad("expected delta, delta-abs, ratio or wdiff:W1,W2"))?;
+                let (a, b) = w
+                    .split_once(',')
+                    .ok_or_else(|| bad("wdiff takes two weights: wdiff:W1,W2"))?;
+                let n = |x: &str| {
+                    x.trim()
+                        .parse::<i64>()
+                        .map_err(|_| bad("the weights are whole numbers"))
+                };
+                Ok(Compute::Wdiff(n(a)?, n(b)?))
+            }
+        }
+    }
+
+    /// The row's value: None where perf prints nothing (rows the new
+    /// recording lacks) or `N/A` (ratios and weighted differences of rows
+    /// only the new recording has).
+    pub fn value(self, r: &DiffRow) -> Option<f64> {
+        let new = r.new?;
+        match self {
+            Compute::Delta | Compute::DeltaAbs => Some(r.delta),
+            Compute::Ratio => r.base.map(|b| new.period as f64 / b.period.max(1) as f64),
+            Compute::Wdiff(w1, w2) => r
+                .base
+                .map(|b| (new.period as i64 * w2 - b.period as i64 * w1) as f64),
+        }
+    }
+}
+
+/// Puts `rows` in perf diff's order for `compute`: first the rows the new
+/// recording has, by decreasing value (absolute for delta-abs; rows
+/// without one, `N/A`, after them); then those only the baseline has.
+/// Ties keep the baseline's order: by decreasing baseline period (rows
+/// only the new recording has count 0), then by key texts (perf compares
+/// symbols by address there; rows of equal change and baseline in one DSO
+/// may come in another order).
+pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
     let base = |r: &DiffRow| r.base.map_or(0, |s| s.period);
     // (Symbols compare by name, without their `[.] ` level.)
     let name = |k: &String| -> String {
@@ -209,11 +317,17 @@ pub fn perf_order(rows: &mut [DiffRow]) {
     };
     let keys = |r: &DiffRow| -> Vec<String> { r.keys.iter().map(name).collect() };
     rows.sort_by(|x, y| base(y).cmp(&base(x)).then_with(|| keys(x).cmp(&keys(y))));
-    rows.sort_by(|x, y| match (x.new.is_some(), y.new.is_some()) {
-        (true, true) => y.delta.abs().total_cmp(&x.delta.abs()),
-        (true, false) => std::cmp::Ordering::Less,
-        (false, true) => std::cmp::Ordering::Greater,
-        (false, false) => std::cmp::Ordering::Equal,
+    let rank = |r: &DiffRow| -> (u8, f64) {
+        match (r.new.is_some(), compute.value(r)) {
+            (true, Some(v)) if compute == Compute::DeltaAbs => (0, -v.abs()),
+            (true, Some(v)) => (0, -v),
+            (true, None) => (1, -(r.new.map_or(0, |n| n.period) as f64)),
+            (false, _) => (2, 0.0),
+        }
+    };
+    rows.sort_by(|x, y| {
+        let (a, b) = (rank(x), rank(y));
+        a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
     });
 }
 
@@ -234,7 +348,7 @@ mod tests {
             (vec!["d".into()], 0, 0),
         ]);
         let mut rows = diff(&base, &new);
-        perf_order(&mut rows);
+        perf_order(&mut rows, Compute::DeltaAbs);
         let names: Vec<&str> = rows.iter().map(|r| r.keys[0].as_str()).collect();
         // a +5 and d +0 (new only) and b 0: by change, ties by baseline;
         // c (gone) last.

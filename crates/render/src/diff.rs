@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use profile::diff::DiffRow;
+use profile::diff::{Compute, DiffRow};
 
 /// One recording's totals.
 #[derive(Debug, Clone)]
@@ -22,6 +22,9 @@ pub struct FileTotals {
 pub struct DiffSection<'a> {
     pub event: &'a str,
     pub rows: &'a [DiffRow],
+    /// Per key column, the width its values ask for beyond their texts
+    /// (perf's comm column: the threads' final comms).
+    pub widths: &'a [usize],
 }
 
 /// Everything `sear diff` prints.
@@ -39,6 +42,8 @@ pub struct DiffTable<'a> {
     /// Per key column: perf pads its values even as the last column (all
     /// but symbols and source lines).
     pub pads: Vec<bool>,
+    /// perf's `-c`: the column after Baseline.
+    pub compute: Compute,
 }
 
 fn change(new: f64, base: f64) -> String {
@@ -138,9 +143,14 @@ fn shown<'a>(t: &DiffTable<'_>, s: &DiffSection<'a>) -> (Vec<&'a DiffRow>, Vec<u
         .filter(|r| r.max_percent() >= t.percent_limit)
         .collect();
     let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (w, k) in widths.iter_mut().zip(&r.keys) {
-            *w = (*w).max(k.chars().count());
+    for (i, w) in widths.iter_mut().enumerate() {
+        match s.widths.get(i) {
+            Some(&asked) => *w = (*w).max(asked),
+            None => {
+                for r in &rows {
+                    *w = (*w).max(r.keys.get(i).map_or(0, |k| k.chars().count()));
+                }
+            }
         }
     }
     (rows, widths)
@@ -155,12 +165,18 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
         if n > 0 {
             writeln!(out)?;
         }
+        let (title, cw) = match t.compute {
+            Compute::Delta => ("Delta", 7),
+            Compute::DeltaAbs => ("Delta Abs", 9),
+            Compute::Ratio => ("Ratio", 14),
+            Compute::Wdiff(..) => ("Weighted diff", 14),
+        };
         writeln!(out, "# Event '{}'\n#", s.event)?;
-        write!(out, "# Baseline  Delta Abs")?;
+        write!(out, "# Baseline  {title:>cw$}")?;
         for (h, w) in t.headers.iter().zip(&widths) {
             write!(out, "  {h:<w$}")?;
         }
-        write!(out, "\n# ........  .........")?;
+        write!(out, "\n# ........  {}", ".".repeat(cw))?;
         for w in &widths {
             write!(out, "  {}", ".".repeat(*w))?;
         }
@@ -171,14 +187,22 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                 Some(b) => write!(out, "{:>9.2}%", b.percent)?,
                 None => write!(out, "{:10}", "")?,
             }
-            match r.new {
-                Some(_) => write!(out, "  {:>+8.2}%", r.delta)?,
-                None => write!(out, "  {:9}", "")?,
-            }
+            let v = match (t.compute.value(r), r.new.is_some()) {
+                (Some(v), _) => match t.compute {
+                    Compute::Delta | Compute::DeltaAbs => format!("{v:+.2}%"),
+                    Compute::Ratio => format!("{v:.6}"),
+                    Compute::Wdiff(..) => format!("{v:.0}"),
+                },
+                (None, true) => "N/A".to_owned(),
+                (None, false) => String::new(),
+            };
+            write!(out, "  {v:>cw$}")?;
             for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
                 if i == last && !t.pads.get(i).copied().unwrap_or(false) {
                     write!(out, "  {k}")?;
                 } else {
+                    // (`%-*.*s`: a comm longer than its column is cut.)
+                    let k: String = k.chars().take(*w).collect();
                     write!(out, "  {k:<w$}")?;
                 }
             }
@@ -219,10 +243,12 @@ mod tests {
             sections: vec![DiffSection {
                 event: "cpu-clock",
                 rows: &rows,
+                widths: &[],
             }],
             percent_limit: 0.0,
             with_new: true,
             pads: vec![true, false],
+            compute: Compute::DeltaAbs,
         };
         let mut out = Vec::new();
         write_diff(&mut out, &t).unwrap();
