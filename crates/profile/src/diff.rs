@@ -369,6 +369,7 @@ mod tests {
             ],
             total_period: 100,
             total_samples: 10,
+            widths: Vec::new(),
         };
         let new = Side {
             rows: vec![
@@ -378,6 +379,7 @@ mod tests {
             ],
             total_period: 200,
             total_samples: 20,
+            widths: Vec::new(),
         };
         let rows = diff(&base, &new);
         let names: Vec<&str> = rows.iter().map(|r| r.keys[1].as_str()).collect();
