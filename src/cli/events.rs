@@ -1,0 +1,236 @@
+//! The arguments of the commands that open events: record and stat.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{cpu_list, CpuList};
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Events to sample, comma-separated, as perf names them: software
+    /// (cpu-clock, task-clock, page-faults/faults, minor-faults,
+    /// major-faults, context-switches/cs, cpu-migrations, alignment-faults,
+    /// emulation-faults) and hardware (cycles, instructions,
+    /// cache-references, cache-misses, branches, branch-misses, bus-cycles,
+    /// ref-cycles, stalled-cycles-frontend/-backend). `{a,b}` opens a group;
+    /// modifiers `:u` (user space only), `:k` (kernel only), `:p`. Repeatable.
+    /// Default: cycles, or cpu-clock on machines without a hardware PMU (VMs).
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    pub event: Vec<String>,
+    /// Samples per second per event (default 4000), or `max` for the kernel's
+    /// limit (/proc/sys/kernel/perf_event_max_sample_rate).
+    #[arg(short = 'F', long = "freq", value_name = "HZ|max")]
+    pub freq: Option<String>,
+    /// Sample every PERIOD events instead (e.g. every 100000 page faults or
+    /// ns of cpu-clock).
+    #[arg(
+        short = 'c',
+        long = "count",
+        value_name = "PERIOD",
+        conflicts_with = "freq"
+    )]
+    pub count: Option<u64>,
+    /// Record call graphs by frame pointers (as `--call-graph fp`), or in
+    /// the mode perf's config sets (call-graph.record-mode).
+    #[arg(short = 'g')]
+    pub g: bool,
+    /// Record each sample's data address (perf's -d/--data; for
+    /// software events it is 0) and data mappings.
+    #[arg(short = 'd', long = "data")]
+    pub data: bool,
+    /// Record the period in every sample also with a fixed -c period.
+    #[arg(short = 'P', long = "period")]
+    pub period: bool,
+    /// Call graphs: `fp` (frame pointers: cheap, needs code built with
+    /// -fno-omit-frame-pointer) or `dwarf[,SIZE]` (copies SIZE bytes of user
+    /// stack per sample, default 8192, unwound later with the binaries'
+    /// DWARF: works without frame pointers, bigger files).
+    #[arg(long = "call-graph", value_name = "fp|dwarf[,SIZE]")]
+    pub call_graph: Option<String>,
+    /// Sample these running processes (comma-separated pids), all their threads.
+    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Sample only these threads (comma-separated tids).
+    #[arg(short = 't', long = "tid", value_name = "TIDS")]
+    pub tid: Option<String>,
+    /// Sample every process on every CPU (system-wide). With a command,
+    /// until it exits; without, until Ctrl-C.
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// Sample only these CPUs (`0-3,6`); system-wide on them.
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Output file; `-` writes a pipe-mode stream to stdout (e.g. `| sear
+    /// report`). An existing file is renamed FILE.old first.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "perf.data"
+    )]
+    pub output: PathBuf,
+    /// Ring-buffer size per CPU: pages (a power of two) or a size with
+    /// K/M/G (rounded up to a power of two of pages). Default 128 pages
+    /// (512 KiB); raise it when the closing line reports lost events.
+    #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES|SIZE")]
+    pub mmap_pages: Option<String>,
+    /// Compress the recorded data with zstd (perf's COMPRESSED records;
+    /// perf 5.x+ reads them). LEVEL 1-22, default 1.
+    #[arg(
+        short = 'z',
+        long = "compression-level",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    pub compress: Option<i32>,
+    /// Also record context switches (SWITCH records).
+    #[arg(long = "switch-events")]
+    pub switch_events: bool,
+    /// Do not collect build ids of the binaries samples hit.
+    #[arg(short = 'B', long = "no-buildid")]
+    pub no_buildid: bool,
+    /// Do not follow the command's children and new threads.
+    #[arg(short = 'i', long = "no-inherit")]
+    pub no_inherit: bool,
+    /// Record the CPU of each sample.
+    #[arg(long = "sample-cpu")]
+    pub sample_cpu: bool,
+    /// Record sample timestamps (they always are; accepted for perf's
+    /// command lines).
+    #[arg(short = 'T', long = "timestamp")]
+    pub timestamp: bool,
+    /// Count in user space only (every event, as `:u` without excluding
+    /// the hypervisor).
+    #[arg(long = "all-user", conflicts_with = "all_kernel")]
+    pub all_user: bool,
+    /// Count in the kernel only.
+    #[arg(long = "all-kernel")]
+    pub all_kernel: bool,
+    /// Record each sample's weight (memory latency events set it).
+    #[arg(short = 'W', long = "weight")]
+    pub weight: bool,
+    /// Record each sample's physical data address.
+    #[arg(long = "phys-data")]
+    pub phys_data: bool,
+    /// Record the page size of each sample's data address.
+    #[arg(long = "data-page-size")]
+    pub data_page_size: bool,
+    /// Record the page size of each sample's code address.
+    #[arg(long = "code-page-size")]
+    pub code_page_size: bool,
+    /// Record raw sample data (tracepoint fields) and CPUs.
+    #[arg(short = 'R', long = "raw-samples")]
+    pub raw_samples: bool,
+    /// Record PERF_SAMPLE_IDENTIFIER in every sample.
+    #[arg(long = "sample-identifier")]
+    pub sample_identifier: bool,
+    /// Record enabled and running times with counter values.
+    #[arg(long = "running-time")]
+    pub running_time: bool,
+    /// Per-thread counts when threads exit (perf's -s/--stat).
+    #[arg(short = 's', long = "stat")]
+    pub stat: bool,
+    /// No BPF program load/unload records (kernel symbol records stay).
+    #[arg(long = "no-bpf-event")]
+    pub no_bpf_event: bool,
+    /// sear does not fill perf's build-id cache yet: accepted for perf's
+    /// command lines.
+    #[arg(short = 'N', long = "no-buildid-cache")]
+    pub no_buildid_cache: bool,
+    /// Check the options, open nothing, exit.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// The command to run and its arguments (after `--`).
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Events to count, comma-separated, as perf names them (the names of
+    /// `sear record -e`: task-clock, cpu-clock, page-faults, minor-faults,
+    /// major-faults, context-switches/cs, cpu-migrations, cycles,
+    /// instructions, branches, branch-misses, ...). Repeatable. Default:
+    /// perf's (task-clock, context-switches, cpu-migrations, page-faults,
+    /// cycles, instructions, branches, branch-misses).
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    pub event: Vec<String>,
+    /// Run the command N times; print means and their relative spread.
+    #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Count these running processes (comma-separated pids), all their threads.
+    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
+    pub pid: Option<String>,
+    /// Count on every CPU (system-wide).
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// CSV output with this field separator (as perf's `-x`).
+    #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
+    pub field_separator: Option<String>,
+    /// JSON output, one object per line (as perf's `--json`).
+    #[arg(short = 'j', long = "json", conflicts_with = "field_separator")]
+    pub json: bool,
+    /// Do not count the command's children and new threads.
+    #[arg(long = "no-inherit")]
+    pub no_inherit: bool,
+    /// Print the counts of every MSECS milliseconds as they go (perf's
+    /// `-I`): one line per event and interval, time first; no totals.
+    #[arg(short = 'I', long = "interval-print", value_name = "MSECS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval_print: Option<u64>,
+    /// Write the counts to FILE instead of stderr, after a `# started on`
+    /// line (as perf's `-o`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With -o: append to FILE instead of replacing it.
+    #[arg(long = "append", requires = "output")]
+    pub append: bool,
+    /// With -a: a line per CPU and event instead of totals.
+    #[arg(short = 'A', long = "no-aggr", group = "aggr")]
+    pub no_aggr: bool,
+    /// With -p: a line per thread and event, busiest first.
+    #[arg(long = "per-thread", group = "aggr")]
+    pub per_thread: bool,
+    /// With -a: totals per core (S<socket>-D<die>-C<core>, then how many CPUs).
+    #[arg(long = "per-core", group = "aggr")]
+    pub per_core: bool,
+    /// With -a: totals per die.
+    #[arg(long = "per-die", group = "aggr")]
+    pub per_die: bool,
+    /// With -a: totals per socket.
+    #[arg(long = "per-socket", group = "aggr")]
+    pub per_socket: bool,
+    /// The command to run and its arguments (after `--`).
+    /// More events: -d adds perf's L1-dcache and LLC events, -dd the
+    /// L1-icache and TLB ones, -ddd the prefetch ones (`<not supported>`
+    /// where there is no PMU, as perf prints them).
+    #[arg(short = 'd', long = "detailed", action = clap::ArgAction::Count)]
+    pub detailed: u8,
+    /// No counters: only the elapsed, user and system times.
+    #[arg(short = 'n', long = "null")]
+    pub null: bool,
+    /// Print big numbers with thousands' separators (perf's default here;
+    /// accepted for perf's command lines).
+    #[arg(short = 'B', long = "big-num")]
+    pub big_num: bool,
+    /// With -a: only these CPUs (a list like 0-3,6).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Stop after this many milliseconds (the command gets SIGTERM) and
+    /// print the counts.
+    #[arg(long = "timeout", value_name = "MSECS", conflicts_with = "interval_print",
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub timeout: Option<u64>,
+    // No allow_hyphen_values: with it, clap takes `-x,` for the command.
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
