@@ -285,54 +285,34 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
         None => (spec, ""),
     };
     let lower = base.to_ascii_lowercase();
-    let mut e = if let Some(&(_, config, name)) = SOFTWARE.iter().find(|s| s.0 == lower) {
-        EventSpec {
-            name: name.to_string(),
-            type_: PERF_TYPE_SOFTWARE,
-            config,
-            exclude_user: false,
-            exclude_kernel: false,
-            exclude_hv: false,
-            // perf's `event_attr_init`: guests excluded unless a modifier
-            // says otherwise.
-            exclude_guest: true,
-            exclude_host: false,
-            precise_ip: 0,
-        }
-    } else if let Some(&(name, config)) = HARDWARE.iter().find(|h| h.0 == lower) {
-        EventSpec {
-            name: name.to_string(),
-            type_: PERF_TYPE_HARDWARE,
-            config,
-            exclude_user: false,
-            exclude_kernel: false,
-            exclude_hv: false,
-            // perf's `event_attr_init`: guests excluded unless a modifier
-            // says otherwise.
-            exclude_guest: true,
-            exclude_host: false,
-            precise_ip: 0,
-        }
-    } else if let Some((name, config)) = cache_event(&lower) {
-        EventSpec {
-            name,
-            type_: PERF_TYPE_HW_CACHE,
-            config,
-            exclude_user: false,
-            exclude_kernel: false,
-            exclude_hv: false,
-            exclude_guest: true,
-            exclude_host: false,
-            precise_ip: 0,
-        }
-    } else {
-        return Err(Error::BadEvent {
-            spec: spec.into(),
-            detail: format!(
-                "unknown event (known: {}; tracepoints and raw events are not supported yet)",
-                known_names().join(", ")
-            ),
-        });
+    let (name, type_, config) =
+        if let Some(&(_, config, name)) = SOFTWARE.iter().find(|s| s.0 == lower) {
+            (name.to_string(), PERF_TYPE_SOFTWARE, config)
+        } else if let Some(&(name, config)) = HARDWARE.iter().find(|h| h.0 == lower) {
+            (name.to_string(), PERF_TYPE_HARDWARE, config)
+        } else if let Some((name, config)) = cache_event(&lower) {
+            (name, PERF_TYPE_HW_CACHE, config)
+        } else {
+            return Err(Error::BadEvent {
+                spec: spec.into(),
+                detail: format!(
+                    "unknown event (known: {}; tracepoints and raw events are not supported yet)",
+                    known_names().join(", ")
+                ),
+            });
+        };
+    let mut e = EventSpec {
+        name,
+        type_,
+        config,
+        exclude_user: false,
+        exclude_kernel: false,
+        exclude_hv: false,
+        // perf's `event_attr_init`: guests excluded unless a modifier says
+        // otherwise.
+        exclude_guest: true,
+        exclude_host: false,
+        precise_ip: 0,
     };
     apply_modifiers(&mut e, mods, spec)?;
     Ok(e)
