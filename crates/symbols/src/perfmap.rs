@@ -35,29 +35,19 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
+use crate::symtree::RbTree;
 use crate::{Error, Reason};
 
 /// Lines longer than this are not symbols (V8 and JVM names stay far below it).
 const MAX_LINE: usize = 64 << 10;
 
-const NIL: u32 = u32::MAX;
-
-#[derive(Debug, Clone)]
-struct Node {
-    start: u64,
-    end: u64,
-    name: (u32, u32),
-    left: u32,
-    right: u32,
-    parent: u32,
-    red: bool,
-}
-
 /// The symbols of one perf-PID.map file, in perf's lookup structure.
 #[derive(Debug, Clone, Default)]
 pub struct PerfMap {
-    nodes: Vec<Node>,
-    root: u32,
+    /// Entries by start, in perf's tree; each one's item indexes `spans`.
+    tree: RbTree,
+    /// Each entry's name, as a range of `names`.
+    spans: Vec<(u32, u32)>,
     names: String,
     skipped: usize,
 }
@@ -75,10 +65,7 @@ pub struct JitHit<'a> {
 impl PerfMap {
     /// Parses perf-map text; lines perf would skip are counted, never an error.
     pub fn parse(text: &str) -> PerfMap {
-        let mut map = PerfMap {
-            root: NIL,
-            ..PerfMap::default()
-        };
+        let mut map = PerfMap::default();
         let mut rest = text.as_bytes();
         while !rest.is_empty() {
             let (line, next) = match rest.iter().position(|&b| b == b'\n') {
@@ -100,10 +87,7 @@ impl PerfMap {
         };
         let file = std::fs::File::open(path).map_err(io)?;
         let mut reader = std::io::BufReader::new(file);
-        let mut map = PerfMap {
-            root: NIL,
-            ..PerfMap::default()
-        };
+        let mut map = PerfMap::default();
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -142,11 +126,11 @@ impl PerfMap {
 
     /// Number of entries (all of them, overlapping or not).
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.spans.is_empty()
     }
 
     /// Lines perf would skip.
@@ -156,26 +140,17 @@ impl PerfMap {
 
     /// The entry perf finds for `addr`, the sampled address in the process.
     pub fn lookup(&self, addr: u64) -> Result<JitHit<'_>, Reason> {
-        let mut n = self.root;
-        while n != NIL {
-            let s = &self.nodes[n as usize];
-            if addr < s.start {
-                n = s.left;
-            } else if addr > s.end || (addr == s.end && addr != s.start) {
-                n = s.right;
-            } else {
-                return Ok(JitHit {
-                    name: &self.names[s.name.0 as usize..s.name.1 as usize],
-                    offset: addr - s.start,
-                    size: s.end.wrapping_sub(s.start),
-                });
-            }
-        }
-        Err(Reason::NoSymbol)
+        let f = self.tree.find_node(addr).ok_or(Reason::NoSymbol)?;
+        let (a, b) = self.spans[f.item as usize];
+        Ok(JitHit {
+            name: &self.names[a as usize..b as usize],
+            offset: addr - f.start,
+            size: f.end.wrapping_sub(f.start),
+        })
     }
 
     fn add_line(&mut self, line: &[u8]) {
-        if line.len() > MAX_LINE || self.nodes.len() >= NIL as usize - 1 {
+        if line.len() > MAX_LINE || self.spans.len() >= u32::MAX as usize - 1 {
             self.skipped += 1;
             return;
         }
@@ -216,133 +191,8 @@ impl PerfMap {
         } else {
             start.wrapping_add(size)
         };
-        self.insert(Node {
-            start,
-            end,
-            name: (a, b),
-            left: NIL,
-            right: NIL,
-            parent: NIL,
-            red: true,
-        });
-    }
-
-    fn insert(&mut self, mut node: Node) {
-        let id = self.nodes.len() as u32;
-        let mut parent = NIL;
-        let mut cur = self.root;
-        let mut go_left = false;
-        while cur != NIL {
-            parent = cur;
-            let c = &self.nodes[cur as usize];
-            go_left = node.start < c.start;
-            cur = if go_left { c.left } else { c.right };
-        }
-        node.parent = parent;
-        self.nodes.push(node);
-        if parent == NIL {
-            self.root = id;
-        } else if go_left {
-            self.nodes[parent as usize].left = id;
-        } else {
-            self.nodes[parent as usize].right = id;
-        }
-        self.fix_after_insert(id);
-    }
-
-    fn is_red(&self, n: u32) -> bool {
-        n != NIL && self.nodes[n as usize].red
-    }
-
-    fn parent(&self, n: u32) -> u32 {
-        self.nodes[n as usize].parent
-    }
-
-    /// The classic red-black insert fix-up, which the kernel's `rb_insert_color` is; the
-    /// same steps give the same tree, and so the same answer for overlapping entries.
-    fn fix_after_insert(&mut self, mut z: u32) {
-        while self.is_red(self.parent(z)) {
-            let p = self.parent(z);
-            // A red node is never the root, so the grandparent exists.
-            let g = self.parent(p);
-            if p == self.nodes[g as usize].left {
-                let uncle = self.nodes[g as usize].right;
-                if self.is_red(uncle) {
-                    self.nodes[p as usize].red = false;
-                    self.nodes[uncle as usize].red = false;
-                    self.nodes[g as usize].red = true;
-                    z = g;
-                } else {
-                    if z == self.nodes[p as usize].right {
-                        z = p;
-                        self.rotate_left(z);
-                    }
-                    let p = self.parent(z);
-                    let g = self.parent(p);
-                    self.nodes[p as usize].red = false;
-                    self.nodes[g as usize].red = true;
-                    self.rotate_right(g);
-                }
-            } else {
-                let uncle = self.nodes[g as usize].left;
-                if self.is_red(uncle) {
-                    self.nodes[p as usize].red = false;
-                    self.nodes[uncle as usize].red = false;
-                    self.nodes[g as usize].red = true;
-                    z = g;
-                } else {
-                    if z == self.nodes[p as usize].left {
-                        z = p;
-                        self.rotate_right(z);
-                    }
-                    let p = self.parent(z);
-                    let g = self.parent(p);
-                    self.nodes[p as usize].red = false;
-                    self.nodes[g as usize].red = true;
-                    self.rotate_left(g);
-                }
-            }
-        }
-        let root = self.root;
-        self.nodes[root as usize].red = false;
-    }
-
-    fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
-        if parent == NIL {
-            self.root = new;
-        } else if self.nodes[parent as usize].left == old {
-            self.nodes[parent as usize].left = new;
-        } else {
-            self.nodes[parent as usize].right = new;
-        }
-    }
-
-    fn rotate_left(&mut self, x: u32) {
-        let y = self.nodes[x as usize].right;
-        let yl = self.nodes[y as usize].left;
-        self.nodes[x as usize].right = yl;
-        if yl != NIL {
-            self.nodes[yl as usize].parent = x;
-        }
-        let xp = self.parent(x);
-        self.nodes[y as usize].parent = xp;
-        self.replace_child(xp, x, y);
-        self.nodes[y as usize].left = x;
-        self.nodes[x as usize].parent = y;
-    }
-
-    fn rotate_right(&mut self, x: u32) {
-        let y = self.nodes[x as usize].left;
-        let yr = self.nodes[y as usize].right;
-        self.nodes[x as usize].left = yr;
-        if yr != NIL {
-            self.nodes[yr as usize].parent = x;
-        }
-        let xp = self.parent(x);
-        self.nodes[y as usize].parent = xp;
-        self.replace_child(xp, x, y);
-        self.nodes[y as usize].right = x;
-        self.nodes[x as usize].parent = y;
+        self.tree.insert(start, end, self.spans.len() as u32);
+        self.spans.push((a, b));
     }
 }
 
@@ -501,14 +351,8 @@ mod tests {
                 format!("sym_{s}")
             );
         }
-        fn depth(m: &PerfMap, n: u32) -> usize {
-            if n == NIL {
-                return 0;
-            }
-            let node = &m.nodes[n as usize];
-            1 + depth(m, node.left).max(depth(m, node.right))
-        }
-        assert!(depth(&m, m.root) <= 2 * 13 + 2);
+        // (Red-black: a black height of 13 or less for 5,000 nodes.)
+        assert!(m.tree.check() <= 14);
     }
 
     #[test]

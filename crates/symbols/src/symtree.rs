@@ -10,22 +10,41 @@
 
 const NIL: u32 = u32::MAX;
 
+/// A child's side: `kids[L]` is the left child, `kids[R]` the right. The
+/// rebalancing steps come in mirrored pairs; each is written once, for a side
+/// `s` and its mirror `1 - s`.
+const L: usize = 0;
+const R: usize = 1;
+
 #[derive(Debug, Clone, Copy)]
 struct Node {
     start: u64,
     /// Exclusive, as perf's `symbol::end`.
     end: u64,
-    left: u32,
-    right: u32,
+    kids: [u32; 2],
     parent: u32,
     red: bool,
     item: u32,
 }
 
-#[derive(Debug, Default)]
+/// What [`RbTree::find_node`] finds: the node's range and item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub start: u64,
+    pub end: u64,
+    pub item: u32,
+}
+
+#[derive(Debug, Clone)]
 pub(crate) struct RbTree {
     nodes: Vec<Node>,
     root: u32,
+}
+
+impl Default for RbTree {
+    fn default() -> RbTree {
+        RbTree::with_capacity(0)
+    }
 }
 
 impl RbTree {
@@ -48,42 +67,39 @@ impl RbTree {
         i != NIL && self.n(i).red
     }
 
+    /// The side of `parent` that `child` hangs from.
+    fn side(&self, parent: u32, child: u32) -> usize {
+        if self.n(parent).kids[L] == child {
+            L
+        } else {
+            R
+        }
+    }
+
     /// Puts `v` where `u` hangs from its parent (or at the root).
     fn replace_child(&mut self, parent: u32, u: u32, v: u32) {
         if parent == NIL {
             self.root = v;
-        } else if self.n(parent).left == u {
-            self.m(parent).left = v;
         } else {
-            self.m(parent).right = v;
+            let s = self.side(parent, u);
+            self.m(parent).kids[s] = v;
         }
     }
 
-    fn rotate_left(&mut self, x: u32) {
-        let y = self.n(x).right;
-        let yl = self.n(y).left;
-        self.m(x).right = yl;
-        if yl != NIL {
-            self.m(yl).parent = x;
+    /// Rotates `x` down to side `s` (`L`: a left rotation); its child on the
+    /// other side takes its place.
+    fn rotate(&mut self, x: u32, s: usize) {
+        let o = 1 - s;
+        let y = self.n(x).kids[o];
+        let inner = self.n(y).kids[s];
+        self.m(x).kids[o] = inner;
+        if inner != NIL {
+            self.m(inner).parent = x;
         }
         let xp = self.n(x).parent;
         self.m(y).parent = xp;
         self.replace_child(xp, x, y);
-        self.m(y).left = x;
-        self.m(x).parent = y;
-    }
-
-    fn rotate_right(&mut self, x: u32) {
-        let y = self.n(x).left;
-        let yr = self.n(y).right;
-        self.m(x).left = yr;
-        if yr != NIL {
-            self.m(yr).parent = x;
-        }
-        let xp = self.n(x).parent;
-        self.m(y).parent = xp;
-        self.replace_child(xp, x, y);
-        self.m(y).right = x;
+        self.m(y).kids[s] = x;
         self.m(x).parent = y;
     }
 
@@ -92,70 +108,47 @@ impl RbTree {
         let z = self.nodes.len() as u32;
         let mut parent = NIL;
         let mut x = self.root;
+        let mut s = L;
         while x != NIL {
             parent = x;
-            x = if start < self.n(x).start {
-                self.n(x).left
-            } else {
-                self.n(x).right
-            };
+            s = if start < self.n(x).start { L } else { R };
+            x = self.n(x).kids[s];
         }
         self.nodes.push(Node {
             start,
             end,
-            left: NIL,
-            right: NIL,
+            kids: [NIL; 2],
             parent,
             red: true,
             item,
         });
         if parent == NIL {
             self.root = z;
-        } else if start < self.n(parent).start {
-            self.m(parent).left = z;
         } else {
-            self.m(parent).right = z;
+            self.m(parent).kids[s] = z;
         }
         let mut z = z;
         while self.is_red(self.n(z).parent) {
             let p = self.n(z).parent;
+            // A red node is never the root, so the grandparent exists.
             let g = self.n(p).parent;
-            if self.n(g).left == p {
-                let u = self.n(g).right;
-                if self.is_red(u) {
-                    self.m(p).red = false;
-                    self.m(u).red = false;
-                    self.m(g).red = true;
-                    z = g;
-                } else {
-                    if self.n(p).right == z {
-                        z = p;
-                        self.rotate_left(z);
-                    }
-                    let p = self.n(z).parent;
-                    let g = self.n(p).parent;
-                    self.m(p).red = false;
-                    self.m(g).red = true;
-                    self.rotate_right(g);
-                }
+            let s = self.side(g, p);
+            let u = self.n(g).kids[1 - s];
+            if self.is_red(u) {
+                self.m(p).red = false;
+                self.m(u).red = false;
+                self.m(g).red = true;
+                z = g;
             } else {
-                let u = self.n(g).left;
-                if self.is_red(u) {
-                    self.m(p).red = false;
-                    self.m(u).red = false;
-                    self.m(g).red = true;
-                    z = g;
-                } else {
-                    if self.n(p).left == z {
-                        z = p;
-                        self.rotate_right(z);
-                    }
-                    let p = self.n(z).parent;
-                    let g = self.n(p).parent;
-                    self.m(p).red = false;
-                    self.m(g).red = true;
-                    self.rotate_left(g);
+                if self.n(p).kids[1 - s] == z {
+                    z = p;
+                    self.rotate(z, s);
                 }
+                let p = self.n(z).parent;
+                let g = self.n(p).parent;
+                self.m(p).red = false;
+                self.m(g).red = true;
+                self.rotate(g, 1 - s);
             }
         }
         let root = self.root;
@@ -165,7 +158,7 @@ impl RbTree {
 
     /// The kernel's `rb_erase`: a node with two children is replaced by its successor.
     pub(crate) fn erase(&mut self, z: u32) {
-        let (zl, zr, zp) = (self.n(z).left, self.n(z).right, self.n(z).parent);
+        let ([zl, zr], zp) = (self.n(z).kids, self.n(z).parent);
         let mut removed_red = self.n(z).red;
         let (x, xp);
         if zl == NIL || zr == NIL {
@@ -177,11 +170,11 @@ impl RbTree {
             }
         } else {
             let mut y = zr;
-            while self.n(y).left != NIL {
-                y = self.n(y).left;
+            while self.n(y).kids[L] != NIL {
+                y = self.n(y).kids[L];
             }
             removed_red = self.n(y).red;
-            x = self.n(y).right;
+            x = self.n(y).kids[R];
             if self.n(y).parent == z {
                 xp = y;
             } else {
@@ -190,12 +183,12 @@ impl RbTree {
                 if x != NIL {
                     self.m(x).parent = xp;
                 }
-                self.m(y).right = zr;
+                self.m(y).kids[R] = zr;
                 self.m(zr).parent = y;
             }
             self.replace_child(zp, z, y);
             self.m(y).parent = zp;
-            self.m(y).left = zl;
+            self.m(y).kids[L] = zl;
             self.m(zl).parent = y;
             self.m(y).red = self.n(z).red;
         }
@@ -206,66 +199,37 @@ impl RbTree {
 
     fn erase_fixup(&mut self, mut x: u32, mut xp: u32) {
         while x != self.root && !self.is_red(x) && xp != NIL {
-            if self.n(xp).left == x {
-                let mut w = self.n(xp).right;
-                if self.is_red(w) {
-                    self.m(w).red = false;
-                    self.m(xp).red = true;
-                    self.rotate_left(xp);
-                    w = self.n(xp).right;
-                }
-                if !self.is_red(self.n(w).left) && !self.is_red(self.n(w).right) {
-                    self.m(w).red = true;
-                    x = xp;
-                    xp = self.n(x).parent;
-                } else {
-                    if !self.is_red(self.n(w).right) {
-                        let wl = self.n(w).left;
-                        self.m(wl).red = false;
-                        self.m(w).red = true;
-                        self.rotate_right(w);
-                        w = self.n(xp).right;
-                    }
-                    self.m(w).red = self.n(xp).red;
-                    self.m(xp).red = false;
-                    let wr = self.n(w).right;
-                    if wr != NIL {
-                        self.m(wr).red = false;
-                    }
-                    self.rotate_left(xp);
-                    x = self.root;
-                    xp = NIL;
-                }
+            // (`x` may be NIL: its side is the one that is not its sibling's.)
+            let s = if self.n(xp).kids[L] == x { L } else { R };
+            let o = 1 - s;
+            let mut w = self.n(xp).kids[o];
+            if self.is_red(w) {
+                self.m(w).red = false;
+                self.m(xp).red = true;
+                self.rotate(xp, s);
+                w = self.n(xp).kids[o];
+            }
+            if !self.is_red(self.n(w).kids[L]) && !self.is_red(self.n(w).kids[R]) {
+                self.m(w).red = true;
+                x = xp;
+                xp = self.n(x).parent;
             } else {
-                let mut w = self.n(xp).left;
-                if self.is_red(w) {
-                    self.m(w).red = false;
-                    self.m(xp).red = true;
-                    self.rotate_right(xp);
-                    w = self.n(xp).left;
-                }
-                if !self.is_red(self.n(w).left) && !self.is_red(self.n(w).right) {
+                if !self.is_red(self.n(w).kids[o]) {
+                    let inner = self.n(w).kids[s];
+                    self.m(inner).red = false;
                     self.m(w).red = true;
-                    x = xp;
-                    xp = self.n(x).parent;
-                } else {
-                    if !self.is_red(self.n(w).left) {
-                        let wr = self.n(w).right;
-                        self.m(wr).red = false;
-                        self.m(w).red = true;
-                        self.rotate_left(w);
-                        w = self.n(xp).left;
-                    }
-                    self.m(w).red = self.n(xp).red;
-                    self.m(xp).red = false;
-                    let wl = self.n(w).left;
-                    if wl != NIL {
-                        self.m(wl).red = false;
-                    }
-                    self.rotate_right(xp);
-                    x = self.root;
-                    xp = NIL;
+                    self.rotate(w, o);
+                    w = self.n(xp).kids[o];
                 }
+                self.m(w).red = self.n(xp).red;
+                self.m(xp).red = false;
+                let outer = self.n(w).kids[o];
+                if outer != NIL {
+                    self.m(outer).red = false;
+                }
+                self.rotate(xp, s);
+                x = self.root;
+                xp = NIL;
             }
         }
         if x != NIL {
@@ -276,22 +240,31 @@ impl RbTree {
     /// perf's `symbols__find`: the item of the first node on the way down whose range
     /// holds `ip` (a zero-sized node holds its start).
     pub(crate) fn find(&self, ip: u64) -> Option<u32> {
+        self.find_node(ip).map(|f| f.item)
+    }
+
+    /// [`Self::find`] with the node's range.
+    pub(crate) fn find_node(&self, ip: u64) -> Option<Found> {
         let mut n = self.root;
         while n != NIL {
             let s = self.n(n);
             if ip < s.start {
-                n = s.left;
+                n = s.kids[L];
             } else if ip > s.end || (ip == s.end && ip != s.start) {
-                n = s.right;
+                n = s.kids[R];
             } else {
-                return Some(s.item);
+                return Some(Found {
+                    start: s.start,
+                    end: s.end,
+                    item: s.item,
+                });
             }
         }
         None
     }
 
     #[cfg(test)]
-    fn check(&self) -> usize {
+    pub(crate) fn check(&self) -> usize {
         // Red-black invariants: returns the black height; panics where broken.
         fn walk(t: &RbTree, n: u32, lo: u64) -> (usize, u64) {
             if n == NIL {
@@ -300,18 +273,18 @@ impl RbTree {
             let s = t.n(n);
             if s.red {
                 assert!(
-                    !t.is_red(s.left) && !t.is_red(s.right),
+                    !t.is_red(s.kids[L]) && !t.is_red(s.kids[R]),
                     "red node with red child"
                 );
             }
-            for c in [s.left, s.right] {
+            for c in s.kids {
                 if c != NIL {
                     assert_eq!(t.n(c).parent, n, "parent link");
                 }
             }
-            let (hl, lo) = walk(t, s.left, lo);
+            let (hl, lo) = walk(t, s.kids[L], lo);
             assert!(s.start >= lo, "in-order");
-            let (hr, hi) = walk(t, s.right, s.start);
+            let (hr, hi) = walk(t, s.kids[R], s.start);
             assert_eq!(hl, hr, "black heights");
             (hl + usize::from(!s.red), hi)
         }
@@ -327,9 +300,9 @@ mod tests {
     fn in_order(t: &RbTree) -> Vec<u32> {
         fn go(t: &RbTree, n: u32, out: &mut Vec<u32>) {
             if n != NIL {
-                go(t, t.n(n).left, out);
+                go(t, t.n(n).kids[L], out);
                 out.push(t.n(n).item);
-                go(t, t.n(n).right, out);
+                go(t, t.n(n).kids[R], out);
             }
         }
         let mut v = Vec::new();
