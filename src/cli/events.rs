@@ -49,11 +49,11 @@ pub struct RecordArgs {
     #[arg(long = "call-graph", value_name = "fp|dwarf[,SIZE]")]
     pub call_graph: Option<String>,
     /// Sample these running processes (comma-separated pids), all their threads.
-    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
-    pub pid: Option<String>,
+    #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
+    pub pid: Option<super::Ids>,
     /// Sample only these threads (comma-separated tids).
-    #[arg(short = 't', long = "tid", value_name = "TIDS")]
-    pub tid: Option<String>,
+    #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
+    pub tid: Option<super::Ids>,
     /// Sample every process on every CPU (system-wide). With a command,
     /// until it exits; without, until Ctrl-C.
     #[arg(short = 'a', long = "all-cpus")]
@@ -168,8 +168,8 @@ pub struct StatArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Count these running processes (comma-separated pids), all their threads.
-    #[arg(short = 'p', long = "pid", value_name = "PIDS")]
-    pub pid: Option<String>,
+    #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
+    pub pid: Option<super::Ids>,
     /// Count on every CPU (system-wide).
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,

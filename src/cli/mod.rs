@@ -282,14 +282,14 @@ pub struct DiffArgs {
     #[arg(long = "percent-limit", value_name = "PCT", default_value_t = 0.0)]
     pub percent_limit: f64,
     /// Only samples of these commands, comma-separated.
-    #[arg(short = 'C', long = "comms", value_name = "COMMS")]
-    pub comms: Option<String>,
+    #[arg(short = 'C', long = "comms", value_name = "COMMS", value_parser = names)]
+    pub comms: Option<Names>,
     /// Only samples in these shared objects, comma-separated.
-    #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
-    pub dsos: Option<String>,
+    #[arg(short = 'd', long = "dsos", value_name = "DSOS", value_parser = names)]
+    pub dsos: Option<Names>,
     /// Only samples in these symbols, comma-separated.
-    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
-    pub symbols: Option<String>,
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS", value_parser = names)]
+    pub symbols: Option<Names>,
     /// sear's layout: both recordings' totals first, and the new
     /// recording's share in a column of its own (perf diff prints only
     /// Baseline and Delta Abs).
@@ -324,8 +324,8 @@ pub struct AnnotateArgs {
     #[arg(short = 's', long = "symbol", value_name = "NAME")]
     pub symbol: Option<String>,
     /// Only functions of these DSOs (comma-separated base or full names).
-    #[arg(short = 'd', long = "dsos", value_name = "LIST")]
-    pub dsos: Option<String>,
+    #[arg(short = 'd', long = "dsos", value_name = "LIST", value_parser = names)]
+    pub dsos: Option<Names>,
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
@@ -594,10 +594,6 @@ pub struct ReportArgs {
     /// Leave out samples whose address has no symbol.
     #[arg(short = 'U', long = "hide-unresolved")]
     pub hide_unresolved: bool,
-    /// Only samples of these CPUs (a list like 0-3,6; the recording needs
-    /// CPUs: `-a`, `-C` or `--sample-cpu`).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
-    pub cpu: Option<CpuList>,
     /// Show only symbols whose name contains this text (percentages stay
     /// of all samples).
     #[arg(long = "symbol-filter", value_name = "TEXT")]
@@ -621,25 +617,11 @@ pub struct ReportArgs {
     pub demangle: bool,
     #[arg(long = "demangle-kernel", hide = true)]
     pub demangle_kernel: bool,
-    /// Only samples in this time range: START,STOP in seconds as `sear
-    /// script` prints times (either may be empty).
-    #[arg(long = "time", value_name = "START,STOP")]
-    pub time: Option<String>,
-    /// Only samples of these commands (comma-separated).
-    #[arg(short = 'c', long = "comms", value_name = "COMMS")]
-    pub comms: Option<String>,
+    #[command(flatten)]
+    pub only: SampleFilterArgs,
     /// Only samples in these shared objects (comma-separated short names).
-    #[arg(short = 'd', long = "dsos", value_name = "DSOS")]
-    pub dsos: Option<String>,
-    /// Only samples of these process ids (comma-separated).
-    #[arg(long = "pid", value_name = "PIDS")]
-    pub pid: Option<String>,
-    /// Only samples of these thread ids (comma-separated).
-    #[arg(long = "tid", value_name = "TIDS")]
-    pub tid: Option<String>,
-    /// Only samples in these symbols (comma-separated names as printed).
-    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
-    pub symbols: Option<String>,
+    #[arg(short = 'd', long = "dsos", value_name = "DSOS", value_parser = names)]
+    pub dsos: Option<Names>,
     #[command(flatten)]
     pub names: NameArgs,
 }
@@ -670,25 +652,11 @@ pub struct ScriptArgs {
     /// Expand inline frames in DWARF-unwound call chains (the default).
     #[arg(long = "inline")]
     pub inline: bool,
-    /// Only samples of these commands (comma-separated).
-    #[arg(short = 'c', long = "comms", value_name = "COMMS")]
-    pub comms: Option<String>,
-    /// Only samples of these process ids (comma-separated).
-    #[arg(long = "pid", value_name = "PIDS")]
-    pub pid: Option<String>,
-    /// Only samples of these thread ids (comma-separated).
-    #[arg(long = "tid", value_name = "TIDS")]
-    pub tid: Option<String>,
-    /// Only samples in this time range, `START,STOP` in seconds as the time
-    /// Only samples of these CPUs (a list like 0-3,6).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
-    pub cpu: Option<CpuList>,
+    #[command(flatten)]
+    pub only: SampleFilterArgs,
     /// Only samples in these shared objects (comma-separated short names).
-    #[arg(long = "dsos", value_name = "DSOS")]
-    pub dsos: Option<String>,
-    /// Only samples in these symbols (comma-separated names).
-    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS")]
-    pub symbols: Option<String>,
+    #[arg(long = "dsos", value_name = "DSOS", value_parser = names)]
+    pub dsos: Option<Names>,
     /// Print the sampled address and symbol on the sample's line, without
     /// its call chain.
     #[arg(short = 'G', long = "hide-call-graph")]
@@ -706,9 +674,6 @@ pub struct ScriptArgs {
     /// With --header/--header-only: the extra header information.
     #[arg(short = 'I', long = "show-info")]
     pub show_info: bool,
-    /// field prints them (either may be empty: `1234.5,` is from 1234.5 on).
-    #[arg(long = "time", value_name = "START,STOP")]
-    pub time: Option<String>,
     /// Print times with nanoseconds.
     #[arg(long = "ns")]
     pub ns: bool,
@@ -760,6 +725,98 @@ fn cpu_list(s: &str) -> Result<CpuList, String> {
     record::parse_cpu_list(s)
         .map(|l| CpuList(l, s.to_owned()))
         .ok_or_else(|| format!("`{s}` is not a CPU list like 0-3,6"))
+}
+
+/// A comma-separated list of names as typed (`--comms a,b`), trimmed.
+#[derive(Debug, Clone)]
+pub struct Names(pub Vec<String>);
+
+pub(crate) fn names(s: &str) -> Result<Names, String> {
+    Ok(Names(s.split(',').map(|x| x.trim().to_owned()).collect()))
+}
+
+/// Process or thread ids, comma-separated (`--pid 1,2`), and the text as
+/// typed.
+#[derive(Debug, Clone)]
+pub struct Ids(pub Vec<i32>, pub String);
+
+fn ids(s: &str) -> Result<Ids, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .map_err(|_| format!("`{x}` is not a process or thread id"))
+        })
+        .collect::<Result<_, _>>()
+        .map(|v| Ids(v, s.to_owned()))
+}
+
+/// The processes or threads record and stat attach to (`-p`/`-t`):
+/// positive ids, comma-separated (empty items are skipped).
+pub(crate) fn targets(s: &str) -> Result<Ids, String> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| format!("`{x}`: expected positive numbers separated by commas"))
+        })
+        .collect::<Result<_, _>>()
+        .map(|v| Ids(v, s.to_owned()))
+}
+
+/// Which samples report and script keep (perf's filters of the same names).
+#[derive(Debug, Clone, Args)]
+pub struct SampleFilterArgs {
+    /// Only samples of these commands (comma-separated).
+    #[arg(short = 'c', long = "comms", value_name = "COMMS", value_parser = names)]
+    pub comms: Option<Names>,
+    /// Only samples of these process ids (comma-separated).
+    #[arg(long = "pid", value_name = "PIDS", value_parser = ids)]
+    pub pid: Option<Ids>,
+    /// Only samples of these thread ids (comma-separated).
+    #[arg(long = "tid", value_name = "TIDS", value_parser = ids)]
+    pub tid: Option<Ids>,
+    /// Only samples of these CPUs (a list like 0-3,6; the recording needs
+    /// CPUs: `-a`, `-C` or `--sample-cpu`).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Only samples in these symbols (comma-separated names as printed).
+    #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS", value_parser = names)]
+    pub symbols: Option<Names>,
+    /// Only samples in this time range: START,STOP in seconds as `sear
+    /// script` prints times (either may be empty: `1234.5,` is from 1234.5
+    /// on).
+    #[arg(long = "time", value_name = "START,STOP")]
+    pub time: Option<String>,
+}
+
+impl SampleFilterArgs {
+    pub fn comms(&self) -> Option<Vec<String>> {
+        self.comms.clone().map(|n| n.0)
+    }
+    pub fn pids(&self) -> Option<Vec<i32>> {
+        self.pid.clone().map(|n| n.0)
+    }
+    pub fn tids(&self) -> Option<Vec<i32>> {
+        self.tid.clone().map(|n| n.0)
+    }
+    pub fn cpus(&self) -> Option<Vec<u32>> {
+        self.cpu.clone().map(|n| n.0)
+    }
+    pub fn symbols(&self) -> Option<Vec<String>> {
+        self.symbols.clone().map(|n| n.0)
+    }
+    /// The `--time` range, parsed.
+    pub fn time_range(&self) -> anyhow::Result<Option<(u64, u64)>> {
+        Ok(self
+            .time
+            .as_deref()
+            .map(profile::session::parse_time_range)
+            .transpose()?)
+    }
 }
 
 pub fn parse() -> Result<Cli, clap::Error> {

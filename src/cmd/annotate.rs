@@ -60,7 +60,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
         meta.events.len(),
         &FunctionFilter {
             symbol: wanted.clone(),
-            dsos: super::name_list(&a.dsos),
+            dsos: a.dsos.clone().map(|n| n.0),
         },
     );
     if let Some(w) = &wanted {
@@ -90,7 +90,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
                 "symbol `{w}` has no samples in {}{}: `sear report --no-children --sort dso,sym` lists the functions that do{also}",
                 path.display(),
                 match &a.dsos {
-                    Some(d) => format!(" (in the DSOs {d})"),
+                    Some(d) => format!(" (in the DSOs {})", d.0.join(",")),
                     None => String::new(),
                 }
             );

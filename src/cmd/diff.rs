@@ -28,9 +28,9 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         keys: &keys,
         names: a.names.style(),
         filters: Filters {
-            comms: super::name_list(&a.comms),
-            dsos: super::name_list(&a.dsos),
-            symbols: super::name_list(&a.symbols),
+            comms: a.comms.clone().map(|n| n.0),
+            dsos: a.dsos.clone().map(|n| n.0),
+            symbols: a.symbols.clone().map(|n| n.0),
             ..Filters::default()
         },
     };

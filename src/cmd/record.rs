@@ -48,18 +48,8 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         period: a.count,
         call_graph,
         command: a.command.clone(),
-        pids: a
-            .pid
-            .as_deref()
-            .map(|p| super::positive_ids("-p", p))
-            .transpose()?
-            .unwrap_or_default(),
-        tids: a
-            .tid
-            .as_deref()
-            .map(|t| super::positive_ids("-t", t))
-            .transpose()?
-            .unwrap_or_default(),
+        pids: a.pid.clone().map(|p| p.0).unwrap_or_default(),
+        tids: a.tid.clone().map(|t| t.0).unwrap_or_default(),
         system_wide: a.all_cpus,
         cpus,
         mmap_pages: match &a.mmap_pages {

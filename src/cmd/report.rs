@@ -137,12 +137,8 @@ fn hotspots(
     // decided then.
     let early = request.early()?;
     request.check_branch_mode(reader.meta())?;
-    let cpus = a.cpu.clone().map(|c| c.0);
-    let time = a
-        .time
-        .as_deref()
-        .map(profile::session::parse_time_range)
-        .transpose()?;
+    let cpus = a.only.cpus();
+    let time = a.only.time_range()?;
     let mut collect = request.collect_options(&early);
     // (-C needs each sample's CPU.)
     collect.by_cpu |= cpus.is_some();
@@ -160,13 +156,12 @@ fn hotspots(
     .with_context(|| format!("reading records of {}", path.display()))?;
     crate::ui::log_memory("after symbolizing");
     let plan = request.plan(early, summed.reader.meta())?;
-    use super::{id_list as ids, name_list as list};
     let filters = Filters {
-        comms: list(&a.comms),
-        dsos: list(&a.dsos),
-        pids: ids(&a.pid)?,
-        tids: ids(&a.tid)?,
-        symbols: list(&a.symbols),
+        comms: a.only.comms(),
+        dsos: a.dsos.clone().map(|d| d.0),
+        pids: a.only.pids(),
+        tids: a.only.tids(),
+        symbols: a.only.symbols(),
         symbol_filter: a.symbol_filter.clone(),
         cpus: cpus.clone(),
         hide_unresolved: a.hide_unresolved,
@@ -214,7 +209,7 @@ fn hotspots(
         })
         .collect(),
         quiet,
-        time_slices: a.time.clone(),
+        time_slices: a.only.time.clone(),
         after_header: a.header && !quiet,
     };
     // Call graphs are built and formatted per entry on all cores, then

@@ -25,18 +25,9 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     if !meta.events.is_empty() {
         Plan::new(meta, a.fields.as_deref())?;
     }
-    let comms = super::name_list(&a.comms);
-    let pids = super::id_list(&a.pid)?;
-    let tids = super::id_list(&a.tid)?;
-    let time = a
-        .time
-        .as_deref()
-        .map(profile::session::parse_time_range)
-        .transpose()?;
-
-    let cpus = a.cpu.clone().map(|c| c.0);
-    let dsos = super::name_list(&a.dsos);
-    let symbols = super::name_list(&a.symbols);
+    let time = a.only.time_range()?;
+    let dsos = a.dsos.clone().map(|d| d.0);
+    let symbols = a.only.symbols();
 
     let mut out = super::paged_stdout();
     if a.header || a.header_only {
@@ -64,11 +55,11 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let mut sink = profile::session::Timeline::new(
         collector,
         profile::session::SampleFilter {
-            pids,
-            tids,
+            pids: a.only.pids(),
+            tids: a.only.tids(),
             time,
-            comms,
-            cpus,
+            comms: a.only.comms(),
+            cpus: a.only.cpus(),
             time_relative: a.reltime,
         },
     );

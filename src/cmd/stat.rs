@@ -58,12 +58,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
     let opts = CountOptions {
         events: a.event.clone(),
         command: a.command.clone(),
-        pids: a
-            .pid
-            .as_deref()
-            .map(|p| super::positive_ids("-p", p))
-            .transpose()?
-            .unwrap_or_default(),
+        pids: a.pid.clone().map(|p| p.0).unwrap_or_default(),
         // (-C counts system-wide on those CPUs, as perf.)
         system_wide: a.all_cpus || a.cpu.is_some(),
         no_inherit: a.no_inherit,
@@ -130,7 +125,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
     } else if system_wide {
         Counted::SystemWide
     } else if let Some(p) = &a.pid {
-        Counted::Pid(p.clone())
+        Counted::Pid(p.1.clone())
     } else {
         Counted::Command(
             a.command

@@ -246,35 +246,21 @@ impl<'a> Sample<'a> {
             misc,
             ..Default::default()
         };
-        if st & PERF_SAMPLE_IDENTIFIER != 0 {
-            s.id = Some(c.u64("identifier")?);
-        }
-        if st & PERF_SAMPLE_IP != 0 {
-            s.ip = Some(c.u64("ip")?);
-        }
+        s.id = opt_u64(&mut c, st & PERF_SAMPLE_IDENTIFIER != 0, "identifier")?.or(s.id);
+        s.ip = opt_u64(&mut c, st & PERF_SAMPLE_IP != 0, "ip")?;
         if st & PERF_SAMPLE_TID != 0 {
             s.pid = Some(c.u32("pid")?);
             s.tid = Some(c.u32("tid")?);
         }
-        if st & PERF_SAMPLE_TIME != 0 {
-            s.time = Some(c.u64("time")?);
-        }
-        if st & PERF_SAMPLE_ADDR != 0 {
-            s.addr = Some(c.u64("addr")?);
-        }
-        if st & PERF_SAMPLE_ID != 0 {
-            s.id = Some(c.u64("id")?);
-        }
-        if st & PERF_SAMPLE_STREAM_ID != 0 {
-            s.stream_id = Some(c.u64("stream_id")?);
-        }
+        s.time = opt_u64(&mut c, st & PERF_SAMPLE_TIME != 0, "time")?;
+        s.addr = opt_u64(&mut c, st & PERF_SAMPLE_ADDR != 0, "addr")?;
+        s.id = opt_u64(&mut c, st & PERF_SAMPLE_ID != 0, "id")?.or(s.id);
+        s.stream_id = opt_u64(&mut c, st & PERF_SAMPLE_STREAM_ID != 0, "stream_id")?;
         if st & PERF_SAMPLE_CPU != 0 {
             s.cpu = Some(c.u32("cpu")?);
             c.skip(4, "cpu reserved")?;
         }
-        if st & PERF_SAMPLE_PERIOD != 0 {
-            s.period = Some(c.u64("period")?);
-        }
+        s.period = opt_u64(&mut c, st & PERF_SAMPLE_PERIOD != 0, "period")?;
         if st & PERF_SAMPLE_READ != 0 {
             s.read = Some(ReadValues::parse(&mut c, attr.read_format)?);
         }
@@ -321,30 +307,28 @@ impl<'a> Sample<'a> {
             };
             s.stack_user = Some(StackUser { data, dyn_size });
         }
-        if st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) != 0 {
-            s.weight = Some(c.u64("weight")?);
-        }
-        if st & PERF_SAMPLE_DATA_SRC != 0 {
-            s.data_src = Some(c.u64("data_src")?);
-        }
-        if st & PERF_SAMPLE_TRANSACTION != 0 {
-            s.transaction = Some(c.u64("transaction")?);
-        }
+        s.weight = opt_u64(
+            &mut c,
+            st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) != 0,
+            "weight",
+        )?;
+        s.data_src = opt_u64(&mut c, st & PERF_SAMPLE_DATA_SRC != 0, "data_src")?;
+        s.transaction = opt_u64(&mut c, st & PERF_SAMPLE_TRANSACTION != 0, "transaction")?;
         if st & PERF_SAMPLE_REGS_INTR != 0 {
             s.regs_intr = Some(parse_regs(&mut c, attr.sample_regs_intr, "intr regs")?);
         }
-        if st & PERF_SAMPLE_PHYS_ADDR != 0 {
-            s.phys_addr = Some(c.u64("phys_addr")?);
-        }
-        if st & PERF_SAMPLE_CGROUP != 0 {
-            s.cgroup = Some(c.u64("cgroup")?);
-        }
-        if st & PERF_SAMPLE_DATA_PAGE_SIZE != 0 {
-            s.data_page_size = Some(c.u64("data_page_size")?);
-        }
-        if st & PERF_SAMPLE_CODE_PAGE_SIZE != 0 {
-            s.code_page_size = Some(c.u64("code_page_size")?);
-        }
+        s.phys_addr = opt_u64(&mut c, st & PERF_SAMPLE_PHYS_ADDR != 0, "phys_addr")?;
+        s.cgroup = opt_u64(&mut c, st & PERF_SAMPLE_CGROUP != 0, "cgroup")?;
+        s.data_page_size = opt_u64(
+            &mut c,
+            st & PERF_SAMPLE_DATA_PAGE_SIZE != 0,
+            "data_page_size",
+        )?;
+        s.code_page_size = opt_u64(
+            &mut c,
+            st & PERF_SAMPLE_CODE_PAGE_SIZE != 0,
+            "code_page_size",
+        )?;
         if st & PERF_SAMPLE_AUX != 0 {
             let size = c.u64("aux size")?;
             let size = usize::try_from(size).map_err(|_| ParseError {
@@ -359,6 +343,16 @@ impl<'a> Sample<'a> {
     /// The CPU mode bits of the record (PERF_RECORD_MISC_KERNEL, _USER, ...).
     pub fn cpumode(&self) -> u16 {
         self.misc & PERF_RECORD_MISC_CPUMODE_MASK
+    }
+}
+
+/// The next u64 of `c` if the sample type has the field (`on`).
+#[inline(always)]
+fn opt_u64(c: &mut Cursor<'_>, on: bool, what: &'static str) -> Result<Option<u64>, ParseError> {
+    if on {
+        c.u64(what).map(Some)
+    } else {
+        Ok(None)
     }
 }
 
