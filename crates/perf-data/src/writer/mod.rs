@@ -88,6 +88,76 @@ fn record_header(endian: Endian, type_: u32, misc: u16, payload_len: usize) -> R
     Ok(h)
 }
 
+/// The records part both writers share: buffered output that knows its
+/// position, the byte order and the compressor. [`FileWriter`] and
+/// [`PipeWriter`] dereference to it, so records are written the same way
+/// into both.
+pub struct Records<W: Write> {
+    out: Out<W>,
+    endian: Endian,
+    compressor: Option<Compressor>,
+}
+
+impl<W: Write> Records<W> {
+    fn new(out: Out<W>, endian: Endian) -> Self {
+        Records {
+            out,
+            endian,
+            compressor: None,
+        }
+    }
+
+    /// Appends one record: `payload` is everything after the 8-byte header,
+    /// `trailing` data that follows the record outside its size (AUXTRACE).
+    pub fn write_record(
+        &mut self,
+        type_: u32,
+        misc: u16,
+        payload: &[u8],
+        trailing: &[u8],
+    ) -> Result<()> {
+        self.out.emit(
+            &mut self.compressor,
+            self.endian,
+            type_,
+            misc,
+            payload,
+            trailing,
+        )
+    }
+
+    /// Appends a record as the reader handed it out.
+    pub fn write_raw(&mut self, r: &RawRecord<'_>) -> Result<()> {
+        self.write_record(r.type_, r.misc, r.payload, r.trailing)
+    }
+
+    /// (uncompressed, compressed) bytes of the records compressed so far,
+    /// with compression on; records still batched are not counted yet.
+    pub fn compression_totals(&self) -> Option<(u64, u64)> {
+        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
+    }
+
+    /// File offset where the next uncompressed byte goes.
+    pub fn position(&self) -> u64 {
+        self.out.pos
+    }
+
+    fn flush_compressed(&mut self) -> Result<()> {
+        self.out.flush_compressor(&mut self.compressor, self.endian)
+    }
+
+    /// Flushes and returns the output.
+    fn into_inner(mut self) -> Result<W> {
+        self.flush_compressed()?;
+        self.out.flush()?;
+        let end = self.out.pos;
+        self.out.w.into_inner().map_err(|e| Error::Io {
+            offset: end,
+            source: e.into_error(),
+        })
+    }
+}
+
 /// Buffered output that knows its position, so I/O errors name an offset.
 struct Out<W: Write> {
     w: BufWriter<W>,
@@ -264,14 +334,12 @@ fn encode_file_header(endian: Endian, h: &HeaderFields) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct FileWriter<W: Write + Seek> {
-    out: Out<W>,
-    endian: Endian,
+    rec: Records<W>,
     events: Vec<Event>,
     /// Where the attrs written at creation are, and whether they still hold.
     attrs: (u64, u64, u64),
     events_changed: bool,
     data_offset: u64,
-    compressor: Option<Compressor>,
 }
 
 impl<W: Write + Seek> FileWriter<W> {
@@ -297,28 +365,20 @@ impl<W: Write + Seek> FileWriter<W> {
         // recording needs it.
         out.flush()?;
         Ok(FileWriter {
-            out,
-            endian,
+            rec: Records::new(out, endian),
             events: events.to_vec(),
             attrs: (entry, FILE_HEADER_SIZE, entries),
             events_changed: false,
             data_offset,
-            compressor: None,
         })
     }
 
     /// Writes kernel records inside zstd-compressed COMPRESSED records from
     /// now on (perf record's `-z`); `finish` adds the COMPRESSED feature.
     pub fn set_compression(&mut self, level: i32) -> Result<()> {
-        self.flush_compressed()?;
-        self.compressor = Some(Compressor::new(level)?);
+        self.rec.flush_compressed()?;
+        self.rec.compressor = Some(Compressor::new(level)?);
         Ok(())
-    }
-
-    /// (uncompressed, compressed) bytes of the records compressed so far,
-    /// with compression on; records still batched are not counted yet.
-    pub fn compression_totals(&self) -> Option<(u64, u64)> {
-        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
     }
 
     /// Replaces the events (for streams whose events arrive with the data,
@@ -334,71 +394,38 @@ impl<W: Write + Seek> FileWriter<W> {
         &self.events
     }
 
-    /// File offset where the next uncompressed byte goes.
-    pub fn position(&self) -> u64 {
-        self.out.pos
-    }
-
-    /// Appends one record: `payload` is everything after the 8-byte header,
-    /// `trailing` data that follows the record outside its size (AUXTRACE).
-    pub fn write_record(
-        &mut self,
-        type_: u32,
-        misc: u16,
-        payload: &[u8],
-        trailing: &[u8],
-    ) -> Result<()> {
-        self.out.emit(
-            &mut self.compressor,
-            self.endian,
-            type_,
-            misc,
-            payload,
-            trailing,
-        )
-    }
-
-    /// Appends a record as the reader handed it out.
-    pub fn write_raw(&mut self, r: &RawRecord<'_>) -> Result<()> {
-        self.write_record(r.type_, r.misc, r.payload, r.trailing)
-    }
-
-    fn flush_compressed(&mut self) -> Result<()> {
-        self.out.flush_compressor(&mut self.compressor, self.endian)
-    }
-
     /// Writes the feature sections and the final header; returns the output.
     /// Cost is that of the features plus one seek: cheap at any data size.
     pub fn finish(mut self, features: &FeatureMap) -> Result<W> {
-        self.flush_compressed()?;
+        self.rec.flush_compressed()?;
         let mut features = features.clone();
         features.retain(|&id, _| id != feature::RESERVED && id < feature::BITS);
-        if let Some(c) = &self.compressor {
-            features.insert(feature::COMPRESSED, c.feature(self.endian));
+        if let Some(c) = &self.rec.compressor {
+            features.insert(feature::COMPRESSED, c.feature(self.rec.endian));
         }
-        let data_end = self.out.pos;
+        let data_end = self.rec.out.pos;
         // perf finds the feature table right after the data.
         let mut body_at = data_end + 16 * features.len() as u64;
         let mut bitmap = [0u64; 4];
         for (&id, bytes) in &features {
             bitmap[(id / 64) as usize] |= 1 << (id % 64);
             let mut e = [0u8; 16];
-            e[..8].copy_from_slice(&self.endian.put_u64(body_at));
-            e[8..].copy_from_slice(&self.endian.put_u64(bytes.len() as u64));
-            self.out.put(&e)?;
+            e[..8].copy_from_slice(&self.rec.endian.put_u64(body_at));
+            e[8..].copy_from_slice(&self.rec.endian.put_u64(bytes.len() as u64));
+            self.rec.out.put(&e)?;
             body_at += bytes.len() as u64;
         }
         for bytes in features.values() {
-            self.out.put(bytes)?;
+            self.rec.out.put(bytes)?;
         }
         if self.events_changed {
-            let base = self.out.pos;
-            let (block, entry, entries) = attr_block(&self.events, self.endian, base);
-            self.out.put(&block)?;
+            let base = self.rec.out.pos;
+            let (block, entry, entries) = attr_block(&self.events, self.rec.endian, base);
+            self.rec.out.put(&block)?;
             self.attrs = (entry, base, entries);
         }
         let header = encode_file_header(
-            self.endian,
+            self.rec.endian,
             &HeaderFields {
                 attr_size: self.attrs.0,
                 attrs: (self.attrs.1, self.attrs.2),
@@ -406,27 +433,38 @@ impl<W: Write + Seek> FileWriter<W> {
                 features: bitmap,
             },
         );
-        self.out.flush()?;
-        let end = self.out.pos;
-        let w = self.out.w.get_mut();
+        self.rec.out.flush()?;
+        let end = self.rec.out.pos;
+        let w = self.rec.out.w.get_mut();
         let io = |offset: u64| move |source: io::Error| Error::Io { offset, source };
         w.seek(SeekFrom::Start(0)).map_err(io(0))?;
         w.write_all(&header).map_err(io(0))?;
         w.seek(SeekFrom::Start(end)).map_err(io(end))?;
         w.flush().map_err(io(end))?;
-        self.out.w.into_inner().map_err(|e| Error::Io {
+        self.rec.out.w.into_inner().map_err(|e| Error::Io {
             offset: end,
             source: e.into_error(),
         })
     }
 }
 
+impl<W: Write + Seek> std::ops::Deref for FileWriter<W> {
+    type Target = Records<W>;
+    fn deref(&self) -> &Records<W> {
+        &self.rec
+    }
+}
+
+impl<W: Write + Seek> std::ops::DerefMut for FileWriter<W> {
+    fn deref_mut(&mut self) -> &mut Records<W> {
+        &mut self.rec
+    }
+}
+
 /// Writes a pipe-mode stream: a 16-byte header, then only records; events
 /// and features travel as HEADER_ATTR and HEADER_FEATURE records.
 pub struct PipeWriter<W: Write> {
-    out: Out<W>,
-    endian: Endian,
-    compressor: Option<Compressor>,
+    rec: Records<W>,
 }
 
 impl<W: Write> PipeWriter<W> {
@@ -436,9 +474,7 @@ impl<W: Write> PipeWriter<W> {
         out.put(&endian.put_u64(PERF_MAGIC2))?;
         out.put(&endian.put_u64(PIPE_HEADER_SIZE))?;
         Ok(PipeWriter {
-            out,
-            endian,
-            compressor: None,
+            rec: Records::new(out, endian),
         })
     }
 
@@ -446,25 +482,19 @@ impl<W: Write> PipeWriter<W> {
     /// feature perf needs before the first COMPRESSED record (its ratio is
     /// not known yet and is sent as 0).
     pub fn set_compression(&mut self, level: i32) -> Result<()> {
-        self.flush_compressed()?;
+        self.rec.flush_compressed()?;
         let c = Compressor::new(level)?;
-        let f = c.feature(self.endian);
+        let f = c.feature(self.rec.endian);
         self.write_feature(feature::COMPRESSED, &f)?;
-        self.compressor = Some(c);
+        self.rec.compressor = Some(c);
         Ok(())
-    }
-
-    /// (uncompressed, compressed) bytes of the records compressed so far,
-    /// with compression on; records still batched are not counted yet.
-    pub fn compression_totals(&self) -> Option<(u64, u64)> {
-        self.compressor.as_ref().map(|c| (c.bytes_in, c.bytes_out))
     }
 
     /// A HEADER_ATTR record: the attr, then the event's ids.
     pub fn write_attr(&mut self, e: &Event) -> Result<()> {
-        let mut p = e.attr.encode(self.endian);
+        let mut p = e.attr.encode(self.rec.endian);
         for &id in &e.ids {
-            p.extend_from_slice(&self.endian.put_u64(id));
+            p.extend_from_slice(&self.rec.endian.put_u64(id));
         }
         self.write_record(PERF_RECORD_HEADER_ATTR, 0, &p, &[])
     }
@@ -472,7 +502,7 @@ impl<W: Write> PipeWriter<W> {
     /// A HEADER_FEATURE record holding one feature section.
     pub fn write_feature(&mut self, id: u32, bytes: &[u8]) -> Result<()> {
         let mut p = Vec::with_capacity(8 + bytes.len());
-        p.extend_from_slice(&self.endian.put_u64(u64::from(id)));
+        p.extend_from_slice(&self.rec.endian.put_u64(u64::from(id)));
         p.extend_from_slice(bytes);
         self.write_record(PERF_RECORD_HEADER_FEATURE, 0, &p, &[])
     }
@@ -482,45 +512,28 @@ impl<W: Write> PipeWriter<W> {
         self.write_feature(LAST_FEATURE, &[])
     }
 
-    pub fn write_record(
-        &mut self,
-        type_: u32,
-        misc: u16,
-        payload: &[u8],
-        trailing: &[u8],
-    ) -> Result<()> {
-        self.out.emit(
-            &mut self.compressor,
-            self.endian,
-            type_,
-            misc,
-            payload,
-            trailing,
-        )
-    }
-
-    pub fn write_raw(&mut self, r: &RawRecord<'_>) -> Result<()> {
-        self.write_record(r.type_, r.misc, r.payload, r.trailing)
-    }
-
-    fn flush_compressed(&mut self) -> Result<()> {
-        self.out.flush_compressor(&mut self.compressor, self.endian)
-    }
-
     /// Writes what is batched and buffered through to the output now.
     pub fn flush(&mut self) -> Result<()> {
-        self.flush_compressed()?;
-        self.out.flush()
+        self.rec.flush_compressed()?;
+        self.rec.out.flush()
     }
 
     /// Flushes and returns the output.
-    pub fn finish(mut self) -> Result<W> {
-        self.flush()?;
-        let end = self.out.pos;
-        self.out.w.into_inner().map_err(|e| Error::Io {
-            offset: end,
-            source: e.into_error(),
-        })
+    pub fn finish(self) -> Result<W> {
+        self.rec.into_inner()
+    }
+}
+
+impl<W: Write> std::ops::Deref for PipeWriter<W> {
+    type Target = Records<W>;
+    fn deref(&self) -> &Records<W> {
+        &self.rec
+    }
+}
+
+impl<W: Write> std::ops::DerefMut for PipeWriter<W> {
+    fn deref_mut(&mut self) -> &mut Records<W> {
+        &mut self.rec
     }
 }
 
