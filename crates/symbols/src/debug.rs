@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use object::Object;
 
 use crate::crc::crc32;
-use crate::elf::{hex, map_file};
+use crate::elf::{build_id_dir, hex, id_hex, map_file};
 use crate::{ElfFile, Reason};
 
 /// Where to look for separate debug files.
@@ -78,15 +78,14 @@ impl DebugFinder {
         }
         let mut mismatch = false;
         if let Some(id) = elf.build_id_hex().filter(|h| h.len() > 2) {
-            let (head, rest) = id.split_at(2);
             let by_root = self
                 .debug_roots
                 .iter()
-                .map(|r| r.join(".build-id").join(head).join(format!("{rest}.debug")));
+                .map(|r| build_id_dir(r, &id).with_extension("debug"));
             // perf's cache keeps the binary as `elf` (with its DWARF, if it had any) and,
             // when it found one, the debug file as `debug`.
             let by_cache = self.buildid_caches.iter().flat_map(|r| {
-                let dir = r.join(".build-id").join(head).join(rest);
+                let dir = build_id_dir(r, &id);
                 [dir.join("debug"), dir.join("elf")]
             });
             for cand in by_root.chain(by_cache) {
@@ -143,14 +142,10 @@ impl DebugFinder {
     /// perf's cached copy of the binary with this build id (`ROOT/.build-id/xx/rest/elf`),
     /// for when the file at the recorded path is gone or was replaced.
     pub fn cached_binary(&self, build_id: &[u8]) -> Option<PathBuf> {
-        let id = hex(build_id);
-        if id.len() <= 2 {
-            return None;
-        }
-        let (head, rest) = id.split_at(2);
+        let id = id_hex(build_id)?;
         self.buildid_caches
             .iter()
-            .map(|r| r.join(".build-id").join(head).join(rest).join("elf"))
+            .map(|r| build_id_dir(r, &id).join("elf"))
             .find(|p| {
                 ElfFile::open(p)
                     .ok()

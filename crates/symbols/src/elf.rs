@@ -415,6 +415,20 @@ fn mini_debuginfo_symbols(obj: &object::File<'_>, path: &Path) -> Option<Vec<Tab
     }
 }
 
+/// A build id's directory under `root` in the layout perf's cache and
+/// `/usr/lib/debug` share: `ROOT/.build-id/xx/rest`, for `id` in hex (more
+/// than two digits; see [`id_hex`]).
+pub(crate) fn build_id_dir(root: &Path, id: &str) -> PathBuf {
+    let (head, rest) = id.split_at(2.min(id.len()));
+    root.join(".build-id").join(head).join(rest)
+}
+
+/// A build id in hex when it can name a `.build-id` directory (more than
+/// one byte).
+pub(crate) fn id_hex(build_id: &[u8]) -> Option<String> {
+    (build_id.len() > 1).then(|| hex(build_id))
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::new(), |mut s, b| {

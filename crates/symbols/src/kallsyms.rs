@@ -636,17 +636,13 @@ impl KernelFinder {
     }
 
     fn cached_kallsyms(&self, build_id: &[u8]) -> Option<PathBuf> {
-        let id = hex(build_id);
-        if id.len() <= 2 {
-            return None;
-        }
-        let (head, rest) = id.split_at(2);
+        let id = crate::elf::id_hex(build_id)?;
         self.buildid_caches
             .iter()
             .flat_map(|r| {
                 [
                     r.join("[kernel.kallsyms]").join(&id).join("kallsyms"),
-                    r.join(".build-id").join(head).join(rest).join("kallsyms"),
+                    crate::elf::build_id_dir(r, &id).join("kallsyms"),
                 ]
             })
             .find(|p| p.is_file())

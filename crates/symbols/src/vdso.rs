@@ -71,16 +71,14 @@ pub fn find_vdso(build_id: &[u8], finder: &DebugFinder) -> Result<ElfFile, Reaso
 
 /// Where perf's build-id caches would hold the vdso with this build id.
 fn cache_candidates(roots: &[PathBuf], build_id: &[u8]) -> Vec<PathBuf> {
-    let id = hex(build_id);
-    if id.len() <= 2 {
+    let Some(id) = crate::elf::id_hex(build_id) else {
         return Vec::new();
-    }
-    let (head, rest) = id.split_at(2);
+    };
     roots
         .iter()
         .flat_map(|r| {
             [
-                r.join(".build-id").join(head).join(rest).join("vdso"),
+                crate::elf::build_id_dir(r, &id).join("vdso"),
                 r.join("[vdso]").join(&id).join("vdso"),
             ]
         })

@@ -296,14 +296,7 @@ impl Dumper {
                     c.tid as i32
                 )?;
             }
-            RecordData::Fork(f) => {
-                writeln!(
-                    out,
-                    "({}:{}):({}:{})",
-                    f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32
-                )?;
-            }
-            RecordData::Exit(f) => {
+            RecordData::Fork(f) | RecordData::Exit(f) => {
                 writeln!(
                     out,
                     "({}:{}):({}:{})",
