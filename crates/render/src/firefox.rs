@@ -260,9 +260,8 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
         };
         let resource = l.mapping.map_or(-1, |m| {
             let lib = lib_of_mapping[m as usize];
-            let next = t.resource_lib.len() as u32;
-            let id = *t.resource_ids.entry(lib).or_insert(next);
-            if id == next {
+            let (id, new) = intern(&mut t.resource_ids, lib);
+            if new {
                 let m = &p.mappings[m as usize];
                 let base = m
                     .filename
@@ -298,9 +297,8 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
                         .filter(|f| !f.is_empty())
                         .cloned();
                     let file = file.map(|f| t.string(&f));
-                    let next = t.func_name.len() as u32;
-                    let func = *t.func_ids.entry((name_id, resource)).or_insert(next);
-                    if func == next {
+                    let (func, new) = intern(&mut t.func_ids, (name_id, resource));
+                    if new {
                         t.func_name.push(name_id);
                         t.func_resource.push(resource);
                         t.func_file.push(file);
@@ -316,9 +314,8 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
                     f
                 }
             };
-            let next = t.stack_frame.len() as u32;
-            let s = *t.stack_ids.entry((prefix, frame)).or_insert(next);
-            if s == next {
+            let (s, new) = intern(&mut t.stack_ids, (prefix, frame));
+            if new {
                 t.stack_prefix.push(prefix);
                 t.stack_frame.push(frame);
                 t.stack_category.push(category);
@@ -327,4 +324,12 @@ fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32
         }
     }
     prefix
+}
+
+/// The dense id of `key` in `ids` (the next one for a new key) and whether
+/// it is new: the caller then pushes the key's row to its table.
+fn intern<K: std::hash::Hash + Eq>(ids: &mut HashMap<K, u32>, key: K) -> (u32, bool) {
+    let next = ids.len() as u32;
+    let id = *ids.entry(key).or_insert(next);
+    (id, id == next)
 }
