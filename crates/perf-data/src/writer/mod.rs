@@ -116,14 +116,18 @@ impl<W: Write> Records<W> {
         payload: &[u8],
         trailing: &[u8],
     ) -> Result<()> {
-        self.out.emit(
-            &mut self.compressor,
-            self.endian,
-            type_,
-            misc,
-            payload,
-            trailing,
-        )
+        // Into the compressor's batch when there is one and the record may
+        // be compressed, else as is (after flushing the batch, so records
+        // keep their order).
+        match &mut self.compressor {
+            Some(c) if compressible(type_, trailing) => {
+                c.push(&mut self.out, self.endian, type_, misc, payload)
+            }
+            _ => {
+                self.flush_compressed()?;
+                self.out.record(self.endian, type_, misc, payload, trailing)
+            }
+        }
     }
 
     /// Appends a record as the reader handed it out.
@@ -143,7 +147,10 @@ impl<W: Write> Records<W> {
     }
 
     fn flush_compressed(&mut self) -> Result<()> {
-        self.out.flush_compressor(&mut self.compressor, self.endian)
+        match &mut self.compressor {
+            Some(c) => c.flush(&mut self.out, self.endian),
+            None => Ok(()),
+        }
     }
 
     /// Flushes and returns the output.
@@ -165,38 +172,6 @@ struct Out<W: Write> {
 }
 
 impl<W: Write> Out<W> {
-    /// Appends a record: into the compressor's batch when there is one and
-    /// the record may be compressed, else as is (after flushing the batch, so
-    /// records keep their order).
-    fn emit(
-        &mut self,
-        compressor: &mut Option<Compressor>,
-        endian: Endian,
-        type_: u32,
-        misc: u16,
-        payload: &[u8],
-        trailing: &[u8],
-    ) -> Result<()> {
-        match compressor {
-            Some(c) if compressible(type_, trailing) => c.push(self, endian, type_, misc, payload),
-            _ => {
-                self.flush_compressor(compressor, endian)?;
-                self.record(endian, type_, misc, payload, trailing)
-            }
-        }
-    }
-
-    fn flush_compressor(
-        &mut self,
-        compressor: &mut Option<Compressor>,
-        endian: Endian,
-    ) -> Result<()> {
-        match compressor {
-            Some(c) => c.flush(self, endian),
-            None => Ok(()),
-        }
-    }
-
     fn new(w: W, pos: u64) -> Self {
         Out {
             w: BufWriter::with_capacity(256 << 10, w),
