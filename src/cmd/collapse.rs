@@ -76,14 +76,10 @@ pub fn fold_recording(
     opts: &Options,
     r: &Replay,
 ) -> Result<(profile::collapse::Folded, perf_data::Diagnostics)> {
-    let (path, reader) = match &input.path {
-        Some(p) => (p.clone(), super::open(p)?),
-        None => (
-            std::path::PathBuf::from("-"),
-            perf_data::RecordReader::from_stream(Box::new(input.reader))
-                .context("reading perf.data from stdin")?,
-        ),
-    };
+    let name = input.name.clone();
+    let (path, reader) = input
+        .recording()
+        .with_context(|| format!("reading perf.data header of {name}"))?;
     let (folded, diag, reader) = profile::collapse::recording::fold_recording(reader, opts, r)
         .map_err(|e| match e {
             profile::Error::BadOption(why) => anyhow::anyhow!("{}: {why}", path.display()),

@@ -1,14 +1,14 @@
 //! `sear flame`: an interactive SVG flame graph (as flamegraph.pl draws it)
 //! from folded stacks, or from `perf script` text folded on the way.
 
-use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use profile::collapse::perf_script::{looks_like_perf_script, Collapser, Options};
-use profile::collapse::{parse_folded, FoldedLine};
+use profile::collapse::input::{stacks_from_text, TextKind};
+use profile::collapse::perf_script::Options;
+use profile::collapse::FoldedLine;
 
 use render::flame::{write_diff_svg, write_svg, FlameOptions};
 
@@ -47,7 +47,7 @@ fn stacks_of(
         ..Options::default()
     };
     let name = input.name.clone();
-    let folded = if input.kind == InputKind::PerfData {
+    if input.kind == InputKind::PerfData {
         let (folded, diag) = super::collapse::fold_recording(
             input,
             &opts,
@@ -59,36 +59,20 @@ fn stacks_of(
             },
         )?;
         crate::ui::print_diagnostics(name.as_ref(), &diag);
-        folded
-    } else {
-        let mut bytes = Vec::new();
-        input
-            .reader
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("reading {name}"))?;
-        if !looks_like_perf_script(&bytes) {
-            if a.event.is_some() {
-                log::warn!("{name}: folded stacks carry no event names; --event ignored");
-            }
-            let text = String::from_utf8_lossy(&bytes);
-            if let Cow::Owned(_) = text {
-                log::warn!("{name}: input is not valid UTF-8; invalid bytes shown as \u{fffd}");
-            }
-            let (lines, diag) = parse_folded(&text);
-            crate::ui::print_diagnostics(name.as_ref(), &diag);
-            return Ok(lines
-                .iter()
-                .map(|l| (l.stack.to_owned(), l.count))
-                .collect());
-        }
-        let mut c = Collapser::new(opts);
-        c.read(&bytes[..])
-            .with_context(|| format!("reading {name}"))?;
-        let (folded, diag) = c.finish();
-        crate::ui::print_diagnostics(name.as_ref(), &diag);
-        folded
-    };
-    Ok(folded.sorted_text())
+        return Ok(folded.sorted_text());
+    }
+    let mut bytes = Vec::new();
+    input
+        .reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {name}"))?;
+    let (stacks, diag, kind) =
+        stacks_from_text(&name, &bytes, opts).with_context(|| format!("reading {name}"))?;
+    if kind == TextKind::Folded && a.event.is_some() {
+        log::warn!("{name}: folded stacks carry no event names; --event ignored");
+    }
+    crate::ui::print_diagnostics(name.as_ref(), &diag);
+    Ok(stacks)
 }
 
 fn lines(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {

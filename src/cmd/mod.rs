@@ -1,6 +1,6 @@
 //! One module per subcommand: parse options, call the libraries, write output.
 
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -128,62 +128,13 @@ pub fn finish(mut out: impl Write) -> Result<()> {
     out.flush().context("writing output")
 }
 
-/// What a text command's input turned out to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// A recording (file or pipe mode, either byte order, or perf's old v1).
-    PerfData,
-    /// Anything else: `perf script` text, folded stacks.
-    Text,
-}
+pub use profile::collapse::input::{Input as TextInput, InputKind};
 
-/// The input kind from the first bytes.
-pub fn sniff(head: &[u8]) -> InputKind {
-    match head.get(..8) {
-        Some(b"PERFILE2" | b"2ELIFREP" | b"PERFFILE") => InputKind::PerfData,
-        _ => InputKind::Text,
-    }
-}
-
-/// An opened input of a text command: FILE, or stdin for `-` or none.
-pub struct TextInput {
-    pub name: String,
-    pub kind: InputKind,
-    pub reader: Box<dyn BufRead + Send>,
-    /// The file it came from (None: stdin).
-    pub path: Option<PathBuf>,
-}
-
-/// Opens `path` (stdin for `-` or `None`) and looks at its first bytes.
+/// Opens `path` (stdin for `-` or `None`, which must then not be a
+/// terminal) and looks at its first bytes; `what` says what it should hold.
 pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
-    let (name, mut inner): (String, Box<dyn Read + Send>) = match path {
-        None => {
-            if io::stdin().is_terminal() {
-                anyhow::bail!("no input: give {what} as FILE or on stdin");
-            }
-            ("stdin".into(), Box::new(io::stdin()))
-        }
-        Some(p) if p == Path::new("-") => ("stdin".into(), Box::new(io::stdin())),
-        Some(p) => {
-            let f = std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?;
-            (p.display().to_string(), Box::new(f))
-        }
-    };
-    let mut head = Vec::with_capacity(8);
-    (&mut inner)
-        .take(8)
-        .read_to_end(&mut head)
-        .with_context(|| format!("reading {name}"))?;
-    let kind = sniff(&head);
-    let reader = Box::new(io::BufReader::with_capacity(
-        1 << 16,
-        io::Cursor::new(head).chain(inner),
-    ));
-    let path = path.filter(|p| *p != Path::new("-")).map(Path::to_path_buf);
-    Ok(TextInput {
-        name,
-        kind,
-        reader,
-        path,
-    })
+    if path.is_none() && io::stdin().is_terminal() {
+        anyhow::bail!("no input: give {what} as FILE or on stdin");
+    }
+    TextInput::open(path).context("reading the input")
 }

@@ -2,7 +2,7 @@
 //! (perf.data.old kept as perf does), and perf's closing lines.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -177,41 +177,7 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         }
     };
     if !quiet {
-        let mut e = io::stderr().lock();
-        let _ = writeln!(
-            e,
-            "[ sear record: Woken up {} times to write data ]",
-            summary.wakeups
-        );
-        if summary.lost > 0 {
-            let _ = writeln!(
-                e,
-                "[ sear record: lost {} events in {} chunks: the ring buffers filled up; raise -m or lower -F ]",
-                summary.lost, summary.lost_chunks
-            );
-        }
-        let mb = |b: u64| b as f64 / 1024.0 / 1024.0;
-        let _ = write!(
-            e,
-            "[ sear record: Captured and wrote {:.3} MB {} ({} samples)",
-            mb(summary.bytes_written),
-            name,
-            summary.samples
-        );
-        if let Some((raw, packed)) = summary.compressed {
-            let ratio = if packed > 0 {
-                summary.bytes_transferred as f64 / packed as f64
-            } else {
-                0.0
-            };
-            let _ = write!(
-                e,
-                ", compressed (original {:.3} MB, ratio is {:.3})",
-                mb(summary.bytes_transferred.max(raw)),
-                ratio
-            );
-        }
-        let _ = writeln!(e, " ]");
+        let _ = render::record::write_summary(&mut io::stderr().lock(), &summary, &name);
     }
     Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
 }

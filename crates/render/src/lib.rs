@@ -28,6 +28,7 @@ pub mod header;
 pub mod html;
 pub mod json;
 pub mod pprof;
+pub mod record;
 pub mod report;
 pub mod script;
 pub mod speedscope;

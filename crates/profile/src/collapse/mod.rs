@@ -19,6 +19,7 @@
 //! assert_eq!(folded.sorted(), vec![(&b"prog;main"[..], 5)]);
 //! ```
 
+pub mod input;
 pub mod perf_script;
 pub mod recording;
 
