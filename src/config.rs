@@ -138,6 +138,61 @@ impl Config {
 /// The most of a configuration file sear reads (perf's are a few lines).
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
+/// perf's configuration where the flags leave a choice (report.*).
+pub fn report_defaults(a: &mut crate::cli::ReportArgs) {
+    let cfg = get();
+    if !a.children && !a.no_children && cfg.bool("report.children") == Some(false) {
+        a.no_children = true;
+    }
+    if a.sort.is_none() {
+        a.sort = cfg.value("report.sort_order").map(str::to_owned);
+    }
+    if !a.group && !a.no_group && cfg.bool("report.group") == Some(true) {
+        a.group = true;
+    }
+}
+
+/// perf's call-graph defaults as its configuration changes them
+/// (call-graph.print-type, order, sort-key, threshold, print-limit; and
+/// report.percent-limit, which is also the graphs' threshold), in the
+/// order the settings come.
+pub fn call_graph_params() -> profile::callchain::CallGraphParams {
+    let cfg = get();
+    let mut p = profile::callchain::CallGraphParams::default();
+    for (k, v) in cfg.entries() {
+        if let Some(key) = k.strip_prefix("call-graph.") {
+            if let Err(e) = p.set_config(key, v) {
+                log::warn!("perf config {k}: {e}");
+            }
+        } else if k == "report.percent-limit" {
+            if let Some(limit) = cfg.number("report.percent-limit") {
+                p.threshold = limit;
+            }
+        }
+    }
+    p
+}
+
+/// The call graphs `record -g` asks for: perf's configured mode (frame
+/// pointers unless call-graph.record-mode says otherwise), with its dump
+/// size.
+pub fn record_call_graph() -> anyhow::Result<record::CallGraph> {
+    use anyhow::Context;
+    let cfg = get();
+    let mode = cfg
+        .value_of_any(&["call-graph.record-mode", "record.call-graph"])
+        .unwrap_or("fp");
+    let cg = record::CallGraph::parse(mode)
+        .with_context(|| format!("perf config call-graph.record-mode={mode}"))?;
+    Ok(match (cg, cfg.value("call-graph.dump-size")) {
+        (record::CallGraph::Dwarf(_), Some(size)) if !mode.contains(',') => {
+            record::CallGraph::parse(&format!("dwarf,{size}"))
+                .with_context(|| format!("perf config call-graph.dump-size={size}"))?
+        }
+        (cg, _) => cg,
+    })
+}
+
 fn read_regular(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;

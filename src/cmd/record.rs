@@ -10,30 +10,6 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::RecordArgs;
 
-fn parse_call_graph(a: &RecordArgs) -> Result<record::CallGraph> {
-    Ok(match &a.call_graph {
-        Some(cg) => record::CallGraph::parse(cg)?,
-        None if a.g => {
-            // -g records in perf's configured mode (frame pointers unless
-            // call-graph.record-mode says otherwise), with its dump size.
-            let cfg = crate::config::get();
-            let mode = cfg
-                .value_of_any(&["call-graph.record-mode", "record.call-graph"])
-                .unwrap_or("fp");
-            let cg = record::CallGraph::parse(mode)
-                .with_context(|| format!("perf config call-graph.record-mode={mode}"))?;
-            match (cg, cfg.value("call-graph.dump-size")) {
-                (record::CallGraph::Dwarf(_), Some(size)) if !mode.contains(',') => {
-                    record::CallGraph::parse(&format!("dwarf,{size}"))
-                        .with_context(|| format!("perf config call-graph.dump-size={size}"))?
-                }
-                (cg, _) => cg,
-            }
-        }
-        None => record::CallGraph::None,
-    })
-}
-
 fn options(a: &RecordArgs) -> Result<record::Options> {
     let freq = a.freq.as_deref().map(record::Freq::parse).transpose()?;
     let cpus = a.cpu.clone().map(|c| c.0);
@@ -41,7 +17,11 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
     if let (Some(first), Ok(exe)) = (cmdline.first_mut(), std::env::current_exe()) {
         *first = exe.display().to_string();
     }
-    let call_graph = parse_call_graph(a)?;
+    let call_graph = match &a.call_graph {
+        Some(cg) => record::CallGraph::parse(cg)?,
+        None if a.g => crate::config::record_call_graph()?,
+        None => record::CallGraph::None,
+    };
     let opts = record::Options {
         events: a.event.clone(),
         freq,

@@ -8,7 +8,7 @@ use perf_data::stats::Stats;
 use crate::cli::ReportArgs;
 
 pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
-    configured(&mut a);
+    crate::config::report_defaults(&mut a);
     let path = super::input_path(&a.input);
     let mut reader = super::open(&path)?;
     if a.stats {
@@ -22,11 +22,7 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.header_only {
-        let info = render::header::FileInfo {
-            mtime: file_mtime(&path),
-            show_info: a.show_info,
-            utc_offset: local_utc_offset,
-        };
+        let info = crate::ui::header_info(path.as_ref(), a.show_info);
         let mut out = super::paged_stdout();
         render::header::write_header(&mut out, reader.meta(), &info)?;
         if reader.meta().is_pipe() {
@@ -57,41 +53,6 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     hotspots(&a, &path, reader, quiet)
 }
 
-/// perf's configuration where the flags leave a choice (report.*).
-fn configured(a: &mut ReportArgs) {
-    let cfg = crate::config::get();
-    if !a.children && !a.no_children && cfg.bool("report.children") == Some(false) {
-        a.no_children = true;
-    }
-    if a.sort.is_none() {
-        a.sort = cfg.value("report.sort_order").map(str::to_owned);
-    }
-    if !a.group && !a.no_group && cfg.bool("report.group") == Some(true) {
-        a.group = true;
-    }
-}
-
-/// perf's call-graph defaults as its configuration changes them
-/// (call-graph.print-type, order, sort-key, threshold, print-limit; and
-/// report.percent-limit, which is also the graphs' threshold), in the
-/// order the settings come.
-fn configured_graph() -> profile::callchain::CallGraphParams {
-    let cfg = crate::config::get();
-    let mut p = profile::callchain::CallGraphParams::default();
-    for (k, v) in cfg.entries() {
-        if let Some(key) = k.strip_prefix("call-graph.") {
-            if let Err(e) = p.set_config(key, v) {
-                log::warn!("perf config {k}: {e}");
-            }
-        } else if k == "report.percent-limit" {
-            if let Some(limit) = cfg.number("report.percent-limit") {
-                p.threshold = limit;
-            }
-        }
-    }
-    p
-}
-
 /// The hotspot table: pass one replays the records and sums samples by
 /// (thread, comm, stack); pass two symbolizes each unique address once; then
 /// the rows are built, sorted and printed.
@@ -102,7 +63,7 @@ fn hotspots(
     quiet: bool,
 ) -> Result<ExitCode> {
     use profile::hist::{Filters, SortKey};
-    let mut graph = configured_graph();
+    let mut graph = crate::config::call_graph_params();
     // As perf, --percent-limit is also the call graphs' threshold (and -g
     // may set its own).
     if let Some(limit) = a.percent_limit {
@@ -246,11 +207,7 @@ fn hotspots(
     let mut out = super::paged_stdout();
     // (perf's -q leaves the header out too.)
     if a.header && !quiet {
-        let info = render::header::FileInfo {
-            mtime: file_mtime(path),
-            show_info: a.show_info,
-            utc_offset: local_utc_offset,
-        };
+        let info = crate::ui::header_info(path, a.show_info);
         render::header::write_header(&mut out, summed.reader.meta(), &info)?;
     }
     render::report::write_report(
@@ -285,22 +242,19 @@ fn hotspots(
 /// `-D`: every record raw and decoded, in the order perf delivers them,
 /// then the record counts.
 fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
+    use profile::session::Step;
     let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
     let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
-    let mut machine = profile::machine::Machine::new();
-    let mut stats = Stats::default();
     dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading records of {}", path.display()))?
-    {
-        stats.add(&rec);
-        dumper.record(&mut out, &rec, &mut machine)?;
-        if let Some(dropped) = machine.apply_record(&rec) {
-            render::dump::removed_parent(&mut out, dropped)?;
+    let stats = profile::session::each_record(&mut reader, |step, machine| -> Result<()> {
+        match step {
+            Step::Record(rec) => dumper.record(&mut out, rec, machine)?,
+            Step::DroppedParent(d) => render::dump::removed_parent(&mut out, d)?,
         }
-    }
+        Ok(())
+    })
+    .with_context(|| format!("reading records of {}", path.display()))?;
     let diag = reader.diagnostics().clone();
     // Records that cannot be framed end the data early; perf stops there
     // with an error and prints no totals, and so do we.
@@ -326,24 +280,4 @@ fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitC
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-pub(super) fn file_mtime(path: &std::path::Path) -> Option<i64> {
-    use std::os::unix::fs::MetadataExt;
-    // perf stats the descriptor it reads: for stdin that is the pipe itself.
-    let path = if path == std::path::Path::new("-") {
-        std::path::Path::new("/dev/stdin")
-    } else {
-        path
-    };
-    std::fs::metadata(path).ok().map(|m| m.mtime())
-}
-
-/// Seconds east of UTC of the local time zone at instant `t`, by the
-/// system's rules (TZ, /etc/localtime); perf prints local time.
-pub(super) fn local_utc_offset(t: i64) -> i64 {
-    let Ok(ts) = jiff::Timestamp::from_second(t) else {
-        return 0;
-    };
-    i64::from(jiff::tz::TimeZone::system().to_offset(ts).seconds())
 }

@@ -31,11 +31,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
 
     let mut out = super::paged_stdout();
     if a.header || a.header_only {
-        let info = render::header::FileInfo {
-            mtime: super::report::file_mtime(&path),
-            show_info: a.show_info,
-            utc_offset: super::report::local_utc_offset,
-        };
+        let info = crate::ui::header_info(&path, a.show_info);
         render::header::write_header(&mut out, meta, &info)?;
         if a.header_only {
             super::finish(out)?;

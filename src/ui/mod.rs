@@ -110,3 +110,29 @@ pub fn print_diagnostics(path: &Path, d: &Diagnostics) {
         );
     }
 }
+
+/// What the header printer needs of the host: the recording's modification
+/// time and the local time zone (perf prints local time), with `-I`.
+pub fn header_info(path: &Path, show_info: bool) -> render::header::FileInfo {
+    use std::os::unix::fs::MetadataExt;
+    // perf stats the descriptor it reads: for stdin that is the pipe itself.
+    let path = if path == Path::new("-") {
+        Path::new("/dev/stdin")
+    } else {
+        path
+    };
+    render::header::FileInfo {
+        mtime: std::fs::metadata(path).ok().map(|m| m.mtime()),
+        show_info,
+        utc_offset: local_utc_offset,
+    }
+}
+
+/// Seconds east of UTC of the local time zone at instant `t`, by the
+/// system's rules (TZ, /etc/localtime).
+fn local_utc_offset(t: i64) -> i64 {
+    let Ok(ts) = jiff::Timestamp::from_second(t) else {
+        return 0;
+    };
+    i64::from(jiff::tz::TimeZone::system().to_offset(ts).seconds())
+}

@@ -19,8 +19,10 @@ use perf_data::{RecordReader, Sample};
 use crate::machine::Machine;
 pub use crate::Error;
 
+mod each;
 mod summed;
 mod timeline;
+pub use each::{each_record, Step};
 pub use summed::{sum, SumOptions, Summed, Summing};
 pub use timeline::{parse_time_range, SampleFilter, TimedSample, Timeline};
 
