@@ -62,7 +62,7 @@ fn hotspots(
     reader: perf_data::RecordReader,
     quiet: bool,
 ) -> Result<ExitCode> {
-    use profile::hist::{Filters, SortKey};
+    use profile::hist::Filters;
     let mut graph = crate::config::call_graph_params();
     // As perf, --percent-limit is also the call graphs' threshold (and -g
     // may set its own).
@@ -158,17 +158,7 @@ fn hotspots(
             .unwrap_or(0.0),
         exclude_other: a.exclude_other,
         relative,
-        single_filters: [
-            (SortKey::Comm, &filters.comms),
-            (SortKey::Dso, &filters.dsos),
-            (SortKey::Sym, &filters.symbols),
-        ]
-        .into_iter()
-        .filter_map(|(k, list)| match list.as_deref() {
-            Some([one]) => Some((k, one.clone())),
-            _ => None,
-        })
-        .collect(),
+        single_filters: filters.single_values(),
         quiet,
         time_slices: a.only.time.clone(),
         after_header: a.header && !quiet,
@@ -179,10 +169,7 @@ fn hotspots(
         let graph_opts = render::callgraph::EntryGraphOptions {
             params: &request.graph,
             children: plan.children,
-            // perf omits the entry's own frame (it shows as the row) only
-            // when the --sort text starts with "sym" and no -F is given.
-            hide_first_frame: a.fields.is_none()
-                && a.sort.as_deref().is_some_and(|s| s.starts_with("sym")),
+            hide_first_frame: request.hides_entry_frame(),
             percent_limit: topts.percent_limit,
             relative,
         };
@@ -197,13 +184,6 @@ fn hotspots(
         Vec::new()
     };
     log::debug!("call graphs: {:?}", t0.elapsed());
-    let mut graph_writer =
-        |out: &mut dyn std::io::Write, section: usize, row: usize| -> std::io::Result<()> {
-            match graphs.get(section).and_then(|g| g.get(row)) {
-                Some(b) => out.write_all(b),
-                None => Ok(()),
-            }
-        };
     let mut out = super::paged_stdout();
     // (perf's -q leaves the header out too.)
     if a.header && !quiet {
@@ -216,7 +196,7 @@ fn hotspots(
         summed.stats.total_lost_samples,
         &sections,
         &names,
-        &mut graph_writer,
+        &graphs,
     )?;
     super::finish(out)?;
     crate::ui::print_diagnostics(path, summed.reader.diagnostics());

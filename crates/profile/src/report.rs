@@ -59,6 +59,13 @@ pub struct Early {
 }
 
 impl Request<'_> {
+    /// Whether an entry's call graph leaves out the entry's own frame (it
+    /// shows as the row): perf does only when the `--sort` text starts
+    /// with "sym" and no `-F` is given.
+    pub fn hides_entry_frame(&self) -> bool {
+        self.layout.fields.is_none() && self.layout.sort.is_some_and(|s| s.starts_with("sym"))
+    }
+
     /// The sort keys (they do not depend on children) and the parent regex,
     /// checked before any record is read.
     pub fn early(&self) -> Result<Early, Error> {

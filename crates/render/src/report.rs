@@ -76,9 +76,10 @@ impl TableOptions {
     }
 }
 
-/// Writes the call graph under a row (nothing when it has none to show),
-/// given the section's index in `sections` and the row's in its entries.
-pub type GraphWriter<'a> = &'a mut dyn FnMut(&mut dyn Write, usize, usize) -> io::Result<()>;
+/// The call graph text under each row (empty or missing: none), by the
+/// section's index in `sections` and the row's in its entries (as
+/// [`crate::callgraph::entry_graphs`] formats them).
+pub type Graphs = [Vec<Vec<u8>>];
 
 /// perf abbreviates sample counts: 1548 → "1K", 207 → "207 ".
 fn convert_unit(mut v: u64) -> (u64, char) {
@@ -99,12 +100,12 @@ pub fn write_report(
     total_lost_samples: u64,
     sections: &[Section<'_>],
     names: &Names<'_>,
-    graph: GraphWriter<'_>,
+    graphs: &Graphs,
 ) -> io::Result<()> {
     if opts.quiet {
         for (i, s) in sections.iter().enumerate() {
             if s.hists.all_samples > 0 {
-                write_section(out, opts, i, s, names, graph)?;
+                write_section(out, opts, i, s, names, graphs)?;
                 write!(out, "\n\n")?;
             }
         }
@@ -133,7 +134,7 @@ pub fn write_report(
         if s.hists.all_samples == 0 {
             continue;
         }
-        write_section(out, opts, i, s, names, graph)?;
+        write_section(out, opts, i, s, names, graphs)?;
         write!(out, "\n\n")?;
     }
     writeln!(
@@ -159,7 +160,7 @@ fn write_section(
     section: usize,
     s: &Section<'_>,
     names: &Names<'_>,
-    graph: GraphWriter<'_>,
+    graphs: &Graphs,
 ) -> io::Result<()> {
     let (mut nr, mut period) = s.hists.header_totals(opts.relative);
     for m in &s.members {
@@ -360,7 +361,9 @@ fn write_section(
             }
         }
         writeln!(out, "{line}")?;
-        graph(out, section, row)?;
+        if let Some(g) = graphs.get(section).and_then(|g| g.get(row)) {
+            out.write_all(g)?;
+        }
     }
     Ok(())
 }

@@ -22,6 +22,26 @@ pub struct Filters {
     pub hide_unresolved: bool,
 }
 
+impl Filters {
+    /// The sort keys filtered to a single value (`--comms X`, `--dsos X`,
+    /// `--symbols X`) with that value: perf hides their columns and names
+    /// the value in the header instead.
+    pub fn single_values(&self) -> Vec<(super::SortKey, String)> {
+        use super::SortKey;
+        [
+            (SortKey::Comm, &self.comms),
+            (SortKey::Dso, &self.dsos),
+            (SortKey::Sym, &self.symbols),
+        ]
+        .into_iter()
+        .filter_map(|(k, list)| match list.as_deref() {
+            Some([one]) => Some((k, one.clone())),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
 /// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
 /// for a kernel module, the file name of other paths, other names as they are.
 pub fn dso_short_name(name: &str) -> String {
