@@ -9,6 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use profile::session::{LeafFilter, ShownTime, TimeClock};
 use render::script::{FrameTexts, Header, Layout, Plan};
 
 use crate::cli::ScriptArgs;
@@ -91,56 +92,27 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let mut texts = FrameTexts::new(collector.interner.locs(), &syms, machine.dsos(), &fields);
     let mut stack = Vec::new();
     let comm_names = collector.comms();
-    let locs = collector.interner.locs();
-    let dso_names: Vec<String> = machine
-        .dsos()
-        .iter()
-        .map(|d| profile::hist::dso_short_name(&d.name))
-        .collect();
-    // --dsos and -S: the sample's own address decides, as perf's filters.
-    let keep = |leaf: u32| -> bool {
-        let loc = &locs[leaf as usize];
-        let dso_ok = dsos.as_ref().is_none_or(|list| {
-            dso_names
-                .get(loc.dso as usize)
-                .is_some_and(|n| list.contains(n))
-        });
-        let sym_ok = symbols.as_ref().is_none_or(|list| {
-            syms.per_loc
-                .get(leaf as usize)
-                .and_then(|l| l.sym)
-                .is_some_and(|s| list.contains(&syms.syms[s as usize].name))
-        });
-        dso_ok && sym_ok
-    };
-    let mut first_time = None;
-    let mut previous_time = None;
-    for k in &kept {
-        if !keep(k.leaf) {
-            continue;
-        }
+    let keep = LeafFilter::new(dsos, symbols, &collector, &machine, &syms);
+    let mut clock = TimeClock::new(if a.reltime {
+        ShownTime::Relative
+    } else if a.deltatime {
+        ShownTime::Delta
+    } else {
+        ShownTime::Absolute
+    });
+    for k in kept.iter().filter(|k| keep.keeps(k.leaf)) {
         let ev = k.event as usize;
         let Some((set, f)) = texts.fields_of_event(ev) else {
             continue;
         };
         let f = *f;
         let chain = chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph;
-        // perf's --reltime and --deltatime, from the samples printed.
-        let time = if a.reltime {
-            k.time - *first_time.get_or_insert(k.time)
-        } else if a.deltatime {
-            let t = previous_time.map_or(0, |p| k.time.saturating_sub(p));
-            previous_time = Some(k.time);
-            t
-        } else {
-            k.time
-        };
         let h = Header {
             comm: &comm_names[k.comm as usize],
             pid: k.pid,
             tid: k.tid,
             cpu: k.cpu,
-            time,
+            time: clock.shown(k.time),
             period: k.period,
             event: event_names.get(ev).map_or("[unknown]", String::as_str),
         };

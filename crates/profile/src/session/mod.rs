@@ -24,7 +24,9 @@ mod summed;
 mod timeline;
 pub use each::{each_record, Step};
 pub use summed::{sum, SumOptions, Summed, Summing};
-pub use timeline::{parse_time_range, SampleFilter, TimedSample, Timeline};
+pub use timeline::{
+    parse_time_range, LeafFilter, SampleFilter, ShownTime, TimeClock, TimedSample, Timeline,
+};
 
 /// What consumes a replay.
 pub trait Sink {

@@ -170,3 +170,95 @@ mod tests {
         assert!(parse_time_range("1.0000000001,").is_err());
     }
 }
+
+/// Script's `--dsos` and `-S` on kept samples: the sample's own address
+/// decides, as perf's filters do (its DSO's short name, its symbol's name).
+pub struct LeafFilter<'a> {
+    dsos: Option<Vec<String>>,
+    symbols: Option<Vec<String>>,
+    locs: &'a [crate::collect::Loc],
+    syms: &'a crate::symbolize::SymbolTable,
+    dso_names: Vec<String>,
+}
+
+impl<'a> LeafFilter<'a> {
+    pub fn new(
+        dsos: Option<Vec<String>>,
+        symbols: Option<Vec<String>>,
+        collector: &'a crate::collect::Collector,
+        machine: &Machine,
+        syms: &'a crate::symbolize::SymbolTable,
+    ) -> Self {
+        LeafFilter {
+            dso_names: machine
+                .dsos()
+                .iter()
+                .map(|d| crate::hist::dso_short_name(&d.name))
+                .collect(),
+            dsos,
+            symbols,
+            locs: collector.interner.locs(),
+            syms,
+        }
+    }
+
+    /// Whether a sample whose own location is `leaf` passes.
+    pub fn keeps(&self, leaf: u32) -> bool {
+        let Some(loc) = self.locs.get(leaf as usize) else {
+            return false;
+        };
+        let dso_ok = self.dsos.as_ref().is_none_or(|list| {
+            self.dso_names
+                .get(loc.dso as usize)
+                .is_some_and(|n| list.contains(n))
+        });
+        let sym_ok = self.symbols.as_ref().is_none_or(|list| {
+            self.syms
+                .per_loc
+                .get(leaf as usize)
+                .and_then(|l| l.sym)
+                .is_some_and(|s| list.contains(&self.syms.syms[s as usize].name))
+        });
+        dso_ok && sym_ok
+    }
+}
+
+/// The times script prints: as recorded, since the first sample printed
+/// (`--reltime`) or since the one before (`--deltatime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShownTime {
+    Absolute,
+    Relative,
+    Delta,
+}
+
+/// [`ShownTime`] over the samples printed, in order.
+#[derive(Debug, Clone)]
+pub struct TimeClock {
+    mode: ShownTime,
+    first: Option<u64>,
+    previous: Option<u64>,
+}
+
+impl TimeClock {
+    pub fn new(mode: ShownTime) -> Self {
+        TimeClock {
+            mode,
+            first: None,
+            previous: None,
+        }
+    }
+
+    /// The time to print for the next printed sample, recorded at `t`.
+    pub fn shown(&mut self, t: u64) -> u64 {
+        match self.mode {
+            ShownTime::Absolute => t,
+            ShownTime::Relative => t - *self.first.get_or_insert(t),
+            ShownTime::Delta => {
+                let d = self.previous.map_or(0, |p| t.saturating_sub(p));
+                self.previous = Some(t);
+                d
+            }
+        }
+    }
+}
