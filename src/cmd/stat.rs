@@ -113,12 +113,10 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         all.add(r);
     }
     let status = all.exit_status();
-    let Runs { rows, wall, last } = all;
     if a.interval_print.is_some() {
         // The intervals were the output (perf prints no totals with -I).
         return Ok(ExitCode::from(status));
     }
-    let clock_ns = record::stat::clock_ns(&rows);
     let system_wide = a.all_cpus || a.cpu.is_some();
     let counted = if let (Some(c), false) = (&a.cpu, a.all_cpus) {
         Counted::Cpus(c.1.clone())
@@ -134,30 +132,8 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
                 .collect(),
         )
     };
-    let mut out = String::new();
-    if format == Format::Std {
-        out.push_str(&render::stat::header(&counted, runs));
-    }
-    match &last {
-        Some(r) if aggr != Aggr::Global => {
-            let lines = record::stat::split(aggr, r);
-            out.push_str(&render::stat::split(aggr, &format, &lines, r.wall_ns));
-        }
-        _ if aggr != Aggr::Global => {}
-        _ => {
-            for row in &rows {
-                render::stat::row(&mut out, &format, row, &wall, clock_ns, runs);
-            }
-        }
-    }
-    if format == Format::Std {
-        let rusage = last
-            .as_ref()
-            .filter(|_| aggr == Aggr::Global)
-            .filter(|_| !a.command.is_empty() && opts.pids.is_empty() && !system_wide)
-            .map(|r| (r.user_secs, r.sys_secs));
-        render::stat::footer(&mut out, &wall, runs, rusage);
-    }
+    let rusage = !a.command.is_empty() && opts.pids.is_empty() && !system_wide;
+    let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage);
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {
         if a.output.is_some() {

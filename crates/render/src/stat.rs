@@ -402,6 +402,46 @@ pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> 
     out
 }
 
+/// The whole of perf stat's output after `runs` runs: the header, the rows
+/// summed over the runs (or the last run split per `aggr`), the footer;
+/// `rusage` adds the last run's user and system times (a command's, in
+/// the global view).
+pub fn counts(
+    format: &Format,
+    counted: &Counted,
+    all: &record::stat::Runs,
+    runs: u32,
+    aggr: Aggr,
+    rusage: bool,
+) -> String {
+    let mut out = String::new();
+    if *format == Format::Std {
+        out.push_str(&header(counted, runs));
+    }
+    match &all.last {
+        Some(r) if aggr != Aggr::Global => {
+            let lines = record::stat::split(aggr, r);
+            out.push_str(&split(aggr, format, &lines, r.wall_ns));
+        }
+        _ if aggr != Aggr::Global => {}
+        _ => {
+            let clock_ns = record::stat::clock_ns(&all.rows);
+            for r in &all.rows {
+                row(&mut out, format, r, &all.wall, clock_ns, runs);
+            }
+        }
+    }
+    if *format == Format::Std {
+        let rusage = all
+            .last
+            .as_ref()
+            .filter(|_| rusage && aggr == Aggr::Global)
+            .map(|r| (r.user_secs, r.sys_secs));
+        footer(&mut out, &all.wall, runs, rusage);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
