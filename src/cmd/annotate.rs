@@ -65,19 +65,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
     );
     if let Some(w) = &wanted {
         if hot.entries.is_empty() {
-            // Functions of binaries that could not be read have no names: say which.
-            let unread: Vec<String> = syms
-                .misses
-                .iter()
-                .filter(|(d, _)| d.starts_with('/'))
-                .map(|(d, r)| {
-                    let id = dsos
-                        .iter()
-                        .find(|x| &x.name == d)
-                        .and_then(|x| x.build_id.as_deref());
-                    format!("{d}: {r}{}", profile::annotate::missing_hint(*r, id))
-                })
-                .collect();
+            let unread = profile::annotate::unread_binaries(&syms, dsos);
             let also = if unread.is_empty() {
                 String::new()
             } else {

@@ -109,22 +109,11 @@ fn folded(a: &ExportArgs, path: &std::path::Path) -> Result<ExitCode> {
     write_to(a, |w| render::folded::write_folded(w, &folded))
 }
 
-/// Runs `write` on the file `-o` names, or on stdout for `-`.
+/// Writes where `-o` says (stdout by default).
 fn write_to(
     a: &ExportArgs,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<ExitCode> {
-    let p = &a.output;
-    if p.as_os_str() == "-" {
-        let mut out = super::stdout();
-        write(&mut out).context("writing the export")?;
-        super::finish(out)?;
-    } else {
-        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-        let mut w = std::io::BufWriter::new(f);
-        write(&mut w).with_context(|| format!("writing {}", p.display()))?;
-        w.flush()
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
+    super::write_output(Some(&a.output), "the export", write)?;
     Ok(ExitCode::SUCCESS)
 }

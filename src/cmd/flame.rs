@@ -26,7 +26,7 @@ pub fn run(a: FlameArgs) -> Result<ExitCode> {
     // Stacks under frames too narrow to draw come as one line.
     let stacks = stacks_of(input, &a, flame_options(&a).min_width_percent())?;
     log::debug!("{} stacks folded: {:?}", stacks.len(), t0.elapsed());
-    let r = draw(&a, &name, &lines(&stacks));
+    let r = draw(&a, &name, &FoldedLine::all_of(&stacks));
     log::debug!("drawn: {:?}", t0.elapsed());
     r
 }
@@ -75,22 +75,16 @@ fn stacks_of(
     Ok(stacks)
 }
 
-fn lines(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {
-    v.iter()
-        .map(|(s, n)| FoldedLine {
-            stack: s,
-            count: *n,
-        })
-        .collect()
-}
-
 /// `--diff BASE NEW`: the differential graph where `-o` says.
 fn draw_diff(a: &FlameArgs, base: &Path, new: &Path) -> Result<ExitCode> {
     let what = "a recording, folded stacks or `perf script` text";
     // A differential graph compares whole profiles.
     let base_stacks = stacks_of(super::open_text(Some(base), what)?, a, None)?;
     let new_stacks = stacks_of(super::open_text(Some(new), what)?, a, None)?;
-    let (base_lines, new_lines) = (lines(&base_stacks), lines(&new_stacks));
+    let (base_lines, new_lines) = (
+        FoldedLine::all_of(&base_stacks),
+        FoldedLine::all_of(&new_stacks),
+    );
     for (p, l) in [(base, &base_lines), (new, &new_lines)] {
         if l.is_empty() {
             log::warn!("{}: no stacks", p.display());
@@ -121,21 +115,7 @@ fn write_to(
     a: &FlameArgs,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<ExitCode> {
-    match &a.output {
-        Some(p) if p.as_os_str() != "-" => {
-            let f =
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-            let mut w = std::io::BufWriter::new(f);
-            write(&mut w).with_context(|| format!("writing {}", p.display()))?;
-            w.flush()
-                .with_context(|| format!("writing {}", p.display()))?;
-        }
-        _ => {
-            let mut out = super::stdout();
-            write(&mut out).context("writing the SVG")?;
-            super::finish(out)?;
-        }
-    }
+    super::write_output(a.output.as_deref(), "the SVG", write)?;
     Ok(ExitCode::SUCCESS)
 }
 

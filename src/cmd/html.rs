@@ -4,11 +4,11 @@
 //! lines is read from disk where it still exists, and `render::html`
 //! writes the page.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use profile::summary::{Snippet, Summary};
 
 use crate::cli::HtmlArgs;
@@ -39,17 +39,10 @@ pub fn run(a: HtmlArgs) -> Result<ExitCode> {
         detail: String::new(),
     };
     let out = &a.output;
-    if out.as_os_str() == "-" {
-        let mut w = super::stdout();
-        render::html::write_html(&mut w, &summary, &info).context("writing the report")?;
-        super::finish(w)?;
-    } else {
-        let f =
-            std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?;
-        let mut w = std::io::BufWriter::new(f);
-        render::html::write_html(&mut w, &summary, &info)
-            .and_then(|()| w.flush())
-            .with_context(|| format!("writing {}", out.display()))?;
+    super::write_output(Some(out), "the report", |w| {
+        render::html::write_html(w, &summary, &info)
+    })?;
+    if out.as_os_str() != "-" {
         let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
         log::info!(
             "wrote {} ({:.1} MB); open it in a browser",

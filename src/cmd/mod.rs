@@ -124,6 +124,30 @@ pub fn discard<T>(x: T) {
     std::mem::forget(x);
 }
 
+/// Runs `write` on the file `path` names (created), or on stdout for `-`
+/// or none; `what` names stdout's output in errors.
+pub fn write_output(
+    path: Option<&Path>,
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    match path.filter(|p| p.as_os_str() != "-") {
+        Some(p) => {
+            let f =
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let mut w = io::BufWriter::new(f);
+            write(&mut w)
+                .and_then(|()| w.flush())
+                .with_context(|| format!("writing {}", p.display()))
+        }
+        None => {
+            let mut out = stdout();
+            write(&mut out).with_context(|| format!("writing {what}"))?;
+            finish(out)
+        }
+    }
+}
+
 pub fn finish(mut out: impl Write) -> Result<()> {
     out.flush().context("writing output")
 }

@@ -500,6 +500,26 @@ fn open(
     }
 }
 
+/// The recorded binaries that could not be read, each with why and what
+/// to do (their functions have no names, so a function asked for by name
+/// may be in one of them).
+pub fn unread_binaries(
+    syms: &crate::symbolize::SymbolTable,
+    dsos: &[crate::machine::Dso],
+) -> Vec<String> {
+    syms.misses
+        .iter()
+        .filter(|(d, _)| d.starts_with('/'))
+        .map(|(d, r)| {
+            let id = dsos
+                .iter()
+                .find(|x| &x.name == d)
+                .and_then(|x| x.build_id.as_deref());
+            format!("{d}: {r}{}", missing_hint(*r, id))
+        })
+        .collect()
+}
+
 /// What to do about a binary that cannot be read.
 pub fn missing_hint(reason: symbols::Reason, build_id: Option<&[u8]>) -> String {
     let id = build_id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());

@@ -99,6 +99,18 @@ pub struct FoldedLine<'a> {
     pub count: u64,
 }
 
+impl FoldedLine<'_> {
+    /// Lines borrowing owned (stack, count) pairs.
+    pub fn all_of(v: &[(String, u64)]) -> Vec<FoldedLine<'_>> {
+        v.iter()
+            .map(|(s, n)| FoldedLine {
+                stack: s,
+                count: *n,
+            })
+            .collect()
+    }
+}
+
 /// Reads folded text, `root;...;leaf COUNT` a line, in input order. Comment
 /// (`# `) and blank lines are skipped; lines without a count, with a count
 /// over `u64::MAX`, that would make the total overflow `u64`, or over 1 MiB
