@@ -450,6 +450,11 @@ fn read_caps(c: &mut Cursor<'_>) -> Result<Vec<String>, ParseError> {
 }
 
 /// CPU_PMU_CAPS: the core PMU's capabilities as "name=value".
+/// DIR_FORMAT's version (0 when the section is short).
+pub fn parse_dir_version(b: &[u8], endian: Endian) -> u64 {
+    Cursor::new(b, endian).u64("dir version").unwrap_or(0)
+}
+
 pub fn parse_cpu_pmu_caps(b: &[u8], endian: Endian) -> Result<Vec<String>, ParseError> {
     read_caps(&mut Cursor::new(b, endian))
 }
@@ -503,6 +508,19 @@ pub struct EventDescAttr {
     pub desc: EventDesc,
     /// The attr bytes as perf holds them (128 bytes, file byte order).
     pub attr128: Vec<u8>,
+}
+
+impl EventDescAttr {
+    /// The attr decoded from perf's 128-byte view; its `size` is the file's.
+    pub fn attr(&self, endian: Endian) -> Option<crate::EventAttr> {
+        let mut buf = self.attr128.clone();
+        buf.resize(128, 0);
+        let size = endian.u32(buf.get(4..8)?.try_into().ok()?);
+        buf[4..8].copy_from_slice(&endian.put_u32(128));
+        let mut a = crate::EventAttr::parse(&buf, endian).ok()?;
+        a.size = size;
+        Some(a)
+    }
 }
 
 /// Like [`Features::event_desc`] but keeps perf's 128-byte view of each attr

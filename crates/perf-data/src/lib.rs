@@ -27,6 +27,7 @@ pub mod attr;
 pub mod bytes;
 pub mod consts;
 pub mod convert;
+pub mod env;
 mod error;
 pub mod features;
 pub mod header;

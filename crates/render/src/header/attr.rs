@@ -135,23 +135,12 @@ pub(super) fn attr_known(a: &EventAttr) -> bool {
         && (a.sample_type & BRANCH_STACK == 0 || a.branch_sample_type & !(BRANCH_MAX - 1) == 0)
 }
 
-/// Decodes perf's 128-byte attr view; `size` keeps the file's value.
-pub(super) fn attr_from_128(raw: &[u8], endian: Endian) -> Option<EventAttr> {
-    let mut buf = raw.to_vec();
-    buf.resize(128, 0);
-    let size = endian.u32(buf.get(4..8)?.try_into().ok()?);
-    buf[4..8].copy_from_slice(&endian.put_u32(128));
-    let mut a = EventAttr::parse(&buf, endian).ok()?;
-    a.size = size;
-    Some(a)
-}
-
 pub(super) fn write_event_desc(out: &mut dyn Write, b: &[u8], endian: Endian) -> io::Result<()> {
     let events = features::parse_event_desc_raw(b, endian)
         .ok()
         .and_then(|v| {
             v.into_iter()
-                .map(|e| attr_from_128(&e.attr128, endian).map(|a| (e.desc, a)))
+                .map(|e| e.attr(endian).map(|a| (e.desc, a)))
                 .collect::<Option<Vec<_>>>()
         });
     let Some(events) = events.filter(|v| v.iter().all(|(_, a)| attr_known(a))) else {
