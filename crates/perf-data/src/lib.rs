@@ -38,6 +38,7 @@ mod reader;
 pub mod records;
 pub mod sample;
 pub mod stats;
+pub mod user_records;
 pub mod writer;
 
 pub use attr::{Event, EventAttr};

@@ -99,52 +99,8 @@ pub(super) fn sample_read(out: &mut dyn Write, rv: &ReadValues<'_>) -> io::Resul
     Ok(())
 }
 
-/// A CPU map as perf lists it: ranges joined by commas (`0-3,8`).
-pub(super) fn cpu_map_string(b: &[u8], e: Endian) -> String {
-    let mut c = Cursor::new(b, e);
-    let mut cpus: Vec<i64> = Vec::new();
-    match c.u16("cpu map type") {
-        Ok(0) => {
-            let nr = c.u16("nr").unwrap_or(0);
-            for _ in 0..nr {
-                match c.u16("cpu") {
-                    Ok(v) => cpus.push(i64::from(v as i16)),
-                    Err(_) => break,
-                }
-            }
-        }
-        Ok(1) => {
-            let nr = c.u16("nr").unwrap_or(0) as usize;
-            let long_size = c.u16("long_size").unwrap_or(0);
-            let words: Vec<u64> = if long_size == 4 {
-                (0..nr)
-                    .map_while(|_| c.u32("mask").ok().map(u64::from))
-                    .collect()
-            } else {
-                let _ = c.skip(4, "pad");
-                (0..nr).map_while(|_| c.u64("mask").ok()).collect()
-            };
-            let bits = if long_size == 4 { 32 } else { 64 };
-            for (w, v) in words.iter().enumerate() {
-                for bit in 0..bits {
-                    if v & (1u64 << bit) != 0 {
-                        cpus.push((w * bits + bit) as i64);
-                    }
-                }
-            }
-        }
-        Ok(2) => {
-            let any = c.u8("any_cpu").unwrap_or(0);
-            let _ = c.u8("pad");
-            let start = c.u16("start").unwrap_or(0);
-            let end = c.u16("end").unwrap_or(0);
-            if any != 0 {
-                cpus.push(-1);
-            }
-            cpus.extend((i64::from(start)..=i64::from(end)).take(1 << 16));
-        }
-        _ => {}
-    }
+/// CPUs as perf lists a CPU map: runs joined by commas (`0-3,8`).
+pub(super) fn cpu_list(cpus: &[i64]) -> String {
     let mut s = String::new();
     let mut i = 0;
     while i < cpus.len() {

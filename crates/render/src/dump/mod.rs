@@ -20,10 +20,10 @@ use std::io::{self, Write};
 mod fmt;
 use fmt::*;
 
-use perf_data::bytes::{until_nul, Cursor, Endian};
 use perf_data::consts::*;
 use perf_data::records::{Mmap2Id, RecordData};
 use perf_data::sample::{ReadValues, Sample};
+use perf_data::user_records::{self, EventUpdate, UserRecord};
 use perf_data::{Meta, Record};
 use profile::machine::{Landing, Machine};
 
@@ -457,8 +457,6 @@ impl Dumper {
         type_: u32,
         payload: &[u8],
     ) -> io::Result<()> {
-        let e = meta.endian;
-        let mut c = Cursor::new(payload, e);
         match type_ {
             // Nothing follows the name; the next record's leading newline
             // ends the line.
@@ -466,35 +464,22 @@ impl Dumper {
             | PERF_RECORD_HEADER_EVENT_TYPE
             | PERF_RECORD_HEADER_FEATURE
             | PERF_RECORD_HEADER_TRACING_DATA
-            | PERF_RECORD_HEADER_BUILD_ID => Ok(()),
-            PERF_RECORD_FINISHED_ROUND => out.write_all(b"\n"),
-            PERF_RECORD_ID_INDEX => {
-                let nr = c.u64("nr").unwrap_or(0);
+            | PERF_RECORD_HEADER_BUILD_ID => return Ok(()),
+            PERF_RECORD_FINISHED_ROUND => return out.write_all(b"\n"),
+            _ => {}
+        }
+        let Some(r) = user_records::decode(type_, payload, meta.endian) else {
+            return out.write_all(b": unhandled!\n");
+        };
+        match r {
+            UserRecord::IdIndex { nr, entries } => {
                 writeln!(out, " nr: {nr}")?;
-                for _ in 0..nr {
-                    let (Ok(id), Ok(idx), Ok(cpu), Ok(tid)) =
-                        (c.u64("id"), c.u64("idx"), c.u64("cpu"), c.u64("tid"))
-                    else {
-                        break;
-                    };
-                    writeln!(
-                        out,
-                        " ... id: {id}  idx: {idx}  cpu: {}  tid: {}",
-                        cpu as i64, tid as i64
-                    )?;
+                for (id, idx, cpu, tid) in entries {
+                    writeln!(out, " ... id: {id}  idx: {idx}  cpu: {cpu}  tid: {tid}")?;
                 }
                 Ok(())
             }
-            PERF_RECORD_THREAD_MAP => {
-                let nr = c.u64("nr").unwrap_or(0);
-                let mut pids = Vec::new();
-                for _ in 0..nr {
-                    let Ok(pid) = c.u64("pid") else { break };
-                    if c.skip(16, "comm").is_err() {
-                        break;
-                    }
-                    pids.push(pid as i32);
-                }
+            UserRecord::ThreadMap(pids) => {
                 write!(
                     out,
                     " nr: {} thread{}: ",
@@ -506,42 +491,25 @@ impl Dumper {
                 }
                 out.write_all(b"\n: unhandled!\n")
             }
-            PERF_RECORD_CPU_MAP => {
-                writeln!(out, ": {}", cpu_map_string(payload, e))?;
+            UserRecord::CpuMap(cpus) => {
+                writeln!(out, ": {}", cpu_list(&cpus))?;
                 out.write_all(b": unhandled!\n")
             }
-            PERF_RECORD_EVENT_UPDATE => {
-                let kind = c.u64("type").unwrap_or(u64::MAX);
-                let id = c.u64("id").unwrap_or(0);
+            UserRecord::EventUpdate { id, update } => {
                 write!(out, "\n... id:    {id}\n")?;
-                let rest = c.rest();
-                match kind {
-                    0 => writeln!(out, "... unit:  {}", Lossy(until_nul(rest)))?,
-                    1 => {
-                        let v = c.u64("scale").map(f64::from_bits).unwrap_or(0.0);
-                        writeln!(out, "... scale: {v:.6}")?
-                    }
-                    2 => writeln!(out, "... name:  {}", Lossy(until_nul(rest)))?,
-                    3 => writeln!(out, "... {}", cpu_map_string(rest, e))?,
-                    _ => writeln!(out, "... unknown type")?,
+                match update {
+                    EventUpdate::Unit(u) => writeln!(out, "... unit:  {}", Lossy(u)),
+                    EventUpdate::Scale(v) => writeln!(out, "... scale: {v:.6}"),
+                    EventUpdate::Name(n) => writeln!(out, "... name:  {}", Lossy(n)),
+                    EventUpdate::Cpus(cpus) => writeln!(out, "... {}", cpu_list(&cpus)),
+                    EventUpdate::Unknown => writeln!(out, "... unknown type"),
                 }
-                Ok(())
             }
-            PERF_RECORD_STAT_CONFIG => {
-                // nr (tag, value) pairs; perf prints its three settings.
-                let nr = c.u64("nr").unwrap_or(0).min(payload.len() as u64 / 16);
-                let (mut aggr_mode, mut interval, mut scale) = (0u64, 0u64, 0u64);
-                for _ in 0..nr {
-                    let (Ok(tag), Ok(val)) = (c.u64("tag"), c.u64("val")) else {
-                        break;
-                    };
-                    match tag {
-                        0 => aggr_mode = val,
-                        1 => interval = val,
-                        2 => scale = val,
-                        _ => {}
-                    }
-                }
+            UserRecord::StatConfig {
+                aggr_mode,
+                interval,
+                scale,
+            } => {
                 write!(
                     out,
                     "\n... aggr_mode {}\n... scale     {}\n... interval  {}\n",
@@ -549,36 +517,36 @@ impl Dumper {
                 )?;
                 out.write_all(b": unhandled!\n")
             }
-            PERF_RECORD_STAT => {
-                let id = c.u64("id").unwrap_or(0);
-                let cpu = c.u32("cpu").unwrap_or(0) as i32;
-                let thread = c.u32("thread").unwrap_or(0) as i32;
-                let w = |c: &mut Cursor<'_>| c.u64("value").unwrap_or(0);
-                let (val, ena, run) = (w(&mut c), w(&mut c), w(&mut c));
+            UserRecord::Stat {
+                id,
+                cpu,
+                thread,
+                value,
+                enabled,
+                running,
+            } => {
                 write!(
                     out,
-                    "\n... id {id}, cpu {cpu}, thread {thread}\n... value {val}, enabled {ena}, running {run}\n"
+                    "\n... id {id}, cpu {cpu}, thread {thread}\n... value {value}, enabled {enabled}, running {running}\n"
                 )?;
                 out.write_all(b": unhandled!\n")
             }
-            PERF_RECORD_STAT_ROUND => {
-                let kind = c.u64("type").unwrap_or(0);
-                let time = c.u64("time").unwrap_or(0);
+            UserRecord::StatRound { kind, time } => {
                 let kind = if kind == 0 { "INTERVAL" } else { "FINAL" };
                 write!(out, "\n... time {time}, type {kind}\n")?;
                 out.write_all(b": unhandled!\n")
             }
-            PERF_RECORD_TIME_CONV => {
-                let w = |c: &mut Cursor<'_>| c.u64("time_conv").unwrap_or(0);
-                let (shift, mult, zero) = (w(&mut c), w(&mut c), w(&mut c));
+            UserRecord::TimeConv {
+                shift,
+                mult,
+                zero,
+                ext,
+            } => {
                 write!(
                     out,
                     "\n... Time Shift      {shift}\n... Time Muliplier  {mult}\n... Time Zero       {zero}\n"
                 )?;
-                if payload.len() >= 48 {
-                    let (cycles, mask) = (w(&mut c), w(&mut c));
-                    let zero_cap = c.u8("cap").unwrap_or(0);
-                    let short_cap = c.u8("cap").unwrap_or(0);
+                if let Some((cycles, mask, zero_cap, short_cap)) = ext {
                     write!(
                         out,
                         "... Time Cycles     {cycles}\n... Time Mask       {}\n... Cap Time Zero   {zero_cap}\n... Cap Time Short  {short_cap}\n",
@@ -587,21 +555,20 @@ impl Dumper {
                 }
                 out.write_all(b": unhandled!\n")
             }
-            PERF_RECORD_AUXTRACE => {
-                let w = |c: &mut Cursor<'_>| c.u64("auxtrace").unwrap_or(0);
-                let (size, off, reference) = (w(&mut c), w(&mut c), w(&mut c));
-                let idx = c.u32("idx").unwrap_or(0);
-                let tid = c.u32("tid").unwrap_or(0) as i32;
-                let cpu = c.u32("cpu").unwrap_or(0) as i32;
-                writeln!(
-                    out,
-                    " size: {}  offset: {}  ref: {}  idx: {idx}  tid: {tid}  cpu: {cpu}",
-                    Hx(size),
-                    Hx(off),
-                    Hx(reference)
-                )
-            }
-            _ => out.write_all(b": unhandled!\n"),
+            UserRecord::Auxtrace {
+                size,
+                offset,
+                reference,
+                idx,
+                tid,
+                cpu,
+            } => writeln!(
+                out,
+                " size: {}  offset: {}  ref: {}  idx: {idx}  tid: {tid}  cpu: {cpu}",
+                Hx(size),
+                Hx(offset),
+                Hx(reference)
+            ),
         }
     }
 
@@ -755,8 +722,7 @@ mod tests {
 
     #[test]
     fn cpu_ranges() {
-        // type 0 (list): nr 4: cpus 0 1 2 5
-        let b = [0u8, 0, 4, 0, 0, 0, 1, 0, 2, 0, 5, 0];
-        assert_eq!(cpu_map_string(&b, Endian::Little), "0-2,5");
+        assert_eq!(cpu_list(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(cpu_list(&[-1, 4, 5, 6]), "-1,4-6");
     }
 }
