@@ -227,9 +227,9 @@ fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitC
     let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
     dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
-    let stats = profile::session::each_record(&mut reader, |step, machine| -> Result<()> {
+    let stats = profile::session::each_record(&mut reader, |step| -> Result<()> {
         match step {
-            Step::Record(rec) => dumper.record(&mut out, rec, machine)?,
+            Step::Record(rec, site) => dumper.record(&mut out, rec, site.as_ref())?,
             Step::DroppedParent(d) => render::dump::removed_parent(&mut out, d)?,
         }
         Ok(())

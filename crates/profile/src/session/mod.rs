@@ -22,7 +22,7 @@ pub use crate::Error;
 mod each;
 mod summed;
 mod timeline;
-pub use each::{each_record, Step};
+pub use each::{each_record, SampleSite, Step};
 pub use summed::{sum, SumOptions, Summed, Summing};
 pub use timeline::{
     parse_time_range, LeafFilter, SampleFilter, ShownTime, TimeClock, TimedSample, Timeline,

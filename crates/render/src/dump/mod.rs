@@ -25,7 +25,8 @@ use perf_data::records::{Mmap2Id, RecordData};
 use perf_data::sample::{ReadValues, Sample};
 use perf_data::user_records::{self, EventUpdate, UserRecord};
 use perf_data::{Meta, Record};
-use profile::machine::{Landing, Machine};
+use profile::machine::Landing;
+use profile::session::SampleSite;
 
 /// perf's report switches to branch mode when the recording has the
 /// BRANCH_STACK feature and no user stacks; samples then count once per
@@ -130,14 +131,14 @@ impl Dumper {
         self.hist_entries[event] += n;
     }
 
-    /// One record, its sample lines naming threads and DSOs as `machine`
-    /// knows them: the caller applies each record to it after dumping it
-    /// (and prints [`removed_parent`] when that drops a thread).
+    /// One record; a sample's thread and DSO lines say what `site` (the
+    /// session model's answer for it, see `profile::session::each_record`)
+    /// says.
     pub fn record(
         &mut self,
         out: &mut dyn Write,
         rec: &Record<'_>,
-        machine: &mut Machine,
+        site: Option<&SampleSite>,
     ) -> io::Result<()> {
         let raw = rec.raw;
         let meta = rec.meta;
@@ -199,7 +200,7 @@ impl Dumper {
                 write!(out, "{} ", sample.time.unwrap_or(u64::MAX))?;
             }
             write!(out, "{} [{:#x}]: PERF_RECORD_SAMPLE", Hx(offset), size)?;
-            return self.sample(out, meta, raw.payload, &sample, machine);
+            return self.sample(out, meta, raw.payload, &sample, site);
         }
 
         // Non-sample records: the sample_id trailer gives cpu and time.
@@ -578,7 +579,7 @@ impl Dumper {
         meta: &Meta,
         payload: &[u8],
         s: &Sample<'_>,
-        machine: &mut Machine,
+        site: Option<&SampleSite>,
     ) -> io::Result<()> {
         let attr = &meta.events[s.event].attr;
         writeln!(
@@ -680,12 +681,13 @@ impl Dumper {
             _ => 1,
         };
         for ev in targets {
-            let (comm, tid, landing) = machine.resolve(s);
-            writeln!(out, " ... thread: {comm}:{tid}")?;
-            match landing {
-                Landing::Dso(d) => writeln!(out, " ...... dso: {}", machine.dsos()[d].name)?,
-                Landing::NotFound => out.write_all(b" ...... dso: <not found>\n")?,
-                Landing::Hypervisor => out.write_all(b" ...... dso: [hypervisor]\n")?,
+            if let Some(site) = site {
+                writeln!(out, " ... thread: {}:{}", site.comm, site.tid)?;
+                match (&site.landing, &site.dso) {
+                    (Landing::Dso(_), Some(name)) => writeln!(out, " ...... dso: {name}")?,
+                    (Landing::Hypervisor, _) => out.write_all(b" ...... dso: [hypervisor]\n")?,
+                    _ => out.write_all(b" ...... dso: <not found>\n")?,
+                }
             }
             self.count_entry(ev, entries);
         }
