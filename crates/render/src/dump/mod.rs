@@ -2,9 +2,10 @@
 //!
 //! Records must be fed in the order perf delivers them (time order between
 //! FINISHED_ROUND records, see `perf_data::OrderedReader`), because the
-//! sample lines name the thread and DSO as known at that moment: the caller
-//! applies each record to a session model (`profile::machine::Machine`)
-//! after it is dumped, and the dumper reads the model.
+//! sample lines name the thread and DSO as known at that moment:
+//! `profile::session::each_record` resolves each sample in the session model
+//! as it stands before applying the record, and hands that answer
+//! ([`SampleSite`]) with the record.
 //!
 //! Where the text still differs from perf 6.1 (checked byte for byte on the
 //! wild conformance files and on fresh software-event recordings):
