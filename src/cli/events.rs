@@ -50,10 +50,10 @@ pub struct RecordArgs {
     pub call_graph: Option<String>,
     /// Sample these running processes (comma-separated pids), all their threads.
     #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
-    pub pid: Option<super::Ids>,
+    pub pid: Option<super::IdList>,
     /// Sample only these threads (comma-separated tids).
     #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
-    pub tid: Option<super::Ids>,
+    pub tid: Option<super::IdList>,
     /// Sample every process on every CPU (system-wide). With a command,
     /// until it exits; without, until Ctrl-C.
     #[arg(short = 'a', long = "all-cpus")]
@@ -169,7 +169,7 @@ pub struct StatArgs {
     pub repeat: u32,
     /// Count these running processes (comma-separated pids), all their threads.
     #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
-    pub pid: Option<super::Ids>,
+    pub pid: Option<super::IdList>,
     /// Count on every CPU (system-wide).
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,

@@ -283,13 +283,13 @@ pub struct DiffArgs {
     pub percent_limit: f64,
     /// Only samples of these commands, comma-separated.
     #[arg(short = 'C', long = "comms", value_name = "COMMS", value_parser = names)]
-    pub comms: Option<Names>,
+    pub comms: Option<NameList>,
     /// Only samples in these shared objects, comma-separated.
     #[arg(short = 'd', long = "dsos", value_name = "DSOS", value_parser = names)]
-    pub dsos: Option<Names>,
+    pub dsos: Option<NameList>,
     /// Only samples in these symbols, comma-separated.
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS", value_parser = names)]
-    pub symbols: Option<Names>,
+    pub symbols: Option<NameList>,
     /// sear's layout: both recordings' totals first, and the new
     /// recording's share in a column of its own (perf diff prints only
     /// Baseline and Delta Abs).
@@ -325,7 +325,7 @@ pub struct AnnotateArgs {
     pub symbol: Option<String>,
     /// Only functions of these DSOs (comma-separated base or full names).
     #[arg(short = 'd', long = "dsos", value_name = "LIST", value_parser = names)]
-    pub dsos: Option<Names>,
+    pub dsos: Option<NameList>,
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
@@ -621,7 +621,7 @@ pub struct ReportArgs {
     pub only: SampleFilterArgs,
     /// Only samples in these shared objects (comma-separated short names).
     #[arg(short = 'd', long = "dsos", value_name = "DSOS", value_parser = names)]
-    pub dsos: Option<Names>,
+    pub dsos: Option<NameList>,
     #[command(flatten)]
     pub names: NameArgs,
 }
@@ -656,7 +656,7 @@ pub struct ScriptArgs {
     pub only: SampleFilterArgs,
     /// Only samples in these shared objects (comma-separated short names).
     #[arg(long = "dsos", value_name = "DSOS", value_parser = names)]
-    pub dsos: Option<Names>,
+    pub dsos: Option<NameList>,
     /// Print the sampled address and symbol on the sample's line, without
     /// its call chain.
     #[arg(short = 'G', long = "hide-call-graph")]
@@ -729,18 +729,20 @@ fn cpu_list(s: &str) -> Result<CpuList, String> {
 
 /// A comma-separated list of names as typed (`--comms a,b`), trimmed.
 #[derive(Debug, Clone)]
-pub struct Names(pub Vec<String>);
+pub struct NameList(pub Vec<String>);
 
-pub(crate) fn names(s: &str) -> Result<Names, String> {
-    Ok(Names(s.split(',').map(|x| x.trim().to_owned()).collect()))
+pub(crate) fn names(s: &str) -> Result<NameList, String> {
+    Ok(NameList(
+        s.split(',').map(|x| x.trim().to_owned()).collect(),
+    ))
 }
 
 /// Process or thread ids, comma-separated (`--pid 1,2`), and the text as
 /// typed.
 #[derive(Debug, Clone)]
-pub struct Ids(pub Vec<i32>, pub String);
+pub struct IdList(pub Vec<i32>, pub String);
 
-fn ids(s: &str) -> Result<Ids, String> {
+fn ids(s: &str) -> Result<IdList, String> {
     s.split(',')
         .map(|x| {
             x.trim()
@@ -748,12 +750,12 @@ fn ids(s: &str) -> Result<Ids, String> {
                 .map_err(|_| format!("`{x}` is not a process or thread id"))
         })
         .collect::<Result<_, _>>()
-        .map(|v| Ids(v, s.to_owned()))
+        .map(|v| IdList(v, s.to_owned()))
 }
 
 /// The processes or threads record and stat attach to (`-p`/`-t`):
 /// positive ids, comma-separated (empty items are skipped).
-pub(crate) fn targets(s: &str) -> Result<Ids, String> {
+pub(crate) fn targets(s: &str) -> Result<IdList, String> {
     s.split(',')
         .filter(|x| !x.trim().is_empty())
         .map(|x| {
@@ -764,7 +766,7 @@ pub(crate) fn targets(s: &str) -> Result<Ids, String> {
                 .ok_or_else(|| format!("`{x}`: expected positive numbers separated by commas"))
         })
         .collect::<Result<_, _>>()
-        .map(|v| Ids(v, s.to_owned()))
+        .map(|v| IdList(v, s.to_owned()))
 }
 
 /// Which samples report and script keep (perf's filters of the same names).
@@ -772,20 +774,20 @@ pub(crate) fn targets(s: &str) -> Result<Ids, String> {
 pub struct SampleFilterArgs {
     /// Only samples of these commands (comma-separated).
     #[arg(short = 'c', long = "comms", value_name = "COMMS", value_parser = names)]
-    pub comms: Option<Names>,
+    pub comms: Option<NameList>,
     /// Only samples of these process ids (comma-separated).
     #[arg(long = "pid", value_name = "PIDS", value_parser = ids)]
-    pub pid: Option<Ids>,
+    pub pid: Option<IdList>,
     /// Only samples of these thread ids (comma-separated).
     #[arg(long = "tid", value_name = "TIDS", value_parser = ids)]
-    pub tid: Option<Ids>,
+    pub tid: Option<IdList>,
     /// Only samples of these CPUs (a list like 0-3,6; the recording needs
     /// CPUs: `-a`, `-C` or `--sample-cpu`).
     #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
     pub cpu: Option<CpuList>,
     /// Only samples in these symbols (comma-separated names as printed).
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS", value_parser = names)]
-    pub symbols: Option<Names>,
+    pub symbols: Option<NameList>,
     /// Only samples in this time range: START,STOP in seconds as `sear
     /// script` prints times (either may be empty: `1234.5,` is from 1234.5
     /// on).

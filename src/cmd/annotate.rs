@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use profile::annotate::{AnnotateOptions, Annotator, FunctionFilter};
 use profile::collect::CollectOptions;
-use render::annotate::{Column, Header, Options};
+use render::annotate::{Column, FunctionHeader, Options};
 use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
@@ -119,7 +119,7 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
             .map(|ev| ev.name())
             .unwrap_or_default();
         let dso_base = dso.name.rsplit('/').next().unwrap_or(&dso.name);
-        let header = Header {
+        let header = FunctionHeader {
             dso: dso_base,
             event: &event,
             samples: e.hits.samples,

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use profile::session::{LeafFilter, ShownTime, TimeClock};
-use render::script::{FrameTexts, Header, Layout, Plan};
+use render::script::{FieldPlan, FrameTexts, LineLayout, SampleHeader};
 
 use crate::cli::ScriptArgs;
 
@@ -24,7 +24,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     // A pipe-mode stream names its events only in its records: then the
     // plan is made after pass one (and checked there).
     if !meta.events.is_empty() {
-        Plan::new(meta, a.fields.as_deref())?;
+        FieldPlan::new(meta, a.fields.as_deref())?;
     }
     let time = a.only.time_range()?;
     let dsos = a.dsos.clone().map(|d| d.0);
@@ -70,12 +70,12 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         ..
     } = sink;
 
-    let Plan {
+    let FieldPlan {
         fields,
         event_names,
         name_width,
         chain_of_event,
-    } = Plan::new(reader.meta(), a.fields.as_deref())?;
+    } = FieldPlan::new(reader.meta(), a.fields.as_deref())?;
 
     // Pass two.
     let syms = profile::symbolize::pass_two(
@@ -107,7 +107,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         };
         let f = *f;
         let chain = chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph;
-        let h = Header {
+        let h = SampleHeader {
             comm: &comm_names[k.comm as usize],
             pid: k.pid,
             tid: k.tid,
@@ -116,7 +116,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             period: k.period,
             event: event_names.get(ev).map_or("[unknown]", String::as_str),
         };
-        let layout = Layout {
+        let layout = LineLayout {
             name_width,
             callchain: chain,
             nanoseconds: a.ns,

@@ -16,7 +16,7 @@ struct Map {
 
 /// The executable mappings of each process and the files samples landed in.
 #[derive(Debug, Default)]
-pub struct Hits {
+pub struct HitBinaries {
     maps: HashMap<u32, Vec<Map>>,
     files: Vec<String>,
     index: HashMap<String, u32>,
@@ -32,7 +32,7 @@ fn interesting(name: &str) -> bool {
     (name.starts_with('/') && !name.starts_with("//")) || name == "[vdso]"
 }
 
-impl Hits {
+impl HitBinaries {
     pub fn mmap(&mut self, pid: u32, start: u64, len: u64, name: &str) {
         if !interesting(name) || pid == u32::MAX {
             return;
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn hits_follow_fork_and_exec_and_late_maps() {
-        let mut h = Hits::default();
+        let mut h = HitBinaries::default();
         h.mmap(10, 0x1000, 0x1000, "/bin/sh");
         h.fork(11, 10);
         h.sample(PERF_RECORD_MISC_USER, 11, 0x1800);

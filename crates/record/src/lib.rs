@@ -178,7 +178,7 @@ pub enum Output {
 
 /// What happened, for the closing lines.
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
+pub struct Recorded {
     pub samples: u64,
     /// Events the kernel dropped (LOST records) and in how many records.
     pub lost: u64,
@@ -231,7 +231,7 @@ pub fn check(opts: &Options) -> Result<()> {
 /// Records `opts` into `out` until the command ends (or the targets do, or
 /// SIGINT/SIGTERM arrives). On a write error the output is left readable
 /// (cut back to its last complete round) and the error returned.
-pub fn record(opts: &Options, out: Output) -> Result<Summary> {
+pub fn record(opts: &Options, out: Output) -> Result<Recorded> {
     if !opts.command.is_empty() && (!opts.pids.is_empty() || !opts.tids.is_empty()) {
         log::info!("-p/-t given with a command: sampling the processes, the command only sets the duration");
     }
@@ -258,7 +258,7 @@ fn start_stopped(command: &[OsString]) -> Result<Option<sys::Child>> {
         .map_err(|e| Error::sys("starting the command (fork)", e))
 }
 
-fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Summary> {
+fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Recorded> {
     let mut child = start_stopped(&opts.command)?;
     let mut p = plan(opts, child.as_ref().map(|c| c.pid))?;
     let system_wide = opts.system_wide || opts.cpus.is_some();
@@ -371,7 +371,8 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
         w.set_compression(l)?;
     }
     let mut tally = Tally {
-        hits: (opts.build_ids && matches!(sink, Sink::File { .. })).then(buildid::Hits::default),
+        hits: (opts.build_ids && matches!(sink, Sink::File { .. }))
+            .then(buildid::HitBinaries::default),
         ..Default::default()
     };
 
@@ -552,7 +553,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Su
             build_ids.extend(buildid::build_id_entry(endian, false, &id, f));
         }
     }
-    let mut summary = Summary {
+    let mut summary = Recorded {
         samples: tally.samples,
         lost: tally.lost,
         lost_chunks: tally.lost_chunks,

@@ -104,7 +104,7 @@ pub(crate) struct Tally {
     pub(crate) lost_chunks: u64,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
-    pub(crate) hits: Option<buildid::Hits>,
+    pub(crate) hits: Option<buildid::HitBinaries>,
 }
 
 pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {

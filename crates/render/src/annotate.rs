@@ -36,7 +36,7 @@ impl Column {
 
 /// The header's facts.
 #[derive(Debug, Clone, Copy)]
-pub struct Header<'a> {
+pub struct FunctionHeader<'a> {
     /// The DSO's base name (perf's `d_filename`).
     pub dso: &'a str,
     pub event: &'a str,
@@ -69,7 +69,7 @@ pub fn write_function(
     a: &Annotated,
     per_insn: &[(u64, u64)],
     total_period: u64,
-    h: &Header<'_>,
+    h: &FunctionHeader<'_>,
     o: &Options,
 ) -> io::Result<()> {
     let width = o.column.width();
@@ -204,7 +204,7 @@ mod tests {
     #[test]
     fn layout_as_perf() {
         let mut out = Vec::new();
-        let h = Header {
+        let h = FunctionHeader {
             dso: "hot",
             event: "cpu-clock",
             samples: 589,
@@ -234,7 +234,7 @@ mod tests {
         }
         a.addrs = a.addrs.iter().map(|x| x + 0x152000).collect();
         let mut out = Vec::new();
-        let h = Header {
+        let h = FunctionHeader {
             dso: "libc.so.6",
             event: "cpu-clock",
             samples: 3,

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 /// perf's "Woken up", "lost" and "Captured and wrote" lines for a finished
 /// recording written to `name`.
-pub fn write_summary(out: &mut dyn Write, s: &record::Summary, name: &str) -> io::Result<()> {
+pub fn write_summary(out: &mut dyn Write, s: &record::Recorded, name: &str) -> io::Result<()> {
     writeln!(
         out,
         "[ sear record: Woken up {} times to write data ]",

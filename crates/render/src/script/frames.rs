@@ -6,7 +6,7 @@ use profile::collect::{Loc, NO_DSO};
 use profile::machine::Dso;
 use profile::symbolize::{SrcPos, SymbolTable};
 
-use super::{write_frame, Fields, Frame};
+use super::{write_frame, Fields, PrintedFrame};
 
 /// The texts made so far, over the symbols of a replay's locations.
 pub struct FrameTexts<'a> {
@@ -125,7 +125,7 @@ impl<'a> FrameTexts<'a> {
             .flatten();
         let frame_of = |sym: Option<u32>| {
             let s = sym.map(|i| &syms.syms[i as usize]);
-            Frame {
+            PrintedFrame {
                 addr,
                 // The offset of the recorded address (one past the one
                 // looked up for a return address looked up at address - 1);

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 mod frames;
 mod plan;
 pub use frames::FrameTexts;
-pub use plan::{parse_fields, FieldError, Plan};
+pub use plan::{parse_fields, FieldError, FieldPlan};
 
 /// Which fields are printed (perf's `-F`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -61,7 +61,7 @@ impl Fields {
 
 /// The sample-wide values of the header line.
 #[derive(Debug, Clone, Copy)]
-pub struct Header<'a> {
+pub struct SampleHeader<'a> {
     pub comm: &'a str,
     pub pid: i32,
     pub tid: i32,
@@ -74,7 +74,7 @@ pub struct Header<'a> {
 
 /// How the header is laid out.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Layout {
+pub struct LineLayout {
     /// The width event names are right-aligned to (the longest name of
     /// the file's events).
     pub name_width: usize,
@@ -87,7 +87,7 @@ pub struct Layout {
 
 /// One resolved frame: an address and what it belongs to.
 #[derive(Debug, Clone, Copy)]
-pub struct Frame<'a> {
+pub struct PrintedFrame<'a> {
     /// The address as printed (perf prints callchain addresses in the DSO's
     /// terms, a sample's own address as in the process).
     pub addr: u64,
@@ -113,9 +113,9 @@ fn pad_left(out: &mut dyn Write, s: &str, width: usize) -> io::Result<()> {
 /// The header line up to where the location starts (no newline).
 pub fn write_header(
     out: &mut dyn Write,
-    h: &Header<'_>,
+    h: &SampleHeader<'_>,
     f: &Fields,
-    layout: &Layout,
+    layout: &LineLayout,
 ) -> io::Result<()> {
     if f.comm {
         if layout.callchain && f.ip {
@@ -157,7 +157,12 @@ pub fn write_header(
 
 /// One frame: as a callchain line (`chain`: tab before, newline after) or
 /// as the sample's own location on the header line.
-pub fn write_frame(out: &mut dyn Write, fr: &Frame<'_>, f: &Fields, chain: bool) -> io::Result<()> {
+pub fn write_frame(
+    out: &mut dyn Write,
+    fr: &PrintedFrame<'_>,
+    f: &Fields,
+    chain: bool,
+) -> io::Result<()> {
     if chain {
         out.write_all(b"\t")?;
     }
@@ -213,7 +218,7 @@ mod tests {
 
     #[test]
     fn header_like_perf() {
-        let h = Header {
+        let h = SampleHeader {
             comm: "perf",
             pid: 14388,
             tid: 14388,
@@ -223,13 +228,13 @@ mod tests {
             event: "page-faults",
         };
         let mut out = Vec::new();
-        let layout = Layout {
+        let layout = LineLayout {
             name_width: 11,
             ..Default::default()
         };
         write_header(&mut out, &h, &all(), &layout).unwrap();
         write_location_start(&mut out, false).unwrap();
-        let fr = Frame {
+        let fr = PrintedFrame {
             addr: 0x7efd76ab6109,
             sym: Some(("_int_malloc", 0xda9)),
             inlined: false,
@@ -246,8 +251,8 @@ mod tests {
     }
 
     /// An inline frame `mix+0x23` at 0x1203 in /tmp/x.
-    fn inlined_mix(srcline: Option<&'static str>) -> Frame<'static> {
-        Frame {
+    fn inlined_mix(srcline: Option<&'static str>) -> PrintedFrame<'static> {
+        PrintedFrame {
             addr: 0x1203,
             sym: Some(("mix", 0x23)),
             inlined: true,
@@ -262,7 +267,7 @@ mod tests {
         let mut out = Vec::new();
         let inl = inlined_mix(None);
         write_frame(&mut out, &inl, &f, true).unwrap();
-        let unk = Frame {
+        let unk = PrintedFrame {
             addr: 0x10,
             sym: None,
             inlined: false,
@@ -287,14 +292,14 @@ mod tests {
         let mut out = Vec::new();
         let inl = inlined_mix(Some("x.c:3"));
         write_frame(&mut out, &inl, &f, true).unwrap();
-        let real = Frame {
+        let real = PrintedFrame {
             sym: Some(("leaf", 0x23)),
             inlined: false,
             srcline: Some("x.c:4"),
             ..inl
         };
         write_frame(&mut out, &real, &f, true).unwrap();
-        let none = Frame {
+        let none = PrintedFrame {
             srcline: None,
             ..real
         };

@@ -111,7 +111,7 @@ pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), Fiel
 }
 
 /// What is printed for each event.
-pub struct Plan {
+pub struct FieldPlan {
     /// Per event.
     pub fields: Vec<Fields>,
     pub event_names: Vec<String>,
@@ -121,9 +121,9 @@ pub struct Plan {
     pub chain_of_event: Vec<bool>,
 }
 
-impl Plan {
+impl FieldPlan {
     /// perf's fields for each event of `meta`, changed by `-F` (`spec`).
-    pub fn new(meta: &perf_data::Meta, spec: Option<&str>) -> Result<Plan, FieldError> {
+    pub fn new(meta: &perf_data::Meta, spec: Option<&str>) -> Result<FieldPlan, FieldError> {
         let any_callchain = meta
             .events
             .iter()
@@ -152,7 +152,7 @@ impl Plan {
             .iter()
             .map(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0)
             .collect();
-        Ok(Plan {
+        Ok(FieldPlan {
             fields,
             event_names,
             name_width,
