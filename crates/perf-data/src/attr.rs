@@ -276,11 +276,6 @@ impl EventAttr {
         }
         id_trailer_size(self.sample_type)
     }
-
-    /// A perf-style default name for the event when the file does not name it.
-    pub fn default_name(&self) -> String {
-        crate::names::event_name(self)
-    }
 }
 
 /// One event of the recording: its attr, the sample ids that belong to it,

@@ -48,7 +48,9 @@ pub use error::{Error, ParseError, Result};
 pub use features::Features;
 pub use header::{FileHeader, Kind, Section};
 pub use meta::Meta;
-pub use order::{Order, OrderedReader, Record};
-pub use reader::{Diagnostics, InputBytes, OpenOptions, RecordReader, Warning, MAX_DECOMPRESSED};
+pub use order::{Order, OrderedReader};
+pub use reader::{
+    Diagnostics, InputBytes, OpenOptions, Record, RecordReader, Warning, MAX_DECOMPRESSED,
+};
 pub use records::{KeptRecord, RawRecord, RecordData, SampleId};
 pub use sample::Sample;

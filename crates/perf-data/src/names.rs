@@ -121,3 +121,10 @@ pub fn modifiers(a: &EventAttr) -> String {
         format!(":{m}")
     }
 }
+
+impl EventAttr {
+    /// A perf-style default name for the event when the file does not name it.
+    pub fn default_name(&self) -> String {
+        event_name(self)
+    }
+}

@@ -6,44 +6,14 @@
 use crate::consts::*;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
-use crate::reader::{Diagnostics, RecordReader};
-use crate::records::{KeptRecord, RawRecord, RecordData, SampleId};
-use crate::sample::Sample;
+use crate::reader::{Diagnostics, Record, RecordReader};
+use crate::records::KeptRecord;
 
 /// Arena size below which dead bytes are left in place.
 const COMPACT_MIN: usize = 1 << 20;
 
 /// Default bound on queued record bytes before a half flush.
 pub const DEFAULT_QUEUE_LIMIT: usize = 512 << 20;
-
-/// A record handed out by a reader, with the metadata needed to decode it.
-#[derive(Clone, Copy)]
-pub struct Record<'a> {
-    pub raw: RawRecord<'a>,
-    pub meta: &'a Meta,
-}
-
-impl<'a> Record<'a> {
-    pub fn type_(&self) -> u32 {
-        self.raw.type_
-    }
-    /// Decodes a SAMPLE record.
-    pub fn sample(&self) -> Result<Sample<'a>> {
-        self.meta
-            .parse_sample(self.raw.misc, self.raw.payload)
-            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
-    }
-    /// Decodes any other record and its sample_id trailer.
-    pub fn decode(&self) -> Result<(RecordData<'a>, SampleId)> {
-        self.meta
-            .parse_other(self.raw.type_, self.raw.misc, self.raw.payload)
-            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
-    }
-    /// The record's timestamp, if it has one.
-    pub fn time(&self) -> Option<u64> {
-        self.meta.record_time(self.raw.type_, self.raw.payload)
-    }
-}
 
 /// How records are handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,7 +14,37 @@ use crate::error::{Error, Result};
 use crate::features::FeatureData;
 use crate::header::{self, Kind, Section};
 use crate::meta::Meta;
-use crate::records::RawRecord;
+use crate::records::{RawRecord, RecordData, SampleId};
+use crate::sample::Sample;
+
+/// A record handed out by a reader, with the metadata needed to decode it.
+#[derive(Clone, Copy)]
+pub struct Record<'a> {
+    pub raw: RawRecord<'a>,
+    pub meta: &'a Meta,
+}
+
+impl<'a> Record<'a> {
+    pub fn type_(&self) -> u32 {
+        self.raw.type_
+    }
+    /// Decodes a SAMPLE record.
+    pub fn sample(&self) -> Result<Sample<'a>> {
+        self.meta
+            .parse_sample(self.raw.misc, self.raw.payload)
+            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
+    }
+    /// Decodes any other record and its sample_id trailer.
+    pub fn decode(&self) -> Result<(RecordData<'a>, SampleId)> {
+        self.meta
+            .parse_other(self.raw.type_, self.raw.misc, self.raw.payload)
+            .map_err(|p| p.at_record(self.raw.offset, self.raw.type_))
+    }
+    /// The record's timestamp, if it has one.
+    pub fn time(&self) -> Option<u64> {
+        self.meta.record_time(self.raw.type_, self.raw.payload)
+    }
+}
 
 /// Largest amount of data one COMPRESSED record may expand to. perf's own
 /// limit is the ring-buffer size; this bounds memory against zstd bombs.
@@ -420,8 +450,8 @@ impl RecordReader {
     }
 
     /// The next record with the metadata needed to decode it.
-    pub fn next_record(&mut self) -> Result<Option<crate::order::Record<'_>>> {
-        Ok(self.advance()?.map(|loc| crate::order::Record {
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>> {
+        Ok(self.advance()?.map(|loc| Record {
             raw: self.raw_at(loc),
             meta: &self.meta,
         }))

@@ -2,7 +2,7 @@
 
 use crate::consts::*;
 use crate::error::Result;
-use crate::order::Record;
+use crate::reader::Record;
 use crate::reader::RecordReader;
 
 /// Number of record-type slots counted (perf's PERF_RECORD_HEADER_MAX and beyond).

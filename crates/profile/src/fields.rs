@@ -94,18 +94,7 @@ impl Field {
     }
 }
 
-/// What one entry adds up to for one event (the leader's or a group
-/// member's).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stat {
-    pub period: u64,
-    pub samples: u64,
-    pub period_acc: u64,
-    pub samples_acc: u64,
-    /// Own period by the samples' cpumode: kernel, user, guest kernel,
-    /// guest user (kept only when a column needs it).
-    pub modes: [u64; 4],
-}
+pub use crate::hist::Stat;
 
 /// A report column: a value field or a sort key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -181,7 +181,7 @@ impl Dso {
     /// shared memory, anonymous memory) translate addresses as they are.
     pub fn maps_identity(&self) -> bool {
         let n = self.name.as_str();
-        crate::hist::dso_short_name(n).starts_with("[JIT]")
+        dso_short_name(n).starts_with("[JIT]")
             || n.starts_with("[stack")
             || n == "[heap]"
             || n.starts_with("/SYSV")
@@ -192,7 +192,7 @@ impl Dso {
     /// kernel modules by their short `[module]` names, the others by their
     /// long names (a sample's own location prints the long name always).
     pub fn chain_name(&self) -> String {
-        let short = crate::hist::dso_short_name(&self.name);
+        let short = dso_short_name(&self.name);
         let module =
             self.name.starts_with('/') && short.starts_with('[') && !short.starts_with("[JIT]");
         if module {
@@ -645,6 +645,28 @@ impl Machine {
         }
         (comm, tid, landing)
     }
+}
+
+/// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
+/// for a kernel module, the file name of other paths, other names as they are.
+pub fn dso_short_name(name: &str) -> String {
+    if !name.starts_with('/') {
+        return name.to_string();
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if let Some(pid) = name
+        .strip_prefix("/tmp/perf-")
+        .and_then(|r| r.strip_suffix(".map"))
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return format!("[JIT] tid {pid}");
+    }
+    for ext in [".ko", ".ko.gz", ".ko.xz", ".ko.zst"] {
+        if let Some(m) = base.strip_suffix(ext) {
+            return format!("[{}]", m.replace('-', "_"));
+        }
+    }
+    base.to_string()
 }
 
 #[cfg(test)]

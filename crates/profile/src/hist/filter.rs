@@ -42,27 +42,7 @@ impl Filters {
     }
 }
 
-/// perf's short name for a DSO: `[JIT] tid N` for a perf-N.map, `[mod_name]`
-/// for a kernel module, the file name of other paths, other names as they are.
-pub fn dso_short_name(name: &str) -> String {
-    if !name.starts_with('/') {
-        return name.to_string();
-    }
-    let base = name.rsplit('/').next().unwrap_or(name);
-    if let Some(pid) = name
-        .strip_prefix("/tmp/perf-")
-        .and_then(|r| r.strip_suffix(".map"))
-        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return format!("[JIT] tid {pid}");
-    }
-    for ext in [".ko", ".ko.gz", ".ko.xz", ".ko.zst"] {
-        if let Some(m) = base.strip_suffix(ext) {
-            return format!("[{}]", m.replace('-', "_"));
-        }
-    }
-    base.to_string()
-}
+pub use crate::machine::dso_short_name;
 
 impl Filters {
     /// Whether `--symbol-filter` hides the entry of `s` (an entry's own

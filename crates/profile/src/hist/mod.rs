@@ -6,7 +6,6 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 
 use crate::collect::{Collector, Loc, Origin, EMPTY_STACK, NO_DSO};
-use crate::fields::Stat;
 use crate::machine::Machine;
 use crate::symbolize::{SymInfo, SymbolTable};
 
@@ -18,6 +17,19 @@ pub use filter::{dso_short_name, Filters};
 pub use keys::{Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
 use keys::{KeyCtx, KeyMaker};
 use trie::{ChainTrie, NONE};
+
+/// What one entry adds up to for one event (the leader's or a group
+/// member's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    pub period: u64,
+    pub samples: u64,
+    pub period_acc: u64,
+    pub samples_acc: u64,
+    /// Own period by the samples' cpumode: kernel, user, guest kernel,
+    /// guest user (kept only when a column needs it).
+    pub modes: [u64; 4],
+}
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,6 +17,7 @@ use perf_data::stats::Stats;
 use perf_data::{RecordReader, Sample};
 
 use crate::machine::Machine;
+pub use crate::symbolize::KernelPrefetch;
 pub use crate::Error;
 
 mod each;
@@ -379,13 +380,6 @@ impl Driver {
     }
 }
 
-/// The kernel's symbols being read on another thread during pass one, and
-/// the build id they are for.
-pub struct KernelPrefetch {
-    id: Option<Vec<u8>>,
-    handle: Option<std::thread::JoinHandle<Result<symbols::Kallsyms, symbols::Reason>>>,
-}
-
 /// The session model before pass one (the recording's build ids set) and,
 /// when the file names its kernel up front, its symbols read on another
 /// core meanwhile (reading /proc/kallsyms takes a tenth of a second).
@@ -403,32 +397,5 @@ pub fn start(meta: &perf_data::Meta) -> (Machine, KernelPrefetch) {
         .events
         .iter()
         .any(|e| !e.attr.flag(perf_data::attr::flag::EXCLUDE_KERNEL));
-    let handle = (id.is_some() && wants_kernel)
-        .then(|| {
-            let id = id.clone();
-            std::thread::Builder::new()
-                .name("sear-kallsyms".into())
-                .spawn(move || symbols::KernelFinder::default().load_for_recording(id.as_deref()))
-                .ok()
-        })
-        .flatten();
-    (machine, KernelPrefetch { id, handle })
-}
-
-impl KernelPrefetch {
-    /// The prefetched kernel symbols, if pass one kept the kernel's build
-    /// id the features named.
-    pub(crate) fn take(
-        self,
-        machine: &Machine,
-    ) -> Option<Result<symbols::Kallsyms, symbols::Reason>> {
-        let id = self.id;
-        self.handle.and_then(|h| h.join().ok()).filter(|_| {
-            machine
-                .dsos()
-                .iter()
-                .find(|d| d.name == "[kernel.kallsyms]")
-                .is_none_or(|d| d.build_id == id)
-        })
-    }
+    (machine, KernelPrefetch::start(id, wants_kernel))
 }

@@ -359,7 +359,7 @@ pub(super) fn symbolize_kernel(
         Ok(k) => k,
         Err(r) => return unreadable(d, ids, *r),
     };
-    let short = crate::hist::dso_short_name(&d.name);
+    let short = crate::machine::dso_short_name(&d.name);
     let res = ids
         .iter()
         .map(|&i| {

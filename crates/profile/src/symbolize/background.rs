@@ -113,7 +113,7 @@ impl Background {
         self,
         collector: &crate::collect::Collector,
         machine: &crate::machine::Machine,
-        kernel: crate::session::KernelPrefetch,
+        kernel: super::KernelPrefetch,
     ) -> SymbolTable {
         let preloaded = kernel.take(machine);
         let syms = self.finish(

@@ -17,6 +17,8 @@ mod background;
 pub use answer::open_binary;
 use answer::*;
 pub use background::Background;
+mod kernel;
+pub use kernel::KernelPrefetch;
 
 /// How names are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -278,7 +280,7 @@ pub fn symbolize(
 pub fn pass_two(
     collector: &crate::collect::Collector,
     machine: &crate::machine::Machine,
-    kernel: crate::session::KernelPrefetch,
+    kernel: KernelPrefetch,
     opts: &SymbolizeOptions,
 ) -> SymbolTable {
     let preloaded = kernel.take(machine);
