@@ -75,18 +75,8 @@ pub struct RecordArgs {
     /// (512 KiB); raise it when the closing line reports lost events.
     #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES|SIZE")]
     pub mmap_pages: Option<String>,
-    /// Compress the recorded data with zstd (perf's COMPRESSED records;
-    /// perf 5.x+ reads them). LEVEL 1-22, default 1.
-    #[arg(
-        short = 'z',
-        long = "compression-level",
-        value_name = "LEVEL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "1",
-        value_parser = clap::value_parser!(i32).range(1..=22)
-    )]
-    pub compress: Option<i32>,
+    #[command(flatten)]
+    pub compress: super::CompressArgs,
     /// Also record context switches (SWITCH records).
     #[arg(long = "switch-events")]
     pub switch_events: bool,

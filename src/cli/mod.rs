@@ -104,6 +104,8 @@ functions are skipped (sear does not read vmlinux or /proc/kcore yet)."
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
     /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
+    ///
+    /// Compressed input is written decompressed unless -z asks for compression.
     Inject(InjectArgs),
     /// Fold the stacks of a recording (`-i perf.data`) or of `perf script`
     /// text into `root;...;leaf COUNT` lines (like `perf script |
@@ -460,18 +462,8 @@ pub struct InjectArgs {
     /// Output file, `-` for stdout (pipe mode).
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
-    /// Write kernel records zstd-compressed (like `perf record -z`); LEVEL 1-22, default 1.
-    /// Without it, compressed input is written decompressed.
-    #[arg(
-        short = 'z',
-        long = "compress",
-        value_name = "LEVEL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "1",
-        value_parser = clap::value_parser!(i32).range(1..=22)
-    )]
-    pub compress: Option<i32>,
+    #[command(flatten)]
+    pub compress: CompressArgs,
 }
 
 /// Where the recording comes from.
@@ -823,6 +815,24 @@ impl SampleFilterArgs {
 
 pub fn parse() -> Result<Cli, clap::Error> {
     Cli::try_parse()
+}
+
+/// zstd compression of the records written (record, inject).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct CompressArgs {
+    /// Compress the records with zstd (perf's COMPRESSED records; perf 5.x+
+    /// reads them). LEVEL 1-22, default 1.
+    #[arg(
+        short = 'z',
+        long = "compression-level",
+        alias = "compress",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    pub level: Option<i32>,
 }
 
 /// How call chains are read, for the commands that read them.

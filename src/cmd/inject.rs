@@ -18,16 +18,16 @@ pub fn run(a: InjectArgs) -> Result<ExitCode> {
     let result = if to_pipe {
         if a.output == Path::new("-") {
             let out = io::stdout().lock();
-            to_pipe_mode(&mut reader, out, a.compress)
+            to_pipe_mode(&mut reader, out, a.compress.level)
         } else {
             let out = File::create(&a.output)
                 .with_context(|| format!("creating {}", a.output.display()))?;
-            to_pipe_mode(&mut reader, out, a.compress)
+            to_pipe_mode(&mut reader, out, a.compress.level)
         }
     } else {
         let out =
             File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
-        to_file_mode(&mut reader, out, a.compress)
+        to_file_mode(&mut reader, out, a.compress.level)
     };
     crate::ui::print_diagnostics(&a.input, reader.diagnostics());
     result.with_context(|| format!("rewriting {} as {}", a.input.display(), a.output.display()))?;

@@ -65,7 +65,7 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         running_time: a.running_time,
         inherit_stat: a.stat,
         bpf_event: !a.no_bpf_event,
-        compress: a.compress,
+        compress: a.compress.level,
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
     };
