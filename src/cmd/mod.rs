@@ -14,6 +14,7 @@ mod buildid_list;
 pub mod collapse;
 mod config;
 mod diff;
+mod dump;
 mod export;
 mod flame;
 mod html;

@@ -48,7 +48,7 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.dump_raw_trace {
-        return dump(&path, reader);
+        return super::dump::run(&path, reader);
     }
     hotspots(&a, &path, reader, quiet)
 }
@@ -103,7 +103,6 @@ fn hotspots(
     let mut collect = request.collect_options(&early);
     // (-C needs each sample's CPU.)
     collect.by_cpu |= cpus.is_some();
-    let t0 = std::time::Instant::now();
     let mut summed = profile::session::sum(
         reader,
         &profile::session::SumOptions {
@@ -127,14 +126,6 @@ fn hotspots(
         cpus: cpus.clone(),
         hide_unresolved: a.hide_unresolved,
     };
-    log::debug!(
-        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
-        summed.collector.distinct_samples(),
-        summed.collector.interner.locs().len(),
-        summed.collector.interner.stack_nodes(),
-        summed.syms.syms.len()
-    );
-    log::debug!("passes one and two: {:?}", t0.elapsed());
     let t0 = std::time::Instant::now();
     let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
     log::debug!("rows built and sorted: {:?}", t0.elapsed());
@@ -216,48 +207,5 @@ fn hotspots(
     super::discard(graphs);
     super::discard(sections);
     super::discard((rows, summed));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `-D`: every record raw and decoded, in the order perf delivers them,
-/// then the record counts.
-fn dump(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
-    use profile::session::Step;
-    let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
-    let mut out = super::paged_stdout();
-    let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
-    dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
-    let stats = profile::session::each_record(&mut reader, |step| -> Result<()> {
-        match step {
-            Step::Record(rec, site) => dumper.record(&mut out, rec, site.as_ref())?,
-            Step::DroppedParent(d) => render::dump::removed_parent(&mut out, d)?,
-        }
-        Ok(())
-    })
-    .with_context(|| format!("reading records of {}", path.display()))?;
-    let diag = reader.diagnostics().clone();
-    // Records that cannot be framed end the data early; perf stops there
-    // with an error and prints no totals, and so do we.
-    let broken = diag.warnings.get("corrupt record").cloned();
-    if broken.is_none() {
-        dumper.write_totals(&mut out, stats, reader.meta())?;
-    }
-    super::finish(out)?;
-    crate::ui::print_diagnostics(path, &diag);
-    if let (n @ 1.., Some(at)) = dumper.undecodable() {
-        log::warn!(
-            "{}: {n} records could not be decoded (first at byte offset {at}); \
-             they are dumped raw only",
-            path.display()
-        );
-    }
-    if let Some(w) = broken {
-        anyhow::bail!(
-            "{}: the data is corrupt at byte offset {}: {}; the dump stops there",
-            path.display(),
-            w.first_offset,
-            w.message
-        );
-    }
     Ok(ExitCode::SUCCESS)
 }

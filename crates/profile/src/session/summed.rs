@@ -62,6 +62,14 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     collector.finish();
     log::debug!("pass one finished: {:?}", t0.elapsed());
     let syms = early.finish_replay(&collector, &machine, kernel);
+    log::debug!(
+        "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
+        collector.distinct_samples(),
+        collector.interner.locs().len(),
+        collector.interner.stack_nodes(),
+        syms.syms.len()
+    );
+    log::debug!("passes one and two: {:?}", t0.elapsed());
     Ok(Summed {
         collector,
         machine,
