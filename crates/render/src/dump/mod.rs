@@ -22,7 +22,7 @@ mod fmt;
 use fmt::*;
 
 use perf_data::consts::*;
-use perf_data::records::{Mmap2Id, RecordData};
+use perf_data::records::{Mmap2Id, RecordData, SampleId};
 use perf_data::sample::{ReadValues, Sample};
 use perf_data::user_records::{self, EventUpdate, UserRecord};
 use perf_data::{Meta, Record};
@@ -224,226 +224,18 @@ impl Dumper {
                 write!(out, "{time} ")?;
             }
         }
-        write!(
-            out,
-            "{} [{:#x}]: PERF_RECORD_{}",
-            Hx(offset),
-            size,
-            record_type_name(raw.type_)
-        )?;
+        write!(out, "{} [{:#x}]: ", Hx(offset), size)?;
         if raw.type_ >= PERF_RECORD_HEADER_ATTR {
+            write!(out, "PERF_RECORD_{}", record_type_name(raw.type_))?;
             return self.user_record(out, meta, raw.type_, raw.payload);
         }
-        let (data, sid) = match rec.decode() {
-            Ok(d) => d,
+        match rec.decode() {
+            Ok((data, sid)) => write_event(out, meta, raw.type_, raw.misc, &data, &sid),
             Err(_) => {
                 self.note_undecodable(raw.offset);
-                return out.write_all(b"\n");
+                writeln!(out, "PERF_RECORD_{}", record_type_name(raw.type_))
             }
-        };
-        match data {
-            RecordData::Mmap(mm) => {
-                writeln!(
-                    out,
-                    " {}/{}: [{}({}) @ {}]: {} {}",
-                    mm.pid as i32,
-                    mm.tid as i32,
-                    Hx(mm.addr),
-                    Hx(mm.len),
-                    Hx(mm.pgoff),
-                    if raw.misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
-                        'r'
-                    } else {
-                        'x'
-                    },
-                    Lossy(mm.filename)
-                )?;
-            }
-            RecordData::Mmap2(mm) => {
-                write!(
-                    out,
-                    " {}/{}: [{}({}) @ {} ",
-                    mm.pid as i32,
-                    mm.tid as i32,
-                    Hx(mm.addr),
-                    Hx(mm.len),
-                    Hx(mm.pgoff),
-                )?;
-                match mm.id {
-                    Mmap2Id::Inode {
-                        maj,
-                        min,
-                        ino,
-                        ino_generation,
-                    } => write!(out, "{maj:02x}:{min:02x} {ino} {ino_generation}]")?,
-                    Mmap2Id::BuildId(b) => write!(out, "<{}>]", HexBytes(b))?,
-                }
-                writeln!(
-                    out,
-                    ": {}{}{}{} {}",
-                    if mm.prot & 1 != 0 { 'r' } else { '-' },
-                    if mm.prot & 2 != 0 { 'w' } else { '-' },
-                    if mm.prot & 4 != 0 { 'x' } else { '-' },
-                    if mm.flags & 1 != 0 { 's' } else { 'p' },
-                    Lossy(mm.filename)
-                )?;
-            }
-            RecordData::Comm(c) => {
-                writeln!(
-                    out,
-                    "{}: {}:{}/{}",
-                    if c.exec { " exec" } else { "" },
-                    Lossy(c.comm),
-                    c.pid as i32,
-                    c.tid as i32
-                )?;
-            }
-            RecordData::Fork(f) | RecordData::Exit(f) => {
-                writeln!(
-                    out,
-                    "({}:{}):({}:{})",
-                    f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32
-                )?;
-            }
-            RecordData::Lost { id, lost } => writeln!(out, ": id:{id}: lost:{lost}")?,
-            RecordData::LostSamples { lost } => writeln!(
-                out,
-                ": id:{}: lost samples :{lost}",
-                sid.id.unwrap_or(u64::MAX)
-            )?,
-            RecordData::Read { pid, tid, values } => {
-                let name = meta
-                    .event_of_id(sid.id)
-                    .map(|i| meta.events[i].name())
-                    .unwrap_or_else(|| "unknown".into());
-                let v = values.values().next();
-                writeln!(
-                    out,
-                    ": {} {} {} {}",
-                    pid as i32,
-                    tid as i32,
-                    name,
-                    v.map_or(0, |v| v.value)
-                )?;
-                if let Some(t) = values.time_enabled() {
-                    writeln!(out, "... time enabled : {t}")?;
-                }
-                if let Some(t) = values.time_running() {
-                    writeln!(out, "... time running : {t}")?;
-                }
-                if let Some(id) = v.and_then(|v| v.id) {
-                    writeln!(out, "... id           : {id}")?;
-                }
-                if let Some(l) = v.and_then(|v| v.lost) {
-                    writeln!(out, "... lost         : {l}")?;
-                }
-            }
-            RecordData::Switch { out: o, preempt } => {
-                writeln!(out, " {:<11}", switch_word(o, preempt))?;
-            }
-            RecordData::SwitchCpuWide {
-                out: o,
-                preempt,
-                next_prev_pid,
-                next_prev_tid,
-            } => {
-                writeln!(
-                    out,
-                    " {:<11}  {} pid/tid: {:>5}/{:<5}",
-                    switch_word(o, preempt),
-                    if o { "next" } else { "prev" },
-                    next_prev_pid as i32,
-                    next_prev_tid as i32
-                )?;
-            }
-            RecordData::Namespaces {
-                pid,
-                tid,
-                namespaces,
-            } => {
-                let n = namespaces.len() / 2;
-                write!(
-                    out,
-                    " {}/{} - nr_namespaces: {n}\n\t\t[",
-                    pid as i32, tid as i32
-                )?;
-                for i in 0..n {
-                    let dev = namespaces.get(2 * i).unwrap_or(0);
-                    let ino = namespaces.get(2 * i + 1).unwrap_or(0);
-                    let name = NAMESPACE_NAMES.get(i).copied().unwrap_or("unknown");
-                    write!(out, "{i}/{name}: {dev}/{}", Hx(ino))?;
-                    if i + 1 == n {
-                        out.write_all(b"]")?;
-                    } else if (i + 1) % 4 == 0 {
-                        out.write_all(b", \n\t\t ")?;
-                    } else {
-                        out.write_all(b", ")?;
-                    }
-                }
-                if n == 0 {
-                    out.write_all(b"]")?;
-                }
-                out.write_all(b"\n")?;
-            }
-            RecordData::Cgroup { id, path } => {
-                writeln!(out, " cgroup: {id} {}", Lossy(path))?;
-            }
-            RecordData::Ksymbol {
-                addr,
-                len,
-                ksym_type,
-                flags,
-                name,
-            } => {
-                writeln!(
-                    out,
-                    ": addr {} len {len} type {ksym_type} flags {:#x} name {}",
-                    Hx(addr),
-                    flags,
-                    Lossy(name)
-                )?;
-            }
-            RecordData::BpfEvent {
-                type_, flags, id, ..
-            } => {
-                writeln!(out, ": type {type_}, flags {flags}, id {id}")?;
-            }
-            RecordData::TextPoke { addr, old, new } => {
-                writeln!(
-                    out,
-                    " addr {} old len {} new len {}",
-                    Hx(addr),
-                    old.len(),
-                    new.len()
-                )?;
-            }
-            RecordData::Aux {
-                aux_offset,
-                aux_size,
-                flags,
-            } => {
-                writeln!(
-                    out,
-                    " offset: {} size: {} flags: {} [{}{}{}]",
-                    Hx(aux_offset),
-                    Hx(aux_size),
-                    Hx(flags),
-                    if flags & 1 != 0 { "T" } else { "" },
-                    if flags & 2 != 0 { "O" } else { "" },
-                    if flags & 4 != 0 { "P" } else { "" },
-                )?;
-            }
-            RecordData::ItraceStart { pid, tid } => {
-                writeln!(out, " pid: {pid} tid: {tid}")?;
-            }
-            RecordData::AuxOutputHwId { hw_id } => {
-                writeln!(out, " hw_id: {}", Hx(hw_id))?;
-            }
-            // THROTTLE, UNTHROTTLE and anything else `perf report` has no
-            // handler for.
-            _ => out.write_all(b": unhandled!\n")?,
         }
-        Ok(())
     }
 
     fn note_undecodable(&mut self, offset: u64) {
@@ -694,6 +486,224 @@ impl Dumper {
         }
         Ok(())
     }
+}
+
+/// A kernel record as perf prints it after its header (`perf_event__fprintf`):
+/// `PERF_RECORD_MMAP2 pid/tid: [...]`, `PERF_RECORD_COMM exec: ...`, one line
+/// (or more for NAMESPACES and READ). `report -D` and `script --show-*-events`
+/// print it.
+pub fn write_event(
+    out: &mut dyn Write,
+    meta: &Meta,
+    type_: u32,
+    misc: u16,
+    data: &RecordData<'_>,
+    sid: &SampleId,
+) -> io::Result<()> {
+    write!(out, "PERF_RECORD_{}", record_type_name(type_))?;
+    match *data {
+        RecordData::Mmap(mm) => {
+            writeln!(
+                out,
+                " {}/{}: [{}({}) @ {}]: {} {}",
+                mm.pid as i32,
+                mm.tid as i32,
+                Hx(mm.addr),
+                Hx(mm.len),
+                Hx(mm.pgoff),
+                if misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
+                    'r'
+                } else {
+                    'x'
+                },
+                Lossy(mm.filename)
+            )?;
+        }
+        RecordData::Mmap2(mm) => {
+            write!(
+                out,
+                " {}/{}: [{}({}) @ {} ",
+                mm.pid as i32,
+                mm.tid as i32,
+                Hx(mm.addr),
+                Hx(mm.len),
+                Hx(mm.pgoff),
+            )?;
+            match mm.id {
+                Mmap2Id::Inode {
+                    maj,
+                    min,
+                    ino,
+                    ino_generation,
+                } => write!(out, "{maj:02x}:{min:02x} {ino} {ino_generation}]")?,
+                Mmap2Id::BuildId(b) => write!(out, "<{}>]", HexBytes(b))?,
+            }
+            writeln!(
+                out,
+                ": {}{}{}{} {}",
+                if mm.prot & 1 != 0 { 'r' } else { '-' },
+                if mm.prot & 2 != 0 { 'w' } else { '-' },
+                if mm.prot & 4 != 0 { 'x' } else { '-' },
+                if mm.flags & 1 != 0 { 's' } else { 'p' },
+                Lossy(mm.filename)
+            )?;
+        }
+        RecordData::Comm(c) => {
+            writeln!(
+                out,
+                "{}: {}:{}/{}",
+                if c.exec { " exec" } else { "" },
+                Lossy(c.comm),
+                c.pid as i32,
+                c.tid as i32
+            )?;
+        }
+        RecordData::Fork(f) | RecordData::Exit(f) => {
+            writeln!(
+                out,
+                "({}:{}):({}:{})",
+                f.pid as i32, f.tid as i32, f.ppid as i32, f.ptid as i32
+            )?;
+        }
+        RecordData::Lost { id, lost } => writeln!(out, ": id:{id}: lost:{lost}")?,
+        RecordData::LostSamples { lost } => writeln!(
+            out,
+            ": id:{}: lost samples :{lost}",
+            sid.id.unwrap_or(u64::MAX)
+        )?,
+        RecordData::Read { pid, tid, values } => {
+            let name = meta
+                .event_of_id(sid.id)
+                .map(|i| meta.events[i].name())
+                .unwrap_or_else(|| "unknown".into());
+            let v = values.values().next();
+            writeln!(
+                out,
+                ": {} {} {} {}",
+                pid as i32,
+                tid as i32,
+                name,
+                v.map_or(0, |v| v.value)
+            )?;
+            if let Some(t) = values.time_enabled() {
+                writeln!(out, "... time enabled : {t}")?;
+            }
+            if let Some(t) = values.time_running() {
+                writeln!(out, "... time running : {t}")?;
+            }
+            if let Some(id) = v.and_then(|v| v.id) {
+                writeln!(out, "... id           : {id}")?;
+            }
+            if let Some(l) = v.and_then(|v| v.lost) {
+                writeln!(out, "... lost         : {l}")?;
+            }
+        }
+        RecordData::Switch { out: o, preempt } => {
+            writeln!(out, " {:<11}", switch_word(o, preempt))?;
+        }
+        RecordData::SwitchCpuWide {
+            out: o,
+            preempt,
+            next_prev_pid,
+            next_prev_tid,
+        } => {
+            writeln!(
+                out,
+                " {:<11}  {} pid/tid: {:>5}/{:<5}",
+                switch_word(o, preempt),
+                if o { "next" } else { "prev" },
+                next_prev_pid as i32,
+                next_prev_tid as i32
+            )?;
+        }
+        RecordData::Namespaces {
+            pid,
+            tid,
+            namespaces,
+        } => {
+            let n = namespaces.len() / 2;
+            write!(
+                out,
+                " {}/{} - nr_namespaces: {n}\n\t\t[",
+                pid as i32, tid as i32
+            )?;
+            for i in 0..n {
+                let dev = namespaces.get(2 * i).unwrap_or(0);
+                let ino = namespaces.get(2 * i + 1).unwrap_or(0);
+                let name = NAMESPACE_NAMES.get(i).copied().unwrap_or("unknown");
+                write!(out, "{i}/{name}: {dev}/{}", Hx(ino))?;
+                if i + 1 == n {
+                    out.write_all(b"]")?;
+                } else if (i + 1) % 4 == 0 {
+                    out.write_all(b", \n\t\t ")?;
+                } else {
+                    out.write_all(b", ")?;
+                }
+            }
+            if n == 0 {
+                out.write_all(b"]")?;
+            }
+            out.write_all(b"\n")?;
+        }
+        RecordData::Cgroup { id, path } => {
+            writeln!(out, " cgroup: {id} {}", Lossy(path))?;
+        }
+        RecordData::Ksymbol {
+            addr,
+            len,
+            ksym_type,
+            flags,
+            name,
+        } => {
+            writeln!(
+                out,
+                ": addr {} len {len} type {ksym_type} flags {:#x} name {}",
+                Hx(addr),
+                flags,
+                Lossy(name)
+            )?;
+        }
+        RecordData::BpfEvent {
+            type_, flags, id, ..
+        } => {
+            writeln!(out, ": type {type_}, flags {flags}, id {id}")?;
+        }
+        RecordData::TextPoke { addr, old, new } => {
+            writeln!(
+                out,
+                " addr {} old len {} new len {}",
+                Hx(addr),
+                old.len(),
+                new.len()
+            )?;
+        }
+        RecordData::Aux {
+            aux_offset,
+            aux_size,
+            flags,
+        } => {
+            writeln!(
+                out,
+                " offset: {} size: {} flags: {} [{}{}{}]",
+                Hx(aux_offset),
+                Hx(aux_size),
+                Hx(flags),
+                if flags & 1 != 0 { "T" } else { "" },
+                if flags & 2 != 0 { "O" } else { "" },
+                if flags & 4 != 0 { "P" } else { "" },
+            )?;
+        }
+        RecordData::ItraceStart { pid, tid } => {
+            writeln!(out, " pid: {pid} tid: {tid}")?;
+        }
+        RecordData::AuxOutputHwId { hw_id } => {
+            writeln!(out, " hw_id: {}", Hx(hw_id))?;
+        }
+        // THROTTLE, UNTHROTTLE and anything else `perf report` has no
+        // handler for.
+        _ => out.write_all(b": unhandled!\n")?,
+    }
+    Ok(())
 }
 
 #[cfg(test)]
