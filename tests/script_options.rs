@@ -48,3 +48,74 @@ fn options_print_what_perf_prints() {
         },
     );
 }
+
+/// `--show-*-events`: the kernel records perf script shows beside the
+/// samples (task, mmap, context switches), with their thread, CPU and time,
+/// in time order among the samples, under the time options too.
+#[test]
+fn side_band_events_print_what_perf_prints() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(
+        dir.path(),
+        "hot",
+        TWO_PROCESS_PROGRAM,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    );
+    let exe = exe.display().to_string();
+    let data = perf_record(
+        dir.path(),
+        "sw.data",
+        &["-g", "--sample-cpu", "-F", "2000", "--switch-events"],
+        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+    );
+    let rows: Vec<Vec<&str>> = vec![
+        vec!["--show-task-events"],
+        vec!["--show-mmap-events"],
+        vec!["--show-switch-events"],
+        vec![
+            "--show-task-events",
+            "--show-mmap-events",
+            "--show-switch-events",
+        ],
+        vec!["--show-task-events", "--show-switch-events", "-G"],
+        vec!["--show-task-events", "--reltime"],
+        vec!["--show-mmap-events", "--deltatime", "-G"],
+        vec!["--show-switch-events", "-C", "0"],
+        vec!["--show-task-events", "-F", "comm,tid,cpu,time,event"],
+        vec!["--show-task-events", "--ns", "-G"],
+        // Kinds this recording has none of: the samples alone.
+        vec![
+            "--show-lost-events",
+            "--show-namespace-events",
+            "--show-cgroup-events",
+            "--show-bpf-events",
+            "--show-text-poke-events",
+        ],
+    ];
+    let out = stdout_of(&run_ok(
+        perf()
+            .args(["script", "--show-switch-events", "-i"])
+            .arg(&data),
+    ));
+    assert!(
+        out.contains("PERF_RECORD_SWITCH"),
+        "the recording has no context switches"
+    );
+    assert_rows_equal(
+        &rows,
+        |args| {
+            stdout_of(&run_ok(
+                perf().arg("script").arg("-i").arg(&data).args(args),
+            ))
+        },
+        |args| {
+            stdout_of(&run_ok(
+                sear()
+                    .args(["script", "--short-names", "--raw-return-addresses", "-i"])
+                    .arg(&data)
+                    .args(args),
+            ))
+        },
+    );
+}

@@ -670,6 +670,8 @@ pub struct ScriptArgs {
     #[arg(long = "ns")]
     pub ns: bool,
     #[command(flatten)]
+    pub show: ShowEventArgs,
+    #[command(flatten)]
     pub stack: StackArgs,
     #[command(flatten)]
     pub names: NameArgs,
@@ -815,6 +817,52 @@ impl SampleFilterArgs {
 
 pub fn parse() -> Result<Cli, clap::Error> {
     Cli::try_parse()
+}
+
+/// The kernel records script shows beside the samples, as perf's flags
+/// of the same names.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ShowEventArgs {
+    /// Show COMM, FORK and EXIT records (process and thread lifetimes).
+    #[arg(long = "show-task-events")]
+    pub task: bool,
+    /// Show MMAP and MMAP2 records (what was mapped where).
+    #[arg(long = "show-mmap-events")]
+    pub mmap: bool,
+    /// Show context switches (SWITCH records; recorded with
+    /// `record --switch-events`).
+    #[arg(long = "show-switch-events")]
+    pub switch: bool,
+    /// Show NAMESPACES records.
+    #[arg(long = "show-namespace-events")]
+    pub namespace: bool,
+    /// Show LOST records (events the kernel dropped from a full ring buffer).
+    #[arg(long = "show-lost-events")]
+    pub lost: bool,
+    /// Show KSYMBOL and BPF_EVENT records.
+    #[arg(long = "show-bpf-events")]
+    pub bpf: bool,
+    /// Show CGROUP records.
+    #[arg(long = "show-cgroup-events")]
+    pub cgroup: bool,
+    /// Show TEXT_POKE records (kernel code modified).
+    #[arg(long = "show-text-poke-events")]
+    pub text_poke: bool,
+}
+
+impl ShowEventArgs {
+    pub fn side_band(self) -> profile::session::SideBand {
+        profile::session::SideBand {
+            task: self.task,
+            mmap: self.mmap,
+            switch: self.switch,
+            namespace: self.namespace,
+            lost: self.lost,
+            bpf: self.bpf,
+            cgroup: self.cgroup,
+            text_poke: self.text_poke,
+        }
+    }
 }
 
 /// zstd compression of the records written (record, inject).

@@ -60,6 +60,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             time_relative: a.reltime,
         },
     );
+    sink.side_band = a.show.side_band();
     let profile::session::Replay {
         machine, reader, ..
     } = profile::session::replay(reader, machine, &mut sink)
@@ -67,6 +68,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let profile::session::Timeline {
         collector,
         samples: kept,
+        side,
         ..
     } = sink;
 
@@ -93,20 +95,37 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let mut stack = Vec::new();
     let comm_names = collector.comms();
     let keep = LeafFilter::new(dsos, symbols, &collector, &machine, &syms);
-    let mut clock = TimeClock::new(if a.reltime {
-        ShownTime::Relative
-    } else if a.deltatime {
-        ShownTime::Delta
-    } else {
-        ShownTime::Absolute
-    });
-    for k in kept.iter().filter(|k| keep.keeps(k.leaf)) {
+    let mut clock = TimeClock::new(ShownTime::of(a.reltime, a.deltatime));
+    let meta = reader.meta();
+    let layout_of = |ev: usize| LineLayout {
+        name_width,
+        callchain: chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph,
+        nanoseconds: a.ns,
+    };
+    let mut side = side.iter().peekable();
+    for i in 0..=kept.len() {
+        // The kernel records shown before this sample (after the last
+        // sample, the rest).
+        while let Some(r) = side.next_if(|r| r.at <= i) {
+            if let (Some((_, f)), Ok((data, sid))) = (
+                texts.fields_of_event(r.event),
+                meta.parse_other(r.type_, r.misc, &r.payload),
+            ) {
+                let shown = clock.shown(r.time);
+                let rec = (meta, &data, &sid);
+                render::script::write_side_band(&mut out, r, shown, f, &layout_of(r.event), rec)?;
+            }
+        }
+        let Some(k) = kept.get(i).filter(|k| keep.keeps(k.leaf)) else {
+            continue;
+        };
         let ev = k.event as usize;
         let Some((set, f)) = texts.fields_of_event(ev) else {
             continue;
         };
         let f = *f;
-        let chain = chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph;
+        let layout = layout_of(ev);
+        let chain = layout.callchain;
         let h = SampleHeader {
             comm: &comm_names[k.comm as usize],
             pid: k.pid,
@@ -115,11 +134,6 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             time: clock.shown(k.time),
             period: k.period,
             event: event_names.get(ev).map_or("[unknown]", String::as_str),
-        };
-        let layout = LineLayout {
-            name_width,
-            callchain: chain,
-            nanoseconds: a.ns,
         };
         render::script::write_header(&mut out, &h, &f, &layout)?;
         if f.ip {

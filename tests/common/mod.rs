@@ -294,7 +294,7 @@ pub fn first_difference(a: &str, b: &str) -> usize {
         .unwrap_or(a.lines().count().min(b.lines().count()))
 }
 
-const TWO_PROCESS_PROGRAM: &str = r#"
+pub const TWO_PROCESS_PROGRAM: &str = r#"
 #include <unistd.h>
 volatile long x;
 __attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) x += i; }

@@ -527,6 +527,14 @@ impl Machine {
         }
     }
 
+    /// The comm of thread (pid, tid), the thread made if it is new (as
+    /// perf's `machine__findnew_thread`): `:tid` before a COMM named it.
+    pub fn findnew_comm(&mut self, pid: i32, tid: i32) -> String {
+        let t = self.findnew(pid, tid);
+        let th = &self.threads[t];
+        th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid))
+    }
+
     /// A thread's comm now; None before any COMM record named it.
     pub fn comm_of(&self, t: usize) -> Option<&str> {
         self.threads[t].comm.as_deref()

@@ -26,7 +26,8 @@ mod timeline;
 pub use each::{each_record, SampleSite, Step};
 pub use summed::{sum, SumOptions, Summed, Summing};
 pub use timeline::{
-    parse_time_range, LeafFilter, SampleFilter, ShownTime, TimeClock, TimedSample, Timeline,
+    parse_time_range, LeafFilter, SampleFilter, ShownTime, SideBand, TimeClock, TimedSample,
+    TimedSide, Timeline,
 };
 
 /// What consumes a replay.
@@ -45,6 +46,19 @@ pub trait Sink {
     /// A build id that came as a record (a pipe-mode stream's
     /// HEADER_BUILD_ID), in its place among the others.
     fn build_id(&mut self, _machine: &mut Machine, _b: &perf_data::records::BuildIdRecord<'_>) {}
+
+    /// A kernel record that is not a sample, decoded: called before the
+    /// model applies it (`applied` false) and after (`applied` true), for
+    /// sinks that show such records (script's `--show-*-events`).
+    fn side_band(
+        &mut self,
+        _machine: &mut Machine,
+        _rec: &perf_data::Record<'_>,
+        _data: &perf_data::records::RecordData<'_>,
+        _sid: &perf_data::records::SampleId,
+        _applied: bool,
+    ) {
+    }
 }
 
 /// A session fed one record at a time, in time order, by its caller (a
@@ -364,13 +378,15 @@ impl Driver {
                 }
             }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
-            if let Ok((data, _)) = rec.decode() {
+            if let Ok((data, sid)) = rec.decode() {
+                sink.side_band(machine, rec, &data, &sid, false);
                 if let perf_data::records::RecordData::Exit(e) = &data {
                     if e.pid == e.tid {
                         sink.process_exited(machine, e.pid as i32);
                     }
                 }
                 machine.apply(rec.raw.misc, &data);
+                sink.side_band(machine, rec, &data, &sid, true);
             }
         } else if rec.type_() == perf_data::PERF_RECORD_HEADER_BUILD_ID {
             if let Ok((perf_data::records::RecordData::BuildId(b), _)) = rec.decode() {

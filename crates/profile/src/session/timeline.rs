@@ -1,6 +1,7 @@
 //! A sink keeping samples in time order (script, export), and the time
 //! ranges that select them.
 
+use perf_data::records::{RecordData, SampleId};
 use perf_data::Sample;
 
 use super::Sink;
@@ -43,12 +44,74 @@ pub struct SampleFilter {
     pub time_relative: bool,
 }
 
+/// Which kernel records besides samples script shows (perf's
+/// `--show-task-events`, `--show-mmap-events` and the like).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SideBand {
+    /// COMM, FORK, EXIT.
+    pub task: bool,
+    /// MMAP, MMAP2.
+    pub mmap: bool,
+    /// SWITCH, SWITCH_CPU_WIDE.
+    pub switch: bool,
+    pub namespace: bool,
+    /// LOST (perf script shows no LOST_SAMPLES).
+    pub lost: bool,
+    /// KSYMBOL, BPF_EVENT.
+    pub bpf: bool,
+    pub cgroup: bool,
+    pub text_poke: bool,
+}
+
+impl SideBand {
+    /// Whether records of `type_` are shown.
+    fn shows(&self, type_: u32) -> bool {
+        use perf_data::consts::*;
+        match type_ {
+            PERF_RECORD_COMM | PERF_RECORD_FORK | PERF_RECORD_EXIT => self.task,
+            PERF_RECORD_MMAP | PERF_RECORD_MMAP2 => self.mmap,
+            PERF_RECORD_SWITCH | PERF_RECORD_SWITCH_CPU_WIDE => self.switch,
+            PERF_RECORD_NAMESPACES => self.namespace,
+            PERF_RECORD_LOST => self.lost,
+            PERF_RECORD_KSYMBOL | PERF_RECORD_BPF_EVENT => self.bpf,
+            PERF_RECORD_CGROUP => self.cgroup,
+            PERF_RECORD_TEXT_POKE => self.text_poke,
+            _ => false,
+        }
+    }
+}
+
+/// A kernel record a [`Timeline`] keeps to show beside the samples, with
+/// what perf prints before it.
+#[derive(Debug, Clone)]
+pub struct TimedSide {
+    /// How many kept samples come before it.
+    pub at: usize,
+    /// Time, pid, tid and CPU as perf prints them: the record's sample_id
+    /// fields (0 where it has none).
+    pub time: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub cpu: u32,
+    /// The comm of the thread perf names the record by.
+    pub comm: String,
+    /// The event whose fields lay out the line.
+    pub event: usize,
+    pub type_: u32,
+    pub misc: u16,
+    /// The record's payload (decode with `Meta::parse_other`).
+    pub payload: Vec<u8>,
+}
+
 /// A sink keeping every sample the filter passes, in time order, with its
 /// stack interned by `collector` (script, export).
 pub struct Timeline {
     pub collector: crate::collect::Collector,
     pub samples: Vec<TimedSample>,
     pub filter: SampleFilter,
+    /// The kernel records shown beside the samples, and which kinds.
+    pub side: Vec<TimedSide>,
+    pub side_band: SideBand,
     /// The time of the first sample, kept or not.
     first_time: Option<u64>,
 }
@@ -59,6 +122,8 @@ impl Timeline {
             collector,
             samples: Vec::new(),
             filter,
+            side: Vec::new(),
+            side_band: SideBand::default(),
             first_time: None,
         }
     }
@@ -105,6 +170,69 @@ impl Sink for Timeline {
 
     fn process_exited(&mut self, machine: &Machine, pid: i32) {
         self.collector.process_exited(machine, pid);
+    }
+
+    fn side_band(
+        &mut self,
+        machine: &mut Machine,
+        rec: &perf_data::Record<'_>,
+        data: &RecordData<'_>,
+        sid: &SampleId,
+        applied: bool,
+    ) {
+        if !self.side_band.shows(rec.type_()) {
+            return;
+        }
+        // perf names a record by the thread it is about, after applying it
+        // (an EXIT before), or for records about no thread by the one its
+        // sample_id names.
+        let about = match *data {
+            RecordData::Comm(c) => Some((c.pid, c.tid, true)),
+            RecordData::Fork(f) => Some((f.pid, f.tid, true)),
+            RecordData::Exit(f) => Some((f.pid, f.tid, false)),
+            RecordData::Mmap(m) => Some((m.pid, m.tid, true)),
+            RecordData::Mmap2(m) => Some((m.pid, m.tid, true)),
+            RecordData::Namespaces { pid, tid, .. } => Some((pid, tid, true)),
+            _ => None,
+        };
+        let wanted_after = about.is_none_or(|(_, _, after)| after);
+        if applied != wanted_after {
+            return;
+        }
+        let id_all = rec
+            .meta
+            .events
+            .first()
+            .is_some_and(|e| e.attr.sample_id_all());
+        let (pid, tid) = match (id_all, about) {
+            (true, _) => (
+                sid.pid.map_or(-1, |p| p as i32),
+                sid.tid.map_or(-1, |t| t as i32),
+            ),
+            (false, Some((p, t, _))) => (p as i32, t as i32),
+            (false, None) => (-1, -1),
+        };
+        let cpu = if id_all { sid.cpu.unwrap_or(0) } else { 0 };
+        if self.filter.cpus.as_ref().is_some_and(|c| !c.contains(&cpu)) {
+            return;
+        }
+        let comm = match about {
+            Some((p, t, _)) => machine.findnew_comm(p as i32, t as i32),
+            None => machine.findnew_comm(pid, tid),
+        };
+        let raw = rec.raw;
+        self.side.push(TimedSide {
+            at: self.samples.len(),
+            time: if id_all { sid.time.unwrap_or(0) } else { 0 },
+            pid,
+            tid,
+            cpu,
+            comm,
+            event: rec.meta.event_of_id(sid.id).unwrap_or(0),
+            type_: raw.type_,
+            misc: raw.misc,
+            payload: raw.payload.to_vec(),
+        });
     }
 }
 
@@ -232,31 +360,53 @@ pub enum ShownTime {
     Delta,
 }
 
-/// [`ShownTime`] over the samples printed, in order.
+impl ShownTime {
+    /// The mode script's `--reltime` and `--deltatime` ask for.
+    pub fn of(reltime: bool, deltatime: bool) -> Self {
+        match (reltime, deltatime) {
+            (true, _) => ShownTime::Relative,
+            (false, true) => ShownTime::Delta,
+            _ => ShownTime::Absolute,
+        }
+    }
+}
+
+/// [`ShownTime`] over the lines printed, in order. As perf, a time of 0
+/// (a record without one) counts as no time: the first and previous times
+/// are the first nonzero ones.
 #[derive(Debug, Clone)]
 pub struct TimeClock {
     mode: ShownTime,
-    first: Option<u64>,
-    previous: Option<u64>,
+    first: u64,
+    previous: u64,
 }
 
 impl TimeClock {
     pub fn new(mode: ShownTime) -> Self {
         TimeClock {
             mode,
-            first: None,
-            previous: None,
+            first: 0,
+            previous: 0,
         }
     }
 
-    /// The time to print for the next printed sample, recorded at `t`.
+    /// The time to print for the next printed line, recorded at `t`.
     pub fn shown(&mut self, t: u64) -> u64 {
         match self.mode {
             ShownTime::Absolute => t,
-            ShownTime::Relative => t - *self.first.get_or_insert(t),
+            ShownTime::Relative => {
+                if self.first == 0 {
+                    self.first = t;
+                }
+                t.wrapping_sub(self.first)
+            }
             ShownTime::Delta => {
-                let d = self.previous.map_or(0, |p| t.saturating_sub(p));
-                self.previous = Some(t);
+                let d = if self.previous == 0 {
+                    0
+                } else {
+                    t.wrapping_sub(self.previous)
+                };
+                self.previous = t;
                 d
             }
         }

@@ -155,6 +155,39 @@ pub fn write_header(
     Ok(())
 }
 
+/// A kernel record shown beside the samples (`--show-*-events`): the
+/// sample line's start (comm, pid/tid, CPU and the `shown` time as `f`
+/// asks; no period, no event name), then the record as perf prints it.
+pub fn write_side_band(
+    out: &mut dyn Write,
+    r: &profile::session::TimedSide,
+    shown: u64,
+    f: &Fields,
+    layout: &LineLayout,
+    (meta, data, sid): (
+        &perf_data::Meta,
+        &perf_data::records::RecordData<'_>,
+        &perf_data::records::SampleId,
+    ),
+) -> io::Result<()> {
+    let h = SampleHeader {
+        comm: &r.comm,
+        pid: r.pid,
+        tid: r.tid,
+        cpu: r.cpu,
+        time: shown,
+        period: 0,
+        event: "",
+    };
+    let start = Fields {
+        period: false,
+        event: false,
+        ..*f
+    };
+    write_header(out, &h, &start, layout)?;
+    crate::dump::write_event(out, meta, r.type_, r.misc, data, sid)
+}
+
 /// One frame: as a callchain line (`chain`: tab before, newline after) or
 /// as the sample's own location on the header line.
 pub fn write_frame(
