@@ -18,9 +18,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    ui::init_logging(cli.verbose, cli.quiet);
+    ui::init_logging(cli.verbose.max(debug_verbosity(&cli.debug)), cli.quiet);
     let cfg = config::get();
-    if cli.no_pager || cfg.bool(&format!("pager.{}", cli.command.name())) == Some(false) {
+    if cli.paginate {
+        ui::pager::force();
+    } else if cli.no_pager || cfg.bool(&format!("pager.{}", cli.command.name())) == Some(false) {
         ui::pager::disable();
     }
     // As perf: the build-id cache directory reaches every reader through
@@ -50,4 +52,16 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The verbosity perf's `--debug verbose=N` (or bare `verbose`, 1) asks for.
+fn debug_verbosity(vars: &[String]) -> u8 {
+    vars.iter()
+        .filter_map(|v| match v.split_once('=') {
+            Some(("verbose", n)) => n.trim().parse::<u8>().ok(),
+            None if v == "verbose" => Some(1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }

@@ -58,3 +58,25 @@ fn reports_are_paged_only_on_a_terminal() {
     let out = run_ok(sear().env("PAGER", "sed s/^/PAGED:/").args(args.split(' ')));
     direct(&stdout_of(&out));
 }
+
+/// perf's `-p/--paginate` (before the command) pages any command's output
+/// on a terminal, not only the reports'; off a terminal it changes nothing.
+#[test]
+fn paginate_pages_every_command_on_a_terminal() {
+    let marker = [("PAGER", "sed s/^/PAGED:/")];
+    let plain = on_tty("version", &marker);
+    assert!(plain.contains("sear version"), "{plain}");
+    assert!(!plain.contains("PAGED:"), "{plain}");
+    let paged = on_tty("-p version", &marker);
+    let lines: Vec<&str> = paged.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l.starts_with("PAGED:")),
+        "{paged}"
+    );
+    let out = run_ok(
+        sear()
+            .env("PAGER", "sed s/^/PAGED:/")
+            .args(["--paginate", "version"]),
+    );
+    assert!(!stdout_of(&out).contains("PAGED:"));
+}

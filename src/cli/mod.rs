@@ -41,6 +41,15 @@ pub struct Cli {
     /// empty to turn paging off).
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// Page the output of any command on a terminal (perf's -p/--paginate;
+    /// before the command: `sear -p collapse -i perf.data`).
+    #[arg(short = 'p', long = "paginate", conflicts_with = "no_pager")]
+    pub paginate: bool,
+    /// perf's debug settings: `verbose=N` is -v N times; the others
+    /// (ordered-events, data-convert, stderr...) are perf's internals and
+    /// are accepted without effect.
+    #[arg(long = "debug", value_name = "VAR[=N]", global = true)]
+    pub debug: Vec<String>,
     /// perf's build-id cache directory (default ~/.debug, or perf's config
     /// buildid.dir); sets $PERF_BUILDID_DIR as perf does.
     #[arg(long = "buildid-dir", value_name = "DIR", global = true)]

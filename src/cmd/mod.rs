@@ -107,9 +107,13 @@ pub fn open(path: &Path) -> Result<RecordReader> {
         .with_context(|| format!("reading perf.data header of {}", path.display()))
 }
 
-/// Buffered stdout; a broken pipe surfaces as an io::Error the caller maps to exit 0.
-pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
-    io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+/// Buffered stdout (through the pager with `-p` on a terminal); a broken
+/// pipe surfaces as an io::Error the caller maps to exit 0.
+pub fn stdout() -> io::BufWriter<crate::ui::pager::Sink> {
+    if crate::ui::pager::forced() {
+        return paged_stdout();
+    }
+    io::BufWriter::with_capacity(1 << 16, crate::ui::pager::Sink::Stdout(io::stdout().lock()))
 }
 
 /// [`stdout`] through the pager on a terminal (see [`crate::ui::pager`]).

@@ -9,6 +9,18 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
+static FORCED: AtomicBool = AtomicBool::new(false);
+
+/// Pages every command's output on a terminal (`-p/--paginate`), not only
+/// the reports'.
+pub fn force() {
+    FORCED.store(true, Ordering::Relaxed);
+}
+
+/// Whether `-p` asked for every command's output to be paged.
+pub fn forced() -> bool {
+    FORCED.load(Ordering::Relaxed)
+}
 
 /// `--no-pager`.
 pub fn disable() {
