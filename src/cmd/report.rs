@@ -29,18 +29,11 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
             // perf prints pipe-mode features as their records arrive, after
             // the header block, reading the whole stream.
             let mut printer = render::header::FeaturePrinter::new(&info);
-            loop {
-                match reader.next_feature() {
-                    Ok(Some((id, bytes))) => {
-                        printer.pipe_feature(&mut out, reader.meta(), id, &bytes)?;
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        // Like perf: keep what was printed, warn, succeed.
-                        log::warn!("{}: stopped reading: {e:#}", path.display());
-                        break;
-                    }
-                }
+            let ended =
+                reader.each_feature(|meta, id, b| printer.pipe_feature(&mut out, meta, id, b))?;
+            if let Some(e) = ended {
+                // Like perf: keep what was printed, warn, succeed.
+                log::warn!("{}: stopped reading: {e:#}", path.display());
             }
         }
         super::finish(out)?;

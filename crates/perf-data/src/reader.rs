@@ -449,6 +449,23 @@ impl RecordReader {
         }
     }
 
+    /// Reads the rest of a pipe-mode stream, handing each HEADER_FEATURE
+    /// record's (feature id, bytes) to `each` with the metadata read so far.
+    /// Returns the reading error that ended the stream early, if one did
+    /// (what was handed on stands, as perf keeps what it printed).
+    pub fn each_feature<E>(
+        &mut self,
+        mut each: impl FnMut(&Meta, u64, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<Error>, E> {
+        loop {
+            match self.next_feature() {
+                Ok(Some((id, bytes))) => each(&self.meta, id, &bytes)?,
+                Ok(None) => return Ok(None),
+                Err(e) => return Ok(Some(e)),
+            }
+        }
+    }
+
     /// The next record with the metadata needed to decode it.
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>> {
         Ok(self.advance()?.map(|loc| Record {
