@@ -592,3 +592,71 @@ fn more_options_lay_out_like_perf() {
     assert!(s.starts_with("sleep: Terminated"), "{s}");
     compare_layout(&p, &s);
 }
+
+/// `--interval-count N` prints the first N intervals only (the command
+/// runs to its end); `--summary` adds the totals block after the
+/// intervals, with its elapsed time, user and sys lines, as perf's; and
+/// `--interval-count` without `-I` is a usage error in both.
+#[test]
+fn interval_count_and_summary_like_perf() {
+    have_perf();
+    // A run of 0.5 s: at 100 ms a tick, at least four intervals pass.
+    let prog = ["sleep", "0.5"];
+    let lines = |t: &str, what: &str| t.lines().filter(|l| l.contains(what)).count();
+    for tool in [perf(), sear()] {
+        let mut tool = tool;
+        let name = format!("{:?}", tool.get_program());
+        let args = ["-I", "100", "--interval-count", "2", "-e", "task-clock"];
+        let t = stderr_of(&stat(&mut tool, &args, &prog));
+        assert_eq!(lines(&t, "task-clock"), 2, "{name}: {t}");
+        assert!(!t.contains("seconds time elapsed"), "{name}: {t}");
+    }
+    let args = [
+        "-I",
+        "100",
+        "--interval-count",
+        "2",
+        "--summary",
+        "-e",
+        "task-clock",
+    ];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    for t in [&p, &s] {
+        // Two interval lines, then the totals' line.
+        assert_eq!(lines(t, "task-clock"), 3, "{t}");
+        assert_eq!(
+            lines(t, "Performance counter stats for 'sleep 0.5'"),
+            1,
+            "{t}"
+        );
+        assert_eq!(lines(t, "seconds time elapsed"), 1, "{t}");
+    }
+    let kinds = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.contains("task-clock") && !l.trim().is_empty())
+            .map(shape)
+            .collect()
+    };
+    assert_eq!(kinds(&p), kinds(&s), "perf:\n{p}\nsear:\n{s}");
+    for tool in [perf(), sear()] {
+        let mut tool = tool;
+        let o = tool
+            .args([
+                "stat",
+                "--interval-count",
+                "2",
+                "-e",
+                "task-clock",
+                "--",
+                "true",
+            ])
+            .output()
+            .expect("spawn");
+        let err = stderr_of(&o);
+        assert!(
+            err.contains("interval-print") || err.contains("--interval-print"),
+            "{err}"
+        );
+    }
+}

@@ -177,6 +177,15 @@ pub struct StatArgs {
     #[arg(short = 'I', long = "interval-print", value_name = "MSECS",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub interval_print: Option<u64>,
+    /// With -I: print only the first N intervals (the command still runs
+    /// to its end).
+    #[arg(long = "interval-count", value_name = "N", requires = "interval_print",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval_count: Option<u64>,
+    /// With -I: after the intervals, print the totals as without -I (of
+    /// the intervals printed, with --interval-count).
+    #[arg(long = "summary")]
+    pub summary: bool,
     /// Write the counts to FILE instead of stderr, after a `# started on`
     /// line (as perf's `-o`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]

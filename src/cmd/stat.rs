@@ -87,15 +87,26 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
     let interval_ns = a.interval_print.unwrap_or(0) as f64 * 1e6;
     for _ in 0..runs {
         let mut intervals = Intervals::default();
+        // With --interval-count, the totals as of the last interval printed.
+        let mut cut: Option<Vec<Counter>> = None;
         let mut on_interval = |t: u64, totals: &[Counter]| -> io::Result<()> {
             let tick = intervals.ticks;
+            if a.interval_count.is_some_and(|n| tick >= n) {
+                cut.get_or_insert_with(|| intervals.totals().to_vec());
+                return Ok(());
+            }
             let lines = intervals.next(totals);
             let text = render::stat::interval(&format, t, tick, &lines, interval_ns);
             sink.write_all(text.as_bytes())?;
             sink.flush()
         };
         let r = match record::count::count_with(&opts, &mut on_interval) {
-            Ok(r) => r,
+            Ok(mut r) => {
+                if let Some(c) = cut {
+                    r.counters = c;
+                }
+                r
+            }
             Err(e) => {
                 let status = e.shell_status();
                 let err = anyhow::Error::new(e).context("counting events");
@@ -113,8 +124,9 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         all.add(r);
     }
     let status = all.exit_status();
-    if a.interval_print.is_some() {
-        // The intervals were the output (perf prints no totals with -I).
+    if a.interval_print.is_some() && !a.summary {
+        // The intervals were the output (perf prints no totals with -I
+        // unless --summary asks).
         return Ok(ExitCode::from(status));
     }
     let system_wide = a.all_cpus || a.cpu.is_some();

@@ -123,6 +123,11 @@ pub struct Intervals {
 }
 
 impl Intervals {
+    /// The totals as of the last call to [`Self::next`].
+    pub fn totals(&self) -> &[Counter] {
+        &self.prev
+    }
+
     /// The counts since the last call, from the totals so far.
     pub fn next(&mut self, totals: &[Counter]) -> Vec<EventStats> {
         let rows = totals
