@@ -660,3 +660,41 @@ fn interval_count_and_summary_like_perf() {
         );
     }
 }
+
+/// `-t TID`: a running thread counted alone, named in the header as perf
+/// names it; the busy thread's task-clock covers most of the time counted.
+#[test]
+fn thread_ids_count_like_perf() {
+    have_perf();
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .expect("spawn a busy shell");
+    let tid = busy.id().to_string();
+    let args = ["-t", tid.as_str(), "-e", "task-clock"];
+    let prog = ["sleep", "0.4"];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let header = format!("Performance counter stats for thread id '{tid}':");
+    for t in [&p, &s] {
+        assert!(t.contains(&header), "{t}");
+        let msec: f64 = t
+            .lines()
+            .find(|l| l.contains("msec task-clock"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no task-clock count: {t}"));
+        // A spinning thread counted for 400 ms: some of it even on a
+        // loaded machine, never more than the time counted.
+        assert!(msec > 20.0 && msec < 500.0, "{msec} msec: {t}");
+    }
+    let shapes = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(shape)
+            .collect()
+    };
+    assert_eq!(shapes(&p), shapes(&s), "perf:\n{p}\nsear:\n{s}");
+}

@@ -160,6 +160,9 @@ pub struct StatArgs {
     /// Count these running processes (comma-separated pids), all their threads.
     #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
     pub pid: Option<super::IdList>,
+    /// Count these running threads (comma-separated tids), each alone.
+    #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
+    pub tid: Option<super::IdList>,
     /// Count on every CPU (system-wide).
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,

@@ -59,6 +59,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         events: a.event.clone(),
         command: a.command.clone(),
         pids: a.pid.clone().map(|p| p.0).unwrap_or_default(),
+        tids: a.tid.clone().map(|t| t.0).unwrap_or_default(),
         // (-C counts system-wide on those CPUs, as perf.)
         system_wide: a.all_cpus || a.cpu.is_some(),
         no_inherit: a.no_inherit,
@@ -74,9 +75,9 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         eprintln!("Run 'sear stat --help' for a list of valid events");
         return Ok(ExitCode::from(2));
     }
-    if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
+    if opts.command.is_empty() && !opts.attaches() && !opts.system_wide {
         anyhow::bail!(
-            "nothing to count: give a command (`sear stat -- ./prog args`), -p PID or -a"
+            "nothing to count: give a command (`sear stat -- ./prog args`), -p PID, -t TID or -a"
         );
     }
     let aggr = aggr_of(&a);
@@ -136,6 +137,8 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         Counted::SystemWide
     } else if let Some(p) = &a.pid {
         Counted::Pid(p.1.clone())
+    } else if let Some(t) = &a.tid {
+        Counted::Tid(t.1.clone())
     } else {
         Counted::Command(
             a.command
@@ -144,7 +147,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
                 .collect(),
         )
     };
-    let rusage = !a.command.is_empty() && opts.pids.is_empty() && !system_wide;
+    let rusage = !a.command.is_empty() && !opts.attaches() && !system_wide;
     let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage);
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {

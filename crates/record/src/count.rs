@@ -48,13 +48,31 @@ pub struct CountOptions {
     /// SIGTERM, as perf sends it.
     pub timeout_ms: Option<u64>,
     pub command: Vec<OsString>,
+    /// Running processes to count (`-p`), all their threads.
     pub pids: Vec<i32>,
+    /// Running threads to count (`-t`), each alone.
+    pub tids: Vec<i32>,
     pub system_wide: bool,
     /// Do not follow children and new threads (`--no-inherit`).
     pub no_inherit: bool,
     /// Read the counters every this many milliseconds (`-I`) and hand
     /// them to the caller's callback.
     pub interval_ms: Option<u64>,
+}
+
+impl CountOptions {
+    /// Whether the counting attaches to running tasks (`-p`, `-t`).
+    pub fn attaches(&self) -> bool {
+        !self.pids.is_empty() || !self.tids.is_empty()
+    }
+
+    /// Whether a task counting attached to still runs.
+    fn attached_alive(&self) -> bool {
+        self.pids
+            .iter()
+            .chain(&self.tids)
+            .any(|&p| sys::task_exists(p))
+    }
 }
 
 /// One event's totals (summed over the CPUs or threads it was opened on).
@@ -223,9 +241,10 @@ fn read_all(
 
 fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<CountRun> {
     let groups = events_of(opts)?;
-    if opts.command.is_empty() && opts.pids.is_empty() && !opts.system_wide {
+    if opts.command.is_empty() && !opts.attaches() && !opts.system_wide {
         return Err(Error::Options(
-            "nothing to count: give a command (`sear stat -- COMMAND`), -p PID or -a".into(),
+            "nothing to count: give a command (`sear stat -- COMMAND`), -p PID, -t TID or -a"
+                .into(),
         ));
     }
     let mut child = crate::start_stopped(&opts.command)?;
@@ -240,19 +259,22 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             .filter(|c| opts.cpus.as_ref().is_none_or(|l| l.contains(c)))
             .map(|c| (-1, c as i32))
             .collect()
-    } else if !opts.pids.is_empty() {
+    } else if opts.attaches() {
         let mut t = Vec::new();
-        for &p in &opts.pids {
+        for &p in opts.pids.iter().chain(&opts.tids) {
             if !sys::task_exists(p) {
                 return Err(Error::NoSuchTask(p));
             }
+        }
+        for &p in &opts.pids {
             t.extend(synth::threads_of(p).into_iter().map(|tid| (tid, -1)));
         }
+        t.extend(opts.tids.iter().map(|&tid| (tid, -1)));
         t
     } else {
         vec![(child.as_ref().map_or(-1, |c| c.pid), -1)]
     };
-    let on_exec = child.is_some() && opts.pids.is_empty() && !opts.system_wide;
+    let on_exec = child.is_some() && !opts.attaches() && !opts.system_wide;
     let inherit = !opts.no_inherit;
     let by_target = !on_exec;
     let target_list: Vec<Target> = targets
@@ -306,8 +328,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                         break;
                     }
                     // A thread of -p that ended meanwhile.
-                    Err(err)
-                        if err.raw_os_error() == Some(libc::ESRCH) && !opts.pids.is_empty() => {}
+                    Err(err) if err.raw_os_error() == Some(libc::ESRCH) && opts.attaches() => {}
                     Err(err) => return Err(fail(&mut child, open_error(e, pid, cpu, err, false))),
                 }
             }
@@ -351,7 +372,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                     .try_wait_rusage()
                     .map_err(|e| Error::sys("waiting for the command", e)),
                 None => Ok((sys::stop_signal().is_some()
-                    || (!opts.system_wide && !opts.pids.iter().any(|&p| sys::task_exists(p))))
+                    || (!opts.system_wide && !opts.attached_alive()))
                 .then_some((0, 0.0, 0.0))),
             }
         };
@@ -426,7 +447,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             if sys::stop_signal().is_some() || deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
-            if !opts.system_wide && !opts.pids.iter().any(|&p| sys::task_exists(p)) {
+            if !opts.system_wide && !opts.attached_alive() {
                 break;
             }
         }

@@ -165,8 +165,8 @@ impl Aggr {
     pub fn check(self, opts: &crate::count::CountOptions) -> Result<(), String> {
         match self {
             Aggr::Global => Ok(()),
-            Aggr::Thread if opts.pids.is_empty() => Err(
-                "--per-thread needs -p PID: it splits the counts of running processes by thread"
+            Aggr::Thread if !opts.attaches() => Err(
+                "--per-thread needs -p PID or -t TID: it splits the counts of running tasks by thread"
                     .into(),
             ),
             Aggr::Cpu | Aggr::Core | Aggr::Die | Aggr::Socket if !opts.system_wide => Err(

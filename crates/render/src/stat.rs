@@ -26,6 +26,8 @@ pub enum Counted {
     /// `-C` without `-a`: the list as typed.
     Cpus(String),
     Pid(String),
+    /// `-t`: the thread ids as given.
+    Tid(String),
     Command(Vec<String>),
 }
 
@@ -264,6 +266,9 @@ pub fn header(counted: &Counted, runs: u32) -> String {
         }
         Counted::Pid(p) => {
             let _ = write!(s, "process id '{p}");
+        }
+        Counted::Tid(t) => {
+            let _ = write!(s, "thread id '{t}");
         }
         Counted::Command(words) => {
             s.push('\'');
