@@ -39,6 +39,8 @@ fn options_print_what_perf_prints() {
             "--no-children",
         ],
         vec!["--demangle", "--demangle-kernel", "-g", "none"],
+        vec!["--percent-type", "global-hits", "--no-children"],
+        vec!["--percent-type=local-period", "-g", "none"],
         vec!["-q", "--no-children"],
         vec!["--header", "--no-children"],
         vec!["--header", "-I", "-g", "none"],

@@ -602,7 +602,7 @@ pub struct ReportArgs {
     /// Accepted for perf's command lines; they change only perf's
     /// interactive browser or its annotate view (`--samples N`,
     /// `-M/--disassembler-style`, `--objdump`, `--demangle`,
-    /// `--demangle-kernel`).
+    /// `--demangle-kernel`, `--percent-type`).
     #[arg(long = "samples", value_name = "N", hide = true)]
     pub samples: Option<u32>,
     #[arg(
@@ -618,6 +618,9 @@ pub struct ReportArgs {
     pub demangle: bool,
     #[arg(long = "demangle-kernel", hide = true)]
     pub demangle_kernel: bool,
+    #[arg(long = "percent-type", value_name = "TYPE", hide = true,
+          value_parser = ["local-period", "global-period", "local-hits", "global-hits"])]
+    pub percent_type: Option<String>,
     #[command(flatten)]
     pub only: SampleFilterArgs,
     /// Only samples in these shared objects (comma-separated short names).
