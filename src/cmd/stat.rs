@@ -12,23 +12,6 @@ use render::stat::{Counted, Format};
 
 use crate::cli::StatArgs;
 
-/// The split `-A` and `--per-*` ask for.
-fn aggr_of(a: &StatArgs) -> Aggr {
-    if a.no_aggr {
-        Aggr::Cpu
-    } else if a.per_thread {
-        Aggr::Thread
-    } else if a.per_core {
-        Aggr::Core
-    } else if a.per_die {
-        Aggr::Die
-    } else if a.per_socket {
-        Aggr::Socket
-    } else {
-        Aggr::Global
-    }
-}
-
 /// Where the counts go: stderr, or `-o FILE`.
 fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
     let Some(path) = &a.output else {
@@ -80,7 +63,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             "nothing to count: give a command (`sear stat -- ./prog args`), -p PID, -t TID or -a"
         );
     }
-    let aggr = aggr_of(&a);
+    let aggr = Aggr::of_flags(a.no_aggr, a.per_thread, a.per_core, a.per_die, a.per_socket);
     aggr.check(&opts).map_err(anyhow::Error::msg)?;
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
@@ -130,24 +113,15 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         // unless --summary asks).
         return Ok(ExitCode::from(status));
     }
-    let system_wide = a.all_cpus || a.cpu.is_some();
-    let counted = if let (Some(c), false) = (&a.cpu, a.all_cpus) {
-        Counted::Cpus(c.1.clone())
-    } else if system_wide {
-        Counted::SystemWide
-    } else if let Some(p) = &a.pid {
-        Counted::Pid(p.1.clone())
-    } else if let Some(t) = &a.tid {
-        Counted::Tid(t.1.clone())
-    } else {
-        Counted::Command(
-            a.command
-                .iter()
-                .map(|w| w.to_string_lossy().into_owned())
-                .collect(),
-        )
-    };
-    let rusage = !a.command.is_empty() && !opts.attaches() && !system_wide;
+    // (-C alone counts those CPUs; with -a, perf names the whole system.)
+    let counted = Counted::of(
+        a.cpu.as_ref().map(|c| c.1.as_str()),
+        a.all_cpus,
+        a.pid.as_ref().map(|p| p.1.as_str()),
+        a.tid.as_ref().map(|t| t.1.as_str()),
+        &a.command,
+    );
+    let rusage = !a.command.is_empty() && !opts.attaches() && !opts.system_wide;
     let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage);
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {

@@ -161,6 +161,22 @@ pub enum Aggr {
 }
 
 impl Aggr {
+    /// The split perf's flags ask for, in perf's order of precedence:
+    /// `-A/--no-aggr`, `--per-thread`, `--per-core`, `--per-die`,
+    /// `--per-socket`.
+    pub fn of_flags(no_aggr: bool, thread: bool, core: bool, die: bool, socket: bool) -> Self {
+        [
+            (no_aggr, Aggr::Cpu),
+            (thread, Aggr::Thread),
+            (core, Aggr::Core),
+            (die, Aggr::Die),
+            (socket, Aggr::Socket),
+        ]
+        .into_iter()
+        .find_map(|(on, a)| on.then_some(a))
+        .unwrap_or(Aggr::Global)
+    }
+
     /// Whether this split can be made of what `opts` counts (why not).
     pub fn check(self, opts: &crate::count::CountOptions) -> Result<(), String> {
         match self {

@@ -31,6 +31,31 @@ pub enum Counted {
     Command(Vec<String>),
 }
 
+impl Counted {
+    /// What perf's header names, in its order: `-C` CPUs (without -a),
+    /// system-wide, `-p` pids, `-t` tids, else the command.
+    pub fn of(
+        cpus: Option<&str>,
+        system_wide: bool,
+        pids: Option<&str>,
+        tids: Option<&str>,
+        command: &[std::ffi::OsString],
+    ) -> Self {
+        match (cpus, system_wide, pids, tids) {
+            (Some(c), false, ..) => Counted::Cpus(c.to_owned()),
+            (_, true, ..) => Counted::SystemWide,
+            (_, _, Some(p), _) => Counted::Pid(p.to_owned()),
+            (_, _, _, Some(t)) => Counted::Tid(t.to_owned()),
+            _ => Counted::Command(
+                command
+                    .iter()
+                    .map(|w| w.to_string_lossy().into_owned())
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// perf's convert_unit_double: K, M, G for rates.
 fn rate_unit(v: f64) -> (f64, &'static str) {
     if v >= 1e9 {
