@@ -741,3 +741,84 @@ fn refused_perf_event_open_names_perf_event_paranoid() {
         assert!(o.status.success(), "{e}");
     }
 }
+
+/// A program that spins for `argv[1]` milliseconds of wall time.
+const SPIN_C: &str = r#"
+#include <stdlib.h>
+#include <time.h>
+static volatile long sink;
+int main(int argc, char **argv) {
+    long ms = argc > 1 ? atol(argv[1]) : 400;
+    struct timespec s, n;
+    clock_gettime(CLOCK_MONOTONIC, &s);
+    do {
+        for (int i = 0; i < 100000; i++) sink += i;
+        clock_gettime(CLOCK_MONOTONIC, &n);
+    } while ((n.tv_sec - s.tv_sec) * 1000L + (n.tv_nsec - s.tv_nsec) / 1000000L < ms);
+    return 0;
+}
+"#;
+
+/// `-D MSECS` (perf's --delay): the command's maps and comm are recorded
+/// from its start, its samples only after the delay, with perf's notes.
+#[test]
+fn delay_starts_sampling_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let spin = spin.to_str().unwrap();
+    let (f, err) = sear_record(
+        dir.path(),
+        "d.data",
+        &["-D", "200", "-e", "cpu-clock", "-F", "1000"],
+        &[spin, "600"],
+    );
+    assert!(err.contains("Events disabled\n"), "{err}");
+    assert!(err.contains("Events enabled\n"), "{err}");
+    let out = run_ok(
+        perf()
+            .args([
+                "script",
+                "--show-task-events",
+                "--show-mmap-events",
+                "-F",
+                "time,event",
+                "-i",
+            ])
+            .arg(&f),
+    );
+    let text = stdout_of(&out);
+    let time = |l: &str| -> f64 {
+        l.split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .parse()
+            .unwrap_or(f64::NAN)
+    };
+    // The exec's COMM comes when the command starts; the first sample no
+    // earlier than the delay after it (the events are enabled then).
+    let exec = text
+        .lines()
+        .find(|l| l.contains("PERF_RECORD_COMM exec"))
+        .map(time)
+        .unwrap_or_else(|| panic!("no exec COMM: {text}"));
+    let samples: Vec<f64> = text
+        .lines()
+        .filter(|l| l.contains("cpu-clock"))
+        .map(time)
+        .collect();
+    assert!(!samples.is_empty(), "{text}");
+    let first = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    // (Less a margin: the delay runs from the exec call, the COMM comes
+    // when the exec is done, later on a loaded machine.)
+    assert!(
+        first - exec >= 0.15,
+        "first sample {first}, exec {exec}: {text}"
+    );
+    // The binary's own mapping was recorded before the events started.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("PERF_RECORD_MMAP2") && l.contains("spin")),
+        "{text}"
+    );
+}

@@ -49,6 +49,8 @@ fn attributes_equal_perfs() {
         vec!["-e", "task-clock:uk,page-faults"],
         vec!["-e", "{cpu-clock,task-clock}"],
         vec!["--switch-events"],
+        vec!["-D", "100"],
+        vec!["--delay", "50", "-g"],
         vec!["-p", &pid],
         vec!["-t", &pid],
         vec!["-a"],

@@ -80,6 +80,10 @@ pub struct RecordArgs {
     /// Also record context switches (SWITCH records).
     #[arg(long = "switch-events")]
     pub switch_events: bool,
+    /// Start sampling MSECS milliseconds after the command starts (perf's
+    /// -D/--delay); what the command maps and runs before is recorded.
+    #[arg(short = 'D', long = "delay", value_name = "MSECS")]
+    pub delay: Option<u64>,
     /// Do not collect build ids of the binaries samples hit.
     #[arg(short = 'B', long = "no-buildid")]
     pub no_buildid: bool,

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::RecordArgs;
 
-fn options(a: &RecordArgs) -> Result<record::Options> {
+fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
     let freq = a.freq.as_deref().map(record::Freq::parse).transpose()?;
     let cpus = a.cpu.clone().map(|c| c.0);
     let mut cmdline: Vec<String> = std::env::args().collect();
@@ -68,6 +68,8 @@ fn options(a: &RecordArgs) -> Result<record::Options> {
         compress: a.compress.level,
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
+        delay_ms: a.delay.filter(|&d| d > 0),
+        quiet,
     };
     if opts.command.is_empty()
         && opts.pids.is_empty()
@@ -109,7 +111,7 @@ fn create_output(path: &Path) -> Result<(File, Option<PathBuf>)> {
 }
 
 pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
-    let opts = options(&a)?;
+    let opts = options(&a, quiet)?;
     if a.dry_run {
         record::check(&opts)?;
         return Ok(ExitCode::SUCCESS);

@@ -44,9 +44,11 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     };
     groups.retain(|g| !g.members.is_empty());
     let system_wide = opts.system_wide || opts.cpus.is_some();
-    // As perf: system-wide, the tracking records come from a dummy event
-    // of their own, after the others.
-    let tracking = if system_wide {
+    // As perf: system-wide, or with the events started late (-D), the
+    // tracking records come from a dummy event of their own, after the
+    // others.
+    let dummy = system_wide || opts.delay_ms.is_some();
+    let tracking = if dummy {
         let i = groups.iter().map(|g| g.members.len()).sum();
         groups.push(Group {
             members: vec![EventSpec::tracking_dummy()],
@@ -92,7 +94,9 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         st |= PERF_SAMPLE_CPU;
     }
     if n_events > 1 {
-        st |= if system_wide {
+        // perf identifies samples at the front when the events' sample
+        // types differ (the dummy's has no period).
+        st |= if dummy {
             PERF_SAMPLE_IDENTIFIER
         } else {
             PERF_SAMPLE_ID
@@ -188,6 +192,8 @@ pub(crate) struct AttrCtx {
     pub(crate) call_graph: CallGraph,
     pub(crate) inherit: bool,
     pub(crate) enable_on_exec: bool,
+    /// `-D`: the events other than the tracking dummy are enabled late.
+    pub(crate) delayed: bool,
     pub(crate) switch_events: bool,
     pub(crate) user_only: bool,
     /// Record data mappings too (`-d`, and explicit `--call-graph dwarf`).
@@ -211,6 +217,13 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
     // never samples), no period in its sample type.
     let dummy = tracking && e.is_dummy();
     if leader && !dummy {
+        set(flag::DISABLED);
+        if c.enable_on_exec && !c.delayed {
+            set(flag::ENABLE_ON_EXEC);
+        }
+    }
+    // With -D the dummy is what the command's exec enables.
+    if dummy && c.delayed {
         set(flag::DISABLED);
         if c.enable_on_exec {
             set(flag::ENABLE_ON_EXEC);

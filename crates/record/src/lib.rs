@@ -135,6 +135,11 @@ pub struct Options {
     pub cmdline: Vec<String>,
     /// Stored in the VERSION feature.
     pub version: String,
+    /// `-D/--delay`: the events start this many milliseconds after the
+    /// command (the tracking records from the start, on a dummy event).
+    pub delay_ms: Option<u64>,
+    /// No progress notes on stderr ("Events disabled", "Events enabled").
+    pub quiet: bool,
 }
 
 impl Default for Options {
@@ -164,6 +169,8 @@ impl Default for Options {
             compress: None,
             cmdline: Vec::new(),
             version: concat!(env!("CARGO_PKG_VERSION"), " (sear)").to_string(),
+            delay_ms: None,
+            quiet: false,
         }
     }
 }
@@ -270,6 +277,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
         call_graph: opts.call_graph,
         inherit: opts.inherit,
         enable_on_exec: attach && child.is_some(),
+        delayed: opts.delay_ms.is_some(),
         switch_events: opts.switch_events,
         user_only: false,
         sample_address: opts.sample_address,
@@ -417,16 +425,32 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
     }
 
     // Start: the command's exec enables its events; others are enabled now.
+    // With -D only the tracking dummy starts; the rest after the delay.
+    let late: Vec<usize> = if ctx.delayed {
+        o.leaders
+            .iter()
+            .copied()
+            .filter(|l| !o.dummy_leaders.contains(l))
+            .collect()
+    } else {
+        Vec::new()
+    };
     if !ctx.enable_on_exec {
-        for &l in &o.leaders {
-            sys::enable(&o.fds[l]).map_err(|e| Error::sys("enabling the events", e))?;
+        for l in o.leaders.iter().filter(|l| !late.contains(l)) {
+            sys::enable(&o.fds[*l]).map_err(|e| Error::sys("enabling the events", e))?;
         }
+    }
+    if ctx.delayed && !opts.quiet {
+        eprintln!("Events disabled");
     }
     if let Some(c) = &mut child {
         if let Err(e) = c.go() {
             return Err(Error::exec(&opts.command[0], e));
         }
     }
+    let mut enable_at = opts
+        .delay_ms
+        .map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
 
     let mut ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
     let mut scratch = Vec::new();
@@ -459,7 +483,12 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
     // The poll's timeout is for noticing the command's exit and signals.
     let mut last_drain = std::time::Instant::now();
     loop {
-        let ready = match sys::poll(&ring_fds, 100) {
+        let timeout = enable_at.map_or(100, |t| {
+            t.saturating_duration_since(std::time::Instant::now())
+                .as_millis()
+                .min(100) as i32
+        });
+        let ready = match sys::poll(&ring_fds, timeout) {
             Ok(p) => {
                 // A ring whose tasks are gone still holds their last
                 // records (drained below), but reports hang-up at once
@@ -472,6 +501,15 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
                 true
             }
         };
+        if enable_at.is_some_and(|t| std::time::Instant::now() >= t) {
+            enable_at = None;
+            for &l in &late {
+                sys::enable(&o.fds[l]).map_err(|e| Error::sys("enabling the events", e))?;
+            }
+            if !opts.quiet {
+                eprintln!("Events enabled");
+            }
+        }
         if ready || last_drain.elapsed() >= std::time::Duration::from_secs(1) {
             last_drain = std::time::Instant::now();
             match drain(&mut o, &mut sink, &mut tally) {
@@ -619,6 +657,7 @@ mod tests {
             call_graph: CallGraph::Dwarf(8192),
             inherit: true,
             enable_on_exec: true,
+            delayed: false,
             switch_events: false,
             user_only: false,
             sample_address: true,

@@ -11,6 +11,8 @@ pub(crate) struct Opened {
     pub(crate) fds: Vec<OwnedFd>,
     /// Indices in `fds` of group leaders (to enable and disable).
     pub(crate) leaders: Vec<usize>,
+    /// Which of `leaders` are the tracking dummy's (enabled first with -D).
+    pub(crate) dummy_leaders: Vec<usize>,
     /// One ring per CPU.
     pub(crate) rings: Vec<(RawFd, sys::Ring)>,
     pub(crate) sample_type: u64,
@@ -91,6 +93,7 @@ pub(crate) fn open_all(
     let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
     let mut fds = Vec::new();
     let mut leaders = Vec::new();
+    let mut dummy_leaders = Vec::new();
     let mut rings = Vec::new();
     for &cpu in &p.cpus {
         let mut ring_owner: Option<usize> = None;
@@ -132,6 +135,9 @@ pub(crate) fn open_all(
                 ids[i].push(id);
                 if *is_leader {
                     leader_fd = fd.as_raw_fd();
+                    if i == p.tracking && e.is_dummy() {
+                        dummy_leaders.push(fds.len());
+                    }
                     leaders.push(fds.len());
                 }
                 match ring_owner {
@@ -184,6 +190,7 @@ pub(crate) fn open_all(
         group_desc,
         fds,
         leaders,
+        dummy_leaders,
         rings,
         sample_type: p.sample_type,
     })
