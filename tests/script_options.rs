@@ -31,22 +31,7 @@ fn options_print_what_perf_prints() {
         vec!["--header-only", "-I"],
         vec!["-c", "hot", "--tid", "1"],
     ];
-    assert_rows_equal(
-        &rows,
-        |args| {
-            stdout_of(&run_ok(
-                perf().arg("script").arg("-i").arg(&data).args(args),
-            ))
-        },
-        |args| {
-            stdout_of(&run_ok(
-                sear()
-                    .args(["script", "--short-names", "--raw-return-addresses", "-i"])
-                    .arg(&data)
-                    .args(args),
-            ))
-        },
-    );
+    assert_script_rows_equal(&data, &rows);
 }
 
 /// `--show-*-events`: the kernel records perf script shows beside the
@@ -102,18 +87,20 @@ fn side_band_events_print_what_perf_prints() {
         out.contains("PERF_RECORD_SWITCH"),
         "the recording has no context switches"
     );
+    assert_script_rows_equal(&data, &rows);
+}
+
+/// perf script and sear script (with perf's names and return addresses)
+/// on `data` print the same for every row of arguments.
+fn assert_script_rows_equal(data: &std::path::Path, rows: &[Vec<&str>]) {
     assert_rows_equal(
-        &rows,
-        |args| {
-            stdout_of(&run_ok(
-                perf().arg("script").arg("-i").arg(&data).args(args),
-            ))
-        },
+        rows,
+        |args| stdout_of(&run_ok(perf().arg("script").arg("-i").arg(data).args(args))),
         |args| {
             stdout_of(&run_ok(
                 sear()
                     .args(["script", "--short-names", "--raw-return-addresses", "-i"])
-                    .arg(&data)
+                    .arg(data)
                     .args(args),
             ))
         },

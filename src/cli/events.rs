@@ -48,12 +48,8 @@ pub struct RecordArgs {
     /// DWARF: works without frame pointers, bigger files).
     #[arg(long = "call-graph", value_name = "fp|dwarf[,SIZE]")]
     pub call_graph: Option<String>,
-    /// Sample these running processes (comma-separated pids), all their threads.
-    #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
-    pub pid: Option<super::IdList>,
-    /// Sample only these threads (comma-separated tids).
-    #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
-    pub tid: Option<super::IdList>,
+    #[command(flatten)]
+    pub tasks: TaskArgs,
     /// Sample every process on every CPU (system-wide). With a command,
     /// until it exits; without, until Ctrl-C.
     #[arg(short = 'a', long = "all-cpus")]
@@ -161,12 +157,8 @@ pub struct StatArgs {
     #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
-    /// Count these running processes (comma-separated pids), all their threads.
-    #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
-    pub pid: Option<super::IdList>,
-    /// Count these running threads (comma-separated tids), each alone.
-    #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
-    pub tid: Option<super::IdList>,
+    #[command(flatten)]
+    pub tasks: TaskArgs,
     /// Count on every CPU (system-wide).
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,
@@ -239,4 +231,25 @@ pub struct StatArgs {
     // No allow_hyphen_values: with it, clap takes `-x,` for the command.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// The running tasks record and stat attach to (perf's `-p`, `-t`).
+#[derive(Debug, Clone, Args)]
+pub struct TaskArgs {
+    /// Attach to these running processes (comma-separated pids), all their
+    /// threads.
+    #[arg(short = 'p', long = "pid", value_name = "PIDS", value_parser = super::targets)]
+    pub pid: Option<super::IdList>,
+    /// Attach to these running threads only (comma-separated tids).
+    #[arg(short = 't', long = "tid", value_name = "TIDS", value_parser = super::targets)]
+    pub tid: Option<super::IdList>,
+}
+
+impl TaskArgs {
+    pub fn pids(&self) -> Vec<i32> {
+        self.pid.clone().map(|p| p.0).unwrap_or_default()
+    }
+    pub fn tids(&self) -> Vec<i32> {
+        self.tid.clone().map(|t| t.0).unwrap_or_default()
+    }
 }

@@ -28,8 +28,8 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         period: a.count,
         call_graph,
         command: a.command.clone(),
-        pids: a.pid.clone().map(|p| p.0).unwrap_or_default(),
-        tids: a.tid.clone().map(|t| t.0).unwrap_or_default(),
+        pids: a.tasks.pids(),
+        tids: a.tasks.tids(),
         system_wide: a.all_cpus,
         cpus,
         mmap_pages: match &a.mmap_pages {
@@ -39,7 +39,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         switch_events: a.switch_events,
         build_ids: !a.no_buildid,
         // As perf: -t samples only the threads named.
-        inherit: !a.no_inherit && a.tid.is_none(),
+        inherit: !a.no_inherit && a.tasks.tid.is_none(),
         // perf records data addresses with -d, and with an explicit
         // --call-graph dwarf (not -g made dwarf by its config).
         sample_address: a.data

@@ -41,8 +41,8 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
     let opts = CountOptions {
         events: a.event.clone(),
         command: a.command.clone(),
-        pids: a.pid.clone().map(|p| p.0).unwrap_or_default(),
-        tids: a.tid.clone().map(|t| t.0).unwrap_or_default(),
+        pids: a.tasks.pids(),
+        tids: a.tasks.tids(),
         // (-C counts system-wide on those CPUs, as perf.)
         system_wide: a.all_cpus || a.cpu.is_some(),
         no_inherit: a.no_inherit,
@@ -117,8 +117,8 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
     let counted = Counted::of(
         a.cpu.as_ref().map(|c| c.1.as_str()),
         a.all_cpus,
-        a.pid.as_ref().map(|p| p.1.as_str()),
-        a.tid.as_ref().map(|t| t.1.as_str()),
+        a.tasks.pid.as_ref().map(|p| p.1.as_str()),
+        a.tasks.tid.as_ref().map(|t| t.1.as_str()),
         &a.command,
     );
     let rusage = !a.command.is_empty() && !opts.attaches() && !opts.system_wide;
