@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::{
-    DebugFile, DebugFinder, DwarfInfo, DwarfSections, ElfFile, Error, Frame, Reason, Svma,
-    SymbolHit,
+    DebugFile, DebugFinder, DwarfInfo, DwarfSections, ElfFile, Error, Frame, FrameDetail, Reason,
+    Svma, SymbolHit,
 };
 
 /// DWARF sections shared by the [`Binary`] views of one binary on several threads: the
@@ -23,6 +23,7 @@ pub struct Binary {
     debug: Result<DebugFile, Reason>,
     dwarf: Option<Result<DwarfInfo, Reason>>,
     shared: Option<SharedDwarf>,
+    detail: FrameDetail,
     cache: HashMap<u64, Result<Vec<Frame>, Reason>>,
 }
 
@@ -45,6 +46,7 @@ impl Binary {
             debug,
             dwarf: None,
             shared: None,
+            detail: FrameDetail::Full,
             cache: HashMap::new(),
         })
     }
@@ -56,6 +58,7 @@ impl Binary {
             debug: Err(Reason::NoDebugInfo),
             dwarf: None,
             shared: None,
+            detail: FrameDetail::Full,
             cache: HashMap::new(),
         }
     }
@@ -64,6 +67,15 @@ impl Binary {
     /// same binary (on other threads) share, instead of reading them again.
     pub fn share_dwarf(&mut self, shared: SharedDwarf) {
         self.shared = Some(shared);
+    }
+
+    /// What [`Binary::frames`] fills in from now on (set it before the first lookup: the
+    /// answers are cached per address).
+    pub fn set_frame_detail(&mut self, detail: FrameDetail) {
+        if detail != self.detail {
+            self.cache.clear();
+            self.detail = detail;
+        }
     }
 
     /// The DWARF sections this view shares, for another view of the same binary.
@@ -107,10 +119,11 @@ impl Binary {
             None => return Err(Reason::NoDebugInfo),
         };
         let elf = &self.elf;
+        let detail = self.detail;
         self.cache
             .entry(addr.0)
             .or_insert_with(|| {
-                let mut frames = dwarf.frames(addr)?;
+                let mut frames = dwarf.frames_as(addr, detail)?;
                 // Where DWARF names the outer function only by its plain DW_AT_name (a
                 // template's `foo<int>`), the symbol table's linkage name is the full one;
                 // binutils prefers it too.
@@ -129,7 +142,8 @@ impl Binary {
                             .filter(|h| unnamed || h.raw_name.starts_with("_Z"))
                         {
                             outer.raw_function = Some(hit.raw_name.to_owned());
-                            outer.function = Some(crate::demangle(hit.raw_name));
+                            outer.function = (detail == FrameDetail::Full)
+                                .then(|| crate::demangle(hit.raw_name));
                         }
                     }
                 }

@@ -93,6 +93,20 @@ impl Frame {
     }
 }
 
+/// What a frame lookup fills in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FrameDetail {
+    /// Everything addr2line prints: demangled names, files as binutils names them,
+    /// lines.
+    #[default]
+    Full,
+    /// The functions' raw (linkage) names and the lines only: no file names, and
+    /// `function` left empty where a raw name is known (the caller demangles the names
+    /// it keeps). A report that shows no source positions needs no more, and skips
+    /// reading each unit's file table a second time.
+    Names,
+}
+
 /// The DWARF of one debug file, parsed lazily unit by unit as addresses ask for it.
 pub struct DwarfInfo {
     ctx: addr2line::Context<Reader>,
@@ -449,6 +463,12 @@ impl DwarfInfo {
 
     /// The frames at `addr`, innermost (most deeply inlined) first.
     pub fn frames(&self, addr: Svma) -> Result<Vec<Frame>, Reason> {
+        self.frames_as(addr, FrameDetail::Full)
+    }
+
+    /// [`DwarfInfo::frames`] with the detail `detail` asks for.
+    pub fn frames_as(&self, addr: Svma, detail: FrameDetail) -> Result<Vec<Frame>, Reason> {
+        let full = detail == FrameDetail::Full;
         let mut iter = self
             .ctx
             .find_frames(addr.0)
@@ -461,9 +481,13 @@ impl DwarfInfo {
                 .as_ref()
                 .and_then(|n| n.raw_name().ok())
                 .map(|n| n.into_owned());
-            let function = raw_function.as_deref().map(demangle);
+            let function = match &raw_function {
+                Some(raw) if full => Some(demangle(raw)),
+                _ => None,
+            };
             let (file, line, column) = match f.location {
-                Some(l) => (l.file.map(str::to_owned), l.line, l.column),
+                Some(l) if full => (l.file.map(str::to_owned), l.line, l.column),
+                Some(l) => (None, l.line, l.column),
                 None => (None, None, None),
             };
             out.push(Frame {
@@ -479,7 +503,9 @@ impl DwarfInfo {
             Some(outer) => outer.inlined = false,
             None => return Err(Reason::NoLineInfo),
         }
-        self.binutils_file_names(addr, &mut out);
+        if full {
+            self.binutils_file_names(addr, &mut out);
+        }
         Ok(out)
     }
 

@@ -59,7 +59,7 @@ mod vdso;
 pub use binary::{Binary, SharedDwarf};
 pub use debug::{DebugFile, DebugFinder, DebugSource};
 pub use demangle::{demangle, demangle_full, demangle_short};
-pub use dwarf::{DwarfInfo, DwarfSections, Frame};
+pub use dwarf::{DwarfInfo, DwarfSections, Frame, FrameDetail};
 pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
 pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
 pub use perfmap::{JitHit, PerfMap};

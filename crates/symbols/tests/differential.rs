@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use symbols::{demangle, demangle_full, Binary, DebugFinder, Svma};
+use symbols::{demangle, demangle_full, Binary, DebugFinder, FrameDetail, Svma};
 
 fn no_debug_dirs() -> DebugFinder {
     DebugFinder::with_roots(Vec::new(), Vec::new())
@@ -116,6 +116,30 @@ fn check_frames(bin: &Path, end_to_end_floor: f64) {
         }
         e2e_good += usize::from(&e2e == w);
     }
+    // The names-only lookup a report makes: the same frames, raw names and lines, with
+    // no file and no demangled name where a raw one is known.
+    let mut lean = Binary::open(bin, &no_debug_dirs()).expect("open");
+    lean.set_frame_detail(FrameDetail::Names);
+    let mut compared = 0;
+    for a in &addrs {
+        let full = b.frames(Svma(*a)).map(<[_]>::to_vec);
+        let names = lean.frames(Svma(*a)).map(<[_]>::to_vec);
+        assert_eq!(full.is_ok(), names.is_ok(), "{a:#x}");
+        let (Ok(full), Ok(names)) = (full, names) else {
+            continue;
+        };
+        compared += 1;
+        assert_eq!(full.len(), names.len(), "{a:#x}");
+        for (f, n) in full.iter().zip(&names) {
+            assert_eq!(f.raw_function, n.raw_function, "{a:#x}");
+            assert_eq!((f.line, f.inlined), (n.line, n.inlined), "{a:#x}");
+            assert_eq!(n.file, None, "{a:#x}");
+            if n.raw_function.is_some() {
+                assert_eq!(n.function, None, "{a:#x}");
+            }
+        }
+    }
+    assert!(compared > 10, "only {compared} addresses had frames");
     let n = addrs.len() as f64;
     let (walk_rate, e2e_rate) = (walk_good as f64 / n, e2e_good as f64 / n);
     eprintln!(

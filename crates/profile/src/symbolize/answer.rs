@@ -49,7 +49,12 @@ pub(super) fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reaso
             .and_then(|id| symbols::find_vdso(id, &opts.finder))?;
         Ok(Binary::from_elf(elf))
     } else if d.name.starts_with('/') {
-        open_binary(&d.name, d.build_id.as_deref(), &opts.finder)
+        let mut bin = open_binary(&d.name, d.build_id.as_deref(), &opts.finder)?;
+        if !opts.srclines {
+            // Inline frames are named from their raw names, and no file is shown.
+            bin.set_frame_detail(symbols::FrameDetail::Names);
+        }
+        Ok(bin)
     } else {
         // Anonymous memory, [heap], [stack], [unknown]: nothing to read.
         Err(Reason::NoSuchFile)

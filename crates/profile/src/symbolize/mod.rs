@@ -356,8 +356,11 @@ fn complete(
         }
     }
     // Answers given for a DSO whose identity changed since (a build id
-    // learnt later) are asked again.
-    prep.answers.resize_with(locs.len(), || None);
+    // learnt later) are asked again. (`prep.answers` reaches as far as the
+    // early answers do: the others stay in their pieces, below.)
+    let early = |answers: &[Option<LocAnswer>], i: u32| {
+        answers.get(i as usize).is_some_and(|a| a.is_some())
+    };
     for (&d, ids) in &by_dso {
         let stale = prep
             .open
@@ -371,7 +374,9 @@ fn complete(
             prep.open.remove(&d);
             prep.failed.remove(&d);
             for &i in ids {
-                prep.answers[i as usize] = None;
+                if let Some(a) = prep.answers.get_mut(i as usize) {
+                    *a = None;
+                }
             }
         }
     }
@@ -424,7 +429,7 @@ fn complete(
         let todo: Vec<u32> = ids
             .iter()
             .copied()
-            .filter(|&i| prep.answers[i as usize].is_none())
+            .filter(|&i| !early(&prep.answers, i))
             .collect();
         if let Some((_, r)) = prep.failed.remove(dso) {
             misses.push((dsos[*dso as usize].name.clone(), r));
@@ -489,15 +494,20 @@ fn complete(
             r
         })
         .collect();
+    // Where each location's answer lies among the pieces (piece, index):
+    // eight bytes a location, not an answer's size.
+    let mut at: Vec<(u32, u32)> = vec![(u32::MAX, 0); locs.len()];
+    let mut answered: Vec<Vec<Option<LocAnswer>>> = Vec::with_capacity(pieces.len());
     for (res, miss) in pieces {
         // Each piece of an unreadable binary says so: once is enough.
         if let Some(m) = miss.filter(|m| !misses.contains(m)) {
             misses.push(m);
         }
-        for a in res {
-            let i = a.loc as usize;
-            prep.answers[i] = Some(a);
+        let p = answered.len() as u32;
+        for (k, a) in res.iter().enumerate() {
+            at[a.loc as usize] = (p, k as u32);
         }
+        answered.push(res.into_iter().map(Some).collect());
     }
     log::debug!("symbols: {njobs} lookup jobs in {:?}", t0.elapsed());
     let mut out = SymbolTable {
@@ -508,7 +518,12 @@ fn complete(
     };
     for (dso, ids) in groups {
         for i in ids {
-            let Some(a) = prep.answers[i as usize].take() else {
+            let early = prep.answers.get_mut(i as usize).and_then(Option::take);
+            let late = || {
+                let (p, k) = at[i as usize];
+                answered.get_mut(p as usize)?.get_mut(k as usize)?.take()
+            };
+            let Some(a) = early.or_else(late) else {
                 continue;
             };
             out.add_answer(dso, &locs[i as usize], a);
