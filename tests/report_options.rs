@@ -45,6 +45,16 @@ fn options_print_what_perf_prints() {
         vec!["--header", "--no-children"],
         vec!["--header", "-I", "-g", "none"],
         vec!["--header", "-q", "-g", "none"],
+        vec!["-t", ";", "--no-children", "-g", "none"],
+        vec!["-t", ",", "-n", "--no-children", "-g", "folded"],
+        vec!["--field-separator", "::", "--no-children"],
+        vec!["-t", "|", "-w", "3,20,4", "--no-children", "-s", "dso,sym"],
+        vec!["-w", "5,3,4,6,8", "-n", "--no-children", "-g", "none"],
+        vec!["--column-widths", ",,30", "--no-children", "-g", "none"],
+        vec!["-w", "12,x,3", "-g", "none"],
+        vec!["-w", "0,0,3,3,12", "-g", "none"],
+        vec!["--tasks"],
+        vec!["--mmaps"],
     ];
     assert_rows_equal(
         &rows,
@@ -83,4 +93,119 @@ fn options_print_what_perf_prints() {
     let all = samples(&["--no-children"]);
     assert_ne!(samples(&["--time", &time, "--no-children"]), all);
     assert_ne!(samples(&["-C", "0", "--no-children"]), all);
+}
+
+/// A long inlined function's entry (`--children`): perf appends
+/// " (inlined)" after the name at the symbol column's width and cuts the
+/// row only where its line buffer ends, which a field separator moves.
+#[test]
+fn inlined_entries_and_separators_print_what_perf_prints() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(
+        dir.path(),
+        "inl",
+        r#"
+#include <stdio.h>
+static inline __attribute__((always_inline)) unsigned long
+a_long_inlined_helper_function_name_for_the_column_test(unsigned long x) {
+  for (int i = 0; i < 1000; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
+  return x;
+}
+__attribute__((noinline)) unsigned long outer_caller(unsigned long s) {
+  for (int j = 0; j < 60000; j++)
+    s ^= a_long_inlined_helper_function_name_for_the_column_test(s + j);
+  return s;
+}
+int main(void) {
+  unsigned long s = 1;
+  for (int k = 0; k < 4; k++) s = outer_caller(s);
+  printf("%lu\n", s);
+  return 0;
+}
+"#,
+        &["-O2", "-g"],
+    );
+    let data = perf_record(
+        dir.path(),
+        "inl.data",
+        &["-e", "cpu-clock", "--call-graph", "dwarf"],
+        &[exe.to_string_lossy().into_owned()],
+    );
+    // (Entries over 1% only: kernel and loader entries of a sample or two
+    // each come and go between runs.)
+    let rows: Vec<Vec<&str>> = vec![
+        vec!["--children", "-g", "none", "--percent-limit", "1"],
+        vec![
+            "--children",
+            "-g",
+            "none",
+            "--percent-limit",
+            "1",
+            "-t",
+            ";",
+        ],
+        vec![
+            "--children",
+            "-g",
+            "none",
+            "--percent-limit",
+            "1",
+            "-t",
+            "::::",
+        ],
+        vec![
+            "--children",
+            "-g",
+            "none",
+            "--percent-limit",
+            "1",
+            "-w",
+            "0,0,0,0,20",
+        ],
+        vec![
+            "--children",
+            "-g",
+            "none",
+            "--percent-limit",
+            "1",
+            "-t",
+            ",",
+            "--comms",
+            "inl",
+        ],
+    ];
+    assert_rows_equal(
+        &rows,
+        |args| {
+            let p = perf_report(&data, args);
+            assert!(
+                p.contains("a_long_inlined_h"),
+                "perf shows no inlined entry for {args:?}:\n{p}"
+            );
+            p
+        },
+        |args| sear_report(&data, args),
+    );
+}
+
+/// `--tasks` and `--mmaps` on a shell that forks: the same tree (each
+/// process under its parent, in perf's order) and the same maps as perf's.
+#[test]
+fn tasks_and_mmaps_print_what_perf_prints() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let w = busy_workload(100);
+    let data = perf_record(dir.path(), "forks.data", &["-e", "cpu-clock", "-g"], &w);
+    for mode in ["--tasks", "--mmaps"] {
+        let p = stdout_of(&run_ok(perf().arg("report").arg("-i").arg(&data).arg(mode)));
+        let s = stdout_of(&run_ok(sear().arg("report").arg("-i").arg(&data).arg(mode)));
+        // The shell, its forks (one level deeper each) and the date
+        // commands they ran.
+        assert!(
+            p.lines().filter(|l| l.ends_with("| date")).count() >= 2,
+            "{p}"
+        );
+        assert_eq!(s, p, "{mode}");
+    }
 }

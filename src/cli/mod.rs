@@ -497,6 +497,14 @@ pub struct ReportArgs {
     /// Print the recording's header (as --header-only does), then the report.
     #[arg(long = "header", conflicts_with = "header_only")]
     pub header: bool,
+    /// List the recorded threads as a tree (pid, tid, parent, comm), each
+    /// under the thread it forked from, and stop.
+    #[arg(long = "tasks")]
+    pub tasks: bool,
+    /// As --tasks, with each thread's memory maps (address range,
+    /// protection, file offset, inode, file).
+    #[arg(long = "mmaps")]
+    pub mmaps: bool,
     /// Print the recording's header (host, perf version, events, features) and stop.
     #[arg(long = "header-only")]
     pub header_only: bool,
@@ -628,6 +636,53 @@ pub struct ReportArgs {
     pub dsos: Option<NameList>,
     #[command(flatten)]
     pub names: NameArgs,
+    /// Separate the columns with SEP instead of padding them apart, for
+    /// scripts (`-t ,` or `-t ';'`): values print unpadded, no dotted line
+    /// follows the header, SEP's first character in a name becomes `.`, and
+    /// folded call graphs (`-g folded`) join frames with SEP. `.` itself is
+    /// refused.
+    #[arg(short = 't', long = "field-separator", value_name = "SEP", value_parser = field_separator)]
+    pub field_separator: Option<String>,
+    /// Column widths, comma-separated in column order (`-w 10,8,20`): a key
+    /// column (comm, shared object, symbol...) becomes exactly that wide,
+    /// its longer values cut; a value column at least that wide. 0 or an
+    /// empty place keeps a column's own width; the list may stop early.
+    #[arg(short = 'w', long = "column-widths", value_name = "WIDTHS", value_parser = column_widths)]
+    pub column_widths: Option<ColumnWidths>,
+}
+
+/// `-w`'s list as perf reads it (`strtol` per place: a place that does
+/// not start with a number is 0, and the list ends at the first place not
+/// followed by a comma).
+#[derive(Debug, Clone)]
+pub struct ColumnWidths(pub Vec<usize>);
+
+fn column_widths(s: &str) -> Result<ColumnWidths, String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    loop {
+        let t = rest.trim_start();
+        let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        out.push(t[..digits].parse::<usize>().unwrap_or(0));
+        match t[digits..].strip_prefix(',') {
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    Ok(ColumnWidths(out))
+}
+
+fn field_separator(s: &str) -> Result<String, String> {
+    if s.starts_with('.') {
+        return Err(
+            "'.' is the only separator perf refuses (names use it in place of the separator)"
+                .into(),
+        );
+    }
+    if s.is_empty() {
+        return Err("the separator is empty".into());
+    }
+    Ok(s.to_owned())
 }
 
 #[derive(Debug, Args)]

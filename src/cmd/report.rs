@@ -43,6 +43,21 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     if a.dump_raw_trace {
         return super::dump::run(&path, reader);
     }
+    if a.tasks || a.mmaps {
+        let replay = profile::session::threads_only(reader)
+            .with_context(|| format!("reading records of {}", path.display()))?;
+        let tasks = replay.machine.tasks().map_err(|ppid| {
+            anyhow::anyhow!(
+                "{}: cannot list the tasks: thread {ppid}, the parent of a recorded thread, is not in the recording",
+                path.display()
+            )
+        })?;
+        let mut out = super::paged_stdout();
+        render::tasks::write_tasks(&mut out, &tasks, a.mmaps)?;
+        super::finish(out)?;
+        crate::ui::print_diagnostics(&path, replay.reader.diagnostics());
+        return Ok(ExitCode::SUCCESS);
+    }
     hotspots(&a, &path, reader, quiet)
 }
 
@@ -146,6 +161,9 @@ fn hotspots(
         quiet,
         time_slices: a.only.time.clone(),
         after_header: a.header && !quiet,
+        field_sep: a.field_separator.clone(),
+        user_widths: a.column_widths.clone().map(|w| w.0).unwrap_or_default(),
+        dso_list: a.dsos.is_some(),
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
@@ -156,6 +174,7 @@ fn hotspots(
             hide_first_frame: request.hides_entry_frame(),
             percent_limit: topts.percent_limit,
             relative,
+            field_sep: topts.field_sep.as_deref(),
         };
         render::callgraph::entry_graphs(
             &rows.report,

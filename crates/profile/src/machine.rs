@@ -19,7 +19,33 @@ const PROT_EXEC: u32 = 4;
 struct Map {
     end: u64,
     pgoff: u64,
-    dso: usize,
+    dso: u32,
+    /// Protection and sharing as `--mmaps` prints them (`MODE_*` bits).
+    mode: u8,
+}
+
+const MODE_READ: u8 = 1;
+const MODE_WRITE: u8 = 2;
+const MODE_EXEC: u8 = 4;
+const MODE_SHARED: u8 = 8;
+
+/// A map's `MODE_*` bits from an mmap's protection and flags.
+fn map_mode(prot: u32, flags: u32) -> u8 {
+    const PROT_READ: u32 = 1;
+    const PROT_WRITE: u32 = 2;
+    const MAP_SHARED: u32 = 1;
+    let mut m = 0;
+    for (bit, on) in [
+        (MODE_READ, prot & PROT_READ != 0),
+        (MODE_WRITE, prot & PROT_WRITE != 0),
+        (MODE_EXEC, prot & PROT_EXEC != 0),
+        (MODE_SHARED, flags & MAP_SHARED != 0),
+    ] {
+        if on {
+            m |= bit;
+        }
+    }
+    m
 }
 
 /// A user-space mapping as an unwinder needs it: where it lies in the
@@ -60,7 +86,8 @@ const MIN_LOG: usize = 256;
 impl Maps {
     /// Inserts a map, trimming or splitting the maps it overlaps, as a new
     /// mmap() over old ones does.
-    fn insert(&mut self, start: u64, end: u64, pgoff: u64, dso: usize) {
+    fn insert(&mut self, start: u64, end: u64, pgoff: u64, dso: usize, mode: u8) {
+        let dso = dso as u32;
         self.generation += 1;
         if self.log.len() >= MIN_LOG.max(2 * self.by_start.len()) {
             self.log.clear();
@@ -85,6 +112,7 @@ impl Maps {
                         end: start,
                         pgoff: old.pgoff,
                         dso: old.dso,
+                        mode: old.mode,
                     },
                 );
             }
@@ -97,12 +125,21 @@ impl Maps {
                         // The right remainder starts further into the file.
                         pgoff: old.pgoff.wrapping_add(end.wrapping_sub(s)),
                         dso: old.dso,
+                        mode: old.mode,
                     },
                 );
             }
         }
         self.log.push((self.generation, start));
-        self.by_start.insert(start, Map { end, pgoff, dso });
+        self.by_start.insert(
+            start,
+            Map {
+                end,
+                pgoff,
+                dso,
+                mode,
+            },
+        );
     }
 
     /// The starts changed after generation `since`, or None when the log
@@ -145,6 +182,34 @@ impl MapHit {
     }
 }
 
+/// A thread as `report --tasks` shows it (see [`Machine::tasks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub pid: i32,
+    pub tid: i32,
+    pub ppid: i32,
+    pub comm: String,
+    /// How many ancestors are listed above it.
+    pub depth: usize,
+    /// Its process's user-space maps by address (`--mmaps`).
+    pub maps: Vec<TaskMap>,
+}
+
+/// One map as `report --mmaps` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskMap {
+    pub start: u64,
+    pub end: u64,
+    pub read: bool,
+    pub write: bool,
+    pub exec: bool,
+    pub shared: bool,
+    pub pgoff: u64,
+    /// The inode of the first MMAP2 naming its file (0 when unknown).
+    pub ino: u64,
+    pub name: String,
+}
+
 /// A thread as the resolver needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadInfo {
@@ -164,6 +229,8 @@ struct Thread {
     comm: Option<String>,
     /// Index into `Machine::maps`; threads of one process share it.
     maps: usize,
+    /// The tid of the thread it forked from (-1: none seen).
+    ppid: i32,
 }
 
 /// A binary perf knows by name, in the order perf first met it.
@@ -225,6 +292,8 @@ pub struct Machine {
     kernel: Maps,
     dsos: Vec<Dso>,
     dso_by_name: HashMap<String, usize>,
+    /// Per DSO: the inode of the first MMAP2 that named it (`--mmaps`).
+    dso_ino: Vec<Option<u64>>,
     exit_removes_thread: bool,
     kernel_reloc: Option<(String, u64)>,
 }
@@ -244,6 +313,7 @@ impl Machine {
             kernel: Maps::default(),
             dsos: Vec::new(),
             dso_by_name: HashMap::default(),
+            dso_ino: Vec::new(),
             exit_removes_thread: false,
             kernel_reloc: None,
         };
@@ -315,6 +385,7 @@ impl Machine {
             tid,
             comm: None,
             maps,
+            ppid: -1,
         });
         let t = self.threads.len() - 1;
         self.by_tid.insert(tid, t);
@@ -351,20 +422,17 @@ impl Machine {
                     PROT_EXEC
                 };
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, prot, mm.filename);
+                let how = (prot, 0, None);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, how, mm.filename);
             }
             RecordData::Mmap2(mm) => {
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                self.mmap(
-                    misc,
-                    pid,
-                    tid,
-                    mm.addr,
-                    mm.len,
-                    mm.pgoff,
-                    mm.prot,
-                    mm.filename,
-                );
+                let ino = match mm.id {
+                    perf_data::records::Mmap2Id::Inode { ino, .. } => Some(ino),
+                    perf_data::records::Mmap2Id::BuildId(_) => None,
+                };
+                let how = (mm.prot, mm.flags, ino);
+                self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, how, mm.filename);
             }
             RecordData::Comm(c) => {
                 let t = self.findnew(c.pid as i32, c.tid as i32);
@@ -405,6 +473,7 @@ impl Machine {
             self.remove(t);
         }
         let child = self.findnew(pid, tid);
+        self.threads[child].ppid = self.threads[parent].tid;
         if let Some(c) = self.threads[parent].comm.clone() {
             self.threads[child].comm = Some(c);
         }
@@ -440,7 +509,7 @@ impl Machine {
         addr: u64,
         len: u64,
         pgoff: u64,
-        prot: u32,
+        (prot, flags, ino): (u32, u32, Option<u64>),
         name: &[u8],
     ) {
         let end = addr.wrapping_add(len);
@@ -452,10 +521,10 @@ impl Machine {
                 }
                 let end = if addr == 0 && len == 0 { u64::MAX } else { end };
                 let d = self.findnew_dso("[kernel.kallsyms]");
-                self.kernel.insert(addr, end, pgoff, d);
+                self.kernel.insert(addr, end, pgoff, d, 0);
             } else {
                 let d = self.findnew_dso(&name);
-                self.kernel.insert(addr, end, pgoff, d);
+                self.kernel.insert(addr, end, pgoff, d, 0);
             }
             return;
         }
@@ -470,8 +539,18 @@ impl Machine {
         } else {
             self.findnew_dso(&name)
         };
+        // perf maps the vdso from offset 0 whatever the record says (old
+        // kernels gave its address there).
+        let pgoff = if &*name == "[vdso]" { 0 } else { pgoff };
         let maps = self.threads[t].maps;
-        self.maps[maps].insert(addr, end, pgoff, d);
+        self.maps[maps].insert(addr, end, pgoff, d, map_mode(prot, flags));
+        if let Some(ino) = ino {
+            if self.dso_ino.len() <= d {
+                self.dso_ino.resize(d + 1, None);
+            }
+            // perf's DSO keeps the identity of the first map that made it.
+            self.dso_ino[d].get_or_insert(ino);
+        }
     }
 
     fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
@@ -482,7 +561,7 @@ impl Machine {
         } else if self.kernel.find(addr).is_none() {
             let end = addr.wrapping_add(u64::from(len));
             let d = self.findnew_dso(&String::from_utf8_lossy(name));
-            self.kernel.insert(addr, end, 0, d);
+            self.kernel.insert(addr, end, 0, d, 0);
         }
     }
 
@@ -549,7 +628,7 @@ impl Machine {
             self.maps.get(maps)?
         };
         m.find_with_start(addr).map(|(start, m)| MapHit {
-            dso: m.dso,
+            dso: m.dso as usize,
             start,
             end: m.end,
             pgoff: m.pgoff,
@@ -587,8 +666,8 @@ impl Machine {
             start,
             end: m.end,
             pgoff: m.pgoff,
-            filename: &self.dsos[m.dso].name,
-            dso: m.dso,
+            filename: &self.dsos[m.dso as usize].name,
+            dso: m.dso as usize,
         }
     }
 
@@ -607,6 +686,86 @@ impl Machine {
             let now = m.by_start.get(&start).map(|x| self.map_info(start, x));
             (start, now)
         }))
+    }
+
+    /// The threads as `perf report --tasks` lists them: each thread after
+    /// its parent, one level deeper, children in the order perf meets them
+    /// (its 256 thread tables: tid modulo 256, then by tid). Err: a thread's
+    /// parent is not known (perf then refuses to list them).
+    pub fn tasks(&self) -> Result<Vec<Task>, i32> {
+        // (A thread perf made for samples without a thread id, -1, it
+        // does not list.)
+        let mut order: Vec<usize> = self
+            .by_tid
+            .iter()
+            .filter(|(&tid, _)| tid != -1)
+            .map(|(_, &t)| t)
+            .collect();
+        order.sort_by_key(|&t| {
+            let tid = self.threads[t].tid;
+            ((tid as u32) % 256, tid)
+        });
+        let mut listed = vec![false; self.threads.len()];
+        let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
+        let mut roots = Vec::new();
+        for &first in &order {
+            let mut t = first;
+            // Link each thread under its parent up to one already listed
+            // or a root.
+            loop {
+                if listed[t] {
+                    break;
+                }
+                let ppid = self.threads[t].ppid;
+                if ppid == -1 {
+                    listed[t] = true;
+                    roots.push(t);
+                    break;
+                }
+                let Some(&parent) = self.by_tid.get(&ppid) else {
+                    return Err(ppid);
+                };
+                listed[t] = true;
+                children.entry(parent).or_default().push(t);
+                t = parent;
+            }
+        }
+        let mut out = Vec::new();
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((t, depth)) = stack.pop() {
+            let th = &self.threads[t];
+            out.push(Task {
+                pid: th.pid,
+                tid: th.tid,
+                ppid: th.ppid,
+                comm: th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid)),
+                depth,
+                maps: self.maps[th.maps]
+                    .by_start
+                    .iter()
+                    .map(|(&start, m)| TaskMap {
+                        start,
+                        end: m.end,
+                        read: m.mode & MODE_READ != 0,
+                        write: m.mode & MODE_WRITE != 0,
+                        exec: m.mode & MODE_EXEC != 0,
+                        shared: m.mode & MODE_SHARED != 0,
+                        pgoff: m.pgoff,
+                        ino: self
+                            .dso_ino
+                            .get(m.dso as usize)
+                            .copied()
+                            .flatten()
+                            .unwrap_or(0),
+                        name: self.dsos[m.dso as usize].name.clone(),
+                    })
+                    .collect(),
+            });
+            if let Some(kids) = children.get(&t) {
+                stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
+            }
+        }
+        Ok(out)
     }
 
     /// The user-space maps of an address space, by start address, without
@@ -644,7 +803,7 @@ impl Machine {
             _ => return (comm, th.tid, Landing::Hypervisor),
         };
         let landing = match map {
-            Some(m) => Landing::Dso(m.dso),
+            Some(m) => Landing::Dso(m.dso as usize),
             None => Landing::NotFound,
         };
         let tid = th.tid;
@@ -705,6 +864,7 @@ mod tests {
                     start + len,
                     next() % 4 * 0x1000,
                     (next() % 5) as usize,
+                    0,
                 );
             }
             let Some(changed) = m.changed_since(since) else {
@@ -734,8 +894,8 @@ mod tests {
     #[test]
     fn new_map_splits_the_one_it_covers() {
         let mut m = Maps::default();
-        m.insert(0x1000, 0x5000, 0, 1);
-        m.insert(0x2000, 0x3000, 0x7000, 2);
+        m.insert(0x1000, 0x5000, 0, 1, 0);
+        m.insert(0x2000, 0x3000, 0x7000, 2, 0);
         assert_eq!(m.find(0x1fff).unwrap().dso, 1);
         assert_eq!(m.find(0x2000).unwrap().dso, 2);
         assert_eq!(m.find(0x3000).unwrap().dso, 1);

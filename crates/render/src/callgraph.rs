@@ -424,6 +424,8 @@ pub struct EntryGraphOptions<'a> {
     pub percent_limit: f64,
     /// `--percentage relative`.
     pub relative: bool,
+    /// `-t`/`--field-separator` (see [`Style::field_sep`]).
+    pub field_sep: Option<&'a str>,
 }
 
 /// Formats one entry's call graph from the report's chains (nothing for
@@ -465,6 +467,7 @@ pub fn write_entry_graph(
     };
     let style = Style {
         hide_first_frame: o.hide_first_frame,
+        field_sep: o.field_sep,
         ..Default::default()
     };
     let name_of = |f: u32| {

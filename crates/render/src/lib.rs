@@ -34,3 +34,4 @@ pub mod script;
 pub mod speedscope;
 pub mod stat;
 pub mod stats;
+pub mod tasks;

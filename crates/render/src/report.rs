@@ -47,6 +47,18 @@ pub struct TableOptions {
     /// `--header`: the recording's header was printed before the table
     /// (perf then leaves out its hint about it).
     pub after_header: bool,
+    /// `-t`/`--field-separator`: columns are joined by this instead of
+    /// two spaces, values print unpadded (` 12.34%`, then padded to the
+    /// column), no dotted line follows the header, and the separator's
+    /// first character becomes `.` inside key values, as in perf.
+    pub field_sep: Option<String>,
+    /// `-w`/`--column-widths`: per column of `layout.columns` (hidden ones
+    /// count), a width; 0 or missing: perf's own. A key column is then
+    /// exactly that wide (longer values are cut), a value column at least.
+    pub user_widths: Vec<usize>,
+    /// `-d`/`--dsos` was given: perf then leaves the shared-object column
+    /// as narrow as its names even when some symbols are unresolved.
+    pub dso_list: bool,
 }
 
 impl TableOptions {
@@ -152,6 +164,8 @@ struct ColumnFormat {
     column: Column,
     width: usize,
     key: Option<usize>,
+    /// The width `-w` gave it.
+    user: Option<usize>,
 }
 
 fn write_section(
@@ -192,21 +206,38 @@ fn write_section(
     // Each key column is as wide as its header or its widest value, with
     // perf's extra rules for symbols and unresolved addresses; a value
     // column holds one value per group member.
+    let sep = opts.field_sep.as_deref();
     let mut cols: Vec<ColumnFormat> = opts
         .shown_columns()
         .iter()
         .map(|&c| {
             let header = opts.layout.header(c).len();
+            let user = opts
+                .layout
+                .columns
+                .iter()
+                .position(|x| *x == c)
+                .and_then(|i| opts.user_widths.get(i))
+                .copied()
+                .filter(|&w| w > 0);
             match c {
                 Column::Field(f) => ColumnFormat {
                     column: c,
-                    width: header.max(f.value_width() * nr_members),
+                    width: header
+                        .max(user.unwrap_or(f.value_width()))
+                        .max(if nr_members > 1 {
+                            f.value_width() * nr_members
+                        } else {
+                            0
+                        }),
                     key: None,
+                    user,
                 },
                 Column::Key(k) => ColumnFormat {
                     column: c,
-                    width: header,
+                    width: user.unwrap_or(header),
                     key: keys.iter().position(|x| *x == k),
+                    user,
                 },
             }
         })
@@ -240,6 +271,9 @@ fn write_section(
     };
     for e in s.hists.entries.iter().filter(|e| !hidden(e)) {
         for col in &mut cols {
+            if col.user.is_some() {
+                continue;
+            }
             let Some((i, k)) = col.key.and_then(|i| Some((i, e.keys.get(i)?))) else {
                 continue;
             };
@@ -261,7 +295,9 @@ fn write_section(
             col.width = col.width.max(w);
         }
     }
-    if unresolved {
+    // (Not with -t, -w or --dsos.)
+    let plain_widths = sep.is_none() && opts.user_widths.is_empty() && !opts.dso_list;
+    if unresolved && plain_widths {
         for col in &mut cols {
             if col.column == Column::Key(SortKey::Dso) {
                 col.width = col.width.max(UNRESOLVED_WIDTH);
@@ -271,19 +307,36 @@ fn write_section(
     let mut head = String::from("#");
     let mut dots = String::from("#");
     for (i, col) in cols.iter().enumerate() {
-        let sep = if i == 0 { " " } else { "  " };
+        let between = if i == 0 { " " } else { sep.unwrap_or("  ") };
         let name = opts.layout.header(col.column);
         let w = col.width;
         match col.column {
-            Column::Field(_) => head.push_str(&format!("{sep}{name:>w$}")),
-            Column::Key(_) => head.push_str(&format!("{sep}{name:<w$}")),
+            Column::Field(_) => head.push_str(&format!("{between}{name:>w$}")),
+            // (A key's header is cut at a narrower -w width.)
+            Column::Key(_) => head.push_str(&format!("{between}{name:<w$.w$}")),
         }
-        dots.push_str(sep);
+        dots.push_str(between);
         dots.push_str(&".".repeat(w));
     }
     if !opts.quiet {
-        writeln!(out, "{head}\n{dots}\n#")?;
+        match sep {
+            None => writeln!(out, "{head}\n{dots}\n#")?,
+            Some(_) => writeln!(out, "{head}")?,
+        }
     }
+    // perf formats each row into a buffer as long as the columns' widths,
+    // two characters between each, and 3 more (plus room for colour
+    // codes, 28 for each of its 8 value formats, without a separator): the
+    // last column gets what the columns before it left.
+    let last_room = |width: usize| -> usize {
+        let n = cols.len() as isize;
+        let w = width as isize;
+        let room = match sep {
+            None => w + 3 + 8 * 28 - 2,
+            Some(s) => w + 3 + (n - 1) * (2 - s.chars().count() as isize),
+        };
+        room.max(0) as usize
+    };
     let total = s.hists.percent_base(opts.relative);
     let member_totals: Vec<u64> = s
         .members
@@ -313,37 +366,75 @@ fn write_section(
         let mut line = String::new();
         let last = cols.len().saturating_sub(1);
         for (i, col) in cols.iter().enumerate() {
-            line.push_str("  ");
+            match sep {
+                None => line.push_str("  "),
+                Some(s) if i > 0 => line.push_str(s),
+                Some(_) => {}
+            }
             let start = line.chars().count();
             match col.column {
                 // Without children, perf has no children period to show.
                 Column::Field(Field::OverheadChildren) if !opts.children => {
-                    let w = Field::OverheadChildren.value_width() - 1;
+                    let len = col.user.unwrap_or(Field::OverheadChildren.value_width());
+                    let w = len.saturating_sub(1);
                     line.push_str(&format!(" {:>w$}", "N/A"));
                 }
                 Column::Field(f) => {
-                    write_values(&mut line, f, e, total, &member_totals, &zero, &pct);
+                    // perf formats a value at the -w width (or its own),
+                    // unpadded with a separator; the column pads it.
+                    let len = match sep {
+                        Some(_) => None,
+                        None => Some(col.user.unwrap_or(f.value_width())),
+                    };
+                    let v = Values {
+                        total,
+                        member_totals: &member_totals,
+                        zero: &zero,
+                        pct: &pct,
+                    };
+                    v.write(&mut line, f, e, len);
                 }
                 Column::Key(sk) => {
                     let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
                         continue;
                     };
-                    let mut v = names.display(k, e.level);
-                    let cut = matches!(
-                        k,
-                        Key::Sym(..) | Key::SymOff(..) | Key::Srcline(_) | Key::Srcfile(_)
-                    );
-                    // (Not a symbol before another column: perf appends its
-                    // " (inlined)" after the cut name there.)
-                    let cut = cut && (i == last || !matches!(k, Key::Sym(..) | Key::SymOff(..)));
-                    // perf prints a comm with `%-*.*s` at the column's
-                    // width, which comes from the comm each entry's thread
-                    // has at the end: a thread renamed since is cut.
-                    let cut = cut || matches!(k, Key::Comm(_));
-                    if cut && v.chars().count() > col.width {
-                        // perf cuts a symbol (with its " (inlined)") or source
-                        // line at the column width.
+                    let mut v = match k {
+                        // perf prints a symbol's name with `%.*s` at the
+                        // column's width (less its `[.] `) and appends
+                        // " (inlined)" after that.
+                        Key::Sym(SymRef::Sym(id)) => {
+                            let sym = &names.syms[*id as usize];
+                            let mut t = format!("[{}] ", e.level as char);
+                            t.extend(sym.name.chars().take(col.width.saturating_sub(4)));
+                            if sym.inlined {
+                                t.push_str(" (inlined)");
+                            }
+                            t
+                        }
+                        _ => names.display(k, e.level),
+                    };
+                    // Keys perf prints with `%-*.*s` or `%.*s` at the
+                    // column's width: source lines and files, and comms (a
+                    // comm's width comes from the comm each entry's thread
+                    // has at the end: a thread renamed since is cut); with
+                    // a -w width, every key but a symbol (cut above) or an
+                    // unresolved address (printed whole).
+                    let own_cut = match k {
+                        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) => true,
+                        Key::Sym(_) => false,
+                        _ => col.user.is_some(),
+                    };
+                    if own_cut && v.chars().count() > col.width {
                         v = v.chars().take(col.width).collect();
+                    }
+                    // The line buffer ends the last column (see `last_room`).
+                    if i == last && v.chars().count() > last_room(col.width) {
+                        v = v.chars().take(last_room(col.width)).collect();
+                    }
+                    // perf writes keys through `repsep_snprintf`, which
+                    // turns the separator's first character into '.'.
+                    if let Some(c) = sep.and_then(|s| s.chars().next()) {
+                        v = v.replace(c, ".");
                     }
                     if sk.right_aligned() {
                         let pad = col.width.saturating_sub(v.chars().count());
@@ -368,29 +459,35 @@ fn write_section(
     Ok(())
 }
 
-/// A value column's text: the entry's value, then each group member's.
-fn write_values(
-    line: &mut String,
-    f: Field,
-    e: &HistEntry,
+/// What a value column's text needs besides the entry.
+struct Values<'a> {
     total: u64,
-    member_totals: &[u64],
-    zero: &Stat,
-    pct: &dyn Fn(u64, u64) -> f64,
-) {
-    let len = f.value_width();
-    let mut one = |v: u64, total: u64| {
-        if f.is_percent() {
-            let w = len - 2;
-            line.push_str(&format!(" {:>w$.2}%", pct(v, total)));
-        } else {
-            let w = len - 1;
-            line.push_str(&format!(" {v:>w$}"));
+    member_totals: &'a [u64],
+    zero: &'a Stat,
+    pct: &'a dyn Fn(u64, u64) -> f64,
+}
+
+impl Values<'_> {
+    /// A value column's text: the entry's value, then each group
+    /// member's, each `len` wide (None: as narrow as it goes, perf's form
+    /// with a field separator).
+    fn write(&self, line: &mut String, f: Field, e: &HistEntry, len: Option<usize>) {
+        let mut one = |v: u64, total: u64| match (f.is_percent(), len) {
+            (true, Some(len)) => {
+                let w = len.saturating_sub(2);
+                line.push_str(&format!(" {:>w$.2}%", (self.pct)(v, total)));
+            }
+            (true, None) => line.push_str(&format!(" {:.2}%", (self.pct)(v, total))),
+            (false, Some(len)) => {
+                let w = len.saturating_sub(1);
+                line.push_str(&format!(" {v:>w$}"));
+            }
+            (false, None) => line.push_str(&format!(" {v}")),
+        };
+        one(f.value(&e.stat()), self.total);
+        for (i, &t) in self.member_totals.iter().enumerate() {
+            one(f.value(e.group.get(i).unwrap_or(self.zero)), t);
         }
-    };
-    one(f.value(&e.stat()), total);
-    for (i, &t) in member_totals.iter().enumerate() {
-        one(f.value(e.group.get(i).unwrap_or(zero)), t);
     }
 }
 

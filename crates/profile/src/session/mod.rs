@@ -396,6 +396,19 @@ impl Driver {
     }
 }
 
+/// Replays every record for the session model alone (`report --tasks` and
+/// `--mmaps`): threads and maps, each sample's thread made as perf makes
+/// it.
+pub fn threads_only(reader: RecordReader) -> Result<Replay, Error> {
+    struct Threads;
+    impl Sink for Threads {
+        fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, _period: u64) {
+            machine.sample_thread(s);
+        }
+    }
+    replay(reader, Machine::new(), &mut Threads)
+}
+
 /// The session model before pass one (the recording's build ids set) and,
 /// when the file names its kernel up front, its symbols read on another
 /// core meanwhile (reading /proc/kallsyms takes a tenth of a second).
