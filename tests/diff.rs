@@ -115,7 +115,23 @@ fn default_layout_is_perf_diffs() {
         vec!["-c", "ratio", "-s", "dso"],
         vec!["-c", "wdiff:1,2", "-s", "dso"],
         vec!["--compute", "delta-abs", "-s", "sym"],
+        vec!["-p"],
+        vec!["-F"],
+        vec!["--period", "--formula", "-c", "delta"],
+        vec!["-c", "wdiff:1,2", "-s", "dso", "-F", "-p"],
+        vec!["-c", "ratio", "-s", "dso", "--formula"],
+        // A filter to one DSO or symbol hides its column, as in perf.
+        vec!["-d", "twice"],
+        vec!["-S", "work_a", "-p"],
+        vec!["--percentage", "relative", "-d", "twice", "-F"],
+        vec!["--time", "0,", "-f"],
     ];
+    // These recordings' samples carry no CPU: perf and sear refuse --cpu.
+    let cpu = |c: &mut std::process::Command| c.args(["--cpu", "0"]).arg(base).arg(new).output();
+    assert!(!cpu(perf().arg("diff")).unwrap().status.success());
+    let ours = cpu(sear().arg("diff")).unwrap();
+    assert!(!ours.status.success());
+    assert!(String::from_utf8_lossy(&ours.stderr).contains("carry no CPU"));
     for (b, n) in [(base, new), (new, base), (base, base)] {
         assert_rows_equal(
             &sets,

@@ -318,6 +318,34 @@ pub struct DiffArgs {
         conflicts_with = "new_column"
     )]
     pub compute: String,
+    /// Add each row's periods: `Base period` after Baseline and `Period`
+    /// (the new recording's) after the computed column.
+    #[arg(short = 'p', long = "period", conflicts_with = "new_column")]
+    pub period: bool,
+    /// Add the formula behind each computed value (with both periods and
+    /// totals), as perf's -F.
+    #[arg(short = 'F', long = "formula", conflicts_with = "new_column")]
+    pub formula: bool,
+    /// Only samples of these process ids (comma-separated), in both recordings.
+    #[arg(long = "pid", value_name = "PIDS", value_parser = ids)]
+    pub pid: Option<IdList>,
+    /// Only samples of these thread ids (comma-separated), in both recordings.
+    #[arg(long = "tid", value_name = "TIDS", value_parser = ids)]
+    pub tid: Option<IdList>,
+    /// Only samples of these CPUs (a list like 0-3,6), in both recordings.
+    #[arg(long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Only samples in this time range (START,STOP in seconds, either
+    /// empty), in both recordings.
+    #[arg(long = "time", value_name = "START,STOP")]
+    pub time: Option<String>,
+    /// With filters: shares of the samples they kept (`relative`) instead
+    /// of all samples (`absolute`, perf's default).
+    #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]
+    pub percentage: Option<String>,
+    /// Accepted for perf compatibility (sear reads files of any owner).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
     #[command(flatten)]
     pub names: NameArgs,
 }

@@ -31,12 +31,60 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
             comms: a.comms.clone().map(|n| n.0),
             dsos: a.dsos.clone().map(|n| n.0),
             symbols: a.symbols.clone().map(|n| n.0),
+            pids: a.pid.clone().map(|n| n.0),
+            tids: a.tid.clone().map(|n| n.0),
+            cpus: a.cpu.clone().map(|n| n.0),
             ..Filters::default()
         },
+        time: a
+            .time
+            .as_deref()
+            .map(profile::session::parse_time_range)
+            .transpose()?,
+        relative: a.percentage.as_deref() == Some("relative"),
     };
     let base = load(&a.base, &opts)?;
     let new = load(&a.new, &opts)?;
     let mut rows = profile::diff::diff_events(&base.sides, &new.sides);
+    // As perf, a key column that a filter holds to one value is left out
+    // (unless that leaves none).
+    let single = |f: &Option<crate::cli::NameList>| f.as_ref().is_some_and(|n| n.0.len() == 1);
+    let mut hide: Vec<bool> = keys
+        .iter()
+        .map(|k| match k {
+            SortKey::Dso => single(&a.dsos),
+            SortKey::Sym => single(&a.symbols),
+            SortKey::Comm => single(&a.comms),
+            _ => false,
+        })
+        .collect();
+    if hide.iter().all(|&h| h) {
+        hide.iter_mut().for_each(|h| *h = false);
+    }
+    let shown = |i: usize| !hide[i];
+    for e in &mut rows {
+        for r in &mut e.rows {
+            r.keys = std::mem::take(&mut r.keys)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| shown(*i))
+                .map(|(_, k)| k)
+                .collect();
+        }
+        e.widths = e
+            .widths
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| shown(*i))
+            .map(|(_, w)| *w)
+            .collect();
+    }
+    let keys: Vec<SortKey> = keys
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shown(*i))
+        .map(|(_, k)| *k)
+        .collect();
     if !a.new_column {
         for e in &mut rows {
             profile::diff::perf_order(&mut e.rows, compute);
@@ -52,12 +100,15 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
                 event: &e.event,
                 rows: &e.rows,
                 widths: &e.widths,
+                totals: e.totals,
             })
             .collect(),
         percent_limit: a.percent_limit,
         with_new: a.new_column,
         pads: keys.iter().map(|k| k.pads_value()).collect(),
         compute,
+        show_period: a.period,
+        show_formula: a.formula,
     };
     let mut out = super::paged_stdout();
     render::diff::write_diff(&mut out, &table)?;
@@ -69,6 +120,8 @@ struct LoadOptions<'a> {
     keys: &'a [SortKey],
     names: profile::symbolize::NameStyle,
     filters: Filters,
+    time: Option<(u64, u64)>,
+    relative: bool,
 }
 
 /// One recording's rows per event, and its totals.
@@ -79,19 +132,23 @@ struct Loaded {
 
 fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
     let reader = super::open(path)?;
+    if o.filters.cpus.is_some() {
+        profile::session::check_cpu_filter(reader.meta())
+            .with_context(|| format!("{}", path.display()))?;
+    }
     let want_parent = o.keys.contains(&SortKey::Parent);
     let mut summed = profile::session::sum(
         reader,
         &profile::session::SumOptions {
             collect: CollectOptions {
                 callchains: want_parent,
-                by_cpu: o.keys.contains(&SortKey::Cpu),
+                by_cpu: o.keys.contains(&SortKey::Cpu) || o.filters.cpus.is_some(),
                 ..CollectOptions::default()
             },
             names: o.names,
             inline: true,
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
-            time: None,
+            time: o.time,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;
@@ -124,7 +181,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         machine: &s.machine,
         strings: &report.strings,
     };
-    let sides = profile::diff::Sides::of(&report, &names, s.reader.meta());
+    let sides = profile::diff::Sides::of(&report, &names, s.reader.meta(), o.relative);
     Ok(Loaded {
         totals: render::diff::FileTotals {
             name: path.display().to_string(),

@@ -107,6 +107,10 @@ fn hotspots(
     let early = request.early()?;
     request.check_branch_mode(reader.meta())?;
     let cpus = a.only.cpus();
+    if cpus.is_some() {
+        profile::session::check_cpu_filter(reader.meta())
+            .with_context(|| format!("{}", path.display()))?;
+    }
     let time = a.only.time_range()?;
     let mut collect = request.collect_options(&early);
     // (-C needs each sample's CPU.)

@@ -63,6 +63,7 @@ impl Sides {
         report: &crate::hist::Report,
         names: &crate::hist::Names<'_>,
         meta: &perf_data::Meta,
+        relative: bool,
     ) -> Sides {
         let mut out = Sides::default();
         for (ev, h) in report.hists.iter().enumerate() {
@@ -74,9 +75,11 @@ impl Sides {
             }
             let name = e.name();
             let mut widths = Vec::new();
-            let rows = h
+            // (Entries the filters' samples made are summed but not shown.)
+            let rows: Vec<_> = h
                 .entries
                 .iter()
+                .filter(|e| !e.filtered)
                 .map(|e| {
                     let texts: Vec<String> =
                         e.keys.iter().map(|k| names.display(k, e.level)).collect();
@@ -95,10 +98,11 @@ impl Sides {
                     (texts, e.period, e.samples)
                 })
                 .collect();
+            let (total_samples, total_period) = h.header_totals(relative);
             let side = Side {
                 rows,
-                total_period: h.all_period,
-                total_samples: h.all_samples,
+                total_period,
+                total_samples,
                 widths,
             };
             out.samples += h.all_samples;
@@ -131,6 +135,9 @@ pub struct EventDiff {
     pub event: String,
     pub rows: Vec<DiffRow>,
     pub widths: Vec<usize>,
+    /// The baseline's and the new recording's total periods (what shares
+    /// are of).
+    pub totals: (u64, u64),
 }
 
 /// Both recordings' rows compared per event, events matched by name: the
@@ -152,6 +159,7 @@ pub fn diff_events(base: &Sides, new: &Sides) -> Vec<EventDiff> {
                 event: ev.to_owned(),
                 rows: diff(&b, &n),
                 widths,
+                totals: (b.total_period, n.total_period),
             }
         })
         .collect()

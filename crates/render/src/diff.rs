@@ -25,6 +25,9 @@ pub struct DiffSection<'a> {
     /// Per key column, the width its values ask for beyond their texts
     /// (perf's comm column: the threads' final comms).
     pub widths: &'a [usize],
+    /// The baseline's and the new recording's total periods (what
+    /// shares are of; `-F` shows them).
+    pub totals: (u64, u64),
 }
 
 /// Everything `sear diff` prints.
@@ -44,6 +47,29 @@ pub struct DiffTable<'a> {
     pub pads: Vec<bool>,
     /// perf's `-c`: the column after Baseline.
     pub compute: Compute,
+    /// `-p`: `Base period` and `Period` columns.
+    pub show_period: bool,
+    /// `-F`: a `Formula` column after the computed one.
+    pub show_formula: bool,
+}
+
+/// perf's widths of the period and formula columns.
+const PERIOD_WIDTH: usize = 14;
+const FORMULA_WIDTH: usize = 70;
+
+/// What perf's `-F` shows for a row the new recording has.
+fn formula(r: &DiffRow, compute: Compute, (base_total, new_total): (u64, u64)) -> String {
+    let (Some(new), base) = (r.new, r.base.map_or(0, |b| b.period)) else {
+        return String::new();
+    };
+    match compute {
+        Compute::Delta | Compute::DeltaAbs => format!(
+            "({} * 100 / {new_total}) - ({base} * 100 / {base_total})",
+            new.period
+        ),
+        Compute::Ratio => format!("{} / {base}", new.period),
+        Compute::Wdiff(w1, w2) => format!("({} * {w2}) - ({base} * {w1})", new.period),
+    }
 }
 
 fn change(new: f64, base: f64) -> String {
@@ -172,11 +198,31 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
             Compute::Wdiff(..) => ("Weighted diff", 14),
         };
         writeln!(out, "# Event '{}'\n#", s.event)?;
-        write!(out, "# Baseline  {title:>cw$}")?;
+        // The value columns: (title, width) in perf's order.
+        let mut values: Vec<(&str, usize)> = vec![("Baseline", 8)];
+        if t.show_period {
+            values.push(("Base period", PERIOD_WIDTH));
+        }
+        values.push((title, cw));
+        if t.show_formula {
+            values.push(("Formula", FORMULA_WIDTH));
+        }
+        if t.show_period {
+            values.push(("Period", PERIOD_WIDTH));
+        }
+        write!(out, "#")?;
+        for (i, (h, w)) in values.iter().enumerate() {
+            let sep = if i == 0 { " " } else { "  " };
+            write!(out, "{sep}{h:>w$}")?;
+        }
         for (h, w) in t.headers.iter().zip(&widths) {
             write!(out, "  {h:<w$}")?;
         }
-        write!(out, "\n# ........  {}", ".".repeat(cw))?;
+        write!(out, "\n#")?;
+        for (i, (_, w)) in values.iter().enumerate() {
+            let sep = if i == 0 { " " } else { "  " };
+            write!(out, "{sep}{}", ".".repeat(*w))?;
+        }
         for w in &widths {
             write!(out, "  {}", ".".repeat(*w))?;
         }
@@ -186,6 +232,12 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
             match r.base {
                 Some(b) => write!(out, "{:>9.2}%", b.percent)?,
                 None => write!(out, "{:10}", "")?,
+            }
+            if t.show_period {
+                // (A row only the new recording has: perf's baseline entry
+                // is a placeholder of period 0.)
+                let p = r.base.map_or(0, |b| b.period);
+                write!(out, "  {p:>PERIOD_WIDTH$}")?;
             }
             let v = match (t.compute.value(r), r.new.is_some()) {
                 (Some(v), _) => match t.compute {
@@ -197,6 +249,14 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                 (None, false) => String::new(),
             };
             write!(out, "  {v:>cw$}")?;
+            if t.show_formula {
+                let f = formula(r, t.compute, s.totals);
+                write!(out, "  {f:>FORMULA_WIDTH$}")?;
+            }
+            if t.show_period {
+                let p = r.new.map_or(String::new(), |n| n.period.to_string());
+                write!(out, "  {p:>PERIOD_WIDTH$}")?;
+            }
             for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
                 if i == last && !t.pads.get(i).copied().unwrap_or(false) {
                     write!(out, "  {k}")?;
@@ -244,11 +304,14 @@ mod tests {
                 event: "cpu-clock",
                 rows: &rows,
                 widths: &[],
+                totals: (100, 200),
             }],
             percent_limit: 0.0,
             with_new: true,
             pads: vec![true, false],
             compute: Compute::DeltaAbs,
+            show_period: false,
+            show_formula: false,
         };
         let mut out = Vec::new();
         write_diff(&mut out, &t).unwrap();

@@ -396,6 +396,26 @@ impl Driver {
     }
 }
 
+/// A `--cpu` filter needs each event's samples to carry their CPU: perf
+/// checks the first event of each type, and refuses otherwise.
+pub fn check_cpu_filter(meta: &perf_data::Meta) -> Result<(), Error> {
+    let mut seen: Vec<u32> = Vec::new();
+    for e in &meta.events {
+        if seen.contains(&e.attr.type_) {
+            continue;
+        }
+        seen.push(e.attr.type_);
+        if e.attr.sample_type & perf_data::PERF_SAMPLE_CPU == 0 {
+            return Err(Error::BadOption(
+                "the recording's samples carry no CPU, so --cpu cannot select any: \
+                 record with -a, -C or --sample-cpu, or leave --cpu out"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Replays every record for the session model alone (`report --tasks` and
 /// `--mmaps`): threads and maps, each sample's thread made as perf makes
 /// it.
