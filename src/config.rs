@@ -152,6 +152,47 @@ pub fn report_defaults(a: &mut crate::cli::ReportArgs) {
     }
 }
 
+/// perf's configuration where diff's flags leave a choice (diff.compute,
+/// diff.order).
+pub fn diff_defaults(a: &mut crate::cli::DiffArgs) {
+    let cfg = get();
+    if a.compute.is_none() && !a.new_column {
+        // (perf takes the plain method names only: no wdiff weights here.)
+        match cfg.value("diff.compute") {
+            Some(m @ ("delta" | "delta-abs" | "ratio")) => a.compute = Some(m.to_owned()),
+            Some(m) => log::warn!(
+                "config diff.compute={m}: perf takes delta, delta-abs or ratio here; ignored"
+            ),
+            None => {}
+        }
+    }
+    if a.order.is_none() && !a.new_column {
+        match cfg.number::<u32>("diff.order") {
+            Some(n) if n <= 1 => a.order = Some(n),
+            Some(n) => {
+                log::warn!("config diff.order={n}: perf diff compares two files (0 or 1); ignored")
+            }
+            None => {}
+        }
+    }
+}
+
+/// perf's configuration where annotate's flags leave a choice
+/// (annotate.show_nr_samples, show_total_period, disassembler_style: the
+/// keys perf 6.1's stdio annotate honours).
+pub fn annotate_defaults(a: &mut crate::cli::AnnotateArgs) {
+    let cfg = get();
+    if !a.show_nr_samples && cfg.bool("annotate.show_nr_samples") == Some(true) {
+        a.show_nr_samples = true;
+    }
+    if !a.show_total_period && cfg.bool("annotate.show_total_period") == Some(true) {
+        a.show_total_period = true;
+    }
+    if a.disassembler_style.is_none() {
+        a.disassembler_style = cfg.value("annotate.disassembler_style").map(str::to_owned);
+    }
+}
+
 /// perf's call-graph defaults as its configuration changes them
 /// (call-graph.print-type, order, sort-key, threshold, print-limit; and
 /// report.percent-limit, which is also the graphs' threshold), in the

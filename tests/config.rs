@@ -63,6 +63,86 @@ fn report_defaults_change_as_perfs_do() {
     assert_eq!(compared, 13);
 }
 
+/// diff.compute and diff.order change perf diff's defaults; sear's table
+/// changes the same way (byte for byte), and a flag still wins.
+#[test]
+fn diff_defaults_change_as_perfs_do() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    // (A recording whose binary is there: its symbols resolve.)
+    let data1 = two_process_recording(dir.path());
+    let data2 = dir.path().join("two.data");
+    std::fs::copy(&data1, &data2).unwrap();
+    let diff = |c: Command, file: &Path, args: &[&str]| {
+        let mut c = with_config(c, file);
+        c.arg("diff").args(args).arg(&data1).arg(&data2);
+        stdout_of(&run_ok(&mut c))
+    };
+    for (i, (text, args)) in [
+        ("[diff]\n\tcompute = ratio\n", &[][..]),
+        ("[diff]\n\tcompute = delta\n", &["-s", "dso"][..]),
+        // (perf refuses weights in the file: the default stays.)
+        ("[diff]\n\tcompute = wdiff:2,3\n", &["-s", "dso"][..]),
+        ("[diff]\n\torder = 0\n", &[][..]),
+        ("[diff]\n\tcompute = ratio\n", &["-c", "delta"][..]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = dir.path().join(format!("diff{i}"));
+        std::fs::write(&file, text).unwrap();
+        let p = diff(perf(), &file, args);
+        assert!(p.contains("Baseline"), "{p}");
+        assert_eq!(
+            diff(sear(), &file, args),
+            p,
+            "config {text:?}, args {args:?}"
+        );
+    }
+    let ratio = diff(sear(), &dir.path().join("diff0"), &[]);
+    assert!(ratio.contains("Ratio") && !ratio.contains("Delta Abs"));
+}
+
+/// annotate.show_nr_samples, show_total_period and disassembler_style are
+/// what perf 6.1's stdio annotate honours: each does what its flag does.
+#[test]
+fn annotate_defaults_are_its_flags() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = two_process_recording(dir.path());
+    let annotate = |file: &Path, args: &[&str]| {
+        let mut c = with_config(sear(), file);
+        c.args(["annotate", "--stdio", "-i"]).arg(&data).args(args);
+        stdout_of(&run_ok(&mut c))
+    };
+    let plain = annotate(Path::new("/dev/null"), &[]);
+    for (i, (text, flags)) in [
+        ("[annotate]\n\tshow_nr_samples = true\n", &["-n"][..]),
+        (
+            "[annotate]\n\tshow_total_period = true\n",
+            &["--show-total-period"][..],
+        ),
+        (
+            "[annotate]\n\tdisassembler_style = intel\n",
+            &["-M", "intel"][..],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = dir.path().join(format!("annotate{i}"));
+        std::fs::write(&file, text).unwrap();
+        let configured = annotate(&file, &[]);
+        assert!(plain.contains("Percent"), "{plain}");
+        assert_ne!(configured, plain, "{text:?} changed nothing");
+        assert_eq!(
+            configured,
+            annotate(Path::new("/dev/null"), flags),
+            "{text:?}"
+        );
+    }
+}
+
 #[test]
 fn a_bad_line_is_reported_as_perf_reports_it() {
     let dir = tempfile::tempdir().unwrap();

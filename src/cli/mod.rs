@@ -307,17 +307,21 @@ pub struct DiffArgs {
     #[arg(long = "new")]
     pub new_column: bool,
     /// What the column after Baseline shows, as perf's -c: delta-abs (the
-    /// default: the change of share, rows by its absolute value), delta
-    /// (by its signed value), ratio (new period / baseline period) or
-    /// wdiff:W1,W2 (new period x W2 - baseline period x W1).
+    /// default, or perf's config diff.compute: the change of share, rows by
+    /// its absolute value), delta (by its signed value), ratio (new period
+    /// / baseline period) or wdiff:W1,W2 (new period x W2 - baseline period
+    /// x W1).
     #[arg(
         short = 'c',
         long = "compute",
         value_name = "delta|delta-abs|ratio|wdiff:W1,W2",
-        default_value = "delta-abs",
         conflicts_with = "new_column"
     )]
-    pub compute: String,
+    pub compute: Option<String>,
+    /// Which data file's column orders the rows, as perf's -o: 1 (the
+    /// default) the computed column, 0 the baseline's shares.
+    #[arg(short = 'o', long = "order", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1), conflicts_with = "new_column")]
+    pub order: Option<u32>,
     /// Add each row's periods: `Base period` after Baseline and `Period`
     /// (the new recording's) after the computed column.
     #[arg(short = 'p', long = "period", conflicts_with = "new_column")]

@@ -16,7 +16,8 @@ use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
 
-pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
+pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
+    crate::config::annotate_defaults(&mut a);
     let syntax = match a.disassembler_style.as_deref() {
         None => Syntax::Att,
         Some(s) => Syntax::parse(s).with_context(|| {

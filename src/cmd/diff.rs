@@ -11,8 +11,9 @@ use profile::hist::{Filters, HistOptions, Names, SortKey};
 
 use crate::cli::DiffArgs;
 
-pub fn run(a: DiffArgs) -> Result<ExitCode> {
-    let compute = profile::diff::Compute::parse(&a.compute)?;
+pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
+    crate::config::diff_defaults(&mut a);
+    let compute = profile::diff::Compute::parse(a.compute.as_deref().unwrap_or("delta-abs"))?;
     let keys: Vec<SortKey> = SortKey::parse_list(&a.sort)
         .map_err(|e| {
             anyhow::anyhow!(
@@ -87,7 +88,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         .collect();
     if !a.new_column {
         for e in &mut rows {
-            profile::diff::perf_order(&mut e.rows, compute);
+            profile::diff::perf_order_by(&mut e.rows, compute, a.order == Some(0));
         }
     }
     let table = render::diff::DiffTable {

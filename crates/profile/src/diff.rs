@@ -315,6 +315,13 @@ impl Compute {
 /// symbols by address there; rows of equal change and baseline in one DSO
 /// may come in another order).
 pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
+    perf_order_by(rows, compute, false);
+}
+
+/// [`perf_order`], or with `by_baseline` (perf's `-o 0`) the baseline's
+/// order alone: by decreasing baseline period, rows only the new recording
+/// has last.
+pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, by_baseline: bool) {
     let base = |r: &DiffRow| r.base.map_or(0, |s| s.period);
     // (Symbols compare by name, without their `[.] ` level.)
     let name = |k: &String| -> String {
@@ -325,6 +332,9 @@ pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
     };
     let keys = |r: &DiffRow| -> Vec<String> { r.keys.iter().map(name).collect() };
     rows.sort_by(|x, y| base(y).cmp(&base(x)).then_with(|| keys(x).cmp(&keys(y))));
+    if by_baseline {
+        return;
+    }
     let rank = |r: &DiffRow| -> (u8, f64) {
         match (r.new.is_some(), compute.value(r)) {
             (true, Some(v)) if compute == Compute::DeltaAbs => (0, -v.abs()),
