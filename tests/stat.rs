@@ -209,6 +209,53 @@ fn repeat_prints_the_spread() {
     assert_eq!(shapes(&p), shapes(&s), "\n--- perf\n{p}\n--- sear\n{s}");
 }
 
+/// `--table`: perf's table of each run's wall time before the final
+/// result, one line per run whose bar has a `#` per 5% of its difference
+/// from the mean (plus one), as wide as the final line's numbers.
+#[test]
+fn table_lists_each_run() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path());
+    let prog = [bin.to_str().unwrap(), "20000000", "500"];
+    let args = ["-r", "3", "--table", "-e", "task-clock"];
+    let p = stderr_of(&stat(&mut perf(), &args, &prog));
+    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    // (Bars' lengths and the differences' signs vary from run to run.)
+    let shapes = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| {
+                shape(l.split("( +-").next().unwrap_or(l))
+                    .trim_end_matches('#')
+                    .replace("(-", "(+")
+            })
+            .collect()
+    };
+    assert_eq!(shapes(&p), shapes(&s), "\n--- perf\n{p}\n--- sear\n{s}");
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.ends_with("# Table of individual measurements:"))
+        .expect("a table");
+    let fin = lines.iter().find(|l| l.contains("time elapsed")).unwrap();
+    let mean: f64 = fin.split_whitespace().next().unwrap().parse().unwrap();
+    for l in &lines[at + 1..at + 4] {
+        let run: f64 = l.split_whitespace().next().unwrap().parse().unwrap();
+        let bars = l.chars().rev().take_while(|&c| c == '#').count();
+        let want = 1 + ((100.0 * (run - mean) / run) as i64 / 5).unsigned_abs() as usize;
+        // (The printed mean is rounded: a bar may be one off at a 5% edge.)
+        assert!(
+            bars.abs_diff(want) <= 1,
+            "{l}: {bars} bars, about {want} expected"
+        );
+    }
+    assert_eq!(lines[at + 4], "");
+    assert!(lines[at + 5].ends_with("# Final result:"), "{s}");
+    // The table's `#` starts where the final line's number does.
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert_eq!(indent(lines[at]), indent(fin));
+}
+
 #[test]
 fn csv_fields_are_perfs() {
     have_perf();
@@ -447,14 +494,20 @@ fn output_file_and_append() {
     assert!(text.contains(",,page-faults,"), "{text}");
 }
 
-/// `-A` and `--per-core/--per-die/--per-socket` with `-a`: perf's labels,
+/// `-A` and `--per-core/--per-die/--per-socket/--per-node` with `-a`: perf's labels,
 /// columns and line order in the table and in CSV; per-CPU task-clock adds
 /// up to the CPUs' time.
 #[test]
 fn per_cpu_and_topology_splits_like_perf() {
     have_perf();
     let events = "task-clock,page-faults";
-    for split in ["-A", "--per-core", "--per-die", "--per-socket"] {
+    for split in [
+        "-A",
+        "--per-core",
+        "--per-die",
+        "--per-socket",
+        "--per-node",
+    ] {
         let args = ["-a", split, "-e", events];
         let p = stderr_of(&stat(&mut perf(), &args, &["sleep", "0.1"]));
         let s = stderr_of(&stat(&mut sear(), &args, &["sleep", "0.1"]));

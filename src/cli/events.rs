@@ -157,6 +157,10 @@ pub struct StatArgs {
     #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// With -r: a table of each run's wall time, its difference from the
+    /// mean and a bar per 5% of it, before the final result.
+    #[arg(long = "table")]
+    pub table: bool,
     #[command(flatten)]
     pub tasks: TaskArgs,
     /// Count on every CPU (system-wide).
@@ -207,6 +211,9 @@ pub struct StatArgs {
     /// With -a: totals per socket.
     #[arg(long = "per-socket", group = "aggr")]
     pub per_socket: bool,
+    /// With -a: one line per NUMA node and event, summing its CPUs.
+    #[arg(long = "per-node", group = "aggr")]
+    pub per_node: bool,
     /// The command to run and its arguments (after `--`).
     /// More events: -d adds perf's L1-dcache and LLC events, -dd the
     /// L1-icache and TLB ones, -ddd the prefetch ones (`<not supported>`

@@ -63,7 +63,14 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
             "nothing to count: give a command (`sear stat -- ./prog args`), -p PID, -t TID or -a"
         );
     }
-    let aggr = Aggr::of_flags(a.no_aggr, a.per_thread, a.per_core, a.per_die, a.per_socket);
+    let aggr = Aggr::of_flags([
+        a.no_aggr,
+        a.per_thread,
+        a.per_core,
+        a.per_die,
+        a.per_socket,
+        a.per_node,
+    ]);
     aggr.check(&opts).map_err(anyhow::Error::msg)?;
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
@@ -122,7 +129,7 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         &a.command,
     );
     let rusage = !a.command.is_empty() && !opts.attaches() && !opts.system_wide;
-    let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage);
+    let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage, a.table);
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {
         if a.output.is_some() {

@@ -158,19 +158,23 @@ pub enum Aggr {
     Core,
     Die,
     Socket,
+    Node,
 }
 
 impl Aggr {
     /// The split perf's flags ask for, in perf's order of precedence:
     /// `-A/--no-aggr`, `--per-thread`, `--per-core`, `--per-die`,
-    /// `--per-socket`.
-    pub fn of_flags(no_aggr: bool, thread: bool, core: bool, die: bool, socket: bool) -> Self {
+    /// `--per-socket`, `--per-node` (`[no_aggr, thread, core, die, socket,
+    /// node]`).
+    pub fn of_flags(flags: [bool; 6]) -> Self {
+        let [no_aggr, thread, core, die, socket, node] = flags;
         [
             (no_aggr, Aggr::Cpu),
             (thread, Aggr::Thread),
             (core, Aggr::Core),
             (die, Aggr::Die),
             (socket, Aggr::Socket),
+            (node, Aggr::Node),
         ]
         .into_iter()
         .find_map(|(on, a)| on.then_some(a))
@@ -185,10 +189,12 @@ impl Aggr {
                 "--per-thread needs -p PID or -t TID: it splits the counts of running tasks by thread"
                     .into(),
             ),
-            Aggr::Cpu | Aggr::Core | Aggr::Die | Aggr::Socket if !opts.system_wide => Err(
-                "-A and --per-core/--per-die/--per-socket need -a: they split system-wide counts by CPU"
-                    .into(),
-            ),
+            Aggr::Cpu | Aggr::Core | Aggr::Die | Aggr::Socket | Aggr::Node
+                if !opts.system_wide =>
+            {
+                Err("-A and --per-core/--per-die/--per-socket/--per-node need -a: they split system-wide counts by CPU"
+                    .into())
+            }
             _ if opts.interval_ms.is_some() => {
                 Err("-I with -A or --per-* is not supported yet: use one of them".into())
             }
@@ -203,6 +209,8 @@ impl Aggr {
 pub struct Runs {
     pub rows: Vec<EventStats>,
     pub wall: Spread,
+    /// Each run's wall time, nanoseconds (`--table`).
+    pub walls: Vec<u64>,
     pub last: Option<CountRun>,
 }
 
@@ -215,6 +223,7 @@ impl Runs {
             row.add(c.value, c.enabled, c.running);
         }
         self.wall.add(r.wall_ns as f64);
+        self.walls.push(r.wall_ns);
         self.last = Some(r);
     }
 
@@ -240,7 +249,19 @@ pub fn topology(cpu: i32) -> (i64, i64, i64) {
     (read("physical_package_id"), read("die_id"), read("core_id"))
 }
 
-/// A split's key: (socket, die, core, id) with id the CPU or tid.
+/// The NUMA node of a CPU (its `nodeN` entry in sysfs), 0 where unknown.
+pub fn numa_node(cpu: i32) -> i64 {
+    std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
+        .ok()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A split's key: (socket, die, core, id) with id the CPU or tid (for
+/// `--per-node`, the node comes first).
 pub type SplitKey = (i64, i64, i64, i64);
 
 /// One line of a split table.
@@ -278,6 +299,7 @@ pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
                     (s, d, 0, 0)
                 }
                 Aggr::Socket | Aggr::Global => (topo().0, 0, 0, 0),
+                Aggr::Node => (numa_node(t.cpu), 0, 0, 0),
             }
         })
         .collect();

@@ -310,7 +310,13 @@ pub fn header(counted: &Counted, runs: u32) -> String {
 
 /// The table's last lines: the elapsed time (with its spread over runs),
 /// and the command's user and system time for a single run of one.
-pub fn footer(out: &mut String, wall: &Spread, runs: u32, rusage: Option<(f64, f64)>) {
+pub fn footer(
+    out: &mut String,
+    wall: &Spread,
+    runs: u32,
+    rusage: Option<(f64, f64)>,
+    table: Option<&[u64]>,
+) {
     // (A blank line after the rows; with no rows (-n), the header's.)
     if !out.ends_with("\n\n") {
         out.push('\n');
@@ -324,6 +330,9 @@ pub fn footer(out: &mut String, wall: &Spread, runs: u32, rusage: Option<(f64, f
     } else {
         let sd = wall.stderr() / 1e9;
         let p = precision(sd);
+        if let Some(walls) = table {
+            run_table(out, walls, avg, p);
+        }
         let _ = write!(out, " {avg:17.p$} +- {sd:.p$} seconds time elapsed");
         let pct = if avg != 0.0 { 100.0 * sd / avg } else { 0.0 };
         if pct != 0.0 {
@@ -331,6 +340,31 @@ pub fn footer(out: &mut String, wall: &Spread, runs: u32, rusage: Option<(f64, f
         }
     }
     out.push_str("\n\n");
+}
+
+/// `--table`: each run's wall time, its difference from the mean and a bar
+/// of one `#` per 5% of it (perf's `print_table`).
+fn run_table(out: &mut String, walls: &[u64], avg: f64, p: usize) {
+    let first = format!(" {avg:17.p$}");
+    let indent = first.len() - first.trim_start_matches(' ').len();
+    let _ = writeln!(out, "{:indent$}# Table of individual measurements:", "");
+    for &ns in walls {
+        let run = ns as f64 / 1e9;
+        // C: 1 + abs((int)(100.0 * (run - avg) / run) / 5).
+        let pct = if run != 0.0 {
+            (100.0 * (run - avg) / run) as i64
+        } else {
+            0
+        };
+        let bars = 1 + (pct / 5).unsigned_abs() as usize;
+        let _ = writeln!(
+            out,
+            " {run:17.p$} ({:+.p$}) {}",
+            run - avg,
+            "#".repeat(bars)
+        );
+    }
+    let _ = writeln!(out, "\n{:indent$}# Final result:", "");
 }
 
 /// One interval's lines (`-I`), stamped with the time since counting
@@ -404,6 +438,11 @@ pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> 
                 format!("S{s}-D{d:<8} {nr:>4} "),
                 format!("\"die\" : \"S{s}-D{d}\", \"aggregate-number\" : {nr}, "),
             ),
+            Aggr::Node => (
+                format!("N{s}"),
+                format!("N{s:<5} {nr:>4} "),
+                format!("\"node\" : \"N{s}\", \"aggregate-number\" : {nr}, "),
+            ),
             Aggr::Socket | Aggr::Global => (
                 format!("S{s}"),
                 format!("S{s:<5} {nr:>4} "),
@@ -443,6 +482,7 @@ pub fn counts(
     runs: u32,
     aggr: Aggr,
     rusage: bool,
+    table: bool,
 ) -> String {
     let mut out = String::new();
     if *format == Format::Std {
@@ -467,7 +507,8 @@ pub fn counts(
             .as_ref()
             .filter(|_| rusage && aggr == Aggr::Global)
             .map(|r| (r.user_secs, r.sys_secs));
-        footer(&mut out, &all.wall, runs, rusage);
+        let walls = table.then_some(all.walls.as_slice());
+        footer(&mut out, &all.wall, runs, rusage, walls);
     }
     out
 }
