@@ -256,6 +256,55 @@ fn table_lists_each_run() {
     assert_eq!(indent(lines[at]), indent(fin));
 }
 
+/// `-D/--delay`: a program busy for 400 ms of wall time is counted only
+/// after the first 200 (perf's "Events disabled"/"Events enabled" on
+/// stderr, the elapsed time from when counting starts).
+#[test]
+fn delay_counts_only_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy = build_c(
+        dir.path(),
+        "busy400",
+        r#"
+#include <time.h>
+int main(void) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile long x = 0;
+  do {
+    for (int i = 0; i < 100000; i++) x += i;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
+  return 0;
+}
+"#,
+        &["-O1"],
+    );
+    let prog = [busy.to_str().unwrap()];
+    let run = |args: &[&str]| -> (f64, f64, String) {
+        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        let first = |key: &str| -> f64 {
+            let l = s
+                .lines()
+                .find(|l| l.contains(key))
+                .unwrap_or_else(|| panic!("{s}"));
+            l.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        (first("task-clock"), first("time elapsed"), s)
+    };
+    let (_, plain_secs, _) = run(&["-e", "task-clock"]);
+    let (late_ms, late_secs, s) = run(&["-D", "200", "-e", "task-clock"]);
+    assert!(plain_secs >= 0.39, "{plain_secs}");
+    // (At most the 200 ms of wall time left: a CPU's worth, with margin.)
+    assert!(late_ms > 0.0 && late_ms < 300.0, "{late_ms} ms\n{s}");
+    assert!(
+        late_secs < plain_secs - 0.1,
+        "{late_secs} s against {plain_secs} s\n{s}"
+    );
+    let disabled = s.find("Events disabled").expect("the note");
+    assert!(s[disabled..].contains("Events enabled"), "{s}");
+}
+
 #[test]
 fn csv_fields_are_perfs() {
     have_perf();

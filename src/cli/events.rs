@@ -157,6 +157,10 @@ pub struct StatArgs {
     #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// Start counting MSECS milliseconds after the command starts (what it
+    /// does before is not counted).
+    #[arg(short = 'D', long = "delay", value_name = "MSECS")]
+    pub delay: Option<u64>,
     /// With -r: a table of each run's wall time, its difference from the
     /// mean and a bar per 5% of it, before the final result.
     #[arg(long = "table")]

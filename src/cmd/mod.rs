@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(a) => report::run(*a, quiet),
         Command::Script(a) => script::run(a),
         Command::Annotate(a) => annotate::run(a),
-        Command::Stat(a) => stat::run(*a),
+        Command::Stat(a) => stat::run(*a, quiet),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),

@@ -32,7 +32,7 @@ fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
     Ok(w)
 }
 
-pub fn run(a: StatArgs) -> Result<ExitCode> {
+pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
     let format = match (&a.field_separator, a.json) {
         (_, true) => Format::Json,
         (Some(s), false) => Format::Csv(s.clone()),
@@ -51,6 +51,8 @@ pub fn run(a: StatArgs) -> Result<ExitCode> {
         null: a.null,
         cpus: a.cpu.clone().map(|c| c.0),
         timeout_ms: a.timeout,
+        delay_ms: a.delay,
+        quiet,
     };
     if let Err(e) = record::count::events_of(&opts) {
         // As perf: the error, then where to find the valid names.

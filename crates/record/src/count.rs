@@ -58,6 +58,11 @@ pub struct CountOptions {
     /// Read the counters every this many milliseconds (`-I`) and hand
     /// them to the caller's callback.
     pub interval_ms: Option<u64>,
+    /// `-D/--delay`: the counters start this many milliseconds after the
+    /// command (or, without one, after they are opened); perf's "Events
+    /// disabled" and "Events enabled" go to stderr unless `quiet`.
+    pub delay_ms: Option<u64>,
+    pub quiet: bool,
 }
 
 impl CountOptions {
@@ -274,7 +279,8 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
     } else {
         vec![(child.as_ref().map_or(-1, |c| c.pid), -1)]
     };
-    let on_exec = child.is_some() && !opts.attaches() && !opts.system_wide;
+    let delayed = opts.delay_ms.filter(|&d| d > 0);
+    let on_exec = child.is_some() && !opts.attaches() && !opts.system_wide && delayed.is_none();
     let inherit = !opts.no_inherit;
     let by_target = !on_exec;
     let target_list: Vec<Target> = targets
@@ -348,14 +354,36 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         }
     }
 
-    if !on_exec {
+    let enable = |fds: &[Vec<(usize, OwnedFd)>]| -> Result<()> {
         for &(f, k) in &leaders {
             if let Some((_, fd)) = fds.get(f).and_then(|v| v.get(k)) {
                 sys::enable(fd).map_err(|e| Error::sys("enabling the events", e))?;
             }
         }
+        Ok(())
+    };
+    if !on_exec && delayed.is_none() {
+        enable(&fds)?;
     }
-    let start = Instant::now();
+    let mut start = Instant::now();
+    if let Some(ms) = delayed {
+        // As perf: the command runs, the counters wait (and the elapsed
+        // time counts from when they start).
+        if !opts.quiet {
+            eprintln!("Events disabled");
+        }
+        if let Some(c) = &mut child {
+            if let Err(e) = c.go() {
+                return Err(Error::exec(&opts.command[0], e));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        enable(&fds)?;
+        start = Instant::now();
+        if !opts.quiet {
+            eprintln!("Events enabled");
+        }
+    }
     let mut exit_raw = None;
     let (mut user_secs, mut sys_secs) = (0.0, 0.0);
     if let Some(ms) = opts.interval_ms {
