@@ -494,14 +494,29 @@ fn complete(
             r
         })
         .collect();
-    // Where each location's answer lies among the pieces (piece, index):
-    // eight bytes a location, not an answer's size.
-    let mut at: Vec<(u32, u32)> = vec![(u32::MAX, 0); locs.len()];
-    let mut answered: Vec<Vec<Option<LocAnswer>>> = Vec::with_capacity(pieces.len());
+    // Where the thread answered early, its answers already span the
+    // locations: the pieces' move in beside them. Otherwise they stay in
+    // their pieces, found through an index of eight bytes a location (an
+    // answer is 168).
+    let index_pieces = prep.answers.is_empty();
+    let mut at: Vec<(u32, u32)> = if index_pieces {
+        vec![(u32::MAX, 0); locs.len()]
+    } else {
+        prep.answers.resize_with(locs.len(), || None);
+        Vec::new()
+    };
+    let mut answered: Vec<Vec<Option<LocAnswer>>> = Vec::new();
     for (res, miss) in pieces {
         // Each piece of an unreadable binary says so: once is enough.
         if let Some(m) = miss.filter(|m| !misses.contains(m)) {
             misses.push(m);
+        }
+        if !index_pieces {
+            for a in res {
+                let i = a.loc as usize;
+                prep.answers[i] = Some(a);
+            }
+            continue;
         }
         let p = answered.len() as u32;
         for (k, a) in res.iter().enumerate() {
@@ -520,7 +535,7 @@ fn complete(
         for i in ids {
             let early = prep.answers.get_mut(i as usize).and_then(Option::take);
             let late = || {
-                let (p, k) = at[i as usize];
+                let &(p, k) = at.get(i as usize)?;
                 answered.get_mut(p as usize)?.get_mut(k as usize)?.take()
             };
             let Some(a) = early.or_else(late) else {
