@@ -489,7 +489,15 @@ pub fn build(
     let mut marks = PathMarks::default();
     report.trie.children = opts.children;
     report.trie.caller_order = opts.caller_order;
-    for (key, sum) in sums {
+    // The sums are taken from the end of a reversed copy, and their vector
+    // shrinks as it empties: the histogram grows while they go, so the
+    // two are not both whole at the peak.
+    let mut sums = sums;
+    sums.reverse();
+    while let Some((key, sum)) = sums.pop() {
+        if sums.capacity() > 4096 && sums.len() < sums.capacity() / 2 {
+            sums.shrink_to_fit();
+        }
         let ev = key.event as usize;
         if report.hists.len() <= ev {
             report.hists.resize_with(ev + 1, Hists::default);
