@@ -373,8 +373,20 @@ pub struct AnnotateArgs {
     #[arg(long)]
     pub stdio: bool,
     /// Disassembly only, without the interleaved source lines.
-    #[arg(long = "no-source")]
+    #[arg(long = "no-source", overrides_with = "source")]
     pub no_source: bool,
+    /// Source lines interleaved with the disassembly (the default).
+    #[arg(long = "source", overrides_with = "no_source")]
+    pub source: bool,
+    /// What the percentages are of: local-period (the default: the
+    /// function's period), local-hits (its samples), global-period or
+    /// global-hits (the event's, of the samples the filters keep).
+    #[arg(long = "percent-type", value_name = "TYPE")]
+    pub percent_type: Option<String>,
+    /// Leave out, without a word, functions whose code cannot be read
+    /// (a missing or changed binary) instead of warning about them.
+    #[arg(long = "skip-missing")]
+    pub skip_missing: bool,
     /// Print a summary of the hottest source lines first, and each hot
     /// instruction's `file:line` after it.
     #[arg(short = 'l', long = "print-line")]

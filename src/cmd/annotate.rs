@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use profile::annotate::{AnnotateOptions, Annotator, FunctionFilter};
 use profile::collect::CollectOptions;
-use render::annotate::{Column, FunctionHeader, Options};
+use render::annotate::{Column, FunctionHeader, Options, PercentType};
 use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
@@ -88,6 +88,13 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     if let Some(limit) = a.percent_limit {
         hot.retain_above(limit);
     }
+    let percent_type = match a.percent_type.as_deref() {
+        None => PercentType::LocalPeriod,
+        Some(t) => PercentType::parse(t).with_context(|| {
+            format!("--percent-type {t}: expected local-period, global-period, local-hits or global-hits")
+        })?,
+    };
+    let shown_totals = hot.shown_totals;
     let entries = hot.entries;
     let opts = AnnotateOptions {
         syntax,
@@ -102,6 +109,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             Column::Percent
         },
         print_line: a.print_line,
+        percent_type,
     };
     let mut annotator = Annotator::new(&syms, dsos, opts);
     let mut out = super::paged_stdout();
@@ -111,8 +119,15 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             continue;
         };
         let per_insn = e.hits.per_insn(ann);
+        let base = match percent_type {
+            PercentType::LocalPeriod => e.hits.period,
+            PercentType::LocalHits => e.hits.samples,
+            PercentType::GlobalPeriod => shown_totals.get(e.event).map_or(0, |t| t.1),
+            PercentType::GlobalHits => shown_totals.get(e.event).map_or(0, |t| t.0),
+        };
         if a.print_line {
-            render::annotate::write_summary(&mut out, &dso.name, ann, &per_insn, e.hits.period)?;
+            let name = &dso.name;
+            render::annotate::write_summary(&mut out, name, ann, &per_insn, base, percent_type)?;
         }
         let event = meta
             .events
@@ -125,12 +140,15 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             event: &event,
             samples: e.hits.samples,
         };
-        render::annotate::write_function(&mut out, ann, &per_insn, e.hits.period, &header, &ropts)?;
+        render::annotate::write_function(&mut out, ann, &per_insn, base, &header, &ropts)?;
         printed += 1;
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
     let mut func_failures = annotator.failures();
+    if a.skip_missing {
+        func_failures.clear();
+    }
     // With nothing printed, the last failure is the error and the others are warnings.
     let last_error = if printed == 0 {
         func_failures.pop()

@@ -285,6 +285,10 @@ pub struct FunctionFilter {
 pub struct HotFunctions {
     pub entries: Vec<HotFunction>,
     pub event_totals: Vec<u64>,
+    /// Per event, the (samples, period) of the samples the filter passes
+    /// (perf's histogram totals, which `--percent-type global-*` takes:
+    /// with `-s`, only that function's).
+    pub shown_totals: Vec<(u64, u64)>,
 }
 
 impl HotFunctions {
@@ -328,21 +332,30 @@ pub fn hot_functions(
     let mut entries: Vec<HotFunction> = Vec::new();
     let mut index: HashMap<(usize, u32), usize> = HashMap::new();
     let mut event_totals = vec![0u64; nr_events];
+    let mut shown_totals = vec![(0u64, 0u64); nr_events];
     for (key, sum) in sums {
         let ev = key.event as usize;
         if let Some(t) = event_totals.get_mut(ev) {
             *t = t.wrapping_add(sum.period);
         }
-        let Some(loc) = syms.per_loc.get(key.leaf as usize) else {
-            continue;
+        let mut shown = |ev: usize| {
+            if let Some(t) = shown_totals.get_mut(ev) {
+                *t = (t.0 + sum.samples, t.1.wrapping_add(sum.period));
+            }
         };
-        let Some(sym_id) = loc.sym else {
+        let sym_id = syms.per_loc.get(key.leaf as usize).and_then(|l| l.sym);
+        let (Some(loc), Some(sym_id)) = (syms.per_loc.get(key.leaf as usize), sym_id) else {
+            // (A sample without a symbol counts where no filter names one.)
+            if filter.symbol.is_none() && filter.dsos.is_none() {
+                shown(ev);
+            }
             continue;
         };
         let sym = &syms.syms[sym_id as usize];
         if !dso_ok(sym.dso) || !sym_ok(&sym.name) {
             continue;
         }
+        shown(ev);
         let i = *index.entry((ev, sym_id)).or_insert_with(|| {
             entries.push(HotFunction {
                 event: ev,
@@ -365,6 +378,7 @@ pub fn hot_functions(
     HotFunctions {
         entries,
         event_totals,
+        shown_totals,
     }
 }
 

@@ -44,11 +44,67 @@ pub struct FunctionHeader<'a> {
     pub samples: u64,
 }
 
+/// What a percentage is of (perf's `--percent-type`): the function's
+/// period or samples (local), or the event's (global).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PercentType {
+    #[default]
+    LocalPeriod,
+    GlobalPeriod,
+    LocalHits,
+    GlobalHits,
+}
+
+impl PercentType {
+    /// perf's spellings: `local-period`, `global-period`, `local-hits`,
+    /// `global-hits` (either word order).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "local-period" | "period-local" => PercentType::LocalPeriod,
+            "global-period" | "period-global" => PercentType::GlobalPeriod,
+            "local-hits" | "hits-local" => PercentType::LocalHits,
+            "global-hits" | "hits-global" => PercentType::GlobalHits,
+            _ => return None,
+        })
+    }
+
+    /// Of the event's totals, not the function's.
+    pub fn global(self) -> bool {
+        matches!(self, PercentType::GlobalPeriod | PercentType::GlobalHits)
+    }
+
+    /// Of sample counts, not periods.
+    pub fn hits(self) -> bool {
+        matches!(self, PercentType::LocalHits | PercentType::GlobalHits)
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            PercentType::LocalPeriod => "local period",
+            PercentType::GlobalPeriod => "global period",
+            PercentType::LocalHits => "local hits",
+            PercentType::GlobalHits => "global hits",
+        }
+    }
+
+    /// An instruction's (samples, period) in the unit this type counts.
+    fn of(self, (samples, period): (u64, u64)) -> u64 {
+        if self.hits() {
+            samples
+        } else {
+            period
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
     pub column: Column,
     /// `--print-line`: append ` // file.c:7` to instructions above 0.5%.
     pub print_line: bool,
+    /// What percentages are of; the `base` [`write_function`] and
+    /// [`write_summary`] take is that total.
+    pub percent_type: PercentType,
 }
 
 /// perf's `MIN_GREEN`: source lines at or below this share stay out of `--print-line`.
@@ -63,22 +119,24 @@ fn percent(period: u64, total: u64) -> f64 {
 }
 
 /// Writes one function: the header, the rule and every line. `per_insn` holds (samples,
-/// period) per instruction of `a`, in order; `total_period` is the function's period.
+/// period) per instruction of `a`, in order; `base` is what percentages are of (the
+/// function's period by default; see [`PercentType`]).
 pub fn write_function(
     w: &mut dyn Write,
     a: &Annotated,
     per_insn: &[(u64, u64)],
-    total_period: u64,
+    base: u64,
     h: &FunctionHeader<'_>,
     o: &Options,
 ) -> io::Result<()> {
     let width = o.column.width();
     let head = format!(
-        " {:<width$.width$}|\tSource code & Disassembly of {} for {} ({} samples, percent: local period)",
+        " {:<width$.width$}|\tSource code & Disassembly of {} for {} ({} samples, percent: {})",
         o.column.label(),
         h.dso,
         h.event,
         h.samples,
+        o.percent_type.title(),
     );
     writeln!(w, "{head}")?;
     // perf's rule is as long as the header it printed (with its newline) and four more.
@@ -101,7 +159,7 @@ pub fn write_function(
             } => {
                 let (samples, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
                 insn += 1;
-                let share = percent(period, total_period);
+                let share = percent(o.percent_type.of((samples, period)), base);
                 match o.column {
                     Column::Percent => write!(w, " {share:7.2}")?,
                     Column::Samples => write!(w, " {samples:7}")?,
@@ -127,13 +185,14 @@ pub fn write_function(
 }
 
 /// `--print-line`'s summary: the source lines of instructions above 0.5%, by their summed
-/// share, for the file `long_name`.
+/// share (of `base`, in `percent_type`'s unit), for the file `long_name`.
 pub fn write_summary(
     w: &mut dyn Write,
     long_name: &str,
     a: &Annotated,
     per_insn: &[(u64, u64)],
-    total_period: u64,
+    base: u64,
+    percent_type: PercentType,
 ) -> io::Result<()> {
     let mut sums: Vec<(String, f64)> = Vec::new();
     let mut insn = 0;
@@ -141,9 +200,9 @@ pub fn write_summary(
         let Line::Insn { srcline, .. } = line else {
             continue;
         };
-        let (_, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
+        let hits = per_insn.get(insn).copied().unwrap_or((0, 0));
         insn += 1;
-        let share = percent(period, total_period);
+        let share = percent(percent_type.of(hits), base);
         if share <= MIN_LINE_PERCENT {
             continue;
         }
@@ -258,6 +317,37 @@ mod tests {
         assert!(s.contains("         : 7      s += a[i];\n"), "{s}");
     }
 
+    /// Hits count samples, not periods, of the base given; the title says which.
+    #[test]
+    fn percent_types_count_what_they_say() {
+        let per = [(1, 10), (1, 30), (2, 60)];
+        let h = FunctionHeader {
+            dso: "hot",
+            event: "cpu-clock",
+            samples: 4,
+        };
+        let run = |t: PercentType, base: u64| {
+            let mut out = Vec::new();
+            let o = Options {
+                percent_type: t,
+                ..Default::default()
+            };
+            write_function(&mut out, &sample(), &per, base, &h, &o).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let hits = run(PercentType::LocalHits, 4);
+        assert!(hits.contains("percent: local hits)"), "{hits}");
+        assert!(hits.contains("   50.00 :   1204:"), "{hits}");
+        let global = run(PercentType::GlobalPeriod, 200);
+        assert!(global.contains("percent: global period)"), "{global}");
+        assert!(global.contains("   30.00 :   1204:"), "{global}");
+        assert_eq!(
+            PercentType::parse("hits-global"),
+            Some(PercentType::GlobalHits)
+        );
+        assert_eq!(PercentType::parse("bogus"), None);
+    }
+
     #[test]
     fn summary_sorted_by_share() {
         let mut out = Vec::new();
@@ -267,6 +357,7 @@ mod tests {
             &sample(),
             &[(1, 1), (6, 6), (3, 3)],
             10,
+            PercentType::LocalPeriod,
         )
         .unwrap();
         let s = String::from_utf8(out).unwrap();
