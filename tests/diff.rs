@@ -125,6 +125,11 @@ fn default_layout_is_perf_diffs() {
         vec!["-S", "work_a", "-p"],
         vec!["--percentage", "relative", "-d", "twice", "-F"],
         vec!["--time", "0,", "-f"],
+        vec!["-b"],
+        vec!["--baseline-only", "-p", "-s", "sym"],
+        vec!["-t", ";"],
+        vec!["--field-separator", ",", "-c", "ratio", "-p", "-F"],
+        vec!["-t", "::", "-b", "-c", "wdiff:1,2", "-s", "dso"],
     ];
     // These recordings' samples carry no CPU: perf and sear refuse --cpu.
     let cpu = |c: &mut std::process::Command| c.args(["--cpu", "0"]).arg(base).arg(new).output();

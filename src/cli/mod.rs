@@ -350,6 +350,13 @@ pub struct DiffArgs {
     /// Accepted for perf compatibility (sear reads files of any owner).
     #[arg(short = 'f', long = "force")]
     pub force: bool,
+    /// Only rows both recordings have; Baseline is then each one's share
+    /// of those rows (the computed column keeps the recordings' totals).
+    #[arg(short = 'b', long = "baseline-only", conflicts_with = "new_column")]
+    pub baseline_only: bool,
+    /// Separate the columns with SEP (for scripts), as report's -t.
+    #[arg(short = 't', long = "field-separator", value_name = "SEP", value_parser = field_separator, conflicts_with = "new_column")]
+    pub field_separator: Option<String>,
     #[command(flatten)]
     pub names: NameArgs,
 }

@@ -47,6 +47,13 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
     let base = load(&a.base, &opts)?;
     let new = load(&a.new, &opts)?;
     let mut rows = profile::diff::diff_events(&base.sides, &new.sides);
+    if a.baseline_only {
+        for e in &mut rows {
+            profile::diff::baseline_only(&mut e.rows);
+            // (The columns fit the rows left.)
+            e.widths.clear();
+        }
+    }
     // As perf, a key column that a filter holds to one value is left out
     // (unless that leaves none).
     let single = |f: &Option<crate::cli::NameList>| f.as_ref().is_some_and(|n| n.0.len() == 1);
@@ -110,6 +117,7 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
         compute,
         show_period: a.period,
         show_formula: a.formula,
+        field_sep: a.field_separator.clone(),
     };
     let mut out = super::paged_stdout();
     render::diff::write_diff(&mut out, &table)?;

@@ -250,6 +250,22 @@ pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
     rows
 }
 
+/// perf diff's `-b`: only the rows both recordings have, each baseline
+/// share now of those rows' baseline period (perf recounts its baseline
+/// totals after dropping the others; the changes keep the full totals).
+pub fn baseline_only(rows: &mut Vec<DiffRow>) {
+    rows.retain(|r| r.base.is_some() && r.new.is_some());
+    let total = rows
+        .iter()
+        .filter_map(|r| r.base)
+        .fold(0u64, |t, b| t.saturating_add(b.period));
+    for r in rows.iter_mut() {
+        if let Some(b) = &mut r.base {
+            b.percent = percent(b.period, total);
+        }
+    }
+}
+
 /// What perf diff's `-c/--compute` shows for each row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Compute {

@@ -51,11 +51,24 @@ pub struct DiffTable<'a> {
     pub show_period: bool,
     /// `-F`: a `Formula` column after the computed one.
     pub show_formula: bool,
+    /// `-t`: columns joined by this, values unpadded then padded on the
+    /// right, no dotted line (as perf).
+    pub field_sep: Option<String>,
 }
 
 /// perf's widths of the period and formula columns.
 const PERIOD_WIDTH: usize = 14;
 const FORMULA_WIDTH: usize = 70;
+
+/// perf's plain (uncoloured) printer, the one a field separator selects,
+/// leaves a ratio of 0 and a weighted difference of 0 blank.
+fn blank_when_plain(compute: Compute, v: f64) -> bool {
+    match compute {
+        Compute::Ratio => v <= 0.0,
+        Compute::Wdiff(..) => v == 0.0,
+        Compute::Delta | Compute::DeltaAbs => false,
+    }
+}
 
 /// What perf's `-F` shows for a row the new recording has.
 fn formula(r: &DiffRow, compute: Compute, (base_total, new_total): (u64, u64)) -> String {
@@ -210,60 +223,88 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
         if t.show_period {
             values.push(("Period", PERIOD_WIDTH));
         }
+        let sep = t.field_sep.as_deref();
+        let between = sep.unwrap_or("  ");
         write!(out, "#")?;
         for (i, (h, w)) in values.iter().enumerate() {
-            let sep = if i == 0 { " " } else { "  " };
-            write!(out, "{sep}{h:>w$}")?;
+            let gap = if i == 0 { " " } else { between };
+            write!(out, "{gap}{h:>w$}")?;
         }
         for (h, w) in t.headers.iter().zip(&widths) {
-            write!(out, "  {h:<w$}")?;
+            write!(out, "{between}{h:<w$.w$}")?;
         }
-        write!(out, "\n#")?;
-        for (i, (_, w)) in values.iter().enumerate() {
-            let sep = if i == 0 { " " } else { "  " };
-            write!(out, "{sep}{}", ".".repeat(*w))?;
+        writeln!(out)?;
+        // (With a separator perf prints no dotted line.)
+        if sep.is_none() {
+            write!(out, "#")?;
+            for (i, (_, w)) in values.iter().enumerate() {
+                let gap = if i == 0 { " " } else { "  " };
+                write!(out, "{gap}{}", ".".repeat(*w))?;
+            }
+            for w in &widths {
+                write!(out, "  {}", ".".repeat(*w))?;
+            }
+            writeln!(out, "\n#")?;
         }
-        for w in &widths {
-            write!(out, "  {}", ".".repeat(*w))?;
-        }
-        writeln!(out, "\n#")?;
         let last = widths.len().saturating_sub(1);
         for r in rows {
-            match r.base {
-                Some(b) => write!(out, "{:>9.2}%", b.percent)?,
-                None => write!(out, "{:10}", "")?,
-            }
+            // Each value column's text, None where perf leaves it blank.
+            let mut cells: Vec<Option<String>> = Vec::with_capacity(values.len());
+            cells.push(r.base.map(|b| match sep {
+                // (perf's `%.2f` with a separator, `%6.2f%%` without.)
+                Some(_) => format!("{:.2}", b.percent),
+                None => format!("{:.2}%", b.percent),
+            }));
             if t.show_period {
                 // (A row only the new recording has: perf's baseline entry
                 // is a placeholder of period 0.)
-                let p = r.base.map_or(0, |b| b.period);
-                write!(out, "  {p:>PERIOD_WIDTH$}")?;
+                cells.push(Some(r.base.map_or(0, |b| b.period).to_string()));
             }
-            let v = match (t.compute.value(r), r.new.is_some()) {
-                (Some(v), _) => match t.compute {
+            cells.push(match (t.compute.value(r), r.new.is_some()) {
+                (Some(v), _) if sep.is_some() && blank_when_plain(t.compute, v) => None,
+                (Some(v), _) => Some(match t.compute {
                     Compute::Delta | Compute::DeltaAbs => format!("{v:+.2}%"),
-                    Compute::Ratio => format!("{v:.6}"),
-                    Compute::Wdiff(..) => format!("{v:.0}"),
-                },
-                (None, true) => "N/A".to_owned(),
-                (None, false) => String::new(),
-            };
-            write!(out, "  {v:>cw$}")?;
+                    // (These formats have their widths: `%14.6F`, `%14ld`.)
+                    Compute::Ratio => format!("{v:14.6}"),
+                    Compute::Wdiff(..) => format!("{v:14.0}"),
+                }),
+                (None, true) => Some("N/A".to_owned()),
+                (None, false) => None,
+            });
             if t.show_formula {
-                let f = formula(r, t.compute, s.totals);
-                write!(out, "  {f:>FORMULA_WIDTH$}")?;
+                cells.push(Some(formula(r, t.compute, s.totals)).filter(|f| !f.is_empty()));
             }
             if t.show_period {
-                let p = r.new.map_or(String::new(), |n| n.period.to_string());
-                write!(out, "  {p:>PERIOD_WIDTH$}")?;
+                cells.push(r.new.map(|n| n.period.to_string()));
+            }
+            for (i, (cell, (_, w))) in cells.iter().zip(&values).enumerate() {
+                match sep {
+                    // Unpadded, then padded to the column on the right; a
+                    // blank is one space.
+                    Some(s) => {
+                        let gap = if i == 0 { "" } else { s };
+                        let text = cell.as_deref().unwrap_or(" ");
+                        write!(out, "{gap}{text:<w$}")?;
+                    }
+                    None => {
+                        let text = cell.as_deref().unwrap_or("");
+                        write!(out, "  {text:>w$}")?;
+                    }
+                }
             }
             for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
+                // perf writes keys through `repsep_snprintf`: the
+                // separator's first character becomes '.'.
+                let k = match sep.and_then(|s| s.chars().next()) {
+                    Some(c) => k.replace(c, "."),
+                    None => k.clone(),
+                };
                 if i == last && !t.pads.get(i).copied().unwrap_or(false) {
-                    write!(out, "  {k}")?;
+                    write!(out, "{between}{k}")?;
                 } else {
                     // (`%-*.*s`: a comm longer than its column is cut.)
                     let k: String = k.chars().take(*w).collect();
-                    write!(out, "  {k:<w$}")?;
+                    write!(out, "{between}{k:<w$}")?;
                 }
             }
             writeln!(out)?;
@@ -312,6 +353,7 @@ mod tests {
             compute: Compute::DeltaAbs,
             show_period: false,
             show_formula: false,
+            field_sep: None,
         };
         let mut out = Vec::new();
         write_diff(&mut out, &t).unwrap();
