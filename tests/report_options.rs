@@ -134,47 +134,15 @@ int main(void) {
     );
     // (Entries over 1% only: kernel and loader entries of a sample or two
     // each come and go between runs.)
-    let rows: Vec<Vec<&str>> = vec![
-        vec!["--children", "-g", "none", "--percent-limit", "1"],
-        vec![
-            "--children",
-            "-g",
-            "none",
-            "--percent-limit",
-            "1",
-            "-t",
-            ";",
-        ],
-        vec![
-            "--children",
-            "-g",
-            "none",
-            "--percent-limit",
-            "1",
-            "-t",
-            "::::",
-        ],
-        vec![
-            "--children",
-            "-g",
-            "none",
-            "--percent-limit",
-            "1",
-            "-w",
-            "0,0,0,0,20",
-        ],
-        vec![
-            "--children",
-            "-g",
-            "none",
-            "--percent-limit",
-            "1",
-            "-t",
-            ",",
-            "--comms",
-            "inl",
-        ],
+    let base = ["--children", "-g", "none", "--percent-limit", "1"];
+    let extras: [&[&str]; 5] = [
+        &[],
+        &["-t", ";"],
+        &["-t", "::::"],
+        &["-w", "0,0,0,0,20"],
+        &["-t", ",", "--comms", "inl"],
     ];
+    let rows: Vec<Vec<&str>> = extras.iter().map(|e| [&base[..], e].concat()).collect();
     assert_rows_equal(
         &rows,
         |args| {
