@@ -822,3 +822,55 @@ fn delay_starts_sampling_late() {
         "{text}"
     );
 }
+
+/// `--max-size`: a program busy for 400 ms at 10 kHz with call chains would
+/// write several times 100 KB; recording stops once the file holds that,
+/// says so, ends the command as perf does (SIGTERM: status 143), and the
+/// file is whole (perf reads sear's sample count).
+#[test]
+fn max_size_stops_the_recording() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let busy = gcc(
+        dir.path(),
+        "busy400",
+        r#"
+#include <time.h>
+int main(void) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile long x = 0;
+  do {
+    for (int i = 0; i < 100000; i++) x += i;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
+  return 0;
+}
+"#,
+        &["-O1"],
+    );
+    let f = dir.path().join("limited.data");
+    let out = sear()
+        .args([
+            "record",
+            "--max-size",
+            "100K",
+            "-m",
+            "4",
+            "-F",
+            "10000",
+            "-g",
+            "-o",
+        ])
+        .arg(&f)
+        .arg("--")
+        .arg(&busy)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("size limit reached"), "{stderr}");
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    let size = std::fs::metadata(&f).unwrap().len();
+    assert!((100 << 10..400 << 10).contains(&size), "{size} bytes");
+    assert!(check_counts(&f, &stderr) > 0);
+}

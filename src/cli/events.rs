@@ -80,6 +80,10 @@ pub struct RecordArgs {
     /// -D/--delay); what the command maps and runs before is recorded.
     #[arg(short = 'D', long = "delay", value_name = "MSECS")]
     pub delay: Option<u64>,
+    /// Stop once the output holds this much (bytes, or with B, K, M or
+    /// G: `--max-size 100M`); the command is ended as on Ctrl-C.
+    #[arg(long = "max-size", value_name = "SIZE", value_parser = max_size)]
+    pub max_size: Option<u64>,
     /// Do not collect build ids of the binaries samples hit.
     #[arg(short = 'B', long = "no-buildid")]
     pub no_buildid: bool,
@@ -263,4 +267,8 @@ impl TaskArgs {
     pub fn tids(&self) -> Vec<i32> {
         self.tid.clone().map(|t| t.0).unwrap_or_default()
     }
+}
+
+fn max_size(s: &str) -> Result<u64, String> {
+    record::parse_size("--max-size", s).map_err(|e| e.to_string())
 }

@@ -69,6 +69,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
         delay_ms: a.delay.filter(|&d| d > 0),
+        max_size: a.max_size,
         quiet,
     };
     if opts.command.is_empty()

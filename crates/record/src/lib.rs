@@ -41,7 +41,7 @@ mod attrs;
 mod buildid;
 pub mod count;
 mod options;
-pub use options::parse_mmap_pages;
+pub use options::{parse_mmap_pages, parse_size};
 mod error;
 pub mod event;
 mod header;
@@ -140,6 +140,9 @@ pub struct Options {
     pub delay_ms: Option<u64>,
     /// No progress notes on stderr ("Events disabled", "Events enabled").
     pub quiet: bool,
+    /// `--max-size`: stop (and end the command, as perf does) once the
+    /// output holds this many bytes.
+    pub max_size: Option<u64>,
 }
 
 impl Default for Options {
@@ -171,6 +174,7 @@ impl Default for Options {
             version: concat!(env!("CARGO_PKG_VERSION"), " (sear)").to_string(),
             delay_ms: None,
             quiet: false,
+            max_size: None,
         }
     }
 }
@@ -523,6 +527,15 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
         }
         if let Some(s) = sys::stop_signal() {
             stopped_by = Some(s);
+            break;
+        }
+        if opts.max_size.is_some_and(|m| sink.written() >= m) {
+            if !opts.quiet {
+                eprintln!(
+                    "[ sear record: size limit reached ({} KB), stopping session ]",
+                    sink.written() >> 10
+                );
+            }
             break;
         }
         if let Some(c) = &mut child {

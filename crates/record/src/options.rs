@@ -12,6 +12,37 @@ fn bad(option: &'static str, value: &str, detail: impl Into<String>) -> Error {
     }
 }
 
+/// A size as perf's `--max-size` takes it: bytes, or a number with B, K,
+/// M or G.
+pub fn parse_size(option: &'static str, s: &str) -> Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'B' => 1,
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => {
+                    return Err(bad(
+                        option,
+                        s,
+                        format!("unknown unit '{c}' (use B, K, M or G)"),
+                    ))
+                }
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| bad(option, s, "expected a size like 100K or 2M"))
+}
+
 /// `-m`: pages, or a size with K/M/G, as a power-of-two number of pages.
 pub fn parse_mmap_pages(s: &str) -> Result<usize> {
     let t = s.trim();

@@ -46,6 +46,14 @@ impl Sink {
         }
     }
 
+    /// Bytes of output so far (`--max-size` compares them).
+    pub(crate) fn written(&self) -> u64 {
+        match self {
+            Sink::File { w, .. } => w.position(),
+            Sink::Pipe(_, n) => n.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     pub(crate) fn round(&mut self) -> perf_data::Result<()> {
         self.write(PERF_RECORD_FINISHED_ROUND, 0, &[])?;
         if let Sink::File { w, round_ends, .. } = self {
