@@ -831,24 +831,7 @@ fn delay_starts_sampling_late() {
 fn max_size_stops_the_recording() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let busy = gcc(
-        dir.path(),
-        "busy400",
-        r#"
-#include <time.h>
-int main(void) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  volatile long x = 0;
-  do {
-    for (int i = 0; i < 100000; i++) x += i;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
-  return 0;
-}
-"#,
-        &["-O1"],
-    );
+    let busy = gcc(dir.path(), "busy400", BUSY_400MS_C, &["-O1"]);
     let f = dir.path().join("limited.data");
     let out = sear()
         .args([

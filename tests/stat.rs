@@ -262,24 +262,7 @@ fn table_lists_each_run() {
 #[test]
 fn delay_counts_only_after_it() {
     let dir = tempfile::tempdir().unwrap();
-    let busy = build_c(
-        dir.path(),
-        "busy400",
-        r#"
-#include <time.h>
-int main(void) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  volatile long x = 0;
-  do {
-    for (int i = 0; i < 100000; i++) x += i;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
-  return 0;
-}
-"#,
-        &["-O1"],
-    );
+    let busy = build_c(dir.path(), "busy400", BUSY_400MS_C, &["-O1"]);
     let prog = [busy.to_str().unwrap()];
     let run = |args: &[&str]| -> (f64, f64, String) {
         let s = stderr_of(&stat(&mut sear(), args, &prog));

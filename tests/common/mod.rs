@@ -352,3 +352,19 @@ pub fn assert_rows_equal(
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// A C program busy on the CPU for 400 ms of wall time (however fast the
+/// machine), for tests that start or stop sampling part-way through.
+pub const BUSY_400MS_C: &str = r#"
+#include <time.h>
+int main(void) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile long x = 0;
+  do {
+    for (int i = 0; i < 100000; i++) x += i;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 400000000L);
+  return 0;
+}
+"#;

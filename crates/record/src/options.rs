@@ -12,59 +12,43 @@ fn bad(option: &'static str, value: &str, detail: impl Into<String>) -> Error {
     }
 }
 
-/// A size as perf's `--max-size` takes it: bytes, or a number with B, K,
-/// M or G.
-pub fn parse_size(option: &'static str, s: &str) -> Result<u64> {
+/// A number and its size unit (B, K, M or G, any case) if it ends with a
+/// letter; `unknown` says what to use when the letter is none of those.
+fn split_unit<'a>(
+    option: &'static str,
+    s: &'a str,
+    unknown: &str,
+) -> Result<(&'a str, Option<u64>)> {
     let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
+    match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
             let m: u64 = match c.to_ascii_uppercase() {
                 'B' => 1,
                 'K' => 1 << 10,
                 'M' => 1 << 20,
                 'G' => 1 << 30,
-                _ => {
-                    return Err(bad(
-                        option,
-                        s,
-                        format!("unknown unit '{c}' (use B, K, M or G)"),
-                    ))
-                }
+                _ => return Err(bad(option, s, format!("unknown unit '{c}' ({unknown})"))),
             };
-            (&t[..i], m)
+            Ok((t[..i].trim(), Some(m)))
         }
-        _ => (t, 1),
-    };
-    num.trim()
-        .parse::<u64>()
+        _ => Ok((t, None)),
+    }
+}
+
+/// A size as perf's `--max-size` takes it: bytes, or a number with B, K,
+/// M or G.
+pub fn parse_size(option: &'static str, s: &str) -> Result<u64> {
+    let (num, mult) = split_unit(option, s, "use B, K, M or G")?;
+    num.parse::<u64>()
         .ok()
-        .and_then(|n| n.checked_mul(mult))
+        .and_then(|n| n.checked_mul(mult.unwrap_or(1)))
         .filter(|&n| n > 0)
         .ok_or_else(|| bad(option, s, "expected a size like 100K or 2M"))
 }
 
 /// `-m`: pages, or a size with K/M/G, as a power-of-two number of pages.
 pub fn parse_mmap_pages(s: &str) -> Result<usize> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'B' => 1,
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                _ => {
-                    return Err(bad(
-                        "-m",
-                        s,
-                        format!("unknown unit '{c}' (use a page count, or K, M, G)"),
-                    ))
-                }
-            };
-            (&t[..i], Some(m))
-        }
-        _ => (t, None),
-    };
+    let (num, mult) = split_unit("-m", s, "use a page count, or K, M, G")?;
     let n: u64 = num
         .parse()
         .ok()
