@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use profile::session::{LeafFilter, ShownTime, TimeClock};
-use render::script::{FieldPlan, FrameTexts, LineLayout, SampleHeader};
+use render::script::{DataSrcColumn, EventKind, FieldPlan, FrameTexts, LineLayout, SampleHeader};
 
 use crate::cli::ScriptArgs;
 
@@ -26,6 +26,13 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     if !meta.events.is_empty() {
         FieldPlan::new(meta, a.fields.as_deref())?;
     }
+    // Fields beyond the header and location need more of each sample kept.
+    let asked = a
+        .fields
+        .as_deref()
+        .and_then(|spec| render::script::parse_fields(spec, Default::default()).ok())
+        .map(|(f, _)| f)
+        .unwrap_or_default();
     let time = a.only.time_range()?;
     let dsos = a.dsos.clone().map(|d| d.0);
     let symbols = a.only.symbols();
@@ -61,6 +68,14 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         },
     );
     sink.side_band = a.show.side_band();
+    sink.keep_extra = asked.needs_extra();
+    if asked.addr {
+        sink.locate_addr = meta
+            .events
+            .iter()
+            .map(|e| render::script::EventKind::of(&e.attr).addr_correlates)
+            .collect();
+    }
     let profile::session::Replay {
         machine, reader, ..
     } = profile::session::replay(reader, machine, &mut sink)
@@ -69,6 +84,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         collector,
         samples: kept,
         side,
+        extras,
         ..
     } = sink;
 
@@ -95,13 +111,24 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let mut stack = Vec::new();
     let comm_names = collector.comms();
     let keep = LeafFilter::new(dsos, symbols, &collector, &machine, &syms);
-    let mut clock = TimeClock::new(ShownTime::of(a.reltime, a.deltatime));
+    let mut shown_clock = TimeClock::new(ShownTime::of(a.reltime, a.deltatime));
     let meta = reader.meta();
     let layout_of = |ev: usize| LineLayout {
         name_width,
         callchain: chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph,
         nanoseconds: a.ns,
     };
+    let kinds: Vec<EventKind> = meta.events.iter().map(|e| EventKind::of(&e.attr)).collect();
+    let arch = meta.features.arch().unwrap_or_default();
+    let clock = meta.features.clock_data();
+    let tod_of = |t: u64| {
+        if fields.iter().any(|f| f.tod) {
+            render::script::tod(clock, t, a.ns, crate::ui::local_utc_offset)
+        } else {
+            String::new()
+        }
+    };
+    let mut data_src = DataSrcColumn::default();
     let mut side = side.iter().peekable();
     for i in 0..=kept.len() {
         // The kernel records shown before this sample (after the last
@@ -111,7 +138,8 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 texts.fields_of_event(r.event),
                 meta.parse_other(r.type_, r.misc, &r.payload),
             ) {
-                let shown = clock.shown(r.time);
+                let tod = tod_of(r.time);
+                let shown = (shown_clock.shown(r.time), tod.as_str());
                 let rec = (meta, &data, &sid);
                 render::script::write_side_band(&mut out, r, shown, f, &layout_of(r.event), rec)?;
             }
@@ -126,16 +154,30 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         let f = *f;
         let layout = layout_of(ev);
         let chain = layout.callchain;
+        let extra = extras.get(i);
+        let tod = tod_of(k.time);
         let h = SampleHeader {
             comm: &comm_names[k.comm as usize],
             pid: k.pid,
             tid: k.tid,
             cpu: k.cpu,
-            time: clock.shown(k.time),
+            time: shown_clock.shown(k.time),
             period: k.period,
             event: event_names.get(ev).map_or("[unknown]", String::as_str),
+            misc: extra.map_or(0, |e| e.misc),
+            record_type: perf_data::consts::PERF_RECORD_SAMPLE,
+            tod: &tod,
         };
         render::script::write_header(&mut out, &h, &f, &layout)?;
+        let kind = kinds.get(ev).copied().unwrap_or_default();
+        render::script::write_before_location(
+            &mut out,
+            extra,
+            &f,
+            kind,
+            (&mut texts, set),
+            &mut data_src,
+        )?;
         if f.ip {
             render::script::write_location_start(&mut out, chain)?;
             if chain {
@@ -147,6 +189,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 out.write_all(texts.text(set, false, k.leaf))?;
             }
         }
+        render::script::write_after_location(&mut out, extra, &f, &arch, &texts, None)?;
         render::script::write_end(&mut out)?;
     }
     super::finish(out)?;

@@ -130,7 +130,7 @@ pub fn header_info(path: &Path, show_info: bool) -> render::header::FileInfo {
 
 /// Seconds east of UTC of the local time zone at instant `t`, by the
 /// system's rules (TZ, /etc/localtime).
-fn local_utc_offset(t: i64) -> i64 {
+pub fn local_utc_offset(t: i64) -> i64 {
     let Ok(ts) = jiff::Timestamp::from_second(t) else {
         return 0;
     };

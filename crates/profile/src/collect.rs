@@ -588,6 +588,49 @@ impl Collector {
         SampleKey::of(s, &th, comm, cpu, leaf, stack)
     }
 
+    /// The interned location of `addr`, an address a sample carries
+    /// besides its own (a data address, a branch's ends), looked up as
+    /// perf's `thread__find_map_fb` does: in the maps of the sample's
+    /// cpumode, else in those the address itself says (at or above 2^63
+    /// kernel, else user). Also the address's offset into its map as perf
+    /// computes it before the DSO is loaded (`addr - start + pgoff`; the
+    /// kernel's map has no pgoff), or the address where no map holds it.
+    pub fn address_loc(&mut self, machine: &mut Machine, s: &Sample<'_>, addr: u64) -> (u32, u64) {
+        let th = machine.sample_thread(s);
+        let mode = s.cpumode();
+        let by_addr = if addr >= 1 << 63 {
+            PERF_RECORD_MISC_KERNEL
+        } else {
+            PERF_RECORD_MISC_USER
+        };
+        let switchable = matches!(mode, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_USER);
+        let mut found = None;
+        for m in [mode, by_addr] {
+            if found.is_some() || (m != mode && (!switchable || by_addr == mode)) {
+                continue;
+            }
+            let (_, kernel) = level_of(m);
+            if matches!(m, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_USER) {
+                if let Some(hit) = self.map_cache.find(machine, th.maps, kernel, addr) {
+                    found = Some((m, hit, kernel));
+                }
+            }
+        }
+        // Not marked as hit: perf marks only the DSOs samples' code fell in.
+        let (loc, offset) = match found {
+            Some((m, hit, kernel)) => {
+                let loc = Self::locate(&mut self.map_cache, machine, &th, m, addr, Origin::Exact);
+                let pgoff = if kernel { 0 } else { hit.pgoff };
+                (loc, addr.wrapping_sub(hit.start).wrapping_add(pgoff))
+            }
+            None => (
+                Self::locate(&mut self.map_cache, machine, &th, mode, addr, Origin::Exact),
+                addr,
+            ),
+        };
+        (self.interner.loc_id(loc), offset)
+    }
+
     /// A sample's leaf location id and stack id, looked up and interned.
     fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
         let leaf = Self::locate(

@@ -360,10 +360,17 @@ impl ElfFile {
     }
 
     /// The Svma at which the byte at `offset` in the file is loaded (via PT_LOAD).
+    /// An offset past a segment's file bytes but within its memory (`.bss`, as a
+    /// mapping's `start + pgoff` arithmetic reaches it) maps the same way when no
+    /// segment holds it in the file.
     pub fn file_offset_to_svma(&self, offset: FileOffset) -> Result<Svma, Reason> {
+        let within = |size: fn(&LoadSegment) -> u64| {
+            move |l: &&LoadSegment| offset.0 >= l.file_offset && offset.0 - l.file_offset < size(l)
+        };
         self.loads
             .iter()
-            .find(|l| offset.0 >= l.file_offset && offset.0 - l.file_offset < l.file_size)
+            .find(within(|l| l.file_size))
+            .or_else(|| self.loads.iter().find(within(|l| l.mem_size)))
             .map(|l| Svma(offset.0 - l.file_offset + l.svma))
             .ok_or(Reason::NotMapped)
     }

@@ -26,8 +26,8 @@ mod timeline;
 pub use each::{each_record, SampleSite, Step};
 pub use summed::{sum, SumOptions, Summed, Summing};
 pub use timeline::{
-    parse_time_range, LeafFilter, SampleFilter, ShownTime, SideBand, TimeClock, TimedSample,
-    TimedSide, Timeline,
+    parse_time_range, KeptBranch, KeptRegs, LeafFilter, SampleExtra, SampleFilter, ShownTime,
+    SideBand, TimeClock, TimedSample, TimedSide, Timeline,
 };
 
 /// What consumes a replay.

@@ -29,6 +29,66 @@ pub struct TimedSample {
     pub stack: u32,
 }
 
+/// Registers a sample carries (REGS_USER or REGS_INTR), kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeptRegs {
+    /// PERF_SAMPLE_REGS_ABI_* (0: none were taken).
+    pub abi: u64,
+    /// Which registers (perf_regs numbering), one value per bit.
+    pub mask: u64,
+    pub values: Box<[u64]>,
+}
+
+impl KeptRegs {
+    fn of(r: &perf_data::sample::Regs<'_>) -> Self {
+        KeptRegs {
+            abi: r.abi,
+            mask: r.mask,
+            values: r.values.iter().collect(),
+        }
+    }
+}
+
+/// One branch-stack entry, kept with the locations of its ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptBranch {
+    pub from: u64,
+    pub to: u64,
+    /// perf_branch_entry's flag word (mispred, predicted, in_tx, abort,
+    /// cycles, type, ...).
+    pub flags: u64,
+    /// Location ids of `from` and `to` in the collector's interner.
+    pub from_loc: u32,
+    pub to_loc: u32,
+    /// Their offsets into their maps (see
+    /// [`crate::collect::Collector::address_loc`]).
+    pub from_offset: u64,
+    pub to_offset: u64,
+}
+
+/// What a sample carries besides what every view needs, kept for printers
+/// that show it (script's `-F misc,addr,weight,iregs,brstack,...`). Values
+/// the event does not record are None.
+#[derive(Debug, Clone, Default)]
+pub struct SampleExtra {
+    /// The record header's misc bits.
+    pub misc: u16,
+    pub addr: Option<u64>,
+    /// The location of `addr`, where the event's addresses are code or
+    /// data a symbol can name (page faults): see [`Timeline::locate_addr`].
+    pub addr_loc: Option<u32>,
+    /// The WEIGHT or WEIGHT_STRUCT word as recorded.
+    pub weight: Option<u64>,
+    pub data_src: Option<u64>,
+    pub phys_addr: Option<u64>,
+    pub data_page_size: Option<u64>,
+    pub code_page_size: Option<u64>,
+    pub cgroup: Option<u64>,
+    pub regs_user: Option<KeptRegs>,
+    pub regs_intr: Option<KeptRegs>,
+    pub branches: Option<Box<[KeptBranch]>>,
+}
+
 /// Which samples a [`Timeline`] keeps (script's `--pid`, `--tid`, `--time`
 /// and `--comms`); `None` keeps all.
 #[derive(Debug, Clone, Default)]
@@ -114,6 +174,12 @@ pub struct Timeline {
     pub side_band: SideBand,
     /// The time of the first sample, kept or not.
     first_time: Option<u64>,
+    /// Keep each sample's [`SampleExtra`] in `extras` (one per sample).
+    pub keep_extra: bool,
+    pub extras: Vec<SampleExtra>,
+    /// Per event: whether a sample's `addr` is looked up in the maps (and
+    /// later named by symbol), as perf does for page-fault events.
+    pub locate_addr: Vec<bool>,
 }
 
 impl Timeline {
@@ -125,6 +191,50 @@ impl Timeline {
             side: Vec::new(),
             side_band: SideBand::default(),
             first_time: None,
+            keep_extra: false,
+            extras: Vec::new(),
+            locate_addr: Vec::new(),
+        }
+    }
+}
+
+impl Timeline {
+    fn extra_of(&mut self, machine: &mut Machine, s: &Sample<'_>) -> SampleExtra {
+        let locate = self.locate_addr.get(s.event).copied().unwrap_or(false);
+        let c = &mut self.collector;
+        let branches = s.branch_stack.map(|b| {
+            b.entries()
+                .map(|e| {
+                    let (from_loc, from_offset) = c.address_loc(machine, s, e.from);
+                    let (to_loc, to_offset) = c.address_loc(machine, s, e.to);
+                    KeptBranch {
+                        from: e.from,
+                        to: e.to,
+                        flags: e.flags,
+                        from_loc,
+                        to_loc,
+                        from_offset,
+                        to_offset,
+                    }
+                })
+                .collect()
+        });
+        SampleExtra {
+            misc: s.misc,
+            addr: s.addr,
+            addr_loc: s
+                .addr
+                .filter(|_| locate)
+                .map(|a| c.address_loc(machine, s, a).0),
+            weight: s.weight,
+            data_src: s.data_src,
+            phys_addr: s.phys_addr,
+            data_page_size: s.data_page_size,
+            code_page_size: s.code_page_size,
+            cgroup: s.cgroup,
+            regs_user: s.regs_user.as_ref().map(KeptRegs::of),
+            regs_intr: s.regs_intr.as_ref().map(KeptRegs::of),
+            branches,
         }
     }
 }
@@ -166,6 +276,10 @@ impl Sink for Timeline {
             leaf: key.leaf,
             stack: key.stack,
         });
+        if self.keep_extra {
+            let extra = self.extra_of(machine, s);
+            self.extras.push(extra);
+        }
     }
 
     fn process_exited(&mut self, machine: &Machine, pid: i32) {

@@ -122,7 +122,7 @@ impl Background {
             machine.kernel_reloc(),
             preloaded,
         );
-        syms.warn_misses();
+        syms.warn_misses(machine.dsos());
         syms
     }
 

@@ -291,7 +291,7 @@ pub fn pass_two(
         opts,
         preloaded,
     );
-    syms.warn_misses();
+    syms.warn_misses(machine.dsos());
     syms
 }
 
@@ -550,10 +550,14 @@ fn complete(
 }
 
 impl SymbolTable {
-    /// One warning per DSO that could not be symbolized.
-    pub(crate) fn warn_misses(&self) {
+    /// One warning per DSO a sample's code fell in that could not be
+    /// symbolized (not for one only a data address or a branch's end
+    /// reached: heap, stack, a data file, which perf does not read either).
+    pub(crate) fn warn_misses(&self, dsos: &[crate::machine::Dso]) {
         for (dso, reason) in &self.misses {
-            log::warn!("{dso}: no symbols ({reason})");
+            if dsos.iter().any(|d| d.hit && &d.name == dso) {
+                log::warn!("{dso}: no symbols ({reason})");
+            }
         }
     }
 

@@ -48,6 +48,12 @@ impl Default for FileInfo {
 /// For a pipe-mode recording this writes only the part perf prints before
 /// reading the stream; feed each HEADER_FEATURE record to a
 /// [`FeaturePrinter`] afterwards.
+/// `YYYY-MM-DD HH:MM:SS` of `t` seconds since the epoch, in the time zone
+/// whose offset from UTC at an instant `utc_offset` gives.
+pub fn local_date_time(t: i64, utc_offset: fn(i64) -> i64) -> String {
+    time::date_time(t, utc_offset)
+}
+
 pub fn write_header(out: &mut dyn Write, meta: &Meta, info: &FileInfo) -> io::Result<()> {
     writeln!(out, "# ========")?;
     match info.mtime {

@@ -56,3 +56,12 @@ pub(super) fn ctime(t: i64, utc_offset: fn(i64) -> i64) -> String {
         c.year
     )
 }
+
+/// `YYYY-MM-DD HH:MM:SS` (strftime's `%Y-%m-%d %H:%M:%S`) in local time.
+pub(super) fn date_time(t: i64, utc_offset: fn(i64) -> i64) -> String {
+    let c = civil(t.saturating_add(utc_offset(t)));
+    format!(
+        "{}-{:02}-{:02} {:02}:{:02}:{:02}",
+        c.year, c.month, c.day, c.hour, c.min, c.sec
+    )
+}

@@ -23,8 +23,11 @@ pub struct FrameTexts<'a> {
     /// name.
     short_dso_names: Vec<String>,
     identity: Vec<bool>,
+    /// Per DSO: its symbols could not be loaded.
+    unloaded: Vec<bool>,
     arena: Vec<u8>,
-    /// Per (field set, chain?) and loc: the range in `arena`, once made.
+    /// Per (field set, use: header line, callchain line, data address) and
+    /// loc: the range in `arena`, once made.
     made: Vec<Vec<Option<(usize, usize)>>>,
 }
 
@@ -43,7 +46,7 @@ impl<'a> FrameTexts<'a> {
                 }
             })
             .collect();
-        let made = vec![vec![None; locs.len()]; field_sets.len() * 2];
+        let made = vec![vec![None; locs.len()]; field_sets.len() * 3];
         FrameTexts {
             locs,
             syms,
@@ -56,6 +59,10 @@ impl<'a> FrameTexts<'a> {
                 .map(|d| profile::hist::dso_short_name(&d.name))
                 .collect(),
             identity: dsos.iter().map(Dso::maps_identity).collect(),
+            unloaded: dsos
+                .iter()
+                .map(|d| syms.misses.iter().any(|(n, _)| *n == d.name))
+                .collect(),
             arena: Vec::new(),
             made,
         }
@@ -85,6 +92,69 @@ impl<'a> FrameTexts<'a> {
             }
         };
         &self.arena[s..e]
+    }
+
+    /// A sample's data address `loc` as perf prints it after the event
+    /// name: the address, then its symbol (with offset) and DSO as field
+    /// set `set` asks.
+    pub fn addr_text(&mut self, set: usize, loc: u32) -> &[u8] {
+        let slot = self.field_sets.len() * 2 + set;
+        let (s, e) = match self.made[slot][loc as usize] {
+            Some(r) => r,
+            None => {
+                let start = self.arena.len();
+                let f = self.field_sets[set];
+                let l = &self.locs[loc as usize];
+                let ls = &self.syms.per_loc[loc as usize];
+                let fr = PrintedFrame {
+                    addr: l.ip,
+                    sym: ls
+                        .sym
+                        .map(|i| (self.syms.syms[i as usize].name.as_str(), ls.sym_offset)),
+                    inlined: false,
+                    dso: self.dso_long_name(loc),
+                    srcline: None,
+                };
+                let only = Fields {
+                    ip: true,
+                    sym: f.sym,
+                    symoff: f.symoff,
+                    dso: f.dso,
+                    ..Fields::default()
+                };
+                let _ = write_frame(&mut self.arena, &fr, &only, false);
+                let r = (start, self.arena.len());
+                self.made[slot][loc as usize] = Some(r);
+                r
+            }
+        };
+        &self.arena[s..e]
+    }
+
+    /// The symbol of `loc` and the address's offset into it.
+    pub fn symbol(&self, loc: u32) -> Option<(&str, u64)> {
+        let ls = self.syms.per_loc.get(loc as usize)?;
+        let sym = &self.syms.syms[ls.sym? as usize];
+        Some((sym.name.as_str(), ls.sym_offset))
+    }
+
+    /// The DSO `loc` fell in, by its long name (None: no map).
+    pub fn dso_long_name(&self, loc: u32) -> Option<&'a str> {
+        let l = self.locs.get(loc as usize)?;
+        self.dso_names.get(l.dso as usize).copied()
+    }
+
+    /// Whether perf prints a branch end at `loc` by its offset into its
+    /// map (`brstackoff`): where the DSO's addresses are not the process's
+    /// and perf could not load it (a loaded one has its symbols adjusted
+    /// and prints the address).
+    pub fn prints_map_offset(&self, loc: u32) -> bool {
+        let Some(l) = self.locs.get(loc as usize) else {
+            return false;
+        };
+        let d = l.dso as usize;
+        !self.identity.get(d).copied().unwrap_or(true)
+            && self.unloaded.get(d).copied().unwrap_or(false)
     }
 
     fn make(&self, arena: &mut Vec<u8>, set: usize, chain: bool, loc: u32) {

@@ -10,8 +10,13 @@
 
 use std::io::{self, Write};
 
+mod extra;
 mod frames;
 mod plan;
+pub use extra::{
+    mem_info, page_size_name, reg_name, tod, write_after_location, write_before_location,
+    write_misc, DataSrcColumn, EventKind,
+};
 pub use frames::FrameTexts;
 pub use plan::{parse_fields, FieldError, FieldPlan};
 
@@ -30,13 +35,79 @@ pub struct Fields {
     pub symoff: bool,
     pub dso: bool,
     pub srcline: bool,
+    /// The record's cpumode letters and kind marks (`K`, `U`, `S`, ...).
+    pub misc: bool,
+    /// Wall-clock time of day (from CLOCK_DATA; `disabled` without).
+    pub tod: bool,
+    /// The sample's data address (named by symbol for page faults).
+    pub addr: bool,
+    pub data_src: bool,
+    pub weight: bool,
+    pub ins_lat: bool,
+    pub phys_addr: bool,
+    pub data_page_size: bool,
+    pub code_page_size: bool,
+    pub iregs: bool,
+    pub uregs: bool,
+    pub brstack: bool,
+    pub brstacksym: bool,
+    pub brstackoff: bool,
+    /// Branch flags (Intel PT and the like): perf prints them empty for
+    /// other samples.
+    pub flags: bool,
+    /// The length and bytes of the sampled instruction, decoded from the
+    /// binary.
+    pub insnlen: bool,
+    pub insn: bool,
+    /// The source line of the sample's address, its text read from the
+    /// source file.
+    pub srccode: bool,
+    /// Fields of data these samples cannot carry (instruction-trace,
+    /// BPF-output, synthesized, stat-metric and guest samples): accepted
+    /// as perf accepts them, and print nothing, as perf does here.
+    pub quiet: bool,
 }
 
 impl Fields {
     /// The field names `-F` knows, in perf's order.
     pub const NAMES: &'static [&'static str] = &[
-        "comm", "pid", "tid", "cpu", "time", "period", "event", "ip", "sym", "symoff", "dso",
+        "comm",
+        "tid",
+        "pid",
+        "time",
+        "cpu",
+        "event",
+        "ip",
+        "sym",
+        "dso",
+        "addr",
+        "symoff",
         "srcline",
+        "period",
+        "iregs",
+        "uregs",
+        "brstack",
+        "brstacksym",
+        "flags",
+        "bpf-output",
+        "callindent",
+        "insn",
+        "insnlen",
+        "synth",
+        "phys_addr",
+        "metric",
+        "misc",
+        "srccode",
+        "ipc",
+        "tod",
+        "data_page_size",
+        "code_page_size",
+        "ins_lat",
+        "machine_pid",
+        "vcpu",
+        "data_src",
+        "weight",
+        "brstackoff",
     ];
 
     /// The flag of field `name`, if it is one of [`Self::NAMES`].
@@ -54,8 +125,47 @@ impl Fields {
             "symoff" => &mut self.symoff,
             "dso" => &mut self.dso,
             "srcline" => &mut self.srcline,
+            "misc" => &mut self.misc,
+            "tod" => &mut self.tod,
+            "addr" => &mut self.addr,
+            "data_src" => &mut self.data_src,
+            "weight" => &mut self.weight,
+            "ins_lat" => &mut self.ins_lat,
+            "phys_addr" => &mut self.phys_addr,
+            "data_page_size" => &mut self.data_page_size,
+            "code_page_size" => &mut self.code_page_size,
+            "iregs" => &mut self.iregs,
+            "uregs" => &mut self.uregs,
+            "brstack" => &mut self.brstack,
+            "brstacksym" => &mut self.brstacksym,
+            "brstackoff" => &mut self.brstackoff,
+            "flags" => &mut self.flags,
+            "insnlen" => &mut self.insnlen,
+            "insn" => &mut self.insn,
+            "srccode" => &mut self.srccode,
+            "bpf-output" | "callindent" | "synth" | "metric" | "ipc" | "machine_pid" | "vcpu" => {
+                &mut self.quiet
+            }
             _ => return None,
         })
+    }
+
+    /// Whether a sample needs more than every view keeps
+    /// ([`profile::session::SampleExtra`]).
+    pub fn needs_extra(&self) -> bool {
+        self.misc
+            || self.addr
+            || self.data_src
+            || self.weight
+            || self.ins_lat
+            || self.phys_addr
+            || self.data_page_size
+            || self.code_page_size
+            || self.iregs
+            || self.uregs
+            || self.brstack
+            || self.brstacksym
+            || self.brstackoff
     }
 }
 
@@ -70,6 +180,11 @@ pub struct SampleHeader<'a> {
     pub time: u64,
     pub period: u64,
     pub event: &'a str,
+    /// The record's misc bits and type (for `misc`).
+    pub misc: u16,
+    pub record_type: u32,
+    /// The time of day (for `tod`).
+    pub tod: &'a str,
 }
 
 /// How the header is laid out.
@@ -135,6 +250,12 @@ pub fn write_header(
     if f.cpu {
         write!(out, "[{:03}] ", h.cpu)?;
     }
+    if f.misc {
+        write_misc(out, h.misc, h.record_type)?;
+    }
+    if f.tod {
+        write!(out, "{} ", h.tod)?;
+    }
     if f.time {
         let secs = h.time / 1_000_000_000;
         if layout.nanoseconds {
@@ -161,7 +282,7 @@ pub fn write_header(
 pub fn write_side_band(
     out: &mut dyn Write,
     r: &profile::session::TimedSide,
-    shown: u64,
+    (shown, tod): (u64, &str),
     f: &Fields,
     layout: &LineLayout,
     (meta, data, sid): (
@@ -178,6 +299,9 @@ pub fn write_side_band(
         time: shown,
         period: 0,
         event: "",
+        misc: r.misc,
+        record_type: r.type_,
+        tod,
     };
     let start = Fields {
         period: false,
@@ -240,12 +364,15 @@ pub fn write_end(out: &mut dyn Write) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The fields of a plain sample line, pid aside.
     fn all() -> Fields {
         let mut f = Fields::default();
-        for n in Fields::NAMES {
+        for n in [
+            "comm", "tid", "cpu", "time", "period", "event", "ip", "sym", "symoff", "dso",
+            "srcline",
+        ] {
             *f.flag(n).unwrap() = true;
         }
-        f.pid = false;
         f
     }
 
@@ -259,6 +386,9 @@ mod tests {
             time: 14_675_792_212_345,
             period: 1,
             event: "page-faults",
+            misc: 0,
+            record_type: 0,
+            tod: "",
         };
         let mut out = Vec::new();
         let layout = LineLayout {

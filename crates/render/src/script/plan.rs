@@ -37,7 +37,7 @@ fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fie
         sym: ip,
         symoff: ip && !tracepoint,
         dso: ip,
-        srcline: false,
+        ..Fields::default()
     }
 }
 
@@ -52,7 +52,42 @@ fn check_available(
         (f.pid || f.tid, PERF_SAMPLE_TID, "TID", "pid/tid"),
         (f.cpu, PERF_SAMPLE_CPU, "CPU", "cpu"),
         (f.time, PERF_SAMPLE_TIME, "TIME", "time"),
-        (f.ip || f.sym || f.dso, PERF_SAMPLE_IP, "IP", "ip/sym/dso"),
+        (f.ip, PERF_SAMPLE_IP, "IP", "ip"),
+        (
+            f.sym || f.dso,
+            PERF_SAMPLE_IP | PERF_SAMPLE_ADDR,
+            "IP or ADDR",
+            "sym/dso",
+        ),
+        (f.addr, PERF_SAMPLE_ADDR, "ADDR", "addr"),
+        (f.data_src, PERF_SAMPLE_DATA_SRC, "DATA_SRC", "data_src"),
+        (
+            f.weight,
+            PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
+            "WEIGHT",
+            "weight",
+        ),
+        (
+            f.ins_lat,
+            PERF_SAMPLE_WEIGHT_STRUCT,
+            "WEIGHT_STRUCT",
+            "ins_lat",
+        ),
+        (f.iregs, PERF_SAMPLE_REGS_INTR, "IREGS", "iregs"),
+        (f.uregs, PERF_SAMPLE_REGS_USER, "UREGS", "uregs"),
+        (f.phys_addr, PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR", "phys_addr"),
+        (
+            f.data_page_size,
+            PERF_SAMPLE_DATA_PAGE_SIZE,
+            "DATA_PAGE_SIZE",
+            "data_page_size",
+        ),
+        (
+            f.code_page_size,
+            PERF_SAMPLE_CODE_PAGE_SIZE,
+            "CODE_PAGE_SIZE",
+            "code_page_size",
+        ),
     ];
     for (wanted, bit, attr_name, field) in needs {
         if wanted && st & bit == 0 {
@@ -65,9 +100,10 @@ fn check_available(
     check_srcline(f)
 }
 
-/// perf prints a source line only after the location's address.
+/// perf prints a source line (or its code) only after the location's
+/// address.
 fn check_srcline(f: &Fields) -> Result<(), FieldError> {
-    if f.srcline && !f.ip {
+    if (f.srcline || f.srccode) && !f.ip {
         return Err(FieldError(
             "-F: `srcline` needs `ip`: the source line is looked up at the sample's address".into(),
         ));

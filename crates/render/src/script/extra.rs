@@ -1,0 +1,618 @@
+//! The fields `perf script -F` prints from what a sample carries besides
+//! its place and stack: the record's misc bits, the time of day, the data
+//! address and its memory-hierarchy source, weights, registers, branch
+//! stacks, physical address and page sizes, and the sampled instruction's
+//! bytes. Each is laid out as perf 6.1's `builtin-script.c` lays it out.
+
+use std::io::{self, Write};
+
+use perf_data::consts::*;
+use profile::session::{KeptBranch, KeptRegs, SampleExtra};
+
+use super::{Fields, FrameTexts};
+
+/// What an event's samples are, for the fields that depend on it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventKind {
+    /// The weight word is WEIGHT_STRUCT (weight in the low 32 bits,
+    /// instruction latency in the next 16), not a plain WEIGHT.
+    pub weight_struct: bool,
+    /// A sample's data address is code or data a symbol names (page-fault
+    /// events), so perf prints its symbol and DSO.
+    pub addr_correlates: bool,
+}
+
+impl EventKind {
+    pub fn of(attr: &perf_data::attr::EventAttr) -> Self {
+        // PERF_COUNT_SW_PAGE_FAULTS, _MIN and _MAJ.
+        let fault = attr.type_ == PERF_TYPE_SOFTWARE && matches!(attr.config, 2 | 5 | 6);
+        EventKind {
+            weight_struct: attr.sample_type & PERF_SAMPLE_WEIGHT_STRUCT != 0,
+            addr_correlates: fault,
+        }
+    }
+}
+
+/// The letters perf prints for a record's misc bits: the cpumode (`K`,
+/// `U`, ... as perf tests them, each mode as a bit pattern), then a mark for
+/// the record's kind (`M` data mmap, `E` exec comm, `S`/`Sp` switch out),
+/// padded to six columns.
+pub fn write_misc(out: &mut dyn Write, misc: u16, record_type: u32) -> io::Result<()> {
+    let has = |m: u16| misc & m == m;
+    let mut s = String::new();
+    for (m, c) in [
+        (PERF_RECORD_MISC_KERNEL, 'K'),
+        (PERF_RECORD_MISC_USER, 'U'),
+        (PERF_RECORD_MISC_HYPERVISOR, 'H'),
+        (PERF_RECORD_MISC_GUEST_KERNEL, 'G'),
+        (PERF_RECORD_MISC_GUEST_USER, 'g'),
+    ] {
+        if has(m) {
+            s.push(c);
+        }
+    }
+    // MMAP_DATA, COMM_EXEC and SWITCH_OUT share bit 13.
+    let bit13 = has(1 << 13);
+    match record_type {
+        PERF_RECORD_MMAP | PERF_RECORD_MMAP2 if bit13 => s.push('M'),
+        PERF_RECORD_COMM if bit13 => s.push('E'),
+        PERF_RECORD_SWITCH | PERF_RECORD_SWITCH_CPU_WIDE if bit13 => {
+            s.push('S');
+            if has(1 << 14) {
+                s.push('p');
+            }
+        }
+        _ => {}
+    }
+    // C's `%*s` of " " with width 6 - len: at least the one space.
+    let pad = 6usize.saturating_sub(s.len()).max(1);
+    write!(out, "{s}{:pad$}", "")
+}
+
+/// The time of day of sample time `time`: the CLOCK_DATA pair maps the
+/// sample clock to the wall clock (`disabled` without it), printed in the
+/// local time zone (`utc_offset` gives its offset in seconds at an instant)
+/// with microseconds, or nanoseconds with `--ns`.
+pub fn tod(
+    clock: Option<perf_data::features::ClockData>,
+    time: u64,
+    nanoseconds: bool,
+    utc_offset: fn(i64) -> i64,
+) -> String {
+    let Some(c) = clock else {
+        return "disabled".into();
+    };
+    let ns = if time > c.clockid_ns {
+        c.tod_ns.wrapping_add(time - c.clockid_ns)
+    } else {
+        c.tod_ns.wrapping_sub(c.clockid_ns - time)
+    };
+    let secs = (ns / 1_000_000_000) as i64;
+    let frac = ns % 1_000_000_000;
+    let date = crate::header::local_date_time(secs, utc_offset);
+    if nanoseconds {
+        format!("{date}.{frac:09}")
+    } else {
+        format!("{date}.{:06}", frac / 1000)
+    }
+}
+
+/// perf's `data_src__fprintf`: the raw word and its decoding, left-aligned
+/// to the longest printed so far in the run.
+#[derive(Debug, Default)]
+pub struct DataSrcColumn {
+    width: usize,
+}
+
+impl DataSrcColumn {
+    pub fn write(&mut self, out: &mut dyn Write, data_src: u64) -> io::Result<()> {
+        let text = format!("{data_src:16x} {}", mem_info(data_src));
+        self.width = self.width.max(text.len());
+        write!(out, "{text:<w$}", w = self.width)
+    }
+}
+
+fn bits(v: u64, shift: u32, width: u32) -> u64 {
+    (v >> shift) & ((1 << width) - 1)
+}
+
+/// Names of the set bits of `m`, lowest first, joined by " or ".
+fn or_names(m: u64, names: &[&str], out: &mut String) {
+    let mut m = m;
+    for name in names {
+        if m == 0 {
+            break;
+        }
+        if m & 1 != 0 {
+            if !out.is_empty() {
+                out.push_str(" or ");
+            }
+            out.push_str(name);
+        }
+        m >>= 1;
+    }
+}
+
+/// perf 6.1's `perf_script__meminfo_scnprintf` of a `perf_mem_data_src`.
+pub fn mem_info(v: u64) -> String {
+    let op = bits(v, 0, 5);
+    let lvl = bits(v, 5, 14);
+    let snoop = bits(v, 19, 5);
+    let lock = bits(v, 24, 2);
+    let dtlb = bits(v, 26, 7);
+    let lvl_num = bits(v, 33, 4);
+    let remote = bits(v, 37, 1);
+    let snoopx = bits(v, 38, 2);
+    let blk = bits(v, 40, 3);
+    let hops = bits(v, 43, 3);
+
+    let op = if op & 1 != 0 {
+        "N/A"
+    } else if op & 2 != 0 {
+        "LOAD"
+    } else if op & 4 != 0 {
+        "STORE"
+    } else if op & 8 != 0 {
+        "PFETCH"
+    } else if op & 16 != 0 {
+        "EXEC"
+    } else {
+        "No"
+    };
+
+    const MEM_LVL: [&str; 14] = [
+        "N/A",
+        "HIT",
+        "MISS",
+        "L1",
+        "LFB",
+        "L2",
+        "L3",
+        "Local RAM",
+        "Remote RAM (1 hop)",
+        "Remote RAM (2 hops)",
+        "Remote Cache (1 hop)",
+        "Remote Cache (2 hops)",
+        "I/O",
+        "Uncached",
+    ];
+    const HOPS: [&str; 5] = [
+        "N/A",
+        "core, same node",
+        "node, same socket",
+        "socket, same board",
+        "board",
+    ];
+    let mut level = String::new();
+    if remote != 0 {
+        level.push_str("Remote ");
+    }
+    let mut printed = false;
+    if hops != 0 {
+        level.push_str(HOPS.get(hops as usize).copied().unwrap_or("(null)"));
+        level.push(' ');
+    } else {
+        let mut names = String::new();
+        or_names(lvl & !0b110, &MEM_LVL, &mut names);
+        printed = !names.is_empty();
+        level.push_str(&names);
+    }
+    if lvl_num != 0 {
+        if printed {
+            level.push_str(" or ");
+        }
+        match lvl_num {
+            0x0b => level.push_str("Any cache"),
+            0x0c => level.push_str("LFB"),
+            0x0d => level.push_str("RAM"),
+            0x0e => level.push_str("PMEM"),
+            0x0f => level.push_str("N/A"),
+            n => level.push_str(&format!("L{n}")),
+        }
+    }
+    if level.is_empty() {
+        level.push_str("N/A");
+    }
+    if lvl & 2 != 0 {
+        level.push_str(" hit");
+    }
+    if lvl & 4 != 0 {
+        level.push_str(" miss");
+    }
+
+    let mut snp = String::new();
+    or_names(snoop, &["N/A", "None", "Hit", "Miss", "HitM"], &mut snp);
+    if snoopx & 1 != 0 {
+        if !snp.is_empty() {
+            snp.push_str(" or ");
+        }
+        snp.push_str("Fwd");
+    }
+    if snp.is_empty() {
+        snp.push_str("N/A");
+    }
+
+    let mut tlb = String::new();
+    or_names(
+        dtlb & !0b110,
+        &["N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault"],
+        &mut tlb,
+    );
+    if tlb.is_empty() {
+        tlb.push_str("N/A");
+    }
+    if dtlb & 2 != 0 {
+        tlb.push_str(" hit");
+    }
+    if dtlb & 4 != 0 {
+        tlb.push_str(" miss");
+    }
+
+    let lck = if lock & 1 != 0 {
+        "N/A"
+    } else if lock & 2 != 0 {
+        "Yes"
+    } else {
+        "No"
+    };
+    let blk = if blk == 0 || blk & 1 != 0 {
+        " N/A".to_owned()
+    } else {
+        let mut b = String::new();
+        if blk & 2 != 0 {
+            b.push_str(" Data");
+        }
+        if blk & 4 != 0 {
+            b.push_str(" Addr");
+        }
+        b
+    };
+    format!("|OP {op}|LVL {level}|SNP {snp}|TLB {tlb}|LCK {lck}|BLK {blk}")
+}
+
+/// perf's name of register `r` (perf_regs numbering) on `arch` (the
+/// header's `uname -m`), None where perf has none (printed `(null)`).
+pub fn reg_name(arch: &str, r: u32) -> Option<&'static str> {
+    const X86: [&str; 24] = [
+        "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES",
+        "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+    ];
+    const XMM: [&str; 16] = [
+        "XMM0", "XMM1", "XMM2", "XMM3", "XMM4", "XMM5", "XMM6", "XMM7", "XMM8", "XMM9", "XMM10",
+        "XMM11", "XMM12", "XMM13", "XMM14", "XMM15",
+    ];
+    const ARM64: [&str; 33] = [
+        "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+        "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
+        "x27", "x28", "x29", "lr", "sp", "pc",
+    ];
+    const ARM: [&str; 16] = [
+        "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "fp", "ip", "sp", "lr",
+        "pc",
+    ];
+    let r = r as usize;
+    match arch {
+        "x86_64" | "x86" | "i386" | "i486" | "i586" | "i686" => {
+            if r < 24 {
+                Some(X86[r])
+            } else if (32..64).contains(&r) && r % 2 == 0 {
+                Some(XMM[(r - 32) / 2])
+            } else {
+                None
+            }
+        }
+        "aarch64" | "arm64" => ARM64.get(r).copied(),
+        a if a.starts_with("arm") => ARM.get(r).copied(),
+        _ => None,
+    }
+}
+
+/// perf's `perf_sample__fprintf_regs`: ` ABI:N ` then `NAME:0xVALUE ` per
+/// register; nothing where none were taken.
+pub fn write_regs(out: &mut dyn Write, regs: Option<&KeptRegs>, arch: &str) -> io::Result<()> {
+    let Some(r) = regs.filter(|r| r.abi != 0) else {
+        return Ok(());
+    };
+    write!(out, " ABI:{} ", r.abi)?;
+    let mut values = r.values.iter();
+    for bit in 0..64u32 {
+        if r.mask & (1 << bit) == 0 {
+            continue;
+        }
+        let v = values.next().copied().unwrap_or(0);
+        let name = reg_name(arch, bit).unwrap_or("(null)");
+        write!(out, "{name:>5}:{v:#x} ")?;
+    }
+    Ok(())
+}
+
+/// perf's `get_page_size_name`: 4K, 2M, ... (a size is divided while the
+/// quotient is above 1, so 1024 stays `1024B`); `N/A` for 0.
+pub fn page_size_name(size: u64) -> String {
+    if size == 0 {
+        return "N/A".into();
+    }
+    let units = ['B', 'K', 'M', 'G'];
+    let (mut n, mut i) = (size, 0);
+    while n / 1024 > 1 && i < 3 {
+        n /= 1024;
+        i += 1;
+    }
+    format!("{n}{}", units[i])
+}
+
+/// The `/P/-/-/cycles/type ` tail of a branch entry.
+fn write_branch_flags(out: &mut dyn Write, flags: u64) -> io::Result<()> {
+    let mispred = flags & 1 != 0;
+    let predicted = flags & 2 != 0;
+    let m = if !(mispred || predicted) {
+        '-'
+    } else if predicted {
+        'P'
+    } else {
+        'M'
+    };
+    let in_tx = if flags & 4 != 0 { 'X' } else { '-' };
+    let abort = if flags & 8 != 0 { 'A' } else { '-' };
+    let cycles = bits(flags, 4, 16);
+    const TYPES: [&str; 16] = [
+        "",
+        "COND",
+        "UNCOND",
+        "IND",
+        "CALL",
+        "IND_CALL",
+        "RET",
+        "SYSCALL",
+        "SYSRET",
+        "COND_CALL",
+        "COND_RET",
+        "ERET",
+        "IRQ",
+        "SERROR",
+        "NO_TX",
+        "",
+    ];
+    const NEW_TYPES: [&str; 8] = [
+        "FAULT_ALGN",
+        "FAULT_DATA",
+        "FAULT_INST",
+        "ARCH_1",
+        "ARCH_2",
+        "ARCH_3",
+        "ARCH_4",
+        "ARCH_5",
+    ];
+    let ty = bits(flags, 20, 4) as usize;
+    let name = if ty == 15 {
+        NEW_TYPES
+            .get(bits(flags, 26, 4) as usize)
+            .copied()
+            .unwrap_or("")
+    } else {
+        TYPES[ty]
+    };
+    write!(out, "/{m}/{in_tx}/{abort}/{cycles}/{name} ")
+}
+
+/// One end of a branch as `brstack`, `brstacksym` or `brstackoff` prints
+/// it.
+fn write_branch_end(
+    out: &mut dyn Write,
+    texts: &FrameTexts<'_>,
+    (addr, loc, offset): (u64, u32, u64),
+    how: BranchStyle,
+    dso: bool,
+) -> io::Result<()> {
+    match how {
+        BranchStyle::Addresses => write!(out, "0x{addr:x}")?,
+        BranchStyle::Offsets if texts.prints_map_offset(loc) => write!(out, "0x{offset:x}")?,
+        BranchStyle::Offsets => write!(out, "0x{addr:x}")?,
+        BranchStyle::Symbols => match texts.symbol(loc) {
+            Some((name, off)) => write!(out, "{name}+0x{off:x}")?,
+            None => out.write_all(b"[unknown]")?,
+        },
+    }
+    if dso {
+        write!(out, "({})", texts.dso_long_name(loc).unwrap_or("[unknown]"))?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BranchStyle {
+    Addresses,
+    Symbols,
+    Offsets,
+}
+
+fn write_branches(
+    out: &mut dyn Write,
+    texts: &FrameTexts<'_>,
+    branches: &[KeptBranch],
+    f: &Fields,
+) -> io::Result<()> {
+    let how = if f.brstack {
+        BranchStyle::Addresses
+    } else if f.brstacksym {
+        BranchStyle::Symbols
+    } else if f.brstackoff {
+        BranchStyle::Offsets
+    } else {
+        return Ok(());
+    };
+    for b in branches {
+        if how != BranchStyle::Symbols {
+            out.write_all(b" ")?;
+        }
+        write_branch_end(out, texts, (b.from, b.from_loc, b.from_offset), how, f.dso)?;
+        out.write_all(b"/")?;
+        write_branch_end(out, texts, (b.to, b.to_loc, b.to_offset), how, f.dso)?;
+        write_branch_flags(out, b.flags)?;
+    }
+    Ok(())
+}
+
+/// The fields perf prints between the event name and the sample's
+/// location: flags, the data address, its source, weights.
+pub fn write_before_location(
+    out: &mut dyn Write,
+    e: Option<&SampleExtra>,
+    f: &Fields,
+    kind: EventKind,
+    (texts, set): (&mut FrameTexts<'_>, usize),
+    data_src: &mut DataSrcColumn,
+) -> io::Result<()> {
+    if f.flags {
+        write!(out, "  {:<21} ", "")?;
+    }
+    let Some(e) = e else { return Ok(()) };
+    if f.addr {
+        let addr = e.addr.unwrap_or(0);
+        match e.addr_loc.filter(|_| kind.addr_correlates) {
+            Some(loc) => out.write_all(texts.addr_text(set, loc))?,
+            None => write!(out, "{addr:16x}")?,
+        }
+    }
+    if f.data_src {
+        data_src.write(out, e.data_src.unwrap_or(0))?;
+    }
+    let word = e.weight.unwrap_or(0);
+    if f.weight {
+        let w = if kind.weight_struct {
+            word & 0xffff_ffff
+        } else {
+            word
+        };
+        write!(out, "{w:16}")?;
+    }
+    if f.ins_lat {
+        let lat = if kind.weight_struct {
+            (word >> 32) & 0xffff
+        } else {
+            0
+        };
+        write!(out, "{lat:16}")?;
+    }
+    Ok(())
+}
+
+/// The fields perf prints after the sample's location: registers, the
+/// branch stack, the instruction, the physical address and page sizes.
+pub fn write_after_location(
+    out: &mut dyn Write,
+    e: Option<&SampleExtra>,
+    f: &Fields,
+    arch: &str,
+    texts: &FrameTexts<'_>,
+    insn: Option<&[u8]>,
+) -> io::Result<()> {
+    if let Some(e) = e {
+        if f.iregs {
+            write_regs(out, e.regs_intr.as_ref(), arch)?;
+        }
+        if f.uregs {
+            write_regs(out, e.regs_user.as_ref(), arch)?;
+        }
+        if let Some(b) = &e.branches {
+            write_branches(out, texts, b, f)?;
+        }
+    }
+    let insn = insn.unwrap_or(&[]);
+    if f.insnlen {
+        write!(out, " ilen: {}", insn.len())?;
+    }
+    if f.insn && !insn.is_empty() {
+        out.write_all(b" insn:")?;
+        for b in insn {
+            write!(out, " {b:02x}")?;
+        }
+    }
+    if let Some(e) = e {
+        if f.phys_addr {
+            write!(out, "{:16x}", e.phys_addr.unwrap_or(0))?;
+        }
+        if f.data_page_size {
+            write!(out, " {}", page_size_name(e.data_page_size.unwrap_or(0)))?;
+        }
+        if f.code_page_size {
+            write!(out, " {}", page_size_name(e.code_page_size.unwrap_or(0)))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misc_letters() {
+        let text = |misc, ty| {
+            let mut v = Vec::new();
+            write_misc(&mut v, misc, ty).unwrap();
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(text(PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE), "U     ");
+        assert_eq!(text(PERF_RECORD_MISC_KERNEL, PERF_RECORD_SAMPLE), "K     ");
+        // The hypervisor mode's bit pattern holds the kernel's and the user's.
+        assert_eq!(text(3, PERF_RECORD_SAMPLE), "KUH   ");
+        assert_eq!(text(0, PERF_RECORD_SAMPLE), "      ");
+        assert_eq!(text(2 | 1 << 13 | 1 << 14, PERF_RECORD_SWITCH), "USp   ");
+        assert_eq!(text(2 | 1 << 13, PERF_RECORD_MMAP2), "UM    ");
+        assert_eq!(text(2 | 1 << 13, PERF_RECORD_SAMPLE), "U     ");
+    }
+
+    #[test]
+    fn mem_info_like_perf() {
+        // A page fault's data_src (perf 6.1 prints this for -d recordings).
+        assert_eq!(
+            mem_info(0x1e05080021),
+            "|OP N/A|LVL N/A or N/A|SNP N/A|TLB N/A|LCK N/A|BLK  N/A"
+        );
+        // A load that hit L1 (LVL_HIT|LVL_L1), TLB L1 hit, no snoop, no lock.
+        let v = 2 | (0x2 | 0x8) << 5 | 2 << 19 | 2 << 24 | (0x2 | 0x8) << 26;
+        assert_eq!(
+            mem_info(v),
+            "|OP LOAD|LVL L1 hit|SNP None|TLB L1 hit|LCK Yes|BLK  N/A"
+        );
+        assert_eq!(
+            mem_info(0),
+            "|OP No|LVL N/A|SNP N/A|TLB N/A|LCK No|BLK  N/A"
+        );
+    }
+
+    #[test]
+    fn page_sizes() {
+        assert_eq!(page_size_name(0), "N/A");
+        assert_eq!(page_size_name(4096), "4K");
+        assert_eq!(page_size_name(2 << 20), "2M");
+        assert_eq!(page_size_name(1024), "1024B");
+        // perf divides only while the quotient stays above 1.
+        assert_eq!(page_size_name(1 << 30), "1024M");
+        assert_eq!(page_size_name(2 << 30), "2G");
+    }
+
+    #[test]
+    fn registers() {
+        let r = KeptRegs {
+            abi: 2,
+            mask: 0x183,
+            values: vec![0, 3, 0x7ff, 0x7f00].into(),
+        };
+        let mut v = Vec::new();
+        write_regs(&mut v, Some(&r), "x86_64").unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            " ABI:2    AX:0x0    BX:0x3    SP:0x7ff    IP:0x7f00 "
+        );
+    }
+
+    #[test]
+    fn branch_flags() {
+        let mut v = Vec::new();
+        write_branch_flags(&mut v, 2 | 4 << 4).unwrap();
+        write_branch_flags(&mut v, 1 | 4 << 20).unwrap();
+        assert_eq!(String::from_utf8(v).unwrap(), "/P/-/-/4/ /M/-/-/0/CALL ");
+    }
+}
