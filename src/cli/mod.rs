@@ -741,11 +741,19 @@ pub struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Fields to print, comma-separated: comm, pid, tid, cpu, time, period,
-    /// event, ip, sym, symoff, dso. A list replaces the defaults
+    /// event, ip, sym, symoff, dso, srcline; misc (K/U mode letters), tod
+    /// (time of day: record with -k), addr (data address, named for page
+    /// faults), data_src, weight, ins_lat, phys_addr, data_page_size,
+    /// code_page_size, iregs, uregs, brstack, brstacksym, brstackoff, insn,
+    /// insnlen (the sampled instruction's bytes), srccode (its source
+    /// text), flags. A list replaces the defaults
     /// (comm,tid,cpu,time,period,event,ip,sym,symoff,dso, less what the
     /// recording lacks); `+field`/`-field` add to or remove from them, e.g.
     /// `-F -period,+pid`. perf's `TYPE:` prefix (`sw:comm,ip`) is accepted
-    /// and applies the list to every event.
+    /// and applies the list to every event. Fields for data these samples
+    /// cannot hold (ipc, callindent, bpf-output, synth, metric,
+    /// machine_pid, vcpu) print nothing, as in perf; `trace`,
+    /// `brstackinsn` and Python/Perl scripting (`-s`) are not supported.
     #[arg(
         short = 'F',
         long = "fields",

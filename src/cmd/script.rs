@@ -104,9 +104,33 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             names: a.names.style(),
             inline: !a.no_inline,
             finder: symbols::DebugFinder::default(),
-            srclines: fields.iter().any(|f| f.srcline),
+            srclines: fields.iter().any(|f| f.srcline || f.srccode),
         },
     );
+    // perf reads the sampled instruction only where the recording's
+    // machine is this one's kind (x86-64 here).
+    let native = reader
+        .meta()
+        .features
+        .arch()
+        .is_none_or(|a| a == std::env::consts::ARCH);
+    let insns = if native && fields.iter().any(|f| f.insn || f.insnlen) {
+        let opts = SymbolizeOptions {
+            names: a.names.style(),
+            inline: false,
+            finder: symbols::DebugFinder::default(),
+            srclines: false,
+        };
+        let locs = collector.interner.locs();
+        profile::symbolize::instruction_bytes(
+            locs,
+            kept.iter().map(|k| k.leaf),
+            machine.dsos(),
+            &opts,
+        )
+    } else {
+        Default::default()
+    };
     let mut texts = FrameTexts::new(collector.interner.locs(), &syms, machine.dsos(), &fields);
     let mut stack = Vec::new();
     let comm_names = collector.comms();
@@ -129,6 +153,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         }
     };
     let mut data_src = DataSrcColumn::default();
+    let mut code = SourceCode::default();
     let mut side = side.iter().peekable();
     for i in 0..=kept.len() {
         // The kernel records shown before this sample (after the last
@@ -189,8 +214,13 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 out.write_all(texts.text(set, false, k.leaf))?;
             }
         }
-        render::script::write_after_location(&mut out, extra, &f, &arch, &texts, None)?;
+        let insn = insns.get(&k.leaf).map(Vec::as_slice);
+        render::script::write_after_location(&mut out, extra, &f, &arch, &texts, insn)?;
         render::script::write_end(&mut out)?;
+        if f.srccode {
+            let pos = syms.per_loc.get(k.leaf as usize).and_then(|l| l.line);
+            code.write(&mut out, k.thread, pos, &syms.paths)?;
+        }
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
@@ -201,4 +231,44 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// perf script's `srccode`: the text of the sample's source line, as
+/// `|LINE     text`, unless it is the line this thread showed last.
+struct SourceCode {
+    files: profile::annotate::SourceFiles,
+    last: std::collections::HashMap<u32, profile::symbolize::SrcPos>,
+}
+
+impl Default for SourceCode {
+    fn default() -> Self {
+        SourceCode {
+            files: profile::annotate::SourceFiles::raw(),
+            last: Default::default(),
+        }
+    }
+}
+
+impl SourceCode {
+    fn write(
+        &mut self,
+        out: &mut dyn Write,
+        thread: u32,
+        pos: Option<profile::symbolize::SrcPos>,
+        names: &[String],
+    ) -> std::io::Result<()> {
+        let Some(p) = pos else { return Ok(()) };
+        if self.last.get(&thread) == Some(&p) {
+            return Ok(());
+        }
+        let Some(text) = names
+            .get(p.file as usize)
+            .and_then(|name| self.files.line(name, p.line))
+        else {
+            return Ok(());
+        };
+        writeln!(out, "|{:<8} {text}", p.line)?;
+        self.last.insert(thread, p);
+        Ok(())
+    }
 }

@@ -57,12 +57,23 @@ pub struct Annotated {
 #[derive(Debug, Default)]
 pub struct SourceFiles {
     files: HashMap<String, Option<Vec<String>>>,
+    /// Keep tabs as they are (perf script's `srccode`), instead of
+    /// expanding them as annotate's views do.
+    raw: bool,
 }
 
 /// Source files larger than this are not read (a line table naming a huge generated file).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
 impl SourceFiles {
+    /// A cache that keeps lines as the files hold them (tabs unexpanded).
+    pub fn raw() -> Self {
+        SourceFiles {
+            raw: true,
+            ..Default::default()
+        }
+    }
+
     /// Line `n` (1-based) of `path`, None where the file or line is not there.
     pub fn line(&mut self, path: &str, n: u32) -> Option<&str> {
         self.lines(path)?
@@ -71,9 +82,10 @@ impl SourceFiles {
     }
 
     fn lines(&mut self, path: &str) -> Option<&Vec<String>> {
+        let raw = self.raw;
         self.files
             .entry(path.to_owned())
-            .or_insert_with(|| read_source(Path::new(path)))
+            .or_insert_with(|| read_source(Path::new(path), raw))
             .as_ref()
     }
 
@@ -83,14 +95,18 @@ impl SourceFiles {
     }
 }
 
-fn read_source(path: &Path) -> Option<Vec<String>> {
+fn read_source(path: &Path, raw: bool) -> Option<Vec<String>> {
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes);
-    Some(text.lines().map(expand_tabs).collect())
+    Some(if raw {
+        text.lines().map(str::to_owned).collect()
+    } else {
+        text.lines().map(expand_tabs).collect()
+    })
 }
 
 /// Tabs to spaces at multiples of eight, as perf's and objdump's `expand`.

@@ -13,6 +13,14 @@ use iced_x86::{
 
 use crate::{ElfFile, Reason, Svma};
 
+/// The length of the x86 instruction `bytes` start with, decoded as `bitness`-bit code
+/// (64 or 32); None where they hold no whole valid instruction.
+pub fn instruction_length(bytes: &[u8], bitness: u32) -> Option<usize> {
+    let mut d = Decoder::new(bitness, bytes, DecoderOptions::NONE);
+    let insn = d.decode();
+    (!insn.is_invalid() && insn.len() <= bytes.len()).then_some(insn.len())
+}
+
 /// Assembly syntax, as `perf annotate -M` / `objdump -M` name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Syntax {

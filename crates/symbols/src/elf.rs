@@ -200,6 +200,19 @@ impl ElfFile {
         self._map.as_deref()
     }
 
+    /// Up to `len` bytes of the file from `offset`, fewer at its end (None past it, or
+    /// for an image indexed from memory).
+    pub fn file_bytes(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let data = self.data()?;
+        let start = usize::try_from(offset).ok().filter(|&s| s < data.len())?;
+        Some(&data[start..data.len().min(start.saturating_add(len))])
+    }
+
+    /// Whether the file is 32-bit x86 code.
+    pub fn is_x86_32(&self) -> bool {
+        self.architecture == object::Architecture::I386
+    }
+
     /// Whether the code is x86-64 (the only architecture [`crate::disasm`] decodes).
     pub fn is_x86_64(&self) -> bool {
         self.architecture == object::Architecture::X86_64

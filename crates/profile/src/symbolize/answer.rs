@@ -31,6 +31,56 @@ pub(super) fn symbolize_dso(
     (answer_dso(&mut bin, &mut names, d, ids, locs, opts), None)
 }
 
+/// The bytes of the x86 instruction at each of the user-space locations
+/// `ids`, read from its DSO's file at the location's offset, as perf's
+/// `insn` field shows them: up to 16 bytes, cut to the instruction's
+/// decoded length. Locations without a readable file (the kernel, JIT
+/// code, anonymous memory, a file whose build id differs) have none.
+pub fn instruction_bytes(
+    locs: &[Loc],
+    ids: impl IntoIterator<Item = u32>,
+    dsos: &[Dso],
+    opts: &SymbolizeOptions,
+) -> HashMap<u32, Vec<u8>> {
+    let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
+    for id in ids {
+        if let Some(l) = locs.get(id as usize) {
+            if l.dso != crate::collect::NO_DSO && l.level == b'.' {
+                by_dso.entry(l.dso).or_default().push(id);
+            }
+        }
+    }
+    let mut out = HashMap::default();
+    for (dso, ids) in by_dso {
+        let Some(d) = dsos.get(dso as usize) else {
+            continue;
+        };
+        if is_jit_map(&d.name) {
+            continue;
+        }
+        let Ok(bin) = open_dso(d, opts) else {
+            continue;
+        };
+        let elf = bin.elf();
+        let bitness = if elf.is_x86_64() {
+            64
+        } else if elf.is_x86_32() {
+            32
+        } else {
+            continue;
+        };
+        for id in ids {
+            let Some(bytes) = elf.file_bytes(locs[id as usize].rel, 16) else {
+                continue;
+            };
+            if let Some(n) = symbols::disasm::instruction_length(bytes, bitness) {
+                out.insert(id, bytes[..n].to_vec());
+            }
+        }
+    }
+    out
+}
+
 /// perf's name for a JIT runtime's symbol map: `/tmp/perf-PID.map`.
 pub(super) fn is_jit_map(name: &str) -> bool {
     name.strip_prefix("/tmp/perf-")

@@ -14,8 +14,8 @@ use crate::machine::Dso;
 
 mod answer;
 mod background;
-pub use answer::open_binary;
 use answer::*;
+pub use answer::{instruction_bytes, open_binary};
 pub use background::Background;
 mod kernel;
 pub use kernel::KernelPrefetch;

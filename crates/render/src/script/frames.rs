@@ -23,7 +23,8 @@ pub struct FrameTexts<'a> {
     /// name.
     short_dso_names: Vec<String>,
     identity: Vec<bool>,
-    /// Per DSO: its symbols could not be loaded.
+    /// Per DSO: perf would not have loaded it by the time it prints a
+    /// branch (no sample's own address fell in it, or it cannot be read).
     unloaded: Vec<bool>,
     arena: Vec<u8>,
     /// Per (field set, use: header line, callchain line, data address) and
@@ -61,7 +62,7 @@ impl<'a> FrameTexts<'a> {
             identity: dsos.iter().map(Dso::maps_identity).collect(),
             unloaded: dsos
                 .iter()
-                .map(|d| syms.misses.iter().any(|(n, _)| *n == d.name))
+                .map(|d| !d.hit || syms.misses.iter().any(|(n, _)| *n == d.name))
                 .collect(),
             arena: Vec::new(),
             made,
@@ -145,16 +146,15 @@ impl<'a> FrameTexts<'a> {
     }
 
     /// Whether perf prints a branch end at `loc` by its offset into its
-    /// map (`brstackoff`): where the DSO's addresses are not the process's
-    /// and perf could not load it (a loaded one has its symbols adjusted
-    /// and prints the address).
+    /// map (`brstackoff`): where it has not loaded the DSO, which it does
+    /// for those a sample's own address fell in and it can read. A loaded
+    /// one has its symbols adjusted, and perf prints the address.
     pub fn prints_map_offset(&self, loc: u32) -> bool {
-        let Some(l) = self.locs.get(loc as usize) else {
-            return false;
-        };
-        let d = l.dso as usize;
-        !self.identity.get(d).copied().unwrap_or(true)
-            && self.unloaded.get(d).copied().unwrap_or(false)
+        self.locs
+            .get(loc as usize)
+            .and_then(|l| self.unloaded.get(l.dso as usize))
+            .copied()
+            .unwrap_or(false)
     }
 
     fn make(&self, arena: &mut Vec<u8>, set: usize, chain: bool, loc: u32) {

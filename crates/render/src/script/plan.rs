@@ -97,7 +97,7 @@ fn check_available(
             )));
         }
     }
-    check_srcline(f)
+    Ok(())
 }
 
 /// perf prints a source line (or its code) only after the location's
@@ -112,8 +112,9 @@ fn check_srcline(f: &Fields) -> Result<(), FieldError> {
 }
 
 /// Applies `-F` to an event's defaults: a list replaces them, `+f`/`-f`
-/// items change them.
-pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), FieldError> {
+/// items change them. Also the fields the user named to print (the list,
+/// or the `+f` items), which the samples must carry.
+pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, Fields), FieldError> {
     // perf's `TYPE:` prefix selects an event type; sear applies the list
     // to every event.
     let spec = match spec.split_once(':') {
@@ -122,6 +123,7 @@ pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), Fiel
     };
     let modify = spec.starts_with('+') || spec.starts_with('-');
     let mut f = if modify { defaults } else { Fields::default() };
+    let mut named = Fields::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (on, name) = match item.as_bytes()[0] {
             b'+' => (true, &item[1..]),
@@ -133,6 +135,9 @@ pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), Fiel
             }
             _ => (true, item),
         };
+        if let (true, Some(v)) = (on, named.flag(name)) {
+            *v = true;
+        }
         match f.flag(name) {
             Some(v) => *v = on,
             None => {
@@ -143,7 +148,7 @@ pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, bool), Fiel
             }
         }
     }
-    Ok((f, !modify))
+    Ok((f, named))
 }
 
 /// What is printed for each event.
@@ -170,16 +175,20 @@ impl FieldPlan {
             let f = match spec {
                 None => d,
                 Some(spec) => {
-                    let (f, user_set) = parse_fields(spec, d)?;
-                    if user_set {
-                        check_available(&f, &e.attr, &e.name())?;
-                    } else {
-                        check_srcline(&f)?;
-                    }
+                    let (f, named) = parse_fields(spec, d)?;
+                    check_available(&named, &e.attr, &e.name())?;
+                    check_srcline(&f)?;
                     f
                 }
             };
             fields.push(f);
+        }
+        if fields.iter().any(|f| f.tod) && meta.features.clock_data().is_none() {
+            return Err(FieldError(
+                "-F tod: the recording has no clock data to give the time of day: \
+                 record with -k/--clockid (for example `-k mono`)"
+                    .into(),
+            ));
         }
         let event_names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
         let name_width = event_names.iter().map(String::len).max().unwrap_or(0);
@@ -209,10 +218,12 @@ mod tests {
             ip: true,
             ..Default::default()
         };
-        let (f, user) = parse_fields("comm,pid", d).unwrap();
-        assert!(user && f.comm && f.pid && !f.tid && !f.ip);
-        let (f, user) = parse_fields("-ip,+cpu", d).unwrap();
-        assert!(!user && f.comm && f.tid && f.cpu && !f.ip);
+        let (f, named) = parse_fields("comm,pid", d).unwrap();
+        assert!(f.comm && f.pid && !f.tid && !f.ip);
+        assert_eq!(named, f);
+        let (f, named) = parse_fields("-ip,+cpu", d).unwrap();
+        assert!(f.comm && f.tid && f.cpu && !f.ip);
+        assert!(named.cpu && !named.comm && !named.tid);
         let (f, _) = parse_fields("sw:tid", d).unwrap();
         assert!(f.tid && !f.comm);
         assert!(parse_fields("+cpu,ip", d).is_err());
