@@ -65,6 +65,9 @@ fn attributes_equal_perfs() {
         vec!["--running-time", "--no-bpf-event"],
         vec!["-s"],
         vec!["-N"],
+        vec!["-k", "mono"],
+        vec!["--clockid", "CLOCK_REALTIME", "-g"],
+        vec!["-k", "7", "-e", "page-faults"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {

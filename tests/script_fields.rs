@@ -160,6 +160,57 @@ fn sample_fields_print_what_perf_prints() {
     assert!(s.contains("\t\tp[i] = 1;"), "no source line with its tabs");
 }
 
+/// `sear record -k` gives its recording perf's clock data: perf prints
+/// the time of day of its samples as sear does, and its header the clock.
+#[test]
+fn clock_data_of_sear_recordings_gives_the_time_of_day() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(dir.path(), "faults", FAULTS_C, &["-O1", "-g"]);
+    let today = || {
+        let out = std::process::Command::new("date")
+            .arg("+%Y-%m-%d")
+            .output()
+            .expect("run date");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let before = today();
+    let data = dir.path().join("k.data");
+    run_ok(
+        sear()
+            .args([
+                "record",
+                "-q",
+                "-k",
+                "mono",
+                "-e",
+                "page-faults",
+                "-c",
+                "1",
+                "-o",
+            ])
+            .arg(&data)
+            .arg("--")
+            .arg(&exe),
+    );
+    assert_same(
+        &data,
+        &[
+            vec!["-F", "comm,tid,tod,time,event,ip,sym"],
+            vec!["-F", "+tod", "--ns"],
+        ],
+    );
+    let header = stdout_of(&run_ok(
+        perf().args(["report", "--header-only", "-i"]).arg(&data),
+    ));
+    assert!(header.contains("# clockid: monotonic (1)"), "{header}");
+    assert!(header.contains("(TOD) = "), "{header}");
+    // The time of day is today's (the reference reading is the wall
+    // clock; the day may turn during the test).
+    let (_, (_, s)) = both(&data, &["-F", "tod"]);
+    assert!(s.starts_with(&before) || s.starts_with(&today()), "{s}");
+}
+
 #[test]
 fn fields_a_recording_lacks_are_refused_as_perf_refuses_them() {
     have_perf();

@@ -104,6 +104,13 @@ pub struct RecordArgs {
     /// Count in the kernel only.
     #[arg(long = "all-kernel")]
     pub all_kernel: bool,
+    /// The clock every event's times come from, as clock_gettime(2) names
+    /// it: monotonic (mono), monotonic_raw (raw), realtime (real),
+    /// boottime (boot), tai, a `CLOCK_` name, or a number. The file then
+    /// records a reference reading beside the wall clock, so `script -F
+    /// tod` prints each sample's time of day.
+    #[arg(short = 'k', long = "clockid", value_name = "CLOCKID", value_parser = clockid)]
+    pub clockid: Option<i32>,
     /// Record each sample's weight (memory latency events set it).
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,
@@ -267,6 +274,29 @@ impl TaskArgs {
     pub fn tids(&self) -> Vec<i32> {
         self.tid.clone().map(|t| t.0).unwrap_or_default()
     }
+}
+
+/// perf's `-k` values: clock names (case-insensitive, `CLOCK_` prefix
+/// allowed, short forms) or a clock number.
+fn clockid(s: &str) -> Result<i32, String> {
+    if let Ok(n) = s.parse::<i32>() {
+        return Ok(n);
+    }
+    let lower = s.to_ascii_lowercase();
+    let name = lower.strip_prefix("clock_").unwrap_or(&lower);
+    Ok(match name {
+        "monotonic" | "mono" => libc::CLOCK_MONOTONIC,
+        "monotonic_raw" | "raw" => libc::CLOCK_MONOTONIC_RAW,
+        "realtime" | "real" => libc::CLOCK_REALTIME,
+        "boottime" | "boot" => libc::CLOCK_BOOTTIME,
+        "tai" => libc::CLOCK_TAI,
+        _ => {
+            return Err(format!(
+                "unknown clock `{s}`: use monotonic (mono), monotonic_raw (raw), realtime \
+                 (real), boottime (boot), tai or a clock number"
+            ))
+        }
+    })
 }
 
 fn max_size(s: &str) -> Result<u64, String> {

@@ -70,6 +70,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
         delay_ms: a.delay.filter(|&d| d > 0),
         max_size: a.max_size,
+        clockid: a.clockid,
         quiet,
     };
     if opts.command.is_empty()

@@ -208,6 +208,8 @@ pub(crate) struct AttrCtx {
     /// Enabled and running times in read values (`--running-time`, `-s`).
     pub(crate) running_time: bool,
     pub(crate) inherit_stat: bool,
+    /// `-k/--clockid`: every event's clock.
+    pub(crate) clockid: Option<i32>,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -239,6 +241,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         set(flag::FREQ);
     }
     set(flag::SAMPLE_ID_ALL);
+    if c.clockid.is_some() {
+        set(flag::USE_CLOCKID);
+    }
     if e.exclude_user {
         set(flag::EXCLUDE_USER);
     }
@@ -294,6 +299,7 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
             } else {
                 0
             },
+        clockid: c.clockid.unwrap_or(0),
         ..Default::default()
     };
     if let CallGraph::Dwarf(size) = c.call_graph {

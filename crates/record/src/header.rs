@@ -75,6 +75,55 @@ pub struct HeaderInput<'a> {
     pub sample_time: Option<(u64, u64)>,
     /// BUILD_ID entries, already encoded.
     pub build_ids: Vec<u8>,
+    /// With `-k/--clockid`: the clock and a reference reading of it.
+    pub clock: Option<ClockRef>,
+}
+
+/// The clock `-k` chose, its resolution, and one reading of it beside the
+/// wall clock (perf's CLOCKID and CLOCK_DATA features), so the time of day
+/// of any sample time can be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockRef {
+    pub clockid: i32,
+    pub res_ns: u64,
+    pub tod_ns: u64,
+    pub clockid_ns: u64,
+}
+
+impl ClockRef {
+    /// Reads the wall clock and clock `clockid` now, as perf does when it
+    /// starts recording.
+    pub fn now(clockid: i32) -> ClockRef {
+        let read = |id: libc::clockid_t| {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid timespec to write.
+            unsafe { libc::clock_gettime(id, &mut ts) };
+            (ts.tv_sec as u64)
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(ts.tv_nsec as u64)
+        };
+        let mut res = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `res` is a valid timespec to write.
+        let res_ns = if unsafe { libc::clock_getres(clockid, &mut res) } == 0 {
+            res.tv_nsec as u64
+        } else {
+            0
+        };
+        // perf takes the time of day with gettimeofday: microseconds.
+        let tod_ns = read(libc::CLOCK_REALTIME) / 1000 * 1000;
+        ClockRef {
+            clockid,
+            res_ns,
+            tod_ns,
+            clockid_ns: read(clockid),
+        }
+    }
 }
 
 /// The feature sections: those perf 6.1 writes that reports use.
@@ -105,6 +154,14 @@ pub fn features(endian: Endian, h: &HeaderInput<'_>) -> FeatureMap {
         cl.extend_from_slice(&string(endian, a));
     }
     f.insert(feature::CMDLINE, cl);
+    if let Some(c) = h.clock {
+        f.insert(feature::CLOCKID, endian.put_u64(c.res_ns).to_vec());
+        let mut d = endian.put_u32(1).to_vec();
+        d.extend_from_slice(&endian.put_u32(c.clockid as u32));
+        d.extend_from_slice(&endian.put_u64(c.tod_ns));
+        d.extend_from_slice(&endian.put_u64(c.clockid_ns));
+        f.insert(feature::CLOCK_DATA, d);
+    }
     f.insert(feature::EVENT_DESC, event_desc(endian, h.events));
     if !h.groups.is_empty() {
         let mut g = endian.put_u32(h.groups.len() as u32).to_vec();
@@ -169,6 +226,7 @@ mod tests {
                 version: "0.1.0",
                 sample_time: Some((5, 9)),
                 build_ids: Vec::new(),
+                clock: None,
             },
         );
         let mut feats = Features {

@@ -143,6 +143,9 @@ pub struct Options {
     /// `--max-size`: stop (and end the command, as perf does) once the
     /// output holds this many bytes.
     pub max_size: Option<u64>,
+    /// `-k/--clockid`: the clock every event's times come from (a
+    /// `clock_gettime` id); the file then carries CLOCKID and CLOCK_DATA.
+    pub clockid: Option<i32>,
 }
 
 impl Default for Options {
@@ -175,6 +178,7 @@ impl Default for Options {
             delay_ms: None,
             quiet: false,
             max_size: None,
+            clockid: None,
         }
     }
 }
@@ -290,7 +294,10 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
         bpf_event: opts.bpf_event,
         running_time: opts.running_time || opts.inherit_stat,
         inherit_stat: opts.inherit_stat,
+        clockid: opts.clockid,
     };
+    // perf's reference pair for the time of day, taken as it starts.
+    let clock = opts.clockid.map(header::ClockRef::now);
     let mut opened = None;
     for _ in 0..6 {
         match open_all(&p, &ctx, opts.mmap_pages) {
@@ -367,6 +374,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
                     version: &opts.version,
                     sample_time: None,
                     build_ids: Vec::new(),
+                    clock,
                 },
             );
             for (id, b) in &feats {
@@ -628,6 +636,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
                     version: &opts.version,
                     sample_time: tally.first_time.map(|f| (f, tally.last_time)),
                     build_ids,
+                    clock,
                 },
             );
             w.finish(&feats).map(|f| {
@@ -679,6 +688,7 @@ mod tests {
             bpf_event: true,
             running_time: false,
             inherit_stat: false,
+            clockid: None,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [
