@@ -154,6 +154,56 @@ fn default_layout_is_perf_diffs() {
     }
 }
 
+/// perf diff shows every event of the baseline, in its order, one
+/// without samples too (an -a recording's tracking dummy), and none only
+/// the new recording has.
+#[test]
+fn events_are_the_baselines_as_perf_shows_them() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, base, _) = recordings();
+    let exe = build_c(dir.path(), "twice", SRC, &["-O2", "-g", "-fno-ipa-icf"]);
+    let exe = vec![exe.display().to_string()];
+    let pc = perf_record(
+        dir.path(),
+        "pc.data",
+        &["-e", "page-faults,cpu-clock"],
+        &exe,
+    );
+    let cp = perf_record(
+        dir.path(),
+        "cp.data",
+        &["-e", "cpu-clock,page-faults"],
+        &exe,
+    );
+    let all = perf_record(
+        dir.path(),
+        "a.data",
+        &["-a", "-e", "cpu-clock"],
+        &["sleep".into(), "0.1".into()],
+    );
+    for (b, n) in [
+        (&pc, &cp),
+        (&cp, &pc),
+        (&pc, base),
+        (base, &pc),
+        (&all, base),
+    ] {
+        let p = stdout_of(&run_ok(perf().arg("diff").arg(b).arg(n)));
+        let s = stdout_of(&run_ok(
+            sear().args(["diff", "--short-names"]).arg(b).arg(n),
+        ));
+        let events = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| l.starts_with("# Event"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert!(!events(&p).is_empty());
+        assert_eq!(events(&p), events(&s), "{} {}", b.display(), n.display());
+    }
+}
+
 #[test]
 fn doubled_function_rises_by_the_expected_share() {
     let (_dir, base, new) = recordings();

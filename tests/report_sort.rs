@@ -1,8 +1,8 @@
 //! `sear report --sort` keys beyond comm/pid/dso/sym against perf 6.1, on a
 //! two-file C program (-O2 -g, frame pointers, an inlined helper) the test
 //! builds and records in fp and DWARF mode and with `--sample-cpu`: srcline,
-//! srcfile, parent with `-p`/`-x`, cpu, symbol_size, dso_size, tid, and
-//! combinations. Rows are compared as sets (perf's order among rows of
+//! srcfile, parent with `-p`/`-x`, cpu, socket, addr, symbol_size,
+//! dso_size, tid, and combinations. Rows are compared as sets (perf's order among rows of
 //! equal weight is not reproduced exactly); headers (column widths) must be
 //! equal. `symoff`, which perf 6.1 lacks, is checked against the per-sample
 //! `sym+offset` of `perf script`.
@@ -158,7 +158,12 @@ fn sort_keys_equal_perf() {
         vec!["--sort", "sym,symbol_size"],
         vec!["--sort", "dso,dso_size"],
         vec!["--sort", "symbol"],
+        vec!["--sort", "addr"],
+        vec!["--sort", "sym,addr"],
     ];
+    // The socket comes from the sample's CPU (where samples carry none,
+    // perf 6.1's children column counts a frame once per stack entry).
+    let cpu_sets: Vec<Vec<&str>> = vec![vec!["--sort", "socket,sym"], vec!["--sort", "cpu,socket"]];
     let mut failures = Vec::new();
     let mut compared = 0;
     let mut runs: Vec<(&PathBuf, &Vec<&str>)> = Vec::new();
@@ -173,6 +178,7 @@ fn sort_keys_equal_perf() {
     for f in [&fp, &dwarf, &static_fp, &static_dwarf] {
         runs.extend(src_sets.iter().map(|s| (f, s)));
     }
+    runs.extend(cpu_sets.iter().map(|s| (&cpu, s)));
     {
         for (f, set) in runs {
             for mode in [

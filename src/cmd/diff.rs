@@ -114,6 +114,7 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
         percent_limit: a.percent_limit,
         with_new: a.new_column,
         pads: keys.iter().map(|k| k.pads_value()).collect(),
+        rights: keys.iter().map(|k| k.right_aligned()).collect(),
         compute,
         show_period: a.period,
         show_formula: a.formula,
@@ -151,7 +152,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         &profile::session::SumOptions {
             collect: CollectOptions {
                 callchains: want_parent,
-                by_cpu: o.keys.contains(&SortKey::Cpu) || o.filters.cpus.is_some(),
+                by_cpu: o.keys.iter().any(|k| k.needs_cpu()) || o.filters.cpus.is_some(),
                 ..CollectOptions::default()
             },
             names: o.names,
@@ -169,6 +170,11 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             Some(profile::report::parent_regex(None)?)
         } else {
             None
+        },
+        sockets: if o.keys.contains(&SortKey::Socket) {
+            profile::report::socket_ids(summed.reader.meta())
+        } else {
+            Vec::new()
         },
         ..HistOptions::default()
     };

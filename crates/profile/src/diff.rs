@@ -66,13 +66,9 @@ impl Sides {
         relative: bool,
     ) -> Sides {
         let mut out = Sides::default();
-        for (ev, h) in report.hists.iter().enumerate() {
-            let Some(e) = meta.events.get(ev) else {
-                continue;
-            };
-            if h.all_samples == 0 {
-                continue;
-            }
+        let empty = crate::hist::Hists::default();
+        for (ev, e) in meta.events.iter().enumerate() {
+            let h = report.hists.get(ev).unwrap_or(&empty);
             let name = e.name();
             let mut widths = Vec::new();
             // (Entries the filters' samples made are summed but not shown.)
@@ -140,15 +136,11 @@ pub struct EventDiff {
     pub totals: (u64, u64),
 }
 
-/// Both recordings' rows compared per event, events matched by name: the
-/// new recording's order, then events only the baseline has.
+/// Both recordings' rows compared per event, events matched by name: as
+/// perf, every event of the baseline in its order (one without samples
+/// too), none only the new recording has.
 pub fn diff_events(base: &Sides, new: &Sides) -> Vec<EventDiff> {
-    let mut events: Vec<&str> = new.sections.iter().map(|(n, _)| n.as_str()).collect();
-    for (n, _) in &base.sections {
-        if !events.contains(&n.as_str()) {
-            events.push(n);
-        }
-    }
+    let events: Vec<&str> = base.sections.iter().map(|(n, _)| n.as_str()).collect();
     events
         .into_iter()
         .map(|ev| {

@@ -84,7 +84,7 @@ impl Request<'_> {
             max_stack: self.max_stack,
             callchains: self.layout.children || self.graph.enabled() || early.want_parent,
             adjust_returns: self.adjust_returns,
-            by_cpu: early.keys.contains(&SortKey::Cpu),
+            by_cpu: early.keys.iter().any(|k| k.needs_cpu()),
         }
     }
 
@@ -136,6 +136,11 @@ impl Request<'_> {
             caller_order: order == ChainOrder::Caller,
             parent: early.want_parent.then_some(early.parent),
             cpumode: layout.needs_cpumode(),
+            sockets: if keys.contains(&SortKey::Socket) {
+                socket_ids(meta)
+            } else {
+                Vec::new()
+            },
         };
         Ok(Plan {
             show_graphs: hist.callchains,
@@ -240,4 +245,20 @@ impl Rows {
             strings: &self.strings,
         }
     }
+}
+
+/// The socket of each CPU, from the recording's CPU topology (empty where
+/// it has no per-CPU ids: perf's socket is then -1).
+pub fn socket_ids(meta: &Meta) -> Vec<i32> {
+    use perf_data::consts::feature;
+    let mut env = perf_data::env::Env::default();
+    for id in [feature::ARCH, feature::NRCPUS, feature::CPU_TOPOLOGY] {
+        if let Some(b) = meta.features.get(id) {
+            let _ = env.decode(meta, id, b);
+        }
+    }
+    env.topology
+        .cpus
+        .map(|v| v.iter().map(|c| c.socket_id as i32).collect())
+        .unwrap_or_default()
 }

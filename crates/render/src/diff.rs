@@ -45,6 +45,8 @@ pub struct DiffTable<'a> {
     /// Per key column: perf pads its values even as the last column (all
     /// but symbols and source lines).
     pub pads: Vec<bool>,
+    /// Per key column: numbers perf right-aligns (cpu, socket, sizes).
+    pub rights: Vec<bool>,
     /// perf's `-c`: the column after Baseline.
     pub compute: Compute,
     /// `-p`: `Base period` and `Period` columns.
@@ -299,7 +301,9 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                     Some(c) => k.replace(c, "."),
                     None => k.clone(),
                 };
-                if i == last && !t.pads.get(i).copied().unwrap_or(false) {
+                if t.rights.get(i).copied().unwrap_or(false) {
+                    write!(out, "{between}{k:>w$}")?;
+                } else if i == last && !t.pads.get(i).copied().unwrap_or(false) {
                     write!(out, "{between}{k}")?;
                 } else {
                     // (`%-*.*s`: a comm longer than its column is cut.)
@@ -350,6 +354,7 @@ mod tests {
             percent_limit: 0.0,
             with_new: true,
             pads: vec![true, false],
+            rights: vec![false, false],
             compute: Compute::DeltaAbs,
             show_period: false,
             show_formula: false,

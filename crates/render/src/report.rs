@@ -290,6 +290,8 @@ fn write_section(
                 // thread has at the end, not the one the entry shows.
                 Key::Comm(_) => names.thread_comm(e.thread).chars().count(),
                 Key::Parent(None) => 0,
+                // perf sizes the address column for a 64-bit address.
+                Key::Addr(_) => 18,
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);

@@ -28,11 +28,15 @@ pub enum SortKey {
     /// perf's placeholder IPC column, added to any `--sort` naming `symbol`
     /// (IPC needs branch stacks; without them it shows dashes).
     IpcNull,
+    /// The sampled address in the process (perf's `addr`).
+    Addr,
+    /// The socket of the sample's CPU (from the CPU topology).
+    Socket,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, symbol_size, dso_size";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -50,6 +54,8 @@ impl SortKey {
             "symoff" => SortKey::SymOff,
             "symbol_size" => SortKey::SymSize,
             "dso_size" => SortKey::DsoSize,
+            "addr" => SortKey::Addr,
+            "socket" => SortKey::Socket,
             _ => return None,
         })
     }
@@ -83,6 +89,8 @@ impl SortKey {
             SortKey::SymSize => "Symbol size",
             SortKey::DsoSize => "DSO size",
             SortKey::IpcNull => "IPC   [IPC Coverage]",
+            SortKey::Addr => "Address",
+            SortKey::Socket => "Socket",
         }
     }
 
@@ -100,13 +108,21 @@ impl SortKey {
     pub fn header_width_only(self) -> bool {
         matches!(
             self,
-            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull
+            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull | SortKey::Socket
         )
     }
 
     /// Numbers perf right-aligns.
     pub fn right_aligned(self) -> bool {
-        matches!(self, SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize)
+        matches!(
+            self,
+            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::Socket
+        )
+    }
+
+    /// Whether the key needs the sums kept by CPU.
+    pub fn needs_cpu(self) -> bool {
+        matches!(self, SortKey::Cpu | SortKey::Socket)
     }
 
     /// Whether the key needs each location's source line.
@@ -119,7 +135,11 @@ impl SortKey {
     pub fn needs_loc(self) -> bool {
         matches!(
             self,
-            SortKey::Srcline | SortKey::Srcfile | SortKey::SymOff | SortKey::DsoSize
+            SortKey::Srcline
+                | SortKey::Srcfile
+                | SortKey::SymOff
+                | SortKey::DsoSize
+                | SortKey::Addr
         )
     }
 }
@@ -167,6 +187,10 @@ pub enum Key {
     /// perf's IPC placeholder shows dashes but compares entries by symbol
     /// (its `sort__sym_cmp`), so it splits entries as a symbol key would.
     IpcNull(SymRef),
+    /// The address perf shows (see [`KeyCtx::own`]).
+    Addr(u64),
+    /// The socket id, -1 where unknown.
+    Socket(i32),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -254,6 +278,9 @@ impl Names<'_> {
             (Key::SymSize(x), Key::SymSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
             (Key::IpcNull(x), Key::IpcNull(y)) => self.cmp_by_address(x, y),
             (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
+            // perf compares the signed difference: kernel addresses first.
+            (Key::Addr(x), Key::Addr(y)) => (*x as i64).cmp(&(*y as i64)),
+            (Key::Socket(x), Key::Socket(y)) => x.cmp(y),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -305,15 +332,7 @@ impl Names<'_> {
             Key::Srcline(i) | Key::Srcfile(i) => self.string(*i).to_owned(),
             Key::Parent(Some(i)) => self.string(*i).to_owned(),
             Key::Parent(None) => "[other]".to_owned(),
-            // C's `%3.3d`: at least three digits.
-            Key::Cpu(c) => {
-                let c = *c as i32;
-                if c < 0 {
-                    format!("-{:03}", c.unsigned_abs())
-                } else {
-                    format!("{c:03}")
-                }
-            }
+            Key::Cpu(c) => three_digits(*c as i32),
             Key::SymOff(s @ SymRef::Sym(_), off) => {
                 format!("[{}] {}+{off:#x}", level as char, self.sym_name(s))
             }
@@ -323,6 +342,10 @@ impl Names<'_> {
             Key::DsoSize(Some(n)) => n.to_string(),
             Key::DsoSize(None) => "unknown".to_owned(),
             Key::IpcNull(_) => "-      -".to_owned(),
+            // C's `%#llx`: no `0x` for zero.
+            Key::Addr(0) => "0".to_owned(),
+            Key::Addr(a) => format!("{a:#x}"),
+            Key::Socket(s) => three_digits(*s),
         }
     }
 
@@ -345,6 +368,15 @@ impl Names<'_> {
     }
 }
 
+/// C's `%3.3d`: at least three digits.
+fn three_digits(v: i32) -> String {
+    if v < 0 {
+        format!("-{:03}", v.unsigned_abs())
+    } else {
+        format!("{v:03}")
+    }
+}
+
 /// What one entry's keys are made of.
 pub(super) struct KeyCtx {
     pub(super) comm: u32,
@@ -355,6 +387,11 @@ pub(super) struct KeyCtx {
     /// The location (loc id) the entry's address came from.
     pub(super) loc: u32,
     pub(super) parent: Option<u32>,
+    /// The entry is a sample's own address, not a callchain frame: perf
+    /// keeps the former map-relative and the latter raw, and maps both
+    /// back to the process for the `addr` key (a callchain frame's
+    /// address so ends up moved by the map's offset twice).
+    pub(super) own: bool,
 }
 
 /// Makes entries' keys, computing per location (once) the texts of keys
@@ -371,6 +408,10 @@ pub(super) struct KeyMaker<'a> {
     pub(super) string_ids: HashMap<String, u32>,
     /// Per loc id: its srcline and srcfile string ids (`u32::MAX`: not yet).
     pub(super) srclines: Vec<(u32, u32)>,
+    /// Socket id per CPU (from the CPU topology; empty where unknown).
+    pub(super) sockets: &'a [i32],
+    /// Per DSO: its maps keep addresses as they are (heap, stack, JIT).
+    pub(super) identity: Vec<bool>,
 }
 
 /// perf's text for an address without a source line or map.
@@ -383,6 +424,7 @@ impl<'a> KeyMaker<'a> {
         syms: &'a SymbolTable,
         dso_names: &'a [String],
         dso_rows: Vec<u32>,
+        sockets: &'a [i32],
     ) -> Self {
         let lines = keys.iter().any(|k| k.needs_srclines());
         KeyMaker {
@@ -398,7 +440,15 @@ impl<'a> KeyMaker<'a> {
             } else {
                 Vec::new()
             },
+            sockets,
+            identity: Vec::new(),
         }
+    }
+
+    /// With each DSO's identity-mapping flag (for the `addr` key).
+    pub(super) fn with_identity(mut self, identity: Vec<bool>) -> Self {
+        self.identity = identity;
+        self
     }
 
     pub(super) fn intern(&mut self, s: &str) -> u32 {
@@ -502,6 +552,21 @@ impl<'a> KeyMaker<'a> {
                     Key::DsoSize((l.dso != NO_DSO).then_some(size))
                 }
                 SortKey::IpcNull => Key::IpcNull(unresolved_by_address(c.sym)),
+                SortKey::Addr => {
+                    let l = &self.locs[c.loc as usize];
+                    // perf's map__unmap_ip: `rel` back by the map's shift.
+                    let shift = l.ip.wrapping_sub(l.rel);
+                    let kept = if c.own { l.rel } else { l.ip };
+                    let identity = self.identity.get(l.dso as usize).copied().unwrap_or(true);
+                    Key::Addr(if identity {
+                        l.ip
+                    } else {
+                        kept.wrapping_add(shift)
+                    })
+                }
+                SortKey::Socket => {
+                    Key::Socket(self.sockets.get(c.cpu as usize).copied().unwrap_or(-1))
+                }
             };
             out.push(key);
         }

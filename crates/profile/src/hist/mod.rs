@@ -115,6 +115,8 @@ pub struct HistOptions {
     pub parent: Option<regex_lite::Regex>,
     /// Keep own periods by cpumode (sys/usr columns).
     pub cpumode: bool,
+    /// Socket id per CPU, for the socket key (empty: unknown).
+    pub sockets: Vec<i32>,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -324,6 +326,7 @@ impl Grow<'_> {
             sym: sref,
             loc: at,
             parent: c.parent,
+            own: false,
         };
         self.keys.make(&mut self.keybuf, &ctx);
         let hidden = c.filtered || self.filters.hides_symbol(self.syms, &sref);
@@ -465,7 +468,8 @@ pub fn build(
     let comms = collector.comms();
     let mut g = Grow {
         syms,
-        keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows),
+        keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows, &opts.sockets)
+            .with_identity(machine.dsos().iter().map(|d| d.maps_identity()).collect()),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
@@ -473,7 +477,7 @@ pub fn build(
         filters,
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
-    let want_cpu = opts.keys.contains(&SortKey::Cpu);
+    let want_cpu = opts.keys.iter().any(|k| k.needs_cpu());
     // Keys that depend on the frame's location, not only its symbol: the
     // chains then keep frames of different locations apart.
     let by_loc = opts.keys.iter().any(|k| k.needs_loc());
@@ -551,6 +555,7 @@ pub fn build(
             sym: leaf_sym,
             loc: key.leaf,
             parent,
+            own: true,
         };
         g.keys.make(&mut g.keybuf, &ctx);
         let self_index = h.entry_index(
