@@ -54,11 +54,13 @@ pub fn load(
     } = profile::session::replay(reader, machine, &mut sink)
         .with_context(|| format!("reading records of {}", path.display()))?;
     let profile::session::Timeline {
-        collector, samples, ..
+        mut collector,
+        samples,
+        ..
     } = sink;
     crate::ui::print_diagnostics(path, reader.diagnostics());
     let syms = profile::symbolize::pass_two(
-        &collector,
+        &mut collector,
         &machine,
         kernel,
         &SymbolizeOptions {

@@ -81,7 +81,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     } = profile::session::replay(reader, machine, &mut sink)
         .with_context(|| format!("reading records of {}", path.display()))?;
     let profile::session::Timeline {
-        collector,
+        mut collector,
         samples: kept,
         side,
         extras,
@@ -97,7 +97,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
 
     // Pass two.
     let syms = profile::symbolize::pass_two(
-        &collector,
+        &mut collector,
         &machine,
         kernel,
         &SymbolizeOptions {

@@ -107,6 +107,21 @@ impl Interner {
         i
     }
 
+    /// Moves locations `ids` (which no map held) into DSO `dso`, its
+    /// addresses as they are (a kernel map), as perf does once a map grows
+    /// to cover them.
+    pub fn move_into(&mut self, ids: &[u32], dso: u32) {
+        for &i in ids {
+            let Some(l) = self.locs.get_mut(i as usize) else {
+                continue;
+            };
+            self.loc_ids.remove(l);
+            l.dso = dso;
+            l.rel = l.ip;
+            self.loc_ids.insert(*l, i);
+        }
+    }
+
     pub fn locs(&self) -> &[Loc] {
         &self.locs
     }

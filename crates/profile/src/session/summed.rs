@@ -61,7 +61,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
     log::debug!("pass one finished: {:?}", t0.elapsed());
-    let syms = early.finish_replay(&collector, &machine, kernel);
+    let syms = early.finish_replay(&mut collector, &machine, kernel);
     log::debug!(
         "pass one: {} distinct samples, {} locations, {} stack nodes, {} symbols",
         collector.distinct_samples(),

@@ -111,7 +111,7 @@ impl Background {
     /// prefetched ([`super::pass_two`] without the early answers).
     pub fn finish_replay(
         self,
-        collector: &crate::collect::Collector,
+        collector: &mut crate::collect::Collector,
         machine: &crate::machine::Machine,
         kernel: super::KernelPrefetch,
     ) -> SymbolTable {
@@ -123,6 +123,9 @@ impl Background {
             preloaded,
         );
         syms.warn_misses(machine.dsos());
+        if let Some((dso, ids)) = &syms.into_kernel {
+            collector.interner.move_into(ids, *dso);
+        }
         syms
     }
 

@@ -138,6 +138,10 @@ pub struct SymbolTable {
     pub kernel_extent: Option<(u64, u64)>,
     /// DSOs that could not be symbolized, with why (one warning each).
     pub misses: Vec<(String, Reason)>,
+    /// Kernel locations no map held that the kernel's symbols cover: the
+    /// kernel DSO and the locations, to move into it (see
+    /// [`crate::collect::Interner::move_into`]).
+    pub into_kernel: Option<(u32, Vec<u32>)>,
 }
 
 impl SymbolTable {
@@ -278,7 +282,7 @@ pub fn symbolize(
 /// [`crate::session::start`] where pass one kept the kernel's build id the
 /// features named. DSOs without symbols are warned about once each.
 pub fn pass_two(
-    collector: &crate::collect::Collector,
+    collector: &mut crate::collect::Collector,
     machine: &crate::machine::Machine,
     kernel: KernelPrefetch,
     opts: &SymbolizeOptions,
@@ -292,6 +296,9 @@ pub fn pass_two(
         preloaded,
     );
     syms.warn_misses(machine.dsos());
+    if let Some((dso, ids)) = &syms.into_kernel {
+        collector.interner.move_into(ids, *dso);
+    }
     syms
 }
 
@@ -398,6 +405,26 @@ fn complete(
         Err(Reason::NoSuchFile)
     };
     let kernel = &kernel;
+    // perf fits the kernel map to the kernel's symbols once it has loaded
+    // them: kernel addresses past the end the MMAP record gave (its init
+    // text: `start_kernel` under every idle stack of CPU 0) fall in it.
+    let mut into_kernel = Vec::new();
+    let kernel_dso = dsos.iter().position(|d| d.name == "[kernel.kallsyms]");
+    if let (Ok(k), Some(kd)) = (kernel, kernel_dso) {
+        if let Some((start, end)) = k.kernel_extent() {
+            into_kernel = locs
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.dso == NO_DSO && l.level == b'k' && start <= l.ip && l.ip < end)
+                .map(|(i, _)| i as u32)
+                .collect();
+            if !into_kernel.is_empty() {
+                let ids = by_dso.entry(kd as u32).or_default();
+                ids.extend(&into_kernel);
+                ids.sort_unstable();
+            }
+        }
+    }
     let mut groups: Vec<(u32, Vec<u32>)> = by_dso.into_iter().collect();
     // Big groups first so the workers finish together.
     groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
@@ -528,6 +555,7 @@ fn complete(
     let mut out = SymbolTable {
         per_loc: vec![LocSyms::default(); locs.len()],
         kernel_extent: kernel.as_ref().ok().and_then(|k| k.kernel_extent()),
+        into_kernel: kernel_dso.map(|d| (d as u32, into_kernel)),
         misses,
         ..Default::default()
     };
