@@ -55,6 +55,22 @@ fn options_print_what_perf_prints() {
         vec!["-w", "0,0,3,3,12", "-g", "none"],
         vec!["--tasks"],
         vec!["--mmaps"],
+        vec!["--ignore-callees", "^main$", "--no-children"],
+        vec![
+            "--ignore-callees",
+            "getppid",
+            "--no-children",
+            "-s",
+            "dso,sym",
+        ],
+        vec![
+            "--ignore-callees",
+            "^(work|other)$",
+            "--no-children",
+            "-n",
+            "-g",
+            "flat",
+        ],
     ];
     assert_rows_equal(
         &rows,

@@ -580,6 +580,13 @@ pub struct ReportArgs {
     /// Default: `^sys_|^do_page_fault` (as perf).
     #[arg(short = 'p', long = "parent", value_name = "REGEX")]
     pub parent: Option<String>,
+    /// Regex of functions whose callees are left out: a sample whose call
+    /// chain passes such a function is charged to it (the outermost one),
+    /// its chain starting there. perf 6.1 does this in callee order; in
+    /// caller order (its default with --children) it keeps the callees and
+    /// drops the callers instead, which sear does not copy.
+    #[arg(long = "ignore-callees", value_name = "REGEX")]
+    pub ignore_callees: Option<String>,
     /// Only show entries with a parent symbol (the percentages still count
     /// all samples).
     #[arg(short = 'x', long = "exclude-other")]

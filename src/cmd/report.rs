@@ -96,6 +96,7 @@ fn hotspots(
             parent: a.parent.is_some(),
         },
         parent: a.parent.as_deref(),
+        ignore_callees: a.ignore_callees.as_deref(),
         graph,
         no_branch_stack: a.no_branch_stack,
         max_stack: a.stack.max_stack,

@@ -40,6 +40,9 @@ pub struct Request<'a> {
     pub layout: LayoutOptions<'a>,
     /// `-p/--parent`.
     pub parent: Option<&'a str>,
+    /// `--ignore-callees`: a sample whose chain passes a function matching
+    /// it is charged to that function, its callees left out.
+    pub ignore_callees: Option<&'a str>,
     /// `-g` (disabled by `-g none`).
     pub graph: CallGraphParams,
     /// `--no-branch-stack`.
@@ -56,6 +59,7 @@ pub struct Early {
     pub keys: Vec<SortKey>,
     pub want_parent: bool,
     parent: regex_lite::Regex,
+    ignore_callees: Option<regex_lite::Regex>,
 }
 
 impl Request<'_> {
@@ -70,11 +74,20 @@ impl Request<'_> {
     /// checked before any record is read.
     pub fn early(&self) -> Result<Early, Error> {
         let parent = parent_regex(self.parent)?;
+        let ignore_callees = self
+            .ignore_callees
+            .map(|p| {
+                regex_lite::Regex::new(p).map_err(|_| {
+                    Error::BadOption(format!("--ignore-callees {p}: not a valid regex"))
+                })
+            })
+            .transpose()?;
         let keys = Layout::new(&self.layout)?.keys();
         Ok(Early {
             want_parent: keys.contains(&SortKey::Parent),
             keys,
             parent,
+            ignore_callees,
         })
     }
 
@@ -82,7 +95,10 @@ impl Request<'_> {
     pub fn collect_options(&self, early: &Early) -> CollectOptions {
         CollectOptions {
             max_stack: self.max_stack,
-            callchains: self.layout.children || self.graph.enabled() || early.want_parent,
+            callchains: self.layout.children
+                || self.graph.enabled()
+                || early.want_parent
+                || early.ignore_callees.is_some(),
             adjust_returns: self.adjust_returns,
             by_cpu: early.keys.iter().any(|k| k.needs_cpu()),
         }
@@ -135,6 +151,7 @@ impl Request<'_> {
             callchains: has_callchains && self.graph.enabled(),
             caller_order: order == ChainOrder::Caller,
             parent: early.want_parent.then_some(early.parent),
+            ignore_callees: early.ignore_callees,
             cpumode: layout.needs_cpumode(),
             sockets: if keys.contains(&SortKey::Socket) {
                 socket_ids(meta)

@@ -117,6 +117,9 @@ pub struct HistOptions {
     pub cpumode: bool,
     /// Socket id per CPU, for the socket key (empty: unknown).
     pub sockets: Vec<i32>,
+    /// `--ignore-callees`: each sample is charged to the outermost recorded
+    /// frame whose function matches, and its chain starts there.
+    pub ignore_callees: Option<regex_lite::Regex>,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -498,7 +501,19 @@ pub fn build(
     // two are not both whole at the peak.
     let mut sums = sums;
     sums.reverse();
-    while let Some((key, sum)) = sums.pop() {
+    // --ignore-callees: per stack, the node (and location) it is cut at.
+    let mut cuts: HashMap<u32, Option<(u32, u32)>> = HashMap::default();
+    let mut callee_matches: Vec<u8> = vec![0; syms.syms.len()];
+    while let Some((mut key, sum)) = sums.pop() {
+        if let Some(re) = &opts.ignore_callees {
+            let cut = *cuts.entry(key.stack).or_insert_with(|| {
+                outermost_match(collector, key.stack, locs, syms, re, &mut callee_matches)
+            });
+            if let Some((node, lid)) = cut {
+                key.stack = node;
+                key.leaf = lid;
+            }
+        }
         if sums.capacity() > 4096 && sums.len() < sums.capacity() / 2 {
             sums.shrink_to_fit();
         }
@@ -753,6 +768,42 @@ pub fn build(
 /// in the order in effect (leaf first for callee order, root first for
 /// caller order), whose symbol matches the regex. perf matches while it
 /// resolves the recorded chain only, so DWARF-unwound frames never count.
+/// The outermost recorded frame of stack `stack` whose function matches
+/// `re`: its stack node (the path from the root to it) and location. perf
+/// resets its chain at each match while it walks from the leaf, and charges
+/// the sample to the frame it reset at last.
+fn outermost_match(
+    collector: &Collector,
+    stack: u32,
+    locs: &[Loc],
+    syms: &SymbolTable,
+    re: &regex_lite::Regex,
+    cache: &mut [u8],
+) -> Option<(u32, u32)> {
+    let mut found = None;
+    let mut s = stack;
+    while let Some((up, lid)) = collector.interner.node(s) {
+        let recorded = matches!(locs[lid as usize].origin, Origin::Exact | Origin::Return);
+        let sym = syms.per_loc.get(lid as usize).and_then(|l| l.sym);
+        if let (true, Some(sym)) = (recorded, sym) {
+            if let Some(c) = cache.get_mut(sym as usize) {
+                if *c == 0 {
+                    *c = if re.is_match(&syms.syms[sym as usize].name) {
+                        2
+                    } else {
+                        1
+                    };
+                }
+                if *c == 2 {
+                    found = Some((s, lid));
+                }
+            }
+        }
+        s = up;
+    }
+    found
+}
+
 fn find_parent(
     stack: &[u32],
     locs: &[Loc],
