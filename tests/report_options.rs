@@ -193,3 +193,57 @@ fn tasks_and_mmaps_print_what_perf_prints() {
         assert_eq!(s, p, "{mode}");
     }
 }
+
+/// `-T`: each thread's counter values from the READ records `record -s`
+/// leaves (two events, two processes), after the report, as perf prints
+/// them; a recording without them gives the bare header.
+#[test]
+fn thread_counters_print_what_perf_prints() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(
+        dir.path(),
+        "hot",
+        TWO_PROCESS_PROGRAM,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    );
+    let exe = exe.display().to_string();
+    let with = perf_record(
+        dir.path(),
+        "s.data",
+        &["-s", "-e", "cpu-clock,page-faults"],
+        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+    );
+    let without = two_process_recording(dir.path());
+    let rows: Vec<Vec<&str>> = vec![
+        vec!["-T", "--no-children"],
+        vec!["--threads", "-q", "-g", "none"],
+    ];
+    for data in [&with, &without] {
+        assert_rows_equal(
+            &rows,
+            |args| perf_report(data, args),
+            |args| {
+                without_tip(&stdout_of(&run_ok(
+                    sear()
+                        .args([
+                            "report",
+                            "--stdio",
+                            "--short-names",
+                            "--raw-return-addresses",
+                            "-i",
+                        ])
+                        .arg(data)
+                        .args(args),
+                )))
+            },
+        );
+    }
+    // The shell and its two children each left their counts.
+    let p = perf_report(&with, &["-T", "-q"]);
+    let table: Vec<&str> = p
+        .lines()
+        .skip_while(|l| !(l.contains("PID") && l.ends_with("page-faults")))
+        .collect();
+    assert!(table.len() >= 4, "no per-thread table:\n{p}");
+}

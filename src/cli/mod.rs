@@ -548,6 +548,11 @@ pub struct ReportArgs {
     /// Print the recording's header (as --header-only does), then the report.
     #[arg(long = "header", conflicts_with = "header_only")]
     pub header: bool,
+    /// After the report, each thread's counter values as the recording's
+    /// READ records give them (record with -s/--stat), one column per
+    /// event.
+    #[arg(short = 'T', long = "threads")]
+    pub threads: bool,
     /// List the recorded threads as a tree (pid, tid, parent, comm), each
     /// under the thread it forked from, and stop.
     #[arg(long = "tasks")]

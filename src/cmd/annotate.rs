@@ -49,6 +49,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             inline: false,
             srclines: false,
             time: None,
+            thread_values: false,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -159,6 +159,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             inline: true,
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
             time: o.time,
+            thread_values: false,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -124,6 +124,7 @@ fn hotspots(
             inline: !a.no_inline,
             srclines: early.keys.iter().any(|k| k.needs_srclines()),
             time,
+            thread_values: a.threads,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;
@@ -206,6 +207,11 @@ fn hotspots(
         &names,
         &graphs,
     )?;
+    if a.threads {
+        let meta = summed.reader.meta();
+        let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+        render::report::write_thread_values(&mut out, &summed.thread_values, &names)?;
+    }
     super::finish(out)?;
     crate::ui::print_diagnostics(path, summed.reader.diagnostics());
     if summed.unknown_read_ids > 0 {

@@ -523,3 +523,73 @@ pub fn sections<'a>(
         })
         .collect()
 }
+
+/// perf report's `-T` table: per thread (in the order the READ records
+/// first name them), the sum of each event's values (events in the order
+/// they first come), columns as wide as their widest value.
+pub fn write_thread_values(
+    out: &mut dyn Write,
+    values: &[profile::session::ThreadValue],
+    event_names: &[String],
+) -> io::Result<()> {
+    let mut threads: Vec<(i32, i32)> = Vec::new();
+    let mut events: Vec<usize> = Vec::new();
+    let mut table: Vec<Vec<u64>> = Vec::new();
+    for v in values {
+        let t = match threads.iter().position(|&t| t == (v.pid, v.tid)) {
+            Some(t) => t,
+            None => {
+                threads.push((v.pid, v.tid));
+                table.push(vec![0; events.len()]);
+                threads.len() - 1
+            }
+        };
+        let c = match events.iter().position(|&e| e == v.event) {
+            Some(c) => c,
+            None => {
+                events.push(v.event);
+                for row in &mut table {
+                    row.push(0);
+                }
+                events.len() - 1
+            }
+        };
+        table[t][c] = table[t][c].wrapping_add(v.value);
+    }
+    let names: Vec<&str> = events
+        .iter()
+        .map(|&e| event_names.get(e).map_or("[unknown]", String::as_str))
+        .collect();
+    let digits = |n: i64| n.to_string().len();
+    let pid_w = threads
+        .iter()
+        .map(|t| digits(t.0.into()))
+        .fold(3, usize::max);
+    let tid_w = threads
+        .iter()
+        .map(|t| digits(t.1.into()))
+        .fold(3, usize::max);
+    let col_w: Vec<usize> = names
+        .iter()
+        .enumerate()
+        .map(|(c, n)| {
+            table
+                .iter()
+                .map(|row| row[c].to_string().len())
+                .fold(n.len(), usize::max)
+        })
+        .collect();
+    write!(out, "# {:>pid_w$}  {:>tid_w$}", "PID", "TID")?;
+    for (n, w) in names.iter().zip(&col_w) {
+        write!(out, "  {n:>w$}")?;
+    }
+    writeln!(out)?;
+    for ((pid, tid), row) in threads.iter().zip(&table) {
+        write!(out, "  {pid:>pid_w$}  {tid:>tid_w$}")?;
+        for (v, w) in row.iter().zip(&col_w) {
+            write!(out, "  {v:>w$}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

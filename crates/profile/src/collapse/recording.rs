@@ -65,6 +65,7 @@ pub fn fold_recording(
             inline: true,
             srclines: false,
             time: None,
+            thread_values: false,
         },
     )?;
     let t0 = std::time::Instant::now();

@@ -24,7 +24,7 @@ mod each;
 mod summed;
 mod timeline;
 pub use each::{each_record, SampleSite, Step};
-pub use summed::{sum, SumOptions, Summed, Summing};
+pub use summed::{sum, SumOptions, Summed, Summing, ThreadValue};
 pub use timeline::{
     parse_time_range, KeptBranch, KeptRegs, LeafFilter, SampleExtra, SampleFilter, ShownTime,
     SideBand, TimeClock, TimedSample, TimedSide, Timeline,

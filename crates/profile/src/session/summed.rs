@@ -23,6 +23,19 @@ pub struct SumOptions {
     /// `--time`: only samples in this range (nanoseconds, both ends
     /// included); the others are left out as perf leaves them out.
     pub time: Option<(u64, u64)>,
+    /// Keep the counter values READ records give exiting threads (`record
+    /// -s`), for report's `-T`.
+    pub thread_values: bool,
+}
+
+/// A counter value a READ record gave a thread: its pid and tid, the
+/// event's index and the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadValue {
+    pub pid: i32,
+    pub tid: i32,
+    pub event: usize,
+    pub value: u64,
 }
 
 /// What [`sum`] leaves: the summed samples, the session model at the end,
@@ -38,6 +51,9 @@ pub struct Summed {
     pub unknown_read_ids: u64,
     /// The times of the first and last samples (None: no sample had a time).
     pub sample_times: Option<(u64, u64)>,
+    /// With [`SumOptions::thread_values`]: the READ records' values, in
+    /// their order.
+    pub thread_values: Vec<ThreadValue>,
 }
 
 /// Passes one and two over a whole recording.
@@ -56,6 +72,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     let Summing {
         mut collector,
         early,
+        thread_values,
         ..
     } = sink;
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
@@ -78,6 +95,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
         reader,
         unknown_read_ids,
         sample_times,
+        thread_values: thread_values.unwrap_or_default(),
     })
 }
 
@@ -89,6 +107,7 @@ pub struct Summing {
     pub collector: Collector,
     early: Background,
     time: Option<(u64, u64)>,
+    thread_values: Option<Vec<ThreadValue>>,
 }
 
 impl Summing {
@@ -105,6 +124,7 @@ impl Summing {
             collector: Collector::new(o.collect),
             early: Background::start(&sym_opts),
             time: o.time,
+            thread_values: o.thread_values.then(Vec::new),
         }
     }
 
@@ -133,5 +153,28 @@ impl Sink for Summing {
     fn batch_done(&mut self, machine: &Machine) {
         self.early
             .feed(self.collector.interner.locs(), machine.dsos());
+    }
+
+    fn side_band(
+        &mut self,
+        _machine: &mut Machine,
+        rec: &perf_data::Record<'_>,
+        data: &perf_data::records::RecordData<'_>,
+        sid: &perf_data::records::SampleId,
+        applied: bool,
+    ) {
+        let (Some(out), false) = (&mut self.thread_values, applied) else {
+            return;
+        };
+        if let perf_data::records::RecordData::Read { pid, tid, values } = data {
+            // perf takes the record's first value, for the event its
+            // sample id names (the first event without one).
+            out.push(ThreadValue {
+                pid: *pid as i32,
+                tid: *tid as i32,
+                event: rec.meta.event_of_id(sid.id).unwrap_or(0),
+                value: values.values().next().map_or(0, |v| v.value),
+            });
+        }
     }
 }
