@@ -239,11 +239,11 @@ fn thread_counters_print_what_perf_prints() {
             },
         );
     }
-    // The shell and its two children each left their counts.
+    // Threads that exited while counted left their counts (two here).
     let p = perf_report(&with, &["-T", "-q"]);
     let table: Vec<&str> = p
         .lines()
         .skip_while(|l| !(l.contains("PID") && l.ends_with("page-faults")))
         .collect();
-    assert!(table.len() >= 4, "no per-thread table:\n{p}");
+    assert!(table.len() >= 3, "no per-thread table:\n{p}");
 }
