@@ -857,3 +857,38 @@ fn max_size_stops_the_recording() {
     assert!((100 << 10..400 << 10).contains(&size), "{size} bytes");
     assert!(check_counts(&f, &stderr) > 0);
 }
+
+/// An option sear does not know is a usage error, as in perf: it is never
+/// run as the command (`--overwrite` used to be exec'd).
+#[test]
+fn unknown_options_are_usage_errors_not_commands() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.data");
+    for opt in ["--no-such-option", "-y"] {
+        let s = sear()
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args([opt, "--", "true"])
+            .output()
+            .unwrap();
+        assert!(!s.status.success(), "sear record {opt} succeeded");
+        let err = String::from_utf8_lossy(&s.stderr);
+        assert!(err.contains(opt) && !err.contains("cannot run"), "{err}");
+        let p = perf()
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args([opt, "--", "true"])
+            .output()
+            .unwrap();
+        assert!(!p.status.success(), "perf record {opt} succeeded");
+    }
+    // The command's own options follow its name.
+    let s = sear()
+        .args(["record", "-q", "-o"])
+        .arg(&out)
+        .args(["ls", "-l", "/"])
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+}

@@ -146,11 +146,9 @@ pub struct RecordArgs {
     #[arg(long = "dry-run")]
     pub dry_run: bool,
     /// The command to run and its arguments (after `--`).
-    #[arg(
-        value_name = "COMMAND",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
+    // No allow_hyphen_values: with it, an unknown option would be run as
+    // the command; the command's own options follow its name.
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<std::ffi::OsString>,
 }
 
