@@ -68,6 +68,17 @@ fn attributes_equal_perfs() {
         vec!["-k", "mono"],
         vec!["--clockid", "CLOCK_REALTIME", "-g"],
         vec!["-k", "7", "-e", "page-faults"],
+        vec!["-I"],
+        vec!["--intr-regs=ax,sp"],
+        vec!["--user-regs=ax,bx,sp"],
+        vec!["-g", "--kernel-callchains"],
+        vec!["-g", "--user-callchains"],
+        vec!["-e", "cpu-clock,page-faults", "--group"],
+        vec!["-n", "-c", "1000"],
+        vec!["--no-samples"],
+        vec!["-a", "-I", "--user-regs=ax"],
+        vec!["--call-graph", "dwarf", "--user-regs=ax", "-I"],
+        vec!["--mmap-flush", "4", "--aio", "--affinity=cpu"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {
@@ -108,6 +119,44 @@ fn attributes_equal_perfs() {
         "attributes differ:\n{}",
         differ.join("\n")
     );
+}
+
+/// Options perf refuses here are refused by sear too, saying why: branch
+/// stacks without a PMU that records them, a frequency above the kernel's
+/// limit with --strict-freq, an unknown register.
+#[test]
+fn refused_as_perf_refuses() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.data");
+    for (opts, why) in [
+        (&["-b"][..], "branch stacks need"),
+        (&["-j", "any"][..], "branch stacks need"),
+        (
+            &["--strict-freq", "-F", "10000000"][..],
+            "above the kernel's limit",
+        ),
+        (&["--user-regs=xx"][..], "available registers: AX"),
+    ] {
+        let p = perf()
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args(opts)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(!p.status.success(), "perf accepted {opts:?}");
+        let s = sear()
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args(opts)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(!s.status.success(), "sear accepted {opts:?}");
+        let err = String::from_utf8_lossy(&s.stderr);
+        assert!(err.contains(why), "{opts:?}: {err}");
+    }
 }
 
 /// The seed's command as typed: on a machine without a PMU it records

@@ -111,6 +111,57 @@ pub struct RecordArgs {
     /// tod` prints each sample's time of day.
     #[arg(short = 'k', long = "clockid", value_name = "CLOCKID", value_parser = clockid)]
     pub clockid: Option<i32>,
+    /// Take the registers at the interrupt with each sample: all perf
+    /// knows, or `-I=ax,sp,...` (`-I=?` lists them). `script -F iregs`
+    /// prints them.
+    #[arg(short = 'I', long = "intr-regs", value_name = "REGS", num_args = 0..=1,
+          require_equals = true, default_missing_value = "")]
+    pub intr_regs: Option<String>,
+    /// Take these user-space registers with each sample (all without a
+    /// list; `--user-regs=?` lists them). With `--call-graph dwarf` IP and
+    /// SP are added, as perf adds them.
+    #[arg(long = "user-regs", value_name = "REGS", num_args = 0..=1,
+          require_equals = true, default_missing_value = "")]
+    pub user_regs: Option<String>,
+    /// Call chains of user space only (no kernel frames).
+    #[arg(long = "user-callchains")]
+    pub user_callchains: bool,
+    /// Call chains of the kernel only (no user frames).
+    #[arg(long = "kernel-callchains")]
+    pub kernel_callchains: bool,
+    /// Put all events in one group, led by the first (as `{a,b}`).
+    #[arg(long = "group")]
+    pub group: bool,
+    /// Count but do not sample (no sampling period or frequency).
+    #[arg(short = 'n', long = "no-samples")]
+    pub no_samples: bool,
+    /// With -F above the kernel's limit, fail instead of lowering it.
+    #[arg(long = "strict-freq")]
+    pub strict_freq: bool,
+    /// Run sear (and the command it starts) with this SCHED_FIFO priority.
+    #[arg(short = 'r', long = "realtime", value_name = "PRIO")]
+    pub realtime: Option<i32>,
+    /// Branch stacks (LBR) of any taken branch: needs a hardware PMU with
+    /// branch records (not virtual machines); refused with that reason.
+    #[arg(short = 'b', long = "branch-any")]
+    pub branch_any: bool,
+    /// Branch stacks of the given branch types: see -b.
+    #[arg(short = 'j', long = "branch-filter", value_name = "TYPES")]
+    pub branch_filter: Option<String>,
+    /// How perf batches its writes and which CPU reads which buffer
+    /// (`--mmap-flush`, `--aio`, `--affinity`, `--num-thread-synthesize`):
+    /// accepted for perf's command lines; sear's writer decides these
+    /// itself and the recording is the same.
+    #[arg(long = "mmap-flush", value_name = "SIZE")]
+    pub mmap_flush: Option<String>,
+    #[arg(long = "aio", value_name = "N", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1", hide = true)]
+    pub aio: Option<u32>,
+    #[arg(long = "affinity", value_name = "node|cpu", hide = true,
+          value_parser = ["node", "cpu"])]
+    pub affinity: Option<String>,
+    #[arg(long = "num-thread-synthesize", value_name = "N", hide = true)]
+    pub num_thread_synthesize: Option<u32>,
     /// Record each sample's weight (memory latency events set it).
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,

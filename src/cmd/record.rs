@@ -71,8 +71,30 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         delay_ms: a.delay.filter(|&d| d > 0),
         max_size: a.max_size,
         clockid: a.clockid,
+        regs_intr: a
+            .intr_regs
+            .as_deref()
+            .map(|r| record::parse_regs("-I", r))
+            .transpose()?,
+        regs_user: a
+            .user_regs
+            .as_deref()
+            .map(|r| record::parse_regs("--user-regs", r))
+            .transpose()?,
+        exclude_callchain_kernel: a.user_callchains,
+        exclude_callchain_user: a.kernel_callchains,
+        group: a.group,
+        no_samples: a.no_samples,
+        strict_freq: a.strict_freq,
         quiet,
     };
+    if a.branch_any || a.branch_filter.is_some() {
+        bail!(
+            "-b/-j: branch stacks need a hardware PMU that records branches (Intel LBR, \
+             AMD BRS, Arm BRBE); this machine has none (virtual machines rarely do). \
+             Record without them, or on bare metal"
+        );
+    }
     if opts.command.is_empty()
         && opts.pids.is_empty()
         && opts.tids.is_empty()
@@ -114,6 +136,9 @@ fn create_output(path: &Path) -> Result<(File, Option<PathBuf>)> {
 
 pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
     let opts = options(&a, quiet)?;
+    if let Some(prio) = a.realtime {
+        set_realtime(prio)?;
+    }
     if a.dry_run {
         record::check(&opts)?;
         return Ok(ExitCode::SUCCESS);
@@ -164,4 +189,20 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         let _ = render::record::write_summary(&mut io::stderr().lock(), &summary, &name);
     }
     Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
+}
+
+/// `-r PRIO`: this process (and the command it starts) under SCHED_FIFO.
+fn set_realtime(prio: i32) -> Result<()> {
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: `param` is a valid sched_param for the call's duration.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        bail!(
+            "-r {prio}: could not switch to SCHED_FIFO priority {prio}: {} \
+             (priorities run from 1 to 99, and need root or CAP_SYS_NICE)",
+            io::Error::last_os_error()
+        );
+    }
+    Ok(())
 }

@@ -12,6 +12,72 @@ pub(crate) const DWARF_REGS: u64 = (1 << 33) - 1;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub(crate) const DWARF_REGS: u64 = 0;
 
+/// The registers a DWARF unwinder cannot do without (IP and SP), which
+/// perf adds to a `--user-regs` subset.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const DWARF_MINIMAL_REGS: u64 = (1 << 8) | (1 << 7);
+#[cfg(target_arch = "aarch64")]
+pub(crate) const DWARF_MINIMAL_REGS: u64 = (1 << 32) | (1 << 31);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub(crate) const DWARF_MINIMAL_REGS: u64 = 0;
+
+/// The registers `-I` takes without a list, and the names `-I=` and
+/// `--user-regs=` know (perf_regs numbering, perf's names).
+#[cfg(target_arch = "x86_64")]
+pub const REG_NAMES: &[(&str, u32)] = &[
+    ("AX", 0),
+    ("BX", 1),
+    ("CX", 2),
+    ("DX", 3),
+    ("SI", 4),
+    ("DI", 5),
+    ("BP", 6),
+    ("SP", 7),
+    ("IP", 8),
+    ("FLAGS", 9),
+    ("CS", 10),
+    ("SS", 11),
+    ("R8", 16),
+    ("R9", 17),
+    ("R10", 18),
+    ("R11", 19),
+    ("R12", 20),
+    ("R13", 21),
+    ("R14", 22),
+    ("R15", 23),
+];
+#[cfg(not(target_arch = "x86_64"))]
+pub const REG_NAMES: &[(&str, u32)] = &[];
+
+/// The mask of a `-I=`/`--user-regs=` list (perf's names, any case); an
+/// empty list is every register perf knows here. `?` (or an unknown name)
+/// is an error listing the names.
+pub fn parse_regs(opt: &str, list: &str) -> Result<u64> {
+    let known = || {
+        REG_NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if list.is_empty() {
+        return Ok(REG_NAMES.iter().fold(0, |m, (_, b)| m | 1 << b));
+    }
+    let mut mask = 0u64;
+    for name in list.split(',').map(str::trim) {
+        match REG_NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            Some((_, b)) => mask |= 1 << b,
+            None => {
+                return Err(Error::Options(format!(
+                    "{opt}={list}: available registers: {}",
+                    known()
+                )))
+            }
+        }
+    }
+    Ok(mask)
+}
+
 pub(crate) use perf_data::attr::id_trailer_size;
 
 /// The checked plan: events with their attrs, the tasks and CPUs to open on.
@@ -43,6 +109,10 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         (g, false)
     };
     groups.retain(|g| !g.members.is_empty());
+    if opts.group && groups.len() > 1 {
+        let members = groups.drain(..).flat_map(|g| g.members).collect();
+        groups.push(Group { members });
+    }
     let system_wide = opts.system_wide || opts.cpus.is_some();
     // As perf: system-wide, or with the events started late (-D), the
     // tracking records come from a dummy event of their own, after the
@@ -68,6 +138,12 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         st |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
     }
     st |= opts.extra_sample_type;
+    if opts.regs_intr.is_some() {
+        st |= PERF_SAMPLE_REGS_INTR;
+    }
+    if opts.regs_user.is_some() {
+        st |= PERF_SAMPLE_REGS_USER;
+    }
     if opts.all_user || opts.all_kernel {
         for m in groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
             m.exclude_kernel = opts.all_user;
@@ -173,6 +249,10 @@ pub(crate) fn period_or_freq(opts: &Options) -> Result<(bool, u64)> {
         Some(Freq::Max) => max.unwrap_or(DEFAULT_FREQ),
     };
     match max {
+        Some(m) if f > m && opts.strict_freq => Err(Error::Options(format!(
+            "-F {f}: above the kernel's limit (/proc/sys/kernel/perf_event_max_sample_rate = \
+             {m} Hz); use a lower frequency, raise the limit, or leave out --strict-freq"
+        ))),
         Some(m) if f > m => {
             log::warn!(
                 "the frequency {f} Hz is above the kernel's limit \
@@ -210,6 +290,13 @@ pub(crate) struct AttrCtx {
     pub(crate) inherit_stat: bool,
     /// `-k/--clockid`: every event's clock.
     pub(crate) clockid: Option<i32>,
+    /// `-I` and `--user-regs` masks (0: none asked).
+    pub(crate) regs_intr: u64,
+    pub(crate) regs_user: u64,
+    pub(crate) exclude_callchain_kernel: bool,
+    pub(crate) exclude_callchain_user: bool,
+    /// `-n`: no sampling period or frequency.
+    pub(crate) no_samples: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -286,9 +373,20 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         type_: e.type_,
         size: 128,
         config: e.config,
-        sample_period_or_freq: if dummy { 1 } else { c.rate },
+        sample_period_or_freq: match (dummy, c.no_samples) {
+            (true, _) => 1,
+            (false, true) => 0,
+            (false, false) => c.rate,
+        },
+        // perf's tracking dummy takes no registers.
         sample_type: if dummy {
-            c.sample_type & !PERF_SAMPLE_PERIOD
+            let regs = PERF_SAMPLE_REGS_INTR
+                | if matches!(c.call_graph, CallGraph::Dwarf(_)) {
+                    0
+                } else {
+                    PERF_SAMPLE_REGS_USER
+                };
+            c.sample_type & !PERF_SAMPLE_PERIOD & !regs
         } else {
             c.sample_type
         },
@@ -302,9 +400,25 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         clockid: c.clockid.unwrap_or(0),
         ..Default::default()
     };
+    if !dummy {
+        a.sample_regs_intr = c.regs_intr;
+        a.sample_regs_user = c.regs_user;
+    }
+    if c.exclude_callchain_user {
+        flags |= 1 << flag::EXCLUDE_CALLCHAIN_USER;
+    }
+    if c.exclude_callchain_kernel {
+        flags |= 1 << flag::EXCLUDE_CALLCHAIN_KERNEL;
+    }
     if let CallGraph::Dwarf(size) = c.call_graph {
         flags |= 1 << flag::EXCLUDE_CALLCHAIN_USER;
-        a.sample_regs_user = DWARF_REGS;
+        // As perf: with --user-regs, those and the minimum an unwinder
+        // needs (IP, SP); else all.
+        a.sample_regs_user = if c.regs_user != 0 {
+            c.regs_user | DWARF_MINIMAL_REGS
+        } else {
+            DWARF_REGS
+        };
         a.sample_stack_user = size;
     }
     flags |= u64::from(e.precise_ip & 3) << flag::PRECISE_IP;

@@ -41,6 +41,7 @@ mod attrs;
 mod buildid;
 pub mod count;
 mod options;
+pub use attrs::parse_regs;
 pub use options::{parse_mmap_pages, parse_size};
 mod error;
 pub mod event;
@@ -146,6 +147,22 @@ pub struct Options {
     /// `-k/--clockid`: the clock every event's times come from (a
     /// `clock_gettime` id); the file then carries CLOCKID and CLOCK_DATA.
     pub clockid: Option<i32>,
+    /// `-I/--intr-regs`: the registers (perf_regs mask) taken at the
+    /// interrupt with each sample.
+    pub regs_intr: Option<u64>,
+    /// `--user-regs`: the user-space registers taken with each sample.
+    pub regs_user: Option<u64>,
+    /// `--user-callchains` / `--kernel-callchains`: call chains of the
+    /// other space left out.
+    pub exclude_callchain_kernel: bool,
+    pub exclude_callchain_user: bool,
+    /// `--group`: every event in one group, led by the first.
+    pub group: bool,
+    /// `-n/--no-samples`: the events count but do not sample.
+    pub no_samples: bool,
+    /// `--strict-freq`: a frequency above the kernel's limit is an error
+    /// (not lowered to it).
+    pub strict_freq: bool,
 }
 
 impl Default for Options {
@@ -179,6 +196,13 @@ impl Default for Options {
             quiet: false,
             max_size: None,
             clockid: None,
+            regs_intr: None,
+            regs_user: None,
+            exclude_callchain_kernel: false,
+            exclude_callchain_user: false,
+            group: false,
+            no_samples: false,
+            strict_freq: false,
         }
     }
 }
@@ -295,6 +319,11 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
         running_time: opts.running_time || opts.inherit_stat,
         inherit_stat: opts.inherit_stat,
         clockid: opts.clockid,
+        regs_intr: opts.regs_intr.unwrap_or(0),
+        regs_user: opts.regs_user.unwrap_or(0),
+        exclude_callchain_kernel: opts.exclude_callchain_kernel,
+        exclude_callchain_user: opts.exclude_callchain_user,
+        no_samples: opts.no_samples,
     };
     // perf's reference pair for the time of day, taken as it starts.
     let clock = opts.clockid.map(header::ClockRef::now);
@@ -689,6 +718,11 @@ mod tests {
             running_time: false,
             inherit_stat: false,
             clockid: None,
+            regs_intr: 0,
+            regs_user: 0,
+            exclude_callchain_kernel: false,
+            exclude_callchain_user: false,
+            no_samples: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [
