@@ -40,6 +40,12 @@ fn main() -> ExitCode {
         // (Before any thread starts.)
         std::env::set_var("PERF_BUILDID_DIR", d);
     }
+    if let Some(d) = &cli.symfs {
+        symbols::set_symfs(d.clone());
+    }
+    if let Some(f) = &cli.kallsyms {
+        symbols::set_kallsyms(f.clone());
+    }
     let code = cmd::run(cli);
     ui::log_memory("at exit");
     match code {

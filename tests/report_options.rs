@@ -247,3 +247,105 @@ fn thread_counters_print_what_perf_prints() {
         .collect();
     assert!(table.len() >= 3, "no per-thread table:\n{p}");
 }
+
+/// `--symfs DIR`: binaries are read under DIR by their recorded paths (the
+/// program moved there after recording, no build-id cache to fall back
+/// on), for symbols (as perf) and for DWARF unwinding; the kernel is
+/// looked for under DIR too, unless `--kallsyms FILE` names its symbols.
+#[test]
+fn symfs_and_kallsyms_read_symbols_elsewhere() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("empty-cache");
+    std::fs::create_dir(&cache).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let exe = build_c(
+        &bin,
+        "hot",
+        TWO_PROCESS_PROGRAM,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    );
+    let record = |name: &str, cg: &[&str]| {
+        let out = dir.path().join(name);
+        run_ok(
+            perf()
+                .env("PERF_BUILDID_DIR", &cache)
+                .args(["record", "-q", "-N", "-F", "2000", "-o"])
+                .arg(&out)
+                .args(cg)
+                .arg("--")
+                .arg(&exe),
+        );
+        out
+    };
+    let fp = record("fp.data", &["-g"]);
+    let dwarf = record("dwarf.data", &["--call-graph", "dwarf"]);
+    let root = dir.path().join("root");
+    let moved = root.join(exe.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&exe, &moved).unwrap();
+    let root = root.display().to_string();
+    let rows: Vec<Vec<&str>> = vec![
+        vec!["--symfs", &root, "--no-children"],
+        vec!["--symfs", &root, "-g", "none", "-s", "dso,sym"],
+        vec![
+            "--symfs",
+            &root,
+            "--kallsyms",
+            "/proc/kallsyms",
+            "--no-children",
+        ],
+    ];
+    assert_rows_equal(
+        &rows,
+        |args| {
+            without_tip(&stdout_of(&run_ok(
+                perf()
+                    .env("PERF_BUILDID_DIR", &cache)
+                    .args(["report", "--stdio", "-i"])
+                    .arg(&fp)
+                    .args(args),
+            )))
+        },
+        |args| {
+            without_tip(&stdout_of(&run_ok(
+                sear()
+                    .env("PERF_BUILDID_DIR", &cache)
+                    .args([
+                        "report",
+                        "--stdio",
+                        "--short-names",
+                        "--raw-return-addresses",
+                        "-i",
+                    ])
+                    .arg(&fp)
+                    .args(args),
+            )))
+        },
+    );
+    let report = |data: &std::path::Path, extra: &[&str]| {
+        stdout_of(&run_ok(
+            sear()
+                .env("PERF_BUILDID_DIR", &cache)
+                .args(["report", "--stdio", "--children", "-g", "none", "-i"])
+                .arg(data)
+                .args(extra),
+        ))
+    };
+    // Without --symfs the moved program has no names.
+    assert!(!report(&fp, &[]).contains("[.] work"));
+    assert!(report(&fp, &["--symfs", &root]).contains("[.] work"));
+    // DWARF stacks unwind through the program read under --symfs: main
+    // is under nearly every sample (it is under none without the file).
+    let main_children = |text: &str| -> f64 {
+        text.lines()
+            .find(|l| l.ends_with("[.] main"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|p| p.trim_end_matches('%').parse().ok())
+            .unwrap_or(0.0)
+    };
+    let with = report(&dwarf, &["--symfs", &root]);
+    assert!(main_children(&with) > 90.0, "{with}");
+    assert!(main_children(&report(&dwarf, &[])) < 50.0);
+}

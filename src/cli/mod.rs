@@ -54,6 +54,16 @@ pub struct Cli {
     /// buildid.dir); sets $PERF_BUILDID_DIR as perf does.
     #[arg(long = "buildid-dir", value_name = "DIR", global = true)]
     pub buildid_dir: Option<std::path::PathBuf>,
+    /// Look for binaries and their debug files under DIR, by the paths
+    /// they were recorded at (a copy of another machine's or a
+    /// container's root, as perf's --symfs); the build-id cache is still
+    /// looked in first.
+    #[arg(long = "symfs", value_name = "DIR", global = true)]
+    pub symfs: Option<std::path::PathBuf>,
+    /// Read the kernel's symbols from FILE (a /proc/kallsyms copy), whatever
+    /// kernel the recording names (perf's --kallsyms).
+    #[arg(long = "kallsyms", value_name = "FILE", global = true)]
+    pub kallsyms: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }

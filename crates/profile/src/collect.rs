@@ -8,7 +8,6 @@ use rustc_hash::FxHashMap as HashMap;
 
 use perf_data::consts::*;
 use perf_data::sample::Sample;
-use std::path::Path;
 
 use unwind::{Binaries, Mapping, Unwinder, UserRegs};
 
@@ -273,6 +272,8 @@ pub struct Collector {
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
     unwinders: HashMap<usize, (u64, Unwinder)>,
+    /// Per DSO: the file its unwind tables are read from.
+    unwind_paths: Vec<std::path::PathBuf>,
     /// The file mappings an unwinder is synced to, and the changes it
     /// catches up with (buffers).
     mappings: Vec<Mapping>,
@@ -362,6 +363,7 @@ impl Collector {
             comm_ids: HashMap::default(),
             binaries: Binaries::new(),
             unwinders: HashMap::default(),
+            unwind_paths: Vec::new(),
             mappings: Vec::new(),
             changes: Vec::new(),
             paths: HashMap::default(),
@@ -806,7 +808,14 @@ impl Collector {
                 pgoff: m.pgoff,
                 file: m.dso as u64,
             };
-            let path = |m: &Mapping| Path::new(dsos[m.file as usize].name.as_str());
+            // Where each DSO's file is read (under --symfs when set).
+            let paths = &mut self.unwind_paths;
+            while paths.len() < dsos.len() {
+                let d = &dsos[paths.len()];
+                paths.push(symbols::on_disk(&d.name).into_owned());
+            }
+            let paths = &self.unwind_paths;
+            let path = |m: &Mapping| paths[m.file as usize].as_path();
             let failed = |e| log::debug!("no unwind info: {e}");
             let is_file = |m: &MapInfo<'_>| m.filename.starts_with('/');
             let changes = &mut self.changes;

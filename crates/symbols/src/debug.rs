@@ -25,8 +25,13 @@ impl Default for DebugFinder {
     /// The system's places: `/usr/lib/debug` and `$HOME/.debug`.
     fn default() -> Self {
         let caches: Vec<PathBuf> = crate::buildid_dir().into_iter().collect();
+        // With --symfs, the debug directory is the one under it.
+        let debug_root = match crate::symfs() {
+            Some(root) => root.join("usr/lib/debug"),
+            None => PathBuf::from("/usr/lib/debug"),
+        };
         DebugFinder {
-            debug_roots: vec![PathBuf::from("/usr/lib/debug")],
+            debug_roots: vec![debug_root],
             buildid_caches: caches,
             search_beside_binary: true,
         }

@@ -538,9 +538,14 @@ impl Default for KernelFinder {
     /// The system's places and `$HOME/.debug`.
     fn default() -> Self {
         let caches: Vec<PathBuf> = crate::buildid_dir().into_iter().collect();
+        // With --symfs, the running kernel is the one under it (as perf).
+        let under = |p: &str| match crate::symfs() {
+            Some(root) => root.join(p.trim_start_matches('/')),
+            None => PathBuf::from(p),
+        };
         KernelFinder {
-            proc_kallsyms: PathBuf::from("/proc/kallsyms"),
-            kernel_notes: PathBuf::from("/sys/kernel/notes"),
+            proc_kallsyms: under("/proc/kallsyms"),
+            kernel_notes: under("/sys/kernel/notes"),
             buildid_caches: caches,
         }
     }
@@ -577,6 +582,10 @@ impl KernelFinder {
     /// build id, before relocation (reading `/proc/kallsyms` is slow, so
     /// callers may start this early, on another thread).
     pub fn load_for_recording(&self, build_id: Option<&[u8]>) -> Result<Kallsyms, Reason> {
+        // --kallsyms FILE: that file, whatever the recording names.
+        if let Some(f) = crate::kallsyms_file() {
+            return Kallsyms::load(f).map_err(|e| e.reason());
+        }
         let running = self.running_build_id();
         let path = match build_id {
             None => self.proc_kallsyms.clone(),

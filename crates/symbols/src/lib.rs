@@ -147,6 +147,41 @@ impl Error {
     }
 }
 
+static SYMFS: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+static KALLSYMS: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// perf's `--symfs DIR`: binaries (and their debug files) are looked for
+/// under DIR, by the path they were recorded at (a copy of another
+/// machine's or a container's files). Set once, before any lookup.
+pub fn set_symfs(dir: std::path::PathBuf) {
+    let _ = SYMFS.set(dir);
+}
+
+/// The `--symfs` root, if one was set.
+pub fn symfs() -> Option<&'static std::path::Path> {
+    SYMFS.get().map(|p| p.as_path())
+}
+
+/// Where a binary recorded at `path` is read: under the `--symfs` root
+/// when one is set, else at `path`.
+pub fn on_disk(path: &str) -> std::borrow::Cow<'_, std::path::Path> {
+    match symfs() {
+        Some(root) => std::borrow::Cow::Owned(root.join(path.trim_start_matches('/'))),
+        None => std::borrow::Cow::Borrowed(std::path::Path::new(path)),
+    }
+}
+
+/// perf's `--kallsyms FILE`: the kernel's symbols are read from FILE,
+/// whatever kernel the recording names. Set once, before any lookup.
+pub fn set_kallsyms(file: std::path::PathBuf) {
+    let _ = KALLSYMS.set(file);
+}
+
+/// The `--kallsyms` file, if one was given.
+pub fn kallsyms_file() -> Option<&'static std::path::Path> {
+    KALLSYMS.get().map(|p| p.as_path())
+}
+
 /// perf's build-id cache directory: `$PERF_BUILDID_DIR` (which perf sets
 /// from its `buildid.dir` setting and `--buildid-dir`), else `~/.debug`.
 pub fn buildid_dir() -> Option<std::path::PathBuf> {

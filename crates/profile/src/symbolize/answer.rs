@@ -372,7 +372,7 @@ pub fn open_binary(
     build_id: Option<&[u8]>,
     finder: &DebugFinder,
 ) -> Result<Binary, Reason> {
-    let on_disk = Binary::open(Path::new(path), finder);
+    let on_disk = Binary::open(symbols::on_disk(path), finder);
     match (on_disk, build_id) {
         (Ok(b), None) => Ok(b),
         (Ok(b), Some(want)) if b.elf().build_id().is_none_or(|id| id == want) => Ok(b),

@@ -4,7 +4,6 @@
 //! so later passes compare symbols by id.
 
 use rustc_hash::FxHashMap as HashMap;
-use std::path::Path;
 
 use rayon::prelude::*;
 use symbols::{Binary, DebugFinder, Reason};
