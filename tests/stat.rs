@@ -783,3 +783,62 @@ fn thread_ids_count_like_perf() {
     };
     assert_eq!(shapes(&p), shapes(&s), "perf:\n{p}\nsear:\n{s}");
 }
+
+/// `--pre`/`--post` run around the command (their output before and after
+/// the counts' run), `-S`, `--all-user`, `--no-merge` and `-M` (no metrics
+/// here: perf's message, then the counts) lay out as perf's; `--topdown`
+/// is refused with and without -a, as perf refuses it.
+#[test]
+fn run_hooks_and_refusals_match_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let prog = prog.to_str().unwrap();
+    for args in [
+        &[
+            "--pre",
+            "echo PRE",
+            "--post",
+            "echo POST",
+            "-e",
+            "task-clock",
+        ][..],
+        &["-S", "--all-user", "-e", "task-clock,page-faults"][..],
+        &["--all-kernel", "--no-merge", "-e", "page-faults"][..],
+        &["-M", "IPC", "-e", "page-faults"][..],
+    ] {
+        let p = stat(&mut perf(), args, &[prog]);
+        let s = stat(&mut sear(), args, &[prog]);
+        compare_layout(&stdout_of(&p), &stdout_of(&s));
+        // (The times at the end differ from run to run.)
+        let counts = |t: &str| {
+            t.lines()
+                .take_while(|l| !l.contains("seconds"))
+                .collect::<Vec<_>>()
+                .len()
+        };
+        assert_eq!(counts(&stderr_of(&p)), counts(&stderr_of(&s)), "{args:?}");
+        for (a, b) in stderr_of(&p).lines().zip(stderr_of(&s).lines()) {
+            assert_eq!(shape(a), shape(b), "{args:?}");
+        }
+    }
+    let hooks = stat(
+        &mut sear(),
+        &["--pre", "echo PRE", "--post", "echo POST"],
+        &[prog],
+    );
+    assert_eq!(stdout_of(&hooks), "PRE\nPOST\n");
+    for args in [&["--topdown"][..], &["-a", "--topdown"][..]] {
+        let run = |c: &mut Command| {
+            c.arg("stat")
+                .args(args)
+                .args(["--", "true"])
+                .output()
+                .unwrap()
+        };
+        assert!(!run(&mut perf()).status.success(), "perf {args:?}");
+        let s = run(&mut sear());
+        assert!(!s.status.success(), "sear {args:?}");
+        assert!(stderr_of(&s).contains("top"), "{}", stderr_of(&s));
+    }
+}

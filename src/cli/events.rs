@@ -299,6 +299,35 @@ pub struct StatArgs {
     #[arg(long = "timeout", value_name = "MSECS", conflicts_with = "interval_print",
           value_parser = clap::value_parser!(u64).range(10..))]
     pub timeout: Option<u64>,
+    /// Count in user space only (every event; names unchanged, as perf).
+    #[arg(long = "all-user", conflicts_with = "all_kernel")]
+    pub all_user: bool,
+    /// Count in the kernel only.
+    #[arg(long = "all-kernel")]
+    pub all_kernel: bool,
+    /// A shell command to run before each run of the counted command (a
+    /// failing one stops there, with its status).
+    #[arg(long = "pre", value_name = "COMMAND")]
+    pub pre: Option<String>,
+    /// A shell command to run after each run.
+    #[arg(long = "post", value_name = "COMMAND")]
+    pub post: Option<String>,
+    /// Flush the file systems (sync) before each run.
+    #[arg(short = 'S', long = "sync")]
+    pub sync: bool,
+    /// Metrics or metric groups (`-M IPC`): perf defines them per CPU model
+    /// over hardware events, which this machine lacks; named, perf says it
+    /// cannot find them and counts the default events, and so does sear.
+    #[arg(short = 'M', long = "metrics", value_name = "METRICS")]
+    pub metrics: Option<String>,
+    /// Top-down analysis: needs -a and a PMU with top-down events (none
+    /// here); refused as perf refuses it.
+    #[arg(long = "topdown")]
+    pub topdown: bool,
+    /// Do not merge counts of events of the same name from several PMUs
+    /// (there is one here: accepted for perf's command lines).
+    #[arg(long = "no-merge")]
+    pub no_merge: bool,
     // No allow_hyphen_values: with it, clap takes `-x,` for the command.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<std::ffi::OsString>,

@@ -53,7 +53,21 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
         timeout_ms: a.timeout,
         delay_ms: a.delay,
         quiet,
+        all_user: a.all_user,
+        all_kernel: a.all_kernel,
     };
+    if a.topdown {
+        anyhow::bail!(if opts.system_wide {
+            "--topdown: the system does not support top-down analysis (it needs a PMU with \
+             top-down events, which virtual machines lack)"
+        } else {
+            "--topdown: top-down event configuration requires system-wide mode (-a)"
+        });
+    }
+    if let Some(m) = &a.metrics {
+        // As perf: no such metric here, and the default events instead.
+        eprintln!("Cannot find metric or group `{m}'");
+    }
     if let Err(e) = record::count::events_of(&opts) {
         // As perf: the error, then where to find the valid names.
         crate::ui::print_error(&anyhow::Error::new(e));
@@ -79,6 +93,16 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
     let mut all = Runs::default();
     let interval_ns = a.interval_print.unwrap_or(0) as f64 * 1e6;
     for _ in 0..runs {
+        if a.sync {
+            // SAFETY: sync(2) takes no arguments and cannot fail.
+            unsafe { libc::sync() };
+        }
+        if let Some(pre) = &a.pre {
+            let s = shell(pre)?;
+            if s != 0 {
+                return Ok(ExitCode::from(s));
+            }
+        }
         let mut intervals = Intervals::default();
         // With --interval-count, the totals as of the last interval printed.
         let mut cut: Option<Vec<Counter>> = None;
@@ -115,6 +139,12 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
             eprintln!("{}: {}", cmd.to_string_lossy(), record::signal_text(sig));
         }
         all.add(r);
+        if let Some(post) = &a.post {
+            let s = shell(post)?;
+            if s != 0 {
+                return Ok(ExitCode::from(s));
+            }
+        }
     }
     let status = all.exit_status();
     if a.interval_print.is_some() && !a.summary {
@@ -139,4 +169,14 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(status))
+}
+
+/// `--pre`/`--post`: runs `command` with the shell, as perf's system(3)
+/// does; its exit status.
+fn shell(command: &str) -> Result<u8> {
+    let status = std::process::Command::new("/bin/sh")
+        .args(["-c", command])
+        .status()
+        .with_context(|| format!("running `{command}`"))?;
+    Ok(status.code().map_or(1, |c| c as u8))
 }

@@ -63,6 +63,9 @@ pub struct CountOptions {
     /// disabled" and "Events enabled" go to stderr unless `quiet`.
     pub delay_ms: Option<u64>,
     pub quiet: bool,
+    /// `--all-user` / `--all-kernel`: every counter counts only there.
+    pub all_user: bool,
+    pub all_kernel: bool,
 }
 
 impl CountOptions {
@@ -151,6 +154,14 @@ pub fn events_of(opts: &CountOptions) -> Result<Vec<Vec<EventSpec>>> {
     }
     for level in DETAILED_EVENTS.iter().take(usize::from(opts.detail)) {
         groups.extend(event::parse_list(level)?);
+    }
+    for m in groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+        if opts.all_user {
+            m.exclude_kernel = true;
+        }
+        if opts.all_kernel {
+            m.exclude_user = true;
+        }
     }
     Ok(groups.into_iter().map(|g| g.members).collect())
 }
