@@ -56,3 +56,74 @@ fn perf_stat_record_files_read_like_perf() {
     assert!(d.starts_with("WARNING: No sample_id_all support"), "{d}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+fn stat_report(cmd: &mut std::process::Command, f: &std::path::Path) -> String {
+    let o = cmd.args(["stat", "report", "-i"]).arg(f).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `stat report` of perf's `stat record` file prints what perf's does, and
+/// `sear stat record` writes a file perf's `stat report` reads to the same
+/// counts; a recording without stat data is refused.
+#[test]
+fn stat_record_and_report_interoperate_with_perf() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("perf-stat.data");
+    run_ok(perf().args(["stat", "record", "-o"]).arg(&theirs).args([
+        "-e",
+        "task-clock,page-faults,context-switches",
+        "--",
+        "sleep",
+        "0.05",
+    ]));
+    let p = stat_report(&mut perf(), &theirs);
+    assert!(p.contains("page-faults"), "{p}");
+    assert_eq!(stat_report(&mut sear(), &theirs), p);
+
+    let ours = dir.path().join("sear-stat.data");
+    let rec = sear()
+        .args(["stat", "record", "-o"])
+        .arg(&ours)
+        .args(["-e", "task-clock,page-faults", "--", "sleep", "0.05"])
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    // (The recording prints its counts as stat does.)
+    assert!(String::from_utf8_lossy(&rec.stderr).contains("page-faults"));
+    let p = stat_report(&mut perf(), &ours);
+    assert_eq!(stat_report(&mut sear(), &ours), p);
+    let faults: u64 = p
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.get(1) == Some(&"page-faults"))
+        .and_then(|w| w.first().copied())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .expect("a page-faults count");
+    assert!(faults > 0, "{p}");
+    assert!(p.contains("msec task-clock"), "{p}");
+    assert!(p.contains("seconds time elapsed"), "{p}");
+
+    let plain = dir.path().join("plain.data");
+    run_ok(
+        perf()
+            .args(["record", "-q", "-o"])
+            .arg(&plain)
+            .args(["--", "true"]),
+    );
+    let o = sear()
+        .args(["stat", "report", "-i"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a `stat record` file"));
+}

@@ -93,7 +93,9 @@ found). Ctrl-C or SIGTERM stop recording and leave a complete file."
 stat's table on stderr.\n\nExamples:\n  sear stat -- ./prog args            # perf's default events\n  \
 sear stat -e task-clock,page-faults -r 5 -- ./prog   # mean and spread of 5 runs\n  \
 sear stat -x, -- ./prog              # CSV\n  sear stat --json -- ./prog\n  \
-sear stat -p 1234 -- sleep 5          # a running process for 5 seconds\n\n\
+sear stat -p 1234 -- sleep 5          # a running process for 5 seconds\n  \
+sear stat record -o counts.data -- ./prog   # count, and keep the counts (perf's stat record)\n  \
+sear stat report -i counts.data      # print a `stat record` file (sear's or perf's)\n\n\
 The command's exit status is sear's (127 when it cannot be found)."
     )]
     Stat(Box<StatArgs>),

@@ -32,7 +32,65 @@ fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
     Ok(w)
 }
 
+/// `sear stat record [OPTIONS] -- COMMAND`: the counting options of
+/// `stat`, `-o` naming the file written (perf.data).
+#[derive(Debug, clap::Parser)]
+#[command(name = "sear stat record")]
+struct RecordCli {
+    #[command(flatten)]
+    stat: StatArgs,
+}
+
+/// `sear stat report [-i FILE]`.
+#[derive(Debug, clap::Parser)]
+#[command(name = "sear stat report")]
+struct ReportCli {
+    /// The `stat record` file to read.
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        default_value = "perf.data"
+    )]
+    input: std::path::PathBuf,
+}
+
 pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
+    // perf's `stat record` and `stat report` come where the command would.
+    match a.command.first().and_then(|c| c.to_str()) {
+        Some("record") => {
+            let args =
+                std::iter::once("sear stat record".into()).chain(a.command[1..].iter().cloned());
+            let r = <RecordCli as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| e.exit());
+            let mut stat = r.stat;
+            let file = stat.output.take().unwrap_or_else(|| "perf.data".into());
+            return count(stat, quiet, Some(&file));
+        }
+        Some("report") => {
+            let args =
+                std::iter::once("sear stat report".into()).chain(a.command[1..].iter().cloned());
+            let r = <ReportCli as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| e.exit());
+            return report(&r.input);
+        }
+        _ => count(a, quiet, None),
+    }
+}
+
+/// `stat report`: a `stat record` file's counts as perf prints them.
+fn report(path: &std::path::Path) -> Result<ExitCode> {
+    let f = record::stat_file::read(path)?;
+    let mut all = Runs::default();
+    all.add(f.run);
+    let counted = Counted::Command(f.cmdline);
+    let out = render::stat::counts(&Format::Std, &counted, &all, 1, Aggr::Global, false, false);
+    let mut err = io::stderr();
+    let _ = err.write_all(out.as_bytes()).and_then(|_| err.flush());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Counts (and with `record_to`, writes the last run there as perf's
+/// `stat record` does).
+fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Result<ExitCode> {
     let format = match (&a.field_separator, a.json) {
         (_, true) => Format::Json,
         (Some(s), false) => Format::Csv(s.clone()),
@@ -147,6 +205,18 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
         }
     }
     let status = all.exit_status();
+    if let (Some(path), Some(last)) = (record_to, &all.last) {
+        let file = std::fs::File::create(path).with_context(|| {
+            format!("creating {} (choose another file with -o)", path.display())
+        })?;
+        let mut cmdline: Vec<String> = std::env::args().collect();
+        if let (Some(first), Ok(exe)) = (cmdline.first_mut(), std::env::current_exe()) {
+            *first = exe.display().to_string();
+        }
+        let version = format!("{} (sear)", env!("CARGO_PKG_VERSION"));
+        record::stat_file::write(file, last, &opts, &cmdline, &version)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if a.interval_print.is_some() && !a.summary {
         // The intervals were the output (perf prints no totals with -I
         // unless --summary asks).

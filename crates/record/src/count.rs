@@ -130,6 +130,8 @@ pub struct CountRun {
     pub exit_status: Option<u8>,
     /// The signal that ended the command, if one did.
     pub signal: Option<i32>,
+    /// The command's process id, where one was started.
+    pub command_pid: Option<i32>,
 }
 
 /// The events of `opts`, parsed (an unknown name is an error).
@@ -264,6 +266,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         ));
     }
     let mut child = crate::start_stopped(&opts.command)?;
+    let command_pid = child.as_ref().map(|c| c.pid);
     // (pid, cpu) pairs to open every event on.
     let targets: Vec<(i32, i32)> = if opts.system_wide {
         let online = synth::online_cpus();
@@ -509,5 +512,12 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         sys_secs,
         exit_status: exit_raw.map(sys::shell_status),
         signal: exit_raw.and_then(sys::term_signal),
+        command_pid,
     })
+}
+
+/// The attribute perf stat gives a counter of `e` (the first of its group
+/// `leader`) when the command starts it (`on_exec`).
+pub fn stat_attr(e: &EventSpec, leader: bool, on_exec: bool, inherit: bool) -> EventAttr {
+    counting_attr(e, leader, on_exec, inherit)
 }

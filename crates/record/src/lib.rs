@@ -49,6 +49,7 @@ mod header;
 mod open;
 mod sink;
 pub mod stat;
+pub mod stat_file;
 mod synth;
 mod sys;
 
