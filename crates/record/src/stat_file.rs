@@ -8,7 +8,7 @@
 use std::fs::File;
 
 use perf_data::consts::*;
-use perf_data::user_records::{decode, EventUpdate, UserRecord};
+use perf_data::user_records::{decode, UserRecord};
 use perf_data::writer::FileWriter;
 use perf_data::{Endian, Event};
 
@@ -221,11 +221,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
             }
             Some(UserRecord::StatRound { kind, time }) if kind == ROUND_FINAL => wall_ns = time,
             Some(UserRecord::StatConfig { interval, .. }) => interval_ms = interval,
-            Some(UserRecord::EventUpdate {
-                update: EventUpdate::Unknown,
-                ..
-            })
-            | _ => {}
+            _ => {}
         }
     }
     // A counter without a value was not counted (no such event here).
