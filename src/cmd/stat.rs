@@ -64,13 +64,13 @@ pub fn run(a: StatArgs, quiet: bool) -> Result<ExitCode> {
             let r = <RecordCli as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| e.exit());
             let mut stat = r.stat;
             let file = stat.output.take().unwrap_or_else(|| "perf.data".into());
-            return count(stat, quiet, Some(&file));
+            count(stat, quiet, Some(&file))
         }
         Some("report") => {
             let args =
                 std::iter::once("sear stat report".into()).chain(a.command[1..].iter().cloned());
             let r = <ReportCli as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| e.exit());
-            return report(&r.input);
+            report(&r.input)
         }
         _ => count(a, quiet, None),
     }
