@@ -597,3 +597,76 @@ fn other_architectures_are_not_supported_yet() {
         "{err}"
     );
 }
+
+/// `--asm-raw` (instruction bytes, seven a line as objdump prints them),
+/// `-P` (the binary's full path in the header), `-C` (one CPU's samples)
+/// and `-n`: the header and every instruction line equal perf's.
+#[test]
+fn raw_bytes_full_paths_and_cpus_equal_perf_annotate() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build_c(dir.path(), "prog", PROGRAM, &["-O2", "-g"]);
+    let data = perf_record(
+        dir.path(),
+        "cpu.data",
+        &["-e", "cpu-clock", "-F", "4000", "--sample-cpu"],
+        &[prog.display().to_string()],
+    );
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains("Source code & Disassembly") || insn_line(l).is_some())
+            .map(str::to_owned)
+            .collect()
+    };
+    // A CPU that ran hot (the scheduler picks which).
+    let script = stdout_of(&run_ok(
+        perf().args(["script", "-F", "cpu,ip,sym", "-i"]).arg(&data),
+    ));
+    let cpu = script
+        .lines()
+        .find(|l| l.contains(" hot"))
+        .and_then(|l| l.split(']').next())
+        .map(|c| {
+            c.trim()
+                .trim_start_matches('[')
+                .trim_start_matches('0')
+                .to_owned()
+        })
+        .map(|c| if c.is_empty() { "0".to_owned() } else { c })
+        .expect("a sample in hot");
+    let mut compared = 0;
+    for extra in [
+        &["--asm-raw"][..],
+        &["-P"][..],
+        &["--asm-raw", "-n", "-M", "intel"][..],
+        &["-C", &cpu, "--asm-raw"][..],
+        &["--cpu", "0-1", "-P"][..],
+    ] {
+        let args = [&["--symbol", "hot"][..], extra].concat();
+        let ours = sear_annotate(&data, &args);
+        let theirs = stdout_of(&run_ok(
+            perf()
+                .args(["annotate", "--stdio", "-i"])
+                .arg(&data)
+                .args(&args),
+        ));
+        assert_eq!(
+            lines(&ours),
+            lines(&theirs),
+            "{extra:?}\nsear\n{ours}\nperf\n{theirs}"
+        );
+        compared += lines(&theirs).len();
+    }
+    assert!(compared > 50, "only {compared} lines compared");
+    let raw = sear_annotate(&data, &["--symbol", "hot", "--asm-raw"]);
+    assert!(
+        raw.lines()
+            .any(|l| l.contains("   48 ") || l.contains("   0f ")),
+        "no instruction bytes:\n{raw}"
+    );
+    let full = sear_annotate(&data, &["--symbol", "hot", "-P"]);
+    assert!(
+        full.contains(&format!("Disassembly of {} for", prog.display())),
+        "{full}"
+    );
+}

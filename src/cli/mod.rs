@@ -406,6 +406,28 @@ pub struct AnnotateArgs {
     /// (a missing or changed binary) instead of warning about them.
     #[arg(long = "skip-missing")]
     pub skip_missing: bool,
+    /// Show each instruction's bytes, as `objdump -d` prints them (seven a
+    /// line).
+    #[arg(long = "asm-raw")]
+    pub asm_raw: bool,
+    /// Name the binary by its full path in each function's header.
+    #[arg(short = 'P', long = "full-paths")]
+    pub full_paths: bool,
+    /// Read source files of absolute paths under this prefix (with
+    /// --prefix-strip, objdump's options of those names).
+    #[arg(long = "prefix", value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Directories to strip from the start of source paths before
+    /// --prefix is added.
+    #[arg(long = "prefix-strip", value_name = "N", requires = "prefix")]
+    pub prefix_strip: Option<usize>,
+    /// Only samples of these CPUs (a list like 0-3,6; the recording needs
+    /// CPUs: `-a`, `-C` or `--sample-cpu`).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Print every record raw and decoded (as `report -D`) instead.
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
     /// Print a summary of the hottest source lines first, and each hot
     /// instruction's `file:line` after it.
     #[arg(short = 'l', long = "print-line")]

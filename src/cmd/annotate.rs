@@ -27,6 +27,14 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     let wanted = a.symbol.clone().or_else(|| a.name.clone());
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
+    if a.dump_raw_trace {
+        return super::dump::run(&path, reader);
+    }
+    let cpus = a.cpu.clone().map(|c| c.0);
+    if cpus.is_some() {
+        profile::session::check_cpu_filter(reader.meta())
+            .with_context(|| format!("{}", path.display()))?;
+    }
     let names = crate::cli::NameArgs {
         no_demangle: a.no_demangle,
         short_names: false,
@@ -43,6 +51,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         &profile::session::SumOptions {
             collect: CollectOptions {
                 callchains: false,
+                by_cpu: cpus.is_some(),
                 ..Default::default()
             },
             names,
@@ -63,6 +72,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         &FunctionFilter {
             symbol: wanted.clone(),
             dsos: a.dsos.clone().map(|n| n.0),
+            cpus,
         },
     );
     if let Some(w) = &wanted {
@@ -100,6 +110,8 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     let opts = AnnotateOptions {
         syntax,
         source: !a.no_source,
+        raw_bytes: a.asm_raw,
+        prefix: a.prefix.clone().map(|p| (p, a.prefix_strip.unwrap_or(0))),
     };
     let ropts = Options {
         column: if a.show_total_period {
@@ -135,7 +147,11 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             .get(e.event)
             .map(|ev| ev.name())
             .unwrap_or_default();
-        let dso_base = dso.name.rsplit('/').next().unwrap_or(&dso.name);
+        let dso_base = if a.full_paths {
+            dso.name.as_str()
+        } else {
+            dso.name.rsplit('/').next().unwrap_or(&dso.name)
+        };
         let header = FunctionHeader {
             dso: dso_base,
             event: &event,

@@ -17,11 +17,19 @@ use symbols::{Binary, Svma};
 const CONTEXT_LINES: u32 = 5;
 
 /// What to show.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct AnnotateOptions {
     pub syntax: Syntax,
     /// Interleave source lines (perf's default; `--no-source` turns it off).
     pub source: bool,
+    /// `--asm-raw`: each instruction's bytes before it, as objdump prints
+    /// them (seven a line; longer instructions continue on lines of their
+    /// own).
+    pub raw_bytes: bool,
+    /// `--prefix`/`--prefix-strip`: source files of absolute paths are read
+    /// with this many leading directories removed and the prefix added (as
+    /// objdump's options of those names).
+    pub prefix: Option<(String, usize)>,
 }
 
 /// One line of an annotated function.
@@ -34,6 +42,9 @@ pub enum Line {
     Text(String),
     /// A line of source code and its number.
     Source { line: u32, text: String },
+    /// With raw bytes shown: the bytes of an instruction longer than
+    /// objdump puts on one line, at their address (no samples of their own).
+    MoreBytes { addr: u64, text: String },
     /// An instruction: its address and text, and its position as perf's srcline shows it
     /// (`file.c:7`, the innermost inline frame's), where the line table has one.
     Insn {
@@ -125,6 +136,22 @@ fn expand_tabs(s: &str) -> String {
     out
 }
 
+/// Instruction bytes objdump prints on a line (x86).
+const RAW_BYTES_PER_LINE: usize = 7;
+
+/// objdump's `--prefix`/`--prefix-strip` applied to a source file's path:
+/// absolute paths lose `strip` leading directories and gain the prefix.
+fn with_prefix(file: &str, prefix: Option<&(String, usize)>) -> String {
+    match prefix {
+        Some((p, strip)) if file.starts_with('/') => {
+            let rest: Vec<&str> = file.split('/').filter(|c| !c.is_empty()).collect();
+            let keep = rest.len().saturating_sub(1).min(*strip);
+            format!("{}/{}", p.trim_end_matches('/'), rest[keep..].join("/"))
+        }
+        _ => file.to_owned(),
+    }
+}
+
 /// Per source file, what objdump remembers while it interleaves one function.
 #[derive(Default)]
 struct FileState {
@@ -185,15 +212,45 @@ fn interleave(
             }
             if let (true, Some(file), Some(line)) = (opts.source, &f.file, f.line) {
                 if line > 0 {
-                    source_lines(&mut lines, sources, &mut files, &mut prev_place, file, line);
+                    let file = with_prefix(file, opts.prefix.as_ref());
+                    source_lines(
+                        &mut lines,
+                        sources,
+                        &mut files,
+                        &mut prev_place,
+                        &file,
+                        line,
+                    );
                 }
             }
         }
+        if !opts.raw_bytes {
+            lines.push(Line::Insn {
+                addr: insn.addr,
+                text: insn.text(),
+                srcline,
+            });
+            continue;
+        }
+        let bytes = bin
+            .elf()
+            .bytes_at(Svma(insn.addr), u64::from(insn.len))
+            .unwrap_or(&[]);
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x} ")).collect::<String>();
+        let mut chunks = bytes.chunks(RAW_BYTES_PER_LINE);
+        let first = hex(chunks.next().unwrap_or(&[]));
+        // objdump pads the bytes to seven and tabs to the instruction.
         lines.push(Line::Insn {
             addr: insn.addr,
-            text: insn.text(),
+            text: format!("{first:<24}{}", insn.text()),
             srcline,
         });
+        for (i, more) in chunks.enumerate() {
+            lines.push(Line::MoreBytes {
+                addr: insn.addr + ((i + 1) * RAW_BYTES_PER_LINE) as u64,
+                text: hex(more).trim_end().to_owned(),
+            });
+        }
     }
     let end = insns
         .last()
@@ -294,6 +351,8 @@ pub struct FunctionFilter {
     pub symbol: Option<String>,
     /// DSOs by long or short name (`--dsos`).
     pub dsos: Option<Vec<String>>,
+    /// `-C`: only samples of these CPUs (the sums must be kept by CPU).
+    pub cpus: Option<Vec<u32>>,
 }
 
 /// The functions with samples, and each event's total period.
@@ -350,6 +409,9 @@ pub fn hot_functions(
     let mut event_totals = vec![0u64; nr_events];
     let mut shown_totals = vec![(0u64, 0u64); nr_events];
     for (key, sum) in sums {
+        if filter.cpus.as_ref().is_some_and(|c| !c.contains(&key.cpu)) {
+            continue;
+        }
         let ev = key.event as usize;
         if let Some(t) = event_totals.get_mut(ev) {
             *t = t.wrapping_add(sum.period);

@@ -152,6 +152,16 @@ pub fn write_function(
             Line::Source { line, text } => {
                 writeln!(w, " {:width$}: {line:<addr_width$} {text}", "")?
             }
+            Line::MoreBytes { addr, text } => {
+                let zero = match o.column {
+                    Column::Percent => format!("{:7.2}", 0.0),
+                    Column::Samples => format!("{:7}", 0),
+                    Column::Period => format!("{:11}", 0),
+                };
+                let hex = format!("{addr:x}");
+                let pad = 8 - (hex.len() + 1) % 8;
+                writeln!(w, " {zero} :   {hex:>addr_width$}:{:pad$}{text}", "")?
+            }
             Line::Insn {
                 addr,
                 text,
