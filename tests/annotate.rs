@@ -670,3 +670,43 @@ fn raw_bytes_full_paths_and_cpus_equal_perf_annotate() {
         "{full}"
     );
 }
+
+/// The whole annotation, byte for byte: objdump's preamble as perf keeps
+/// it, perf's numbering of the lines after each source mark (from the
+/// marked line's number, the context lines before it too), the inlined
+/// helper's `helper():` line, with and without source, raw bytes and
+/// Intel syntax.
+#[test]
+fn layout_equals_perf_annotate_byte_for_byte() {
+    let s = setup();
+    let mut differ = Vec::new();
+    for f in ["hot", "warm"] {
+        for extra in [
+            &[][..],
+            &["--no-source"][..],
+            &["--asm-raw", "-n"][..],
+            &["-M", "intel", "--show-total-period"][..],
+            &["--print-line"][..],
+        ] {
+            let args = [&["--symbol", f][..], extra].concat();
+            let ours = sear_annotate(&s.data, &args);
+            let theirs = stdout_of(&run_ok(
+                perf()
+                    .args(["annotate", "--stdio", "-i"])
+                    .arg(&s.data)
+                    .args(&args),
+            ));
+            assert!(theirs.contains("Disassembly of section"), "{theirs}");
+            if ours != theirs {
+                let at = first_difference(&theirs, &ours);
+                differ.push(format!(
+                    "{args:?} line {}:\n  perf: {}\n  sear: {}",
+                    at + 1,
+                    theirs.lines().nth(at).unwrap_or("<end>"),
+                    ours.lines().nth(at).unwrap_or("<end>")
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

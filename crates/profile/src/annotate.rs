@@ -45,6 +45,10 @@ pub enum Line {
     /// With raw bytes shown: the bytes of an instruction longer than
     /// objdump puts on one line, at their address (no samples of their own).
     MoreBytes { addr: u64, text: String },
+    /// objdump's `/path/file.c:N` line, which perf does not show: it numbers
+    /// the lines after it from N (the source lines objdump prints before the
+    /// marked one too).
+    Mark(u32),
     /// An instruction: its address and text, and its position as perf's srcline shows it
     /// (`file.c:7`, the innermost inline frame's), where the line table has one.
     Insn {
@@ -188,10 +192,20 @@ fn interleave(
     start: Svma,
     opts: &AnnotateOptions,
 ) -> Annotated {
+    // objdump's preamble as perf keeps it (the `file format` line dropped).
+    let section = bin
+        .elf()
+        .section_name_at(start)
+        .unwrap_or_else(|| ".text".into());
     let mut lines = vec![
+        Line::Blank,
+        Line::Blank,
+        Line::Blank,
+        Line::Text(format!("Disassembly of section {section}:")),
         Line::Blank,
         Line::Text(format!("{:016x} <{name}>:", start.0)),
     ];
+    let mut prev_loc: Option<(String, u32)> = None;
     let mut prev_function: Option<String> = None;
     let mut prev_place: Option<(String, u32)> = None;
     let mut files: HashMap<String, FileState> = HashMap::new();
@@ -210,17 +224,25 @@ fn interleave(
                     prev_function = Some(func.clone());
                 }
             }
-            if let (true, Some(file), Some(line)) = (opts.source, &f.file, f.line) {
-                if line > 0 {
-                    let file = with_prefix(file, opts.prefix.as_ref());
-                    source_lines(
-                        &mut lines,
-                        sources,
-                        &mut files,
-                        &mut prev_place,
-                        &file,
-                        line,
-                    );
+            // objdump (with -l) marks each change of source line.
+            if let (Some(file), Some(line)) = (&f.file, f.line) {
+                let here = (file.clone(), line);
+                if prev_loc.as_ref() != Some(&here) {
+                    prev_loc = Some(here);
+                    if file.starts_with('/') {
+                        lines.push(Line::Mark(line));
+                    }
+                    if opts.source && line > 0 {
+                        let file = with_prefix(file, opts.prefix.as_ref());
+                        source_lines(
+                            &mut lines,
+                            sources,
+                            &mut files,
+                            &mut prev_place,
+                            &file,
+                            line,
+                        );
+                    }
                 }
             }
         }
@@ -272,11 +294,12 @@ fn source_lines(
     line: u32,
 ) {
     if !sources.exists(file) {
+        // perf shows objdump's mark only where it is not an absolute path.
         let place = (file.to_owned(), line);
-        if prev_place.as_ref() != Some(&place) {
+        if prev_place.as_ref() != Some(&place) && !file.starts_with('/') {
             out.push(Line::Text(format!("{file}:{line}")));
-            *prev_place = Some(place);
         }
+        *prev_place = Some(place);
         return;
     }
     let st = files.entry(file.to_owned()).or_default();
@@ -678,9 +701,23 @@ mod tests {
 
     #[test]
     fn missing_file_shows_file_and_line() {
-        let v = run(&[3, 3, 4], false);
+        // An absolute path's mark is objdump's, which perf does not show.
+        assert!(run(&[3, 3, 4], false).is_empty());
+        // A relative one perf shows, once per place.
+        let mut sources = SourceFiles::default();
+        let (mut files, mut prev, mut v) = (HashMap::new(), None, Vec::new());
+        for l in [3, 3, 4] {
+            source_lines(
+                &mut v,
+                &mut sources,
+                &mut files,
+                &mut prev,
+                "no/such/f.c",
+                l,
+            );
+        }
         assert_eq!(v.len(), 2);
-        assert!(matches!(&v[0], Line::Text(t) if t.ends_with("f.c:3")));
+        assert!(matches!(&v[0], Line::Text(t) if t == "no/such/f.c:3"));
     }
 
     #[test]

@@ -144,14 +144,20 @@ pub fn write_function(
     let addr_width = a.addrs.last().map_or(1, |&last| format!("{last:x}").len());
     let mut prev_srcline: Option<&str> = None;
     let mut insn = 0;
+    // perf numbers objdump's lines: from N after each `file:N` mark, one up
+    // per line (instructions too); it shows the number on lines that are
+    // not instructions.
+    let mut nr: u64 = 0;
     for line in &a.lines {
+        let this = nr;
+        nr += 1;
         match line {
             Line::Blank => writeln!(w, " {:width$}:", "")?,
-            Line::Text(t) => writeln!(w, " {:width$}: {:addr_width$} {t}", "", "")?,
+            Line::Mark(n) => nr = u64::from(*n),
+            Line::Text(t) if this == 0 => writeln!(w, " {:width$}: {:addr_width$} {t}", "", "")?,
+            Line::Text(t) => writeln!(w, " {:width$}: {this:<addr_width$} {t}", "")?,
             Line::Source { text, .. } if text.is_empty() => writeln!(w, " {:width$}:", "")?,
-            Line::Source { line, text } => {
-                writeln!(w, " {:width$}: {line:<addr_width$} {text}", "")?
-            }
+            Line::Source { text, .. } => writeln!(w, " {:width$}: {this:<addr_width$} {text}", "")?,
             Line::MoreBytes { addr, text } => {
                 let zero = match o.column {
                     Column::Percent => format!("{:7.2}", 0.0),

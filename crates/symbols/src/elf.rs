@@ -208,6 +208,17 @@ impl ElfFile {
         Some(&data[start..data.len().min(start.saturating_add(len))])
     }
 
+    /// The name of the section holding `addr` (as objdump's `Disassembly of section`
+    /// names it), where the file's section headers say.
+    pub fn section_name_at(&self, addr: Svma) -> Option<String> {
+        use object::{Object, ObjectSection};
+        let obj = object::File::parse(self.data()?).ok()?;
+        let sec = obj
+            .sections()
+            .find(|s| s.size() > 0 && addr.0 >= s.address() && addr.0 - s.address() < s.size())?;
+        sec.name().ok().map(str::to_owned)
+    }
+
     /// Whether the file is 32-bit x86 code.
     pub fn is_x86_32(&self) -> bool {
         self.architecture == object::Architecture::I386
