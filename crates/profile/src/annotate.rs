@@ -205,9 +205,21 @@ fn interleave(
         Line::Blank,
         Line::Text(format!("{:016x} <{name}>:", start.0)),
     ];
-    let mut prev_loc: Option<(String, u32)> = None;
+    let mut prev_loc: Option<(String, u32, u64)> = None;
+    let code_end = insns
+        .last()
+        .map_or(start.0, |i| i.addr.wrapping_add(u64::from(i.len)));
+    // The line table's rows, for the discriminators objdump marks too.
+    let rows = bin.line_rows(start, Svma(code_end));
+    let discriminator = |addr: u64, line: u32| -> u64 {
+        let i = rows.partition_point(|r| r.0 <= addr);
+        rows[..i]
+            .last()
+            .filter(|r| r.1 == u64::from(line))
+            .map_or(0, |r| r.2)
+    };
     let mut prev_function: Option<String> = None;
-    let mut prev_place: Option<(String, u32)> = None;
+    let mut prev_place: Option<(String, u32, u64)> = None;
     let mut files: HashMap<String, FileState> = HashMap::new();
     for insn in insns {
         let frames = bin.frames(Svma(insn.addr)).ok();
@@ -220,14 +232,25 @@ fn interleave(
         if let Some(f) = inner {
             if let Some(func) = &f.function {
                 if prev_function.as_ref() != Some(func) {
-                    lines.push(Line::Text(format!("{func}():")));
+                    // objdump -C adds no parentheses to a name it demangled
+                    // (it has its own).
+                    let mangled = f
+                        .raw_function
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("_Z"));
+                    lines.push(Line::Text(if mangled {
+                        format!("{func}:")
+                    } else {
+                        format!("{func}():")
+                    }));
                     prev_function = Some(func.clone());
                 }
             }
             // objdump (with -l) marks each change of source line.
             if let (Some(file), Some(line)) = (&f.file, f.line) {
-                let here = (file.clone(), line);
+                let here = (file.clone(), line, discriminator(insn.addr, line));
                 if prev_loc.as_ref() != Some(&here) {
+                    let d = here.2;
                     prev_loc = Some(here);
                     if file.starts_with('/') {
                         lines.push(Line::Mark(line));
@@ -239,8 +262,7 @@ fn interleave(
                             sources,
                             &mut files,
                             &mut prev_place,
-                            &file,
-                            line,
+                            (&file, line, d),
                         );
                     }
                 }
@@ -289,15 +311,17 @@ fn source_lines(
     out: &mut Vec<Line>,
     sources: &mut SourceFiles,
     files: &mut HashMap<String, FileState>,
-    prev_place: &mut Option<(String, u32)>,
-    file: &str,
-    line: u32,
+    prev_place: &mut Option<(String, u32, u64)>,
+    (file, line, discriminator): (&str, u32, u64),
 ) {
     if !sources.exists(file) {
         // perf shows objdump's mark only where it is not an absolute path.
-        let place = (file.to_owned(), line);
+        let place = (file.to_owned(), line, discriminator);
         if prev_place.as_ref() != Some(&place) && !file.starts_with('/') {
-            out.push(Line::Text(format!("{file}:{line}")));
+            out.push(Line::Text(match discriminator {
+                0 => format!("{file}:{line}"),
+                d => format!("{file}:{line} (discriminator {d})"),
+            }));
         }
         *prev_place = Some(place);
         return;
@@ -605,7 +629,8 @@ fn open(
     }
     match crate::symbolize::open_binary(name, build_id, finder) {
         Ok(bin) => {
-            let names = AddressNames::from_elf(bin.elf());
+            // perf runs objdump with -C: names demangled.
+            let names = AddressNames::from_elf(bin.elf()).demangled();
             Ok((bin, names))
         }
         Err(reason) => Err(format!(
@@ -673,7 +698,7 @@ mod tests {
         let mut prev = None;
         let mut out = Vec::new();
         for &l in places {
-            source_lines(&mut out, &mut sources, &mut files, &mut prev, &file, l);
+            source_lines(&mut out, &mut sources, &mut files, &mut prev, (&file, l, 0));
         }
         out
     }
@@ -712,8 +737,7 @@ mod tests {
                 &mut sources,
                 &mut files,
                 &mut prev,
-                "no/such/f.c",
-                l,
+                ("no/such/f.c", l, 0),
             );
         }
         assert_eq!(v.len(), 2);

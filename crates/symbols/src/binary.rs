@@ -98,6 +98,17 @@ impl Binary {
     }
 
     /// The inline frames at `addr`, innermost first, as `addr2line -f -i -C` gives them.
+    /// The line table's rows in `[start, end)`: (address, line, discriminator) (see
+    /// [`DwarfInfo::line_rows`]); empty without DWARF.
+    pub fn line_rows(&mut self, start: Svma, end: Svma) -> Vec<(u64, u64, u64)> {
+        // (Loads the DWARF as `frames` does.)
+        let _ = self.frames(start);
+        match &self.dwarf {
+            Some(Ok(d)) => d.line_rows(start.0, end.0),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn frames(&mut self, addr: Svma) -> Result<&[Frame], Reason> {
         if self.dwarf.is_none() {
             let loaded = match &self.debug {

@@ -122,6 +122,15 @@ impl AddressNames {
         AddressNames { syms }
     }
 
+    /// The same names demangled, as `objdump -C` (perf annotate runs it so) prints
+    /// branch targets and RIP-relative comments.
+    pub fn demangled(mut self) -> AddressNames {
+        for s in &mut self.syms {
+            s.2 = crate::demangle_full(&s.2);
+        }
+        self
+    }
+
     /// `name` or `name+0xOFF` for `addr`, from the nearest symbol at or below it.
     pub fn name(&self, addr: u64) -> Option<String> {
         let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;

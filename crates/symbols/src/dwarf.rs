@@ -461,6 +461,35 @@ impl DwarfInfo {
         })
     }
 
+    /// The line table's rows in `[start, end)` of the unit holding `start`, as
+    /// (address, line, discriminator), in address order: objdump marks a new
+    /// discriminator as it marks a new line (`file:7 (discriminator 3)`).
+    pub fn line_rows(&self, start: u64, end: u64) -> Vec<(u64, u64, u64)> {
+        let mut out = Vec::new();
+        let Some(unit) = self.ctx.find_dwarf_and_unit(start).skip_all_loads() else {
+            return out;
+        };
+        let Some(program) = unit.line_program.clone() else {
+            return out;
+        };
+        let mut rows = program.rows();
+        // (A hostile table ends the walk: a bounded number of rows.)
+        let mut budget: u32 = 1 << 24;
+        while let Ok(Some((_, row))) = rows.next_row() {
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                break;
+            }
+            let a = row.address();
+            if !row.end_sequence() && a >= start && a < end {
+                let line = row.line().map_or(0, |l| l.get());
+                out.push((a, line, row.discriminator()));
+            }
+        }
+        out.sort_by_key(|r| r.0);
+        out
+    }
+
     /// The frames at `addr`, innermost (most deeply inlined) first.
     pub fn frames(&self, addr: Svma) -> Result<Vec<Frame>, Reason> {
         self.frames_as(addr, FrameDetail::Full)
