@@ -710,3 +710,67 @@ fn layout_equals_perf_annotate_byte_for_byte() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// A C++ function with inlined members and templates, byte for byte: names
+/// demangled as `objdump -C` prints them (branch targets too), function
+/// lines without `()` where the name was demangled and with it otherwise.
+#[test]
+fn cpp_layout_equals_perf_annotate() {
+    have_perf();
+    const CPP: &str = r#"
+#include <vector>
+namespace app {
+struct Acc {
+    std::vector<long> v;
+    long total() const {
+        long s = 0;
+        for (long x : v)
+            s += x * 3;
+        return s;
+    }
+};
+__attribute__((noinline)) long run(const Acc &a, int rounds) {
+    long t = 0;
+    for (int r = 0; r < rounds; r++)
+        t += a.total() + r;
+    return t;
+}
+}
+int main() {
+    app::Acc a;
+    for (int i = 0; i < 100000; i++) a.v.push_back(i);
+    return (int)(app::run(a, 3000) & 1);
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("cx.cpp");
+    std::fs::write(&src, CPP).unwrap();
+    let exe = dir.path().join("cx");
+    run_ok(
+        Command::new("g++")
+            .args(["-O2", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src),
+    );
+    let data = perf_record(
+        dir.path(),
+        "cx.data",
+        &["-e", "cpu-clock"],
+        &[exe.display().to_string()],
+    );
+    for extra in [&[][..], &["--no-source"][..], &["--asm-raw"][..]] {
+        let args = [&["app::run"][..], extra].concat();
+        let ours = sear_annotate(&data, &args);
+        let theirs = stdout_of(&run_ok(
+            perf()
+                .args(["annotate", "--stdio", "-i"])
+                .arg(&data)
+                .args(&args),
+        ));
+        assert!(
+            theirs.contains("<app::run(app::Acc const&, int)"),
+            "{theirs}"
+        );
+        assert_eq!(ours, theirs, "{extra:?}");
+    }
+}
