@@ -892,3 +892,46 @@ fn unknown_options_are_usage_errors_not_commands() {
         .unwrap();
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
 }
+
+/// `--timestamp-filename`: the finished file is renamed FILE.<16 digits of
+/// local time>, said in perf's "Dump" line; perf reads it.
+#[test]
+fn timestamp_filename_renames_the_finished_file() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ts.data");
+    let r = sear()
+        .args(["record", "--timestamp-filename", "-o"])
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(!out.exists());
+    let renamed: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ts.data."))
+        })
+        .collect();
+    assert_eq!(renamed.len(), 1, "{renamed:?}");
+    let name = renamed[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let stamp = name.trim_start_matches("ts.data.");
+    assert!(
+        stamp.len() == 16 && stamp.bytes().all(|b| b.is_ascii_digit()),
+        "{name}"
+    );
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains(&format!("Dump {}", renamed[0].display())),
+        "{err}"
+    );
+    assert!(err.contains("ts.data.<timestamp>"), "{err}");
+    run_ok(perf().args(["report", "--stats", "-i"]).arg(&renamed[0]));
+}

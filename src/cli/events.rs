@@ -111,6 +111,10 @@ pub struct RecordArgs {
     /// tod` prints each sample's time of day.
     #[arg(short = 'k', long = "clockid", value_name = "CLOCKID", value_parser = clockid)]
     pub clockid: Option<i32>,
+    /// When recording ends, rename the output to FILE.YYYYMMDDhhmmsscc (the
+    /// local time, to the hundredth of a second), as perf does.
+    #[arg(long = "timestamp-filename")]
+    pub timestamp_filename: bool,
     /// Take the registers at the interrupt with each sample: all perf
     /// knows, or `-I=ax,sp,...` (`-I=?` lists them). `script -F iregs`
     /// prints them.

@@ -185,8 +185,35 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
             return Err(err);
         }
     };
+    // --timestamp-filename: the file gets the time it was finished in its
+    // name, as perf names it (local time, to the hundredth of a second).
+    let dumped = if a.timestamp_filename && !pipe {
+        let now = jiff::Zoned::now();
+        let stamp = format!(
+            "{}{:02}",
+            now.strftime("%Y%m%d%H%M%S"),
+            now.subsec_nanosecond() / 10_000_000
+        );
+        let mut to = a.output.as_os_str().to_owned();
+        to.push(format!(".{stamp}"));
+        let to = PathBuf::from(to);
+        std::fs::rename(&a.output, &to)
+            .with_context(|| format!("renaming {} to {}", a.output.display(), to.display()))?;
+        Some(to.display().to_string())
+    } else {
+        None
+    };
     if !quiet {
-        let _ = render::record::write_summary(&mut io::stderr().lock(), &summary, &name);
+        let shown = match &dumped {
+            Some(_) => format!("{name}.<timestamp>"),
+            None => name.clone(),
+        };
+        let _ = render::record::write_summary(
+            &mut io::stderr().lock(),
+            &summary,
+            &shown,
+            dumped.as_deref(),
+        );
     }
     Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
 }

@@ -3,13 +3,22 @@
 use std::io::{self, Write};
 
 /// perf's "Woken up", "lost" and "Captured and wrote" lines for a finished
-/// recording written to `name`.
-pub fn write_summary(out: &mut dyn Write, s: &record::Recorded, name: &str) -> io::Result<()> {
+/// recording written to `name`; `dumped`: the name it was renamed to
+/// (`--timestamp-filename`), said in perf's "Dump" line.
+pub fn write_summary(
+    out: &mut dyn Write,
+    s: &record::Recorded,
+    name: &str,
+    dumped: Option<&str>,
+) -> io::Result<()> {
     writeln!(
         out,
         "[ sear record: Woken up {} times to write data ]",
         s.wakeups
     )?;
+    if let Some(d) = dumped {
+        writeln!(out, "[ sear record: Dump {d} ]")?;
+    }
     if s.lost > 0 {
         writeln!(
             out,
