@@ -55,6 +55,8 @@ fn options_print_what_perf_prints() {
         vec!["-w", "0,0,3,3,12", "-g", "none"],
         vec!["--tasks"],
         vec!["--mmaps"],
+        vec!["--max-stack", "2", "-g", "none"],
+        vec!["--max-stack", "1", "-G", "--no-children"],
         vec!["--ignore-callees", "^main$", "--no-children"],
         vec![
             "--ignore-callees",

@@ -114,6 +114,8 @@ fn hotspots(
     }
     let time = a.only.time_range()?;
     let mut collect = request.collect_options(&early);
+    collect.max_stack_from_root =
+        request.resolve_order(reader.meta()) == profile::callchain::ChainOrder::Caller;
     // (-C needs each sample's CPU.)
     collect.by_cpu |= cpus.is_some();
     let mut summed = profile::session::sum(

@@ -55,6 +55,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         callchains: true,
         adjust_returns: !a.stack.raw_return_addresses,
         by_cpu: false,
+        max_stack_from_root: false,
     });
     let mut sink = profile::session::Timeline::new(
         collector,

@@ -233,6 +233,10 @@ pub struct CollectOptions {
     /// Keep samples of different CPUs apart (only the cpu sort key needs
     /// it; without it the sums stay fewer).
     pub by_cpu: bool,
+    /// `--max-stack` keeps the root-most entries of a recorded chain, not
+    /// the leaf-most: perf walks the chain from the root when it shows
+    /// callers first (its default with children).
+    pub max_stack_from_root: bool,
 }
 
 impl Default for CollectOptions {
@@ -242,6 +246,7 @@ impl Default for CollectOptions {
             callchains: true,
             adjust_returns: true,
             by_cpu: false,
+            max_stack_from_root: false,
         }
     }
 }
@@ -717,7 +722,17 @@ impl Collector {
     /// its context markers), then the DWARF-unwound user stack if the
     /// sample carries registers and stack.
     fn chain(&mut self, machine: &Machine, th: &ThreadInfo, s: &Sample<'_>, out: &mut Vec<Loc>) {
-        let max = self.opts.max_stack;
+        let unwinds = matches!(
+            (&s.regs_user, &s.stack_user),
+            (Some(r), Some(st)) if r.mask != 0 && !st.valid().is_empty()
+        );
+        // From the root: the whole recorded chain, then its leaf end cut.
+        let from_root = self.opts.max_stack_from_root && !unwinds;
+        let max = if from_root {
+            usize::MAX
+        } else {
+            self.opts.max_stack
+        };
         if let Some(chain) = &s.callchain {
             let mut cpumode = PERF_RECORD_MISC_KERNEL;
             let mut first = true;
@@ -759,6 +774,9 @@ impl Collector {
                     origin,
                 ));
             }
+        }
+        if from_root && out.len() > self.opts.max_stack {
+            out.drain(..out.len() - self.opts.max_stack);
         }
         let (Some(regs), Some(stack)) = (&s.regs_user, &s.stack_user) else {
             return;

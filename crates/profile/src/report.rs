@@ -101,7 +101,22 @@ impl Request<'_> {
                 || early.ignore_callees.is_some(),
             adjust_returns: self.adjust_returns,
             by_cpu: early.keys.iter().any(|k| k.needs_cpu()),
+            max_stack_from_root: false,
         }
+    }
+
+    /// The chain order perf resolves call chains in for `meta` (known
+    /// before the records but for a pipe, where it is callee order then as
+    /// the chains come): --max-stack keeps the root end in caller order.
+    pub fn resolve_order(&self, meta: &Meta) -> ChainOrder {
+        let has_callchains = meta
+            .events
+            .iter()
+            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
+        let pipe = meta.is_pipe();
+        let children = has_callchains && self.layout.children && !pipe;
+        self.graph
+            .resolved_order(if pipe { self.layout.children } else { children })
     }
 
     /// Branch-stack recordings need `--no-branch-stack` (checked before the

@@ -60,6 +60,7 @@ pub fn fold_recording(
                 callchains: true,
                 adjust_returns: !r.raw_return_addresses,
                 by_cpu: false,
+                max_stack_from_root: false,
             },
             names: crate::symbolize::NameStyle::Short,
             inline: true,
