@@ -100,17 +100,25 @@ fn options_print_what_perf_prints() {
             without_tip(&stdout_of(&run_ok(&mut c)))
         },
     );
-    // The filters filtered: fewer samples than without them.
-    let samples = |args: &[&str]| -> String {
+    // The filters filtered: the middle third of the time has less than the
+    // whole, and the CPUs' parts add up to it (whichever CPUs the
+    // scheduler used).
+    let count = |args: &[&str]| -> u64 {
         let p = perf_report(&data, args);
         p.lines()
-            .find(|l| l.starts_with("# Samples"))
-            .unwrap_or_default()
-            .to_string()
+            .find_map(|l| l.strip_prefix("# Event count (approx.): "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
     };
-    let all = samples(&["--no-children"]);
-    assert_ne!(samples(&["--time", &time, "--no-children"]), all);
-    assert_ne!(samples(&["-C", "0", "--no-children"]), all);
+    let all = count(&["--no-children"]);
+    assert!(all > 0);
+    assert!(count(&["--time", &time, "--no-children"]) < all);
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if n > 1 {
+        let rest = format!("1-{}", n - 1);
+        let cpus = count(&["-C", "0", "--no-children"]) + count(&["-C", &rest, "--no-children"]);
+        assert_eq!(cpus, all);
+    }
 }
 
 /// A long inlined function's entry (`--children`): perf appends
