@@ -249,8 +249,13 @@ mod tests {
         Annotated {
             lines: vec![
                 Line::Blank,
+                Line::Blank,
+                Line::Blank,
+                Line::Text("Disassembly of section .text:".into()),
+                Line::Blank,
                 Line::Text("00000000000011d0 <hot>:".into()),
                 Line::Text("hot():".into()),
+                Line::Mark(7),
                 Line::Source {
                     line: 7,
                     text: "s += a[i];".into(),
@@ -290,8 +295,12 @@ mod tests {
         let want = " Percent |\tSource code & Disassembly of hot for cpu-clock (589 samples, percent: local period)\n\
 ---------------------------------------------------------------------------------------------------\n\
 \x20        :\n\
-\x20        :      00000000000011d0 <hot>:\n\
-\x20        :      hot():\n\
+\x20        :\n\
+\x20        :\n\
+\x20        : 3    Disassembly of section .text:\n\
+\x20        :\n\
+\x20        : 5    00000000000011d0 <hot>:\n\
+\x20        : 6    hot():\n\
 \x20        : 7    s += a[i];\n\
 \x20   9.51 :   11fe:   xor    %eax,%ecx\n\
 \x20  90.49 :   1200:   add    $0x1,%rax\n\
