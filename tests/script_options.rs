@@ -30,6 +30,7 @@ fn options_print_what_perf_prints() {
         vec!["--header-only"],
         vec!["--header-only", "-I"],
         vec!["-c", "hot", "--tid", "1"],
+        vec!["-D"],
     ];
     assert_script_rows_equal(&data, &rows);
 }
@@ -69,6 +70,7 @@ fn side_band_events_print_what_perf_prints() {
         vec!["--show-switch-events", "-C", "0"],
         vec!["--show-task-events", "-F", "comm,tid,cpu,time,event"],
         vec!["--show-task-events", "--ns", "-G"],
+        vec!["-D"],
         // Kinds this recording has none of: the samples alone.
         vec![
             "--show-lost-events",

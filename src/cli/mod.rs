@@ -810,6 +810,10 @@ pub struct ScriptArgs {
     /// Print the recording's header (as `report --header-only`) before the samples.
     #[arg(long)]
     pub header: bool,
+    /// Every record raw and decoded (as `report -D` prints them), each
+    /// sample's lines after its own record (perf script's -D).
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
     /// Do not expand inline frames in call chains (as perf's --no-inline).
     #[arg(long = "no-inline", overrides_with = "inline")]
     pub no_inline: bool,

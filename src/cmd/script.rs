@@ -156,6 +156,14 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let mut data_src = DataSrcColumn::default();
     let mut code = SourceCode::default();
     let mut side = side.iter().peekable();
+    // -D: each sample's lines are kept apart, to follow its record's dump.
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunks: Vec<(u64, i32, usize)> = Vec::new();
+    let mut counted = Counting {
+        inner: if a.dump_raw_trace { &mut buf } else { &mut out },
+        written: 0,
+    };
+    let w: &mut Counting<'_> = &mut counted;
     for i in 0..=kept.len() {
         // The kernel records shown before this sample (after the last
         // sample, the rest).
@@ -167,7 +175,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 let tod = tod_of(r.time);
                 let shown = (shown_clock.shown(r.time), tod.as_str());
                 let rec = (meta, &data, &sid);
-                render::script::write_side_band(&mut out, r, shown, f, &layout_of(r.event), rec)?;
+                render::script::write_side_band(&mut *w, r, shown, f, &layout_of(r.event), rec)?;
             }
         }
         let Some(k) = kept.get(i).filter(|k| keep.keeps(k.leaf)) else {
@@ -194,10 +202,10 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             record_type: perf_data::consts::PERF_RECORD_SAMPLE,
             tod: &tod,
         };
-        render::script::write_header(&mut out, &h, &f, &layout)?;
+        render::script::write_header(&mut *w, &h, &f, &layout)?;
         let kind = kinds.get(ev).copied().unwrap_or_default();
         render::script::write_before_location(
-            &mut out,
+            &mut *w,
             extra,
             &f,
             kind,
@@ -205,23 +213,29 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             &mut data_src,
         )?;
         if f.ip {
-            render::script::write_location_start(&mut out, chain)?;
+            render::script::write_location_start(&mut *w, chain)?;
             if chain {
                 collector.interner.stack(k.stack, &mut stack);
                 for &loc in &stack {
-                    out.write_all(texts.text(set, true, loc))?;
+                    w.write_all(texts.text(set, true, loc))?;
                 }
             } else {
-                out.write_all(texts.text(set, false, k.leaf))?;
+                w.write_all(texts.text(set, false, k.leaf))?;
             }
         }
         let insn = insns.get(&k.leaf).map(Vec::as_slice);
-        render::script::write_after_location(&mut out, extra, &f, &arch, &texts, insn)?;
-        render::script::write_end(&mut out)?;
+        render::script::write_after_location(&mut *w, extra, &f, &arch, &texts, insn)?;
+        render::script::write_end(&mut *w)?;
         if f.srccode {
             let pos = syms.per_loc.get(k.leaf as usize).and_then(|l| l.line);
-            code.write(&mut out, k.thread, pos, &syms.paths)?;
+            code.write(&mut *w, k.thread, pos, &syms.paths)?;
         }
+        if a.dump_raw_trace {
+            chunks.push((k.time, k.tid, w.written));
+        }
+    }
+    if a.dump_raw_trace {
+        dump_with_samples(&path, &mut out, &buf, &chunks)?;
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
@@ -271,5 +285,71 @@ impl SourceCode {
         writeln!(out, "|{:<8} {text}", p.line)?;
         self.last.insert(thread, p);
         Ok(())
+    }
+}
+
+/// `script -D`: every record raw and decoded, as perf script dumps them,
+/// each sample's script lines (`lines`, cut at `chunks`: the sample's time,
+/// tid and end) after its record.
+fn dump_with_samples(
+    path: &std::path::Path,
+    out: &mut dyn Write,
+    lines: &[u8],
+    chunks: &[(u64, i32, usize)],
+) -> Result<()> {
+    use profile::session::Step;
+    if path == std::path::Path::new("-") {
+        anyhow::bail!("script -D reads the recording twice: give it a file (-i FILE), not stdin");
+    }
+    let reader = super::open(path)?;
+    let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
+    let mut dumper =
+        render::dump::Dumper::new(&path.display().to_string(), reader.meta()).for_script();
+    dumper.script_preamble(out, reader.order() == perf_data::Order::File)?;
+    let (mut next, mut start) = (0usize, 0usize);
+    profile::session::each_record(&mut reader, |step| -> Result<()> {
+        match step {
+            Step::Record(rec, site) => {
+                dumper.record(out, rec, site.as_ref())?;
+                if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
+                    if let Ok(s) = rec.sample() {
+                        let key = (s.time.unwrap_or(0), s.tid.map_or(-1, |t| t as i32));
+                        while let Some(&(t, tid, end)) = chunks.get(next) {
+                            if (t, tid) != key {
+                                break;
+                            }
+                            out.write_all(&lines[start..end])?;
+                            start = end;
+                            next += 1;
+                        }
+                    }
+                }
+            }
+            Step::DroppedParent(d) => render::dump::removed_parent(out, d)?,
+        }
+        Ok(())
+    })
+    .with_context(|| format!("reading records of {}", path.display()))?;
+    // Lines of records the dump did not reach (side-band after the last
+    // sample).
+    out.write_all(&lines[start..])?;
+    Ok(())
+}
+
+/// A writer that counts what goes through it.
+struct Counting<'a> {
+    inner: &'a mut dyn Write,
+    written: usize,
+}
+
+impl Write for Counting<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.written += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }

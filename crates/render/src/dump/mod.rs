@@ -60,6 +60,9 @@ pub struct Dumper {
     /// is what perf -D prints as each event's SAMPLE count.
     hist_entries: Vec<u64>,
     branch_mode: bool,
+    /// perf script's dump: the records its tool handles (thread and CPU
+    /// maps, stat records) are not marked `unhandled!`.
+    script: bool,
 }
 
 impl Dumper {
@@ -77,7 +80,26 @@ impl Dumper {
             first_undecodable: None,
             hist_entries: Vec::new(),
             branch_mode: branch_mode(meta),
+            script: false,
         }
+    }
+
+    /// The dump `perf script -D` prints: the records its tool handles are
+    /// not marked `unhandled!` (see [`Dumper::script_preamble`] too).
+    pub fn for_script(mut self) -> Self {
+        self.script = true;
+        self
+    }
+
+    /// What perf script prints before the first record: only the notice
+    /// of unordered processing, if any.
+    pub fn script_preamble(&self, out: &mut dyn Write, unordered: bool) -> io::Result<()> {
+        if unordered {
+            out.write_all(
+                b"WARNING: No sample_id_all support, falling back to unordered processing\n",
+            )?;
+        }
+        Ok(())
     }
 
     /// The two lines perf prints before the first record.
@@ -238,6 +260,16 @@ impl Dumper {
         }
     }
 
+    /// perf report's mark on a record its tool has no handler for (perf
+    /// script's tool handles the thread and CPU maps and stat records).
+    fn unhandled(&self, out: &mut dyn Write) -> io::Result<()> {
+        if self.script {
+            Ok(())
+        } else {
+            out.write_all(b": unhandled!\n")
+        }
+    }
+
     fn note_undecodable(&mut self, offset: u64) {
         self.undecodable += 1;
         self.first_undecodable.get_or_insert(offset);
@@ -283,11 +315,12 @@ impl Dumper {
                 for (i, p) in pids.iter().enumerate() {
                     write!(out, "{}{p}", if i > 0 { ", " } else { "" })?;
                 }
-                out.write_all(b"\n: unhandled!\n")
+                out.write_all(b"\n")?;
+                self.unhandled(out)
             }
             UserRecord::CpuMap(cpus) => {
                 writeln!(out, ": {}", cpu_list(&cpus))?;
-                out.write_all(b": unhandled!\n")
+                self.unhandled(out)
             }
             UserRecord::EventUpdate { id, update } => {
                 write!(out, "\n... id:    {id}\n")?;
@@ -299,6 +332,9 @@ impl Dumper {
                     EventUpdate::Unknown => writeln!(out, "... unknown type"),
                 }
             }
+            // perf script reads the config and the counts without printing
+            // them (it prints a table at each round instead).
+            UserRecord::StatConfig { .. } | UserRecord::Stat { .. } if self.script => Ok(()),
             UserRecord::StatConfig {
                 aggr_mode,
                 interval,
@@ -309,7 +345,7 @@ impl Dumper {
                     "\n... aggr_mode {}\n... scale     {}\n... interval  {}\n",
                     aggr_mode as i32, scale as i32, interval as u32
                 )?;
-                out.write_all(b": unhandled!\n")
+                self.unhandled(out)
             }
             UserRecord::Stat {
                 id,
@@ -323,12 +359,12 @@ impl Dumper {
                     out,
                     "\n... id {id}, cpu {cpu}, thread {thread}\n... value {value}, enabled {enabled}, running {running}\n"
                 )?;
-                out.write_all(b": unhandled!\n")
+                self.unhandled(out)
             }
             UserRecord::StatRound { kind, time } => {
                 let kind = if kind == 0 { "INTERVAL" } else { "FINAL" };
                 write!(out, "\n... time {time}, type {kind}\n")?;
-                out.write_all(b": unhandled!\n")
+                self.unhandled(out)
             }
             UserRecord::TimeConv {
                 shift,
