@@ -127,3 +127,41 @@ fn stat_record_and_report_interoperate_with_perf() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a `stat record` file"));
 }
+
+/// `script` on `stat record` files prints perf script's table: each round's
+/// counts per thread and CPU (plain, interval and system-wide recordings,
+/// and sear's own).
+#[test]
+fn script_of_stat_files_prints_perfs_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (name, args) in [
+        ("plain.data", &["-e", "task-clock,page-faults"][..]),
+        ("interval.data", &["-I", "30", "-e", "task-clock"][..]),
+        ("all.data", &["-a", "-e", "cpu-clock"][..]),
+    ] {
+        let f = dir.path().join(name);
+        run_ok(
+            perf()
+                .args(["stat", "record", "-o"])
+                .arg(&f)
+                .args(args)
+                .args(["--", "sleep", "0.1"]),
+        );
+        files.push(f);
+    }
+    let ours = dir.path().join("sear.data");
+    run_ok(sear().args(["stat", "record", "-o"]).arg(&ours).args([
+        "-e",
+        "page-faults",
+        "--",
+        "true",
+    ]));
+    files.push(ours);
+    for f in &files {
+        let p = stdout_of(&run_ok(perf().args(["script", "-i"]).arg(f)));
+        assert!(p.starts_with("CPU   THREAD"), "{}: {p}", f.display());
+        let s = stdout_of(&run_ok(sear().args(["script", "-i"]).arg(f)));
+        assert_eq!(s, p, "{}", f.display());
+    }
+}

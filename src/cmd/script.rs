@@ -21,6 +21,19 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
     let meta = reader.meta();
+    // A `stat record` file: perf script's table of its counts per round.
+    if meta
+        .features
+        .get(perf_data::consts::feature::STAT)
+        .is_some()
+        && !a.dump_raw_trace
+    {
+        let text = record::stat_file::script_text(&path)?;
+        let mut out = super::paged_stdout();
+        out.write_all(text.as_bytes())?;
+        super::finish(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // A pipe-mode stream names its events only in its records: then the
     // plan is made after pass one (and checked there).
     if !meta.events.is_empty() {

@@ -243,3 +243,68 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
         interval_ms,
     })
 }
+
+/// What `perf script` prints for a `stat record` file: at each round, every
+/// event's latest counts per thread and CPU of its maps (threads outer,
+/// CPUs inner), under one header line.
+pub fn script_text(path: &std::path::Path) -> Result<String> {
+    use std::fmt::Write as _;
+    let mut reader = perf_data::RecordReader::open(path)
+        .map_err(|e| Error::Options(format!("{}: {e}", path.display())))?;
+    let meta = reader.meta().clone();
+    let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
+    let mut threads: Vec<i32> = vec![-1];
+    let mut cpus: Vec<i64> = vec![-1];
+    // Per event: (cpu, thread index) → (value, enabled, running).
+    let mut counts: Vec<std::collections::HashMap<(i32, i32), (u64, u64, u64)>> =
+        vec![Default::default(); meta.events.len()];
+    let mut out = String::new();
+    let mut header = false;
+    while let Some(rec) = reader
+        .next_record()
+        .map_err(|e| Error::Options(format!("{}: {e}", path.display())))?
+    {
+        match decode(rec.type_(), rec.raw.payload, meta.endian) {
+            Some(UserRecord::ThreadMap(t)) if !t.is_empty() => threads = t,
+            Some(UserRecord::CpuMap(c)) if !c.is_empty() => cpus = c,
+            Some(UserRecord::Stat {
+                id,
+                cpu,
+                thread,
+                value,
+                enabled,
+                running,
+            }) => {
+                if let Some(i) = meta.event_of_id(Some(id)) {
+                    counts[i].insert((cpu, thread), (value, enabled, running));
+                }
+            }
+            Some(UserRecord::StatRound { time, .. }) => {
+                if !header {
+                    let _ = writeln!(
+                        out,
+                        "{:>3} {:>8} {:>15} {:>15} {:>15} {:>15} EVENT",
+                        "CPU", "THREAD", "VAL", "ENA", "RUN", "TIME"
+                    );
+                    header = true;
+                }
+                for (i, name) in names.iter().enumerate() {
+                    for (t, pid) in threads.iter().enumerate() {
+                        for &cpu in &cpus {
+                            let (v, e, r) = counts[i]
+                                .get(&(cpu as i32, t as i32))
+                                .copied()
+                                .unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "{cpu:3} {pid:8} {v:15} {e:15} {r:15} {time:15} {name}"
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
