@@ -244,6 +244,9 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
     })
 }
 
+/// One event's counts by (cpu, thread index): (value, enabled, running).
+type CountsAt = std::collections::HashMap<(i32, i32), (u64, u64, u64)>;
+
 /// What `perf script` prints for a `stat record` file: at each round, every
 /// event's latest counts per thread and CPU of its maps (threads outer,
 /// CPUs inner), under one header line.
@@ -256,8 +259,7 @@ pub fn script_text(path: &std::path::Path) -> Result<String> {
     let mut threads: Vec<i32> = vec![-1];
     let mut cpus: Vec<i64> = vec![-1];
     // Per event: (cpu, thread index) → (value, enabled, running).
-    let mut counts: Vec<std::collections::HashMap<(i32, i32), (u64, u64, u64)>> =
-        vec![Default::default(); meta.events.len()];
+    let mut counts: Vec<CountsAt> = vec![Default::default(); meta.events.len()];
     let mut out = String::new();
     let mut header = false;
     while let Some(rec) = reader
