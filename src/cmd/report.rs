@@ -115,7 +115,7 @@ fn hotspots(
     let time = a.only.time_range()?;
     let mut collect = request.collect_options(&early);
     collect.max_stack_from_root =
-        request.resolve_order(reader.meta()) == profile::callchain::ChainOrder::Caller;
+        request.chains(reader.meta()).2 == profile::callchain::ChainOrder::Caller;
     // (-C needs each sample's CPU.)
     collect.by_cpu |= cpus.is_some();
     let mut summed = profile::session::sum(

@@ -105,18 +105,23 @@ impl Request<'_> {
         }
     }
 
-    /// The chain order perf resolves call chains in for `meta` (known
-    /// before the records but for a pipe, where it is callee order then as
-    /// the chains come): --max-stack keeps the root end in caller order.
-    pub fn resolve_order(&self, meta: &Meta) -> ChainOrder {
+    /// Whether the events record call chains, whether the report has
+    /// children, and the order perf resolves chains in, for `meta` (known
+    /// before the records but for a pipe). perf decides on children before
+    /// it sees the attrs of a pipe: never children there, but the graph
+    /// order children would have had. --max-stack keeps the root end in
+    /// caller order.
+    pub fn chains(&self, meta: &Meta) -> (bool, bool, ChainOrder) {
         let has_callchains = meta
             .events
             .iter()
             .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
         let pipe = meta.is_pipe();
         let children = has_callchains && self.layout.children && !pipe;
-        self.graph
-            .resolved_order(if pipe { self.layout.children } else { children })
+        let order = self
+            .graph
+            .resolved_order(if pipe { self.layout.children } else { children });
+        (has_callchains, children, order)
     }
 
     /// Branch-stack recordings need `--no-branch-stack` (checked before the
@@ -137,14 +142,7 @@ impl Request<'_> {
 
     /// The layout once the events' attributes are known.
     pub fn plan(&self, early: Early, meta: &Meta) -> Result<Plan, Error> {
-        let has_callchains = meta
-            .events
-            .iter()
-            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
-        // perf decides on children before it sees the attrs of a pipe:
-        // never children there, but the graph order children would have had.
-        let pipe = meta.is_pipe();
-        let children = has_callchains && self.layout.children && !pipe;
+        let (has_callchains, children, order) = self.chains(meta);
         let layout = Layout::new(&LayoutOptions {
             children,
             ..self.layout
@@ -157,9 +155,6 @@ impl Request<'_> {
             ));
         }
         self.check_branch_mode(meta)?;
-        let order = self
-            .graph
-            .resolved_order(if pipe { self.layout.children } else { children });
         let hist = HistOptions {
             keys: keys.clone(),
             children,

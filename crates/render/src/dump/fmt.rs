@@ -13,7 +13,7 @@ pub(super) fn switch_word(out: bool, preempt: bool) -> &'static str {
 
 pub(super) const NAMESPACE_NAMES: &[&str] = &["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
 
-pub(super) const BRANCH_TYPE_NAMES: &[&str] = &[
+pub(crate) const BRANCH_TYPE_NAMES: &[&str] = &[
     "N/A",
     "COND",
     "UNCOND",
@@ -33,7 +33,7 @@ pub(super) const BRANCH_TYPE_NAMES: &[&str] = &[
 ];
 
 /// x86 register names by perf_regs bit number.
-pub(super) const X86_REGS: &[&str] = &[
+pub(crate) const X86_REGS: &[&str] = &[
     "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES", "FS",
     "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
 ];

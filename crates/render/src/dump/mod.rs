@@ -18,7 +18,7 @@
 
 use std::io::{self, Write};
 
-mod fmt;
+pub(crate) mod fmt;
 use fmt::*;
 
 use perf_data::consts::*;

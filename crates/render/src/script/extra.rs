@@ -272,15 +272,7 @@ pub fn mem_info(v: u64) -> String {
 
 /// perf's name of register `r` (perf_regs numbering) on `arch` (the
 /// header's `uname -m`), None where perf has none (printed `(null)`).
-pub fn reg_name(arch: &str, r: u32) -> Option<&'static str> {
-    const X86: [&str; 24] = [
-        "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES",
-        "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
-    ];
-    const XMM: [&str; 16] = [
-        "XMM0", "XMM1", "XMM2", "XMM3", "XMM4", "XMM5", "XMM6", "XMM7", "XMM8", "XMM9", "XMM10",
-        "XMM11", "XMM12", "XMM13", "XMM14", "XMM15",
-    ];
+pub fn reg_name(arch: &str, r: u32) -> Option<String> {
     const ARM64: [&str; 33] = [
         "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
         "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
@@ -290,19 +282,16 @@ pub fn reg_name(arch: &str, r: u32) -> Option<&'static str> {
         "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "fp", "ip", "sp", "lr",
         "pc",
     ];
-    let r = r as usize;
+    let x86 = crate::dump::fmt::X86_REGS;
+    let i = r as usize;
     match arch {
-        "x86_64" | "x86" | "i386" | "i486" | "i586" | "i686" => {
-            if r < 24 {
-                Some(X86[r])
-            } else if (32..64).contains(&r) && r % 2 == 0 {
-                Some(XMM[(r - 32) / 2])
-            } else {
-                None
-            }
-        }
-        "aarch64" | "arm64" => ARM64.get(r).copied(),
-        a if a.starts_with("arm") => ARM.get(r).copied(),
+        "x86_64" | "x86" | "i386" | "i486" | "i586" | "i686" => match r {
+            0..=23 => x86.get(i).map(|s| s.to_string()),
+            32..=63 if r % 2 == 0 => Some(format!("XMM{}", (r - 32) / 2)),
+            _ => None,
+        },
+        "aarch64" | "arm64" => ARM64.get(i).map(|s| s.to_string()),
+        a if a.starts_with("arm") => ARM.get(i).map(|s| s.to_string()),
         _ => None,
     }
 }
@@ -320,7 +309,7 @@ pub fn write_regs(out: &mut dyn Write, regs: Option<&KeptRegs>, arch: &str) -> i
             continue;
         }
         let v = values.next().copied().unwrap_or(0);
-        let name = reg_name(arch, bit).unwrap_or("(null)");
+        let name = reg_name(arch, bit).unwrap_or_else(|| "(null)".into());
         write!(out, "{name:>5}:{v:#x} ")?;
     }
     Ok(())
@@ -355,24 +344,6 @@ fn write_branch_flags(out: &mut dyn Write, flags: u64) -> io::Result<()> {
     let in_tx = if flags & 4 != 0 { 'X' } else { '-' };
     let abort = if flags & 8 != 0 { 'A' } else { '-' };
     let cycles = bits(flags, 4, 16);
-    const TYPES: [&str; 16] = [
-        "",
-        "COND",
-        "UNCOND",
-        "IND",
-        "CALL",
-        "IND_CALL",
-        "RET",
-        "SYSCALL",
-        "SYSRET",
-        "COND_CALL",
-        "COND_RET",
-        "ERET",
-        "IRQ",
-        "SERROR",
-        "NO_TX",
-        "",
-    ];
     const NEW_TYPES: [&str; 8] = [
         "FAULT_ALGN",
         "FAULT_DATA",
@@ -383,14 +354,15 @@ fn write_branch_flags(out: &mut dyn Write, flags: u64) -> io::Result<()> {
         "ARCH_4",
         "ARCH_5",
     ];
-    let ty = bits(flags, 20, 4) as usize;
-    let name = if ty == 15 {
-        NEW_TYPES
+    // perf's get_branch_type: nothing for an unknown type, the new types'
+    // names for the extended ABI.
+    let name = match bits(flags, 20, 4) as usize {
+        0 => "",
+        15 => NEW_TYPES
             .get(bits(flags, 26, 4) as usize)
             .copied()
-            .unwrap_or("")
-    } else {
-        TYPES[ty]
+            .unwrap_or(""),
+        t => crate::dump::fmt::BRANCH_TYPE_NAMES[t],
     };
     write!(out, "/{m}/{in_tx}/{abort}/{cycles}/{name} ")
 }
