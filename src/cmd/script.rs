@@ -28,10 +28,10 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         .is_some()
         && !a.dump_raw_trace
     {
-        let text = record::stat_file::script_text(&path)?;
         let mut out = super::paged_stdout();
-        out.write_all(text.as_bytes())?;
+        let written = record::stat_file::write_script(&path, &mut out);
         super::finish(out)?;
+        written?;
         return Ok(ExitCode::SUCCESS);
     }
     // A pipe-mode stream names its events only in its records: then the

@@ -247,25 +247,26 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
 /// One event's counts by (cpu, thread index): (value, enabled, running).
 type CountsAt = std::collections::HashMap<(i32, i32), (u64, u64, u64)>;
 
-/// What `perf script` prints for a `stat record` file: at each round, every
-/// event's latest counts per thread and CPU of its maps (threads outer,
-/// CPUs inner), under one header line.
-pub fn script_text(path: &std::path::Path) -> Result<String> {
-    use std::fmt::Write as _;
-    let mut reader = perf_data::RecordReader::open(path)
-        .map_err(|e| Error::Options(format!("{}: {e}", path.display())))?;
+/// What `perf script` prints for a `stat record` file, written to `out`: at
+/// each round, every event's latest counts per thread and CPU of its maps
+/// (threads outer, CPUs inner), under one header line. (Written as it goes:
+/// a file's maps may make the table long.)
+pub fn write_script(path: &std::path::Path, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let bad = |e: perf_data::Error| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    };
+    let mut reader = perf_data::RecordReader::open(path).map_err(bad)?;
     let meta = reader.meta().clone();
     let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
     let mut threads: Vec<i32> = vec![-1];
     let mut cpus: Vec<i64> = vec![-1];
     // Per event: (cpu, thread index) → (value, enabled, running).
     let mut counts: Vec<CountsAt> = vec![Default::default(); meta.events.len()];
-    let mut out = String::new();
     let mut header = false;
-    while let Some(rec) = reader
-        .next_record()
-        .map_err(|e| Error::Options(format!("{}: {e}", path.display())))?
-    {
+    while let Some(rec) = reader.next_record().map_err(bad)? {
         match decode(rec.type_(), rec.raw.payload, meta.endian) {
             Some(UserRecord::ThreadMap(t)) if !t.is_empty() => threads = t,
             Some(UserRecord::CpuMap(c)) if !c.is_empty() => cpus = c,
@@ -283,11 +284,11 @@ pub fn script_text(path: &std::path::Path) -> Result<String> {
             }
             Some(UserRecord::StatRound { time, .. }) => {
                 if !header {
-                    let _ = writeln!(
+                    writeln!(
                         out,
                         "{:>3} {:>8} {:>15} {:>15} {:>15} {:>15} EVENT",
                         "CPU", "THREAD", "VAL", "ENA", "RUN", "TIME"
-                    );
+                    )?;
                     header = true;
                 }
                 for (i, name) in names.iter().enumerate() {
@@ -297,10 +298,7 @@ pub fn script_text(path: &std::path::Path) -> Result<String> {
                                 .get(&(cpu as i32, t as i32))
                                 .copied()
                                 .unwrap_or_default();
-                            let _ = writeln!(
-                                out,
-                                "{cpu:3} {pid:8} {v:15} {e:15} {r:15} {time:15} {name}"
-                            );
+                            writeln!(out, "{cpu:3} {pid:8} {v:15} {e:15} {r:15} {time:15} {name}")?;
                         }
                     }
                 }
@@ -308,5 +306,5 @@ pub fn script_text(path: &std::path::Path) -> Result<String> {
             _ => {}
         }
     }
-    Ok(out)
+    Ok(())
 }
