@@ -108,6 +108,13 @@ fn sear_annotate(f: &Path, args: &[&str]) -> String {
     ))
 }
 
+/// `perf annotate --stdio -i f ARGS`.
+fn perf_annotate(f: &Path, args: &[&str]) -> String {
+    stdout_of(&run_ok(
+        perf().args(["annotate", "--stdio", "-i"]).arg(f).args(args),
+    ))
+}
+
 /// `sear annotate --symbol name` expected to fail: its exit code and stderr.
 fn failing_annotate(f: &Path, name: &str) -> (Option<i32>, String) {
     let o = sear()
@@ -644,12 +651,7 @@ fn raw_bytes_full_paths_and_cpus_equal_perf_annotate() {
     ] {
         let args = [&["--symbol", "hot"][..], extra].concat();
         let ours = sear_annotate(&data, &args);
-        let theirs = stdout_of(&run_ok(
-            perf()
-                .args(["annotate", "--stdio", "-i"])
-                .arg(&data)
-                .args(&args),
-        ));
+        let theirs = perf_annotate(&data, &args);
         assert_eq!(
             lines(&ours),
             lines(&theirs),
@@ -690,12 +692,7 @@ fn layout_equals_perf_annotate_byte_for_byte() {
         ] {
             let args = [&["--symbol", f][..], extra].concat();
             let ours = sear_annotate(&s.data, &args);
-            let theirs = stdout_of(&run_ok(
-                perf()
-                    .args(["annotate", "--stdio", "-i"])
-                    .arg(&s.data)
-                    .args(&args),
-            ));
+            let theirs = perf_annotate(&s.data, &args);
             assert!(theirs.contains("Disassembly of section"), "{theirs}");
             if ours != theirs {
                 let at = first_difference(&theirs, &ours);
@@ -761,12 +758,7 @@ int main() {
     for extra in [&[][..], &["--no-source"][..], &["--asm-raw"][..]] {
         let args = [&["app::run"][..], extra].concat();
         let ours = sear_annotate(&data, &args);
-        let theirs = stdout_of(&run_ok(
-            perf()
-                .args(["annotate", "--stdio", "-i"])
-                .arg(&data)
-                .args(&args),
-        ));
+        let theirs = perf_annotate(&data, &args);
         assert!(
             theirs.contains("<app::run(app::Acc const&, int)"),
             "{theirs}"

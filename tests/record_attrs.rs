@@ -138,21 +138,16 @@ fn refused_as_perf_refuses() {
         ),
         (&["--user-regs=xx"][..], "available registers: AX"),
     ] {
-        let p = perf()
-            .args(["record", "-q", "-o"])
-            .arg(&out)
-            .args(opts)
-            .args(["--", "true"])
-            .output()
-            .unwrap();
-        assert!(!p.status.success(), "perf accepted {opts:?}");
-        let s = sear()
-            .args(["record", "-q", "-o"])
-            .arg(&out)
-            .args(opts)
-            .args(["--", "true"])
-            .output()
-            .unwrap();
+        let record = |mut cmd: std::process::Command| {
+            cmd.args(["record", "-q", "-o"])
+                .arg(&out)
+                .args(opts)
+                .args(["--", "true"])
+                .output()
+                .unwrap()
+        };
+        assert!(!record(perf()).status.success(), "perf accepted {opts:?}");
+        let s = record(sear());
         assert!(!s.status.success(), "sear accepted {opts:?}");
         let err = String::from_utf8_lossy(&s.stderr);
         assert!(err.contains(why), "{opts:?}: {err}");

@@ -211,18 +211,11 @@ fn tasks_and_mmaps_print_what_perf_prints() {
 fn thread_counters_print_what_perf_prints() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_c(
-        dir.path(),
-        "hot",
-        TWO_PROCESS_PROGRAM,
-        &["-O1", "-g", "-fno-omit-frame-pointer"],
-    );
-    let exe = exe.display().to_string();
     let with = perf_record(
         dir.path(),
         "s.data",
         &["-s", "-e", "cpu-clock,page-faults"],
-        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+        &two_process_workload(dir.path()),
     );
     let without = two_process_recording(dir.path());
     let rows: Vec<Vec<&str>> = vec![
@@ -233,20 +226,7 @@ fn thread_counters_print_what_perf_prints() {
         assert_rows_equal(
             &rows,
             |args| perf_report(data, args),
-            |args| {
-                without_tip(&stdout_of(&run_ok(
-                    sear()
-                        .args([
-                            "report",
-                            "--stdio",
-                            "--short-names",
-                            "--raw-return-addresses",
-                            "-i",
-                        ])
-                        .arg(data)
-                        .args(args),
-                )))
-            },
+            |args| sear_report(data, args),
         );
     }
     // Threads that exited while counted left their counts (two here).

@@ -42,18 +42,11 @@ fn options_print_what_perf_prints() {
 fn side_band_events_print_what_perf_prints() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_c(
-        dir.path(),
-        "hot",
-        TWO_PROCESS_PROGRAM,
-        &["-O1", "-g", "-fno-omit-frame-pointer"],
-    );
-    let exe = exe.display().to_string();
     let data = perf_record(
         dir.path(),
         "sw.data",
         &["-g", "--sample-cpu", "-F", "2000", "--switch-events"],
-        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+        &two_process_workload(dir.path()),
     );
     let rows: Vec<Vec<&str>> = vec![
         vec!["--show-task-events"],

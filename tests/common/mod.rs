@@ -305,9 +305,9 @@ int main(void) {
 }
 "#;
 
-/// A frame-pointer recording (with CPUs) of two processes of a C program
-/// that calls work, other and getppid in a loop.
-pub fn two_process_recording(dir: &Path) -> PathBuf {
+/// [`TWO_PROCESS_PROGRAM`] built in `dir` (`hot`, frame pointers), and
+/// the shell command that runs two processes of it at once.
+pub fn two_process_workload(dir: &Path) -> Vec<String> {
     let exe = build_c(
         dir,
         "hot",
@@ -315,11 +315,17 @@ pub fn two_process_recording(dir: &Path) -> PathBuf {
         &["-O1", "-g", "-fno-omit-frame-pointer"],
     );
     let exe = exe.display().to_string();
+    vec!["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")]
+}
+
+/// A frame-pointer recording (with CPUs) of two processes of a C program
+/// that calls work, other and getppid in a loop.
+pub fn two_process_recording(dir: &Path) -> PathBuf {
     perf_record(
         dir,
         "fp.data",
         &["-g", "--sample-cpu", "-F", "2000"],
-        &["sh".into(), "-c".into(), format!("{exe} & {exe}; wait")],
+        &two_process_workload(dir),
     )
 }
 
