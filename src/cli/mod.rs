@@ -658,6 +658,12 @@ pub struct ReportArgs {
     /// as perf) or of the samples kept (`relative`).
     #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]
     pub percentage: Option<String>,
+    /// One level per sort key: a row per value of the first key, under it
+    /// a row per value of the next among its samples, and so on, call
+    /// graphs under the last level (perf's hierarchy view; implies
+    /// --no-children, and cannot be combined with -F/--fields).
+    #[arg(long = "hierarchy", conflicts_with = "fields")]
+    pub hierarchy: bool,
     /// Show only each entry's own samples, not those of its callees (the
     /// default when there are no call graphs).
     #[arg(long = "no-children", overrides_with = "children")]

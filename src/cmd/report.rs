@@ -9,6 +9,14 @@ use crate::cli::ReportArgs;
 
 pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     crate::config::report_defaults(&mut a);
+    // perf turns accumulation off for its hierarchy view, after the
+    // default call-graph order (caller with children) was decided.
+    let mut hierarchy_caller = false;
+    if a.hierarchy {
+        hierarchy_caller = !a.no_children;
+        a.no_children = true;
+        a.children = false;
+    }
     let path = super::input_path(&a.input);
     let mut reader = super::open(&path)?;
     if a.stats {
@@ -58,7 +66,7 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
         crate::ui::print_diagnostics(&path, replay.reader.diagnostics());
         return Ok(ExitCode::SUCCESS);
     }
-    hotspots(&a, &path, reader, quiet)
+    hotspots(&a, &path, reader, quiet, hierarchy_caller)
 }
 
 /// The hotspot table: pass one replays the records and sums samples by
@@ -69,6 +77,7 @@ fn hotspots(
     path: &std::path::Path,
     reader: perf_data::RecordReader,
     quiet: bool,
+    hierarchy_caller: bool,
 ) -> Result<ExitCode> {
     use profile::hist::Filters;
     let mut graph = crate::config::call_graph_params();
@@ -81,6 +90,9 @@ fn hotspots(
         graph = graph
             .parse_onto(g)
             .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?;
+    }
+    if hierarchy_caller && graph.order.is_none() {
+        graph.order = Some(profile::callchain::ChainOrder::Caller);
     }
     if a.inverted {
         graph.order = Some(profile::callchain::ChainOrder::Caller);
@@ -172,6 +184,7 @@ fn hotspots(
         field_sep: a.field_separator.clone(),
         user_widths: a.column_widths.clone().map(|w| w.0).unwrap_or_default(),
         dso_list: a.dsos.is_some(),
+        hierarchy: a.hierarchy,
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.

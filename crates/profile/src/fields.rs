@@ -343,7 +343,7 @@ impl Hists {
 }
 
 /// Descending by the field, then by each group member's.
-fn cmp_field(f: Field, a: &HistEntry, b: &HistEntry) -> Ordering {
+pub fn cmp_field(f: Field, a: &HistEntry, b: &HistEntry) -> Ordering {
     let o = f.value(&b.stat()).cmp(&f.value(&a.stat()));
     if o.is_ne() {
         return o;

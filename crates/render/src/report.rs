@@ -59,6 +59,9 @@ pub struct TableOptions {
     /// `-d`/`--dsos` was given: perf then leaves the shared-object column
     /// as narrow as its names even when some symbols are unresolved.
     pub dso_list: bool,
+    /// `--hierarchy`: one level per sort key, each row indented under
+    /// the row of its keys before (perf's hierarchy view).
+    pub hierarchy: bool,
 }
 
 impl TableOptions {
@@ -306,6 +309,9 @@ fn write_section(
             }
         }
     }
+    if opts.hierarchy {
+        return write_hierarchy(out, opts, section, s, names, graphs, &cols, &hidden);
+    }
     let mut head = String::from("#");
     let mut dots = String::from("#");
     for (i, col) in cols.iter().enumerate() {
@@ -400,43 +406,10 @@ fn write_section(
                     let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
                         continue;
                     };
-                    let mut v = match k {
-                        // perf prints a symbol's name with `%.*s` at the
-                        // column's width (less its `[.] `) and appends
-                        // " (inlined)" after that.
-                        Key::Sym(SymRef::Sym(id)) => {
-                            let sym = &names.syms[*id as usize];
-                            let mut t = format!("[{}] ", e.level as char);
-                            t.extend(sym.name.chars().take(col.width.saturating_sub(4)));
-                            if sym.inlined {
-                                t.push_str(" (inlined)");
-                            }
-                            t
-                        }
-                        _ => names.display(k, e.level),
-                    };
-                    // Keys perf prints with `%-*.*s` or `%.*s` at the
-                    // column's width: source lines and files, and comms (a
-                    // comm's width comes from the comm each entry's thread
-                    // has at the end: a thread renamed since is cut); with
-                    // a -w width, every key but a symbol (cut above) or an
-                    // unresolved address (printed whole).
-                    let own_cut = match k {
-                        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) => true,
-                        Key::Sym(_) => false,
-                        _ => col.user.is_some(),
-                    };
-                    if own_cut && v.chars().count() > col.width {
-                        v = v.chars().take(col.width).collect();
-                    }
+                    let mut v = key_text(k, e.level, col, names, sep);
                     // The line buffer ends the last column (see `last_room`).
                     if i == last && v.chars().count() > last_room(col.width) {
                         v = v.chars().take(last_room(col.width)).collect();
-                    }
-                    // perf writes keys through `repsep_snprintf`, which
-                    // turns the separator's first character into '.'.
-                    if let Some(c) = sep.and_then(|s| s.chars().next()) {
-                        v = v.replace(c, ".");
                     }
                     if sk.right_aligned() {
                         let pad = col.width.saturating_sub(v.chars().count());
@@ -459,6 +432,52 @@ fn write_section(
         }
     }
     Ok(())
+}
+
+/// A key's text in a column: a symbol as perf prints it (`[.] name`, cut
+/// at the column's width, ` (inlined)` after), keys perf cuts at the
+/// column's width cut, and the field separator's first character turned
+/// into `.`.
+fn key_text(
+    k: &Key,
+    level: u8,
+    col: &ColumnFormat,
+    names: &Names<'_>,
+    sep: Option<&str>,
+) -> String {
+    let mut v = match k {
+        // perf prints a symbol's name with `%.*s` at the column's width
+        // (less its `[.] `) and appends " (inlined)" after that.
+        Key::Sym(SymRef::Sym(id)) => {
+            let sym = &names.syms[*id as usize];
+            let mut t = format!("[{}] ", level as char);
+            t.extend(sym.name.chars().take(col.width.saturating_sub(4)));
+            if sym.inlined {
+                t.push_str(" (inlined)");
+            }
+            t
+        }
+        _ => names.display(k, level),
+    };
+    // Keys perf prints with `%-*.*s` or `%.*s` at the column's width:
+    // source lines and files, and comms (a comm's width comes from the comm
+    // each entry's thread has at the end: a thread renamed since is cut);
+    // with a -w width, every key but a symbol (cut above) or an unresolved
+    // address (printed whole).
+    let own_cut = match k {
+        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) => true,
+        Key::Sym(_) => false,
+        _ => col.user.is_some(),
+    };
+    if own_cut && v.chars().count() > col.width {
+        v = v.chars().take(col.width).collect();
+    }
+    // perf writes keys through `repsep_snprintf`, which turns the
+    // separator's first character into '.'.
+    if let Some(c) = sep.and_then(|s| s.chars().next()) {
+        v = v.replace(c, ".");
+    }
+    v
 }
 
 /// What a value column's text needs besides the entry.
@@ -592,4 +611,329 @@ pub fn write_thread_values(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// perf indents each hierarchy level by this many columns.
+const HIERARCHY_INDENT: usize = 3;
+
+/// One row of the hierarchy view: the sums of the entries that share its
+/// keys up to its level.
+struct HNode {
+    /// Sums (and the level's key at `keys[key]`), from the first entry.
+    sum: HistEntry,
+    /// The flat row of a leaf (its call graph's index).
+    row: usize,
+    children: Vec<HNode>,
+    index: HashMap<Key, usize>,
+}
+
+impl HNode {
+    fn new(e: &HistEntry, row: usize) -> Self {
+        let mut sum = e.clone();
+        sum.ends = Vec::new();
+        sum.subtrees = Vec::new();
+        HNode {
+            sum,
+            row,
+            children: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, e: &HistEntry) {
+        let s = &mut self.sum;
+        s.period = s.period.wrapping_add(e.period);
+        s.samples = s.samples.wrapping_add(e.samples);
+        s.period_acc = s.period_acc.wrapping_add(e.period_acc);
+        s.samples_acc = s.samples_acc.wrapping_add(e.samples_acc);
+        for (m, x) in s.modes.iter_mut().zip(e.modes) {
+            *m = m.wrapping_add(x);
+        }
+        if s.group.len() < e.group.len() {
+            s.group.resize(e.group.len(), Stat::default());
+        }
+        for (g, x) in s.group.iter_mut().zip(&e.group) {
+            g.period = g.period.wrapping_add(x.period);
+            g.samples = g.samples.wrapping_add(x.samples);
+            g.period_acc = g.period_acc.wrapping_add(x.period_acc);
+            g.samples_acc = g.samples_acc.wrapping_add(x.samples_acc);
+            for (m, y) in g.modes.iter_mut().zip(x.modes) {
+                *m = m.wrapping_add(y);
+            }
+        }
+    }
+}
+
+/// perf's `--hierarchy` table: a row per distinct value of the first sort
+/// key, under it a row per value of the second among its samples, and so
+/// on; call graphs under the last level's rows. Each level is sorted by
+/// the value columns (descending), then by its key.
+#[allow(clippy::too_many_arguments)]
+fn write_hierarchy(
+    out: &mut dyn Write,
+    opts: &TableOptions,
+    section: usize,
+    s: &Section<'_>,
+    names: &Names<'_>,
+    graphs: &Graphs,
+    cols: &[ColumnFormat],
+    hidden: &dyn Fn(&HistEntry) -> bool,
+) -> io::Result<()> {
+    let sep = opts.field_sep.as_deref();
+    let values: Vec<&ColumnFormat> = cols
+        .iter()
+        .filter(|c| matches!(c.column, Column::Field(_)))
+        .collect();
+    let levels: Vec<&ColumnFormat> = cols.iter().filter(|c| c.key.is_some()).collect();
+    // perf's number of format nodes: the value columns' and one per level.
+    let nodes = 1 + levels.len();
+    let pad = nodes.saturating_sub(2) * HIERARCHY_INDENT;
+    let mut root = HNode {
+        sum: HistEntry {
+            keys: Vec::new(),
+            period: 0,
+            samples: 0,
+            period_acc: 0,
+            samples_acc: 0,
+            thread: 0,
+            max_depth: 0,
+            id: 0,
+            ends: Vec::new(),
+            subtrees: Vec::new(),
+            level: b'.',
+            modes: [0; 4],
+            filtered: false,
+            group: Vec::new(),
+        },
+        row: 0,
+        children: Vec::new(),
+        index: HashMap::new(),
+    };
+    for (row, e) in s.hists.entries.iter().enumerate() {
+        if hidden(e) {
+            continue;
+        }
+        let mut node = &mut root;
+        for l in &levels {
+            let Some(k) = l.key.and_then(|i| e.keys.get(i)) else {
+                break;
+            };
+            let i = match node.index.get(k) {
+                Some(&i) => {
+                    node.children[i].add(e);
+                    i
+                }
+                None => {
+                    node.children.push(HNode::new(e, row));
+                    node.index.insert(*k, node.children.len() - 1);
+                    node.children.len() - 1
+                }
+            };
+            node = &mut node.children[i];
+        }
+    }
+    // Each level in perf's order: the value columns descending, then the
+    // level's key.
+    let sort_fields: Vec<Field> = opts
+        .layout
+        .sort
+        .iter()
+        .filter_map(|c| match c {
+            Column::Field(f) => Some(*f),
+            Column::Key(_) => None,
+        })
+        .collect();
+    fn sort(
+        n: &mut HNode,
+        depth: usize,
+        fields: &[Field],
+        levels: &[&ColumnFormat],
+        names: &Names<'_>,
+    ) {
+        let ki = levels.get(depth).and_then(|l| l.key).unwrap_or(0);
+        n.children.sort_by(|a, b| {
+            for f in fields {
+                let o = profile::fields::cmp_field(*f, &a.sum, &b.sum);
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            match (a.sum.keys.get(ki), b.sum.keys.get(ki)) {
+                // (perf's collapsed entries order unresolved symbols by
+                // address.)
+                (
+                    Some(Key::Sym(SymRef::Addr { ip: p, .. })),
+                    Some(Key::Sym(SymRef::Addr { ip: q, .. })),
+                ) => (*p as i64).cmp(&(*q as i64)),
+                (Some(x), Some(y)) => names.cmp_for_sort(x, y),
+                _ => std::cmp::Ordering::Equal,
+            }
+        });
+        for c in &mut n.children {
+            sort(c, depth + 1, fields, levels, names);
+        }
+    }
+    sort(&mut root, 0, &sort_fields, &levels, names);
+
+    if !opts.quiet {
+        // The header: the value columns' names after room for the deepest
+        // indent, then the levels' names joined by " / "; dots under
+        // each, the keys' as wide as the widest level with its indent.
+        let mut head = String::from("# ");
+        let mut dots = String::from("# ");
+        if sep.is_none() && nodes >= 2 {
+            head.push_str(&" ".repeat(pad));
+            dots.push_str(&".".repeat(pad));
+        }
+        for (i, c) in values.iter().enumerate() {
+            let w = c.width;
+            head.push_str(&format!(
+                "{:>w$}{}",
+                opts.layout.header(c.column),
+                sep.unwrap_or("  ")
+            ));
+            if i > 0 {
+                dots.push_str(sep.unwrap_or(".."));
+            }
+            dots.push_str(&".".repeat(w));
+        }
+        let joined: Vec<String> = levels
+            .iter()
+            .map(|c| {
+                let w = c.width;
+                format!("{:<w$.w$}", opts.layout.header(c.column))
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        let joined = joined.join(" / ");
+        let widest = levels
+            .iter()
+            .enumerate()
+            .map(|(d, c)| d * HIERARCHY_INDENT + c.width)
+            .max()
+            .unwrap_or(0);
+        head.push_str(&joined);
+        dots.push_str(sep.unwrap_or("  "));
+        dots.push_str(&".".repeat(widest.max(joined.chars().count())));
+        writeln!(out, "{head}\n{dots}\n#")?;
+    }
+
+    let total = s.hists.percent_base(opts.relative);
+    let member_totals: Vec<u64> = s
+        .members
+        .iter()
+        .map(|m| m.percent_base(opts.relative))
+        .collect();
+    let pct = |v: u64, total: u64| {
+        if total == 0 {
+            0.0
+        } else {
+            100.0 * v as f64 / total as f64
+        }
+    };
+    let zero = Stat::default();
+    let v = Values {
+        total,
+        member_totals: &member_totals,
+        zero: &zero,
+        pct: &pct,
+    };
+    // perf's overhead width, for "no entry" lines.
+    let overhead_width: usize =
+        values.iter().map(|c| c.width).sum::<usize>() + 2 * values.len().saturating_sub(1);
+    struct Ctx<'a> {
+        out: &'a mut dyn Write,
+        opts: &'a TableOptions,
+        names: &'a Names<'a>,
+        values: &'a [&'a ColumnFormat],
+        levels: &'a [&'a ColumnFormat],
+        v: &'a Values<'a>,
+        graph: Option<&'a Vec<Vec<u8>>>,
+        pad: usize,
+        nodes: usize,
+        overhead_width: usize,
+    }
+    fn shown(c: &Ctx<'_>, n: &HNode) -> bool {
+        (c.v.pct)(n.sum.period, c.v.total) >= c.opts.percent_limit
+    }
+    fn walk(c: &mut Ctx<'_>, n: &HNode, depth: usize) -> io::Result<()> {
+        let sep = c.opts.field_sep.as_deref();
+        for child in &n.children {
+            if !shown(c, child) {
+                continue;
+            }
+            let mut line = " ".repeat(depth * HIERARCHY_INDENT);
+            for (i, col) in c.values.iter().enumerate() {
+                match sep {
+                    None => line.push_str("  "),
+                    Some(s) if i > 0 => line.push_str(s),
+                    Some(_) => {}
+                }
+                let start = line.chars().count();
+                let Column::Field(f) = col.column else {
+                    continue;
+                };
+                let len = match sep {
+                    Some(_) => None,
+                    None => Some(col.user.unwrap_or(f.value_width())),
+                };
+                c.v.write(&mut line, f, &child.sum, len);
+                let printed = line.chars().count() - start;
+                line.push_str(&" ".repeat(col.width.saturating_sub(printed)));
+            }
+            if sep.is_none() {
+                line.push_str(&" ".repeat(c.pad));
+            }
+            let col = c.levels[depth];
+            if let Some(k) = col.key.and_then(|i| child.sum.keys.get(i)) {
+                let mut t = key_text(k, child.sum.level, col, c.names, sep);
+                if matches!(col.column, Column::Key(sk) if sk.pads_value()) {
+                    let w = t.chars().count();
+                    t.push_str(&" ".repeat(col.width.saturating_sub(w)));
+                }
+                line.push_str(sep.unwrap_or("  "));
+                line.push_str(t.trim_start());
+            }
+            writeln!(c.out, "{line}")?;
+            if depth + 1 == c.levels.len() {
+                if let Some(g) = c.graph.and_then(|g| g.get(child.row)) {
+                    c.out.write_all(g)?;
+                }
+                continue;
+            }
+            if !child.children.iter().any(|g| shown(c, g)) {
+                let indent = match sep {
+                    None => (c.nodes + depth + 1).saturating_sub(2) * HIERARCHY_INDENT,
+                    Some(_) => 0,
+                };
+                writeln!(
+                    c.out,
+                    "{:indent$}{:w$}no entry >= {:.2}%",
+                    "",
+                    "",
+                    c.opts.percent_limit,
+                    w = c.overhead_width + 4
+                )?;
+            }
+            walk(c, child, depth + 1)?;
+        }
+        Ok(())
+    }
+    if levels.is_empty() {
+        return Ok(());
+    }
+    let mut c = Ctx {
+        out,
+        opts,
+        names,
+        values: &values,
+        levels: &levels,
+        v: &v,
+        graph: graphs.get(section),
+        pad,
+        nodes,
+        overhead_width,
+    };
+    walk(&mut c, &root, 0)
 }

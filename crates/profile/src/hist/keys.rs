@@ -261,7 +261,7 @@ impl Names<'_> {
     }
 
     /// perf's order among entries of equal period (its `se_sort`).
-    pub(crate) fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+    pub fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
         match (a, b) {
             (Key::Srcline(x), Key::Srcline(y)) | (Key::Srcfile(x), Key::Srcfile(y)) => {
                 self.string(*x).cmp(self.string(*y))
