@@ -935,3 +935,100 @@ fn timestamp_filename_renames_the_finished_file() {
     assert!(err.contains("ts.data.<timestamp>"), "{err}");
     run_ok(perf().args(["report", "--stats", "-i"]).arg(&renamed[0]));
 }
+
+/// The files `--switch-output` left for output `base` in `dir`.
+fn switched_files(dir: &Path, base: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{base}.")))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--switch-output`: on SIGUSR2 (and at the end) the output is closed
+/// under a timestamped name and the recording goes on in a new file;
+/// every file is whole for perf (header, the process's maps again, the
+/// samples in between), and together they hold every sample.
+#[test]
+fn switch_output_on_signal_splits_the_recording() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let out = dir.path().join("sw.data");
+    let child = sear()
+        .args(["record", "--switch-output", "-F", "1000", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&spin)
+        .arg("2500")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the recording runs (its file has its header), half a second on:
+    // a switch.
+    let t0 = std::time::Instant::now();
+    while !std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+        assert!(t0.elapsed().as_secs() < 20, "the recording never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+    let r = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    let files = switched_files(dir.path(), "sw.data");
+    assert_eq!(files.len(), 2, "one switch and the end: {files:?}\n{err}");
+    assert!(!out.exists());
+    let mut total = 0;
+    for f in &files {
+        assert!(err.contains(&format!("Dump {}", f.display())), "{err}");
+        let n = stats_samples(&perf_stats(f));
+        // perf names the spinning function in each part.
+        let rep = stdout_of(&run_ok(
+            perf()
+                .args(["report", "--stdio", "--no-children", "-s", "sym", "-i"])
+                .arg(f),
+        ));
+        assert!(n > 0 && rep.contains("[.] main"), "{}:\n{rep}", f.display());
+        assert_eq!(sear_stats(f), perf_stats(f));
+        total += n;
+    }
+    assert_eq!(total, closing_samples(&err), "{err}");
+}
+
+/// `--switch-output=TIME` switches on its own; `--switch-max-files` keeps
+/// the newest files only.
+#[test]
+fn switch_output_by_time_keeps_the_newest_files() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let spin = spin.to_string_lossy().into_owned();
+    let (_, err) = sear_record(
+        dir.path(),
+        "tm.data",
+        &["--switch-output=1s", "--switch-max-files=1", "-F", "1000"],
+        &[&spin, "2600"],
+    );
+    let dumps: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("[ sear record: Dump "))
+        .map(|l| l.trim_end_matches(" ]"))
+        .collect();
+    // 2.6 s in 1 s files: at least two switches before the end.
+    assert!(dumps.len() >= 3, "{err}");
+    let files = switched_files(dir.path(), "tm.data");
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        files[0].display().to_string(),
+        *dumps.last().unwrap(),
+        "the last file is the one kept"
+    );
+    run_ok(perf().args(["report", "--stats", "-i"]).arg(&files[0]));
+}

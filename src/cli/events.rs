@@ -197,6 +197,23 @@ pub struct RecordArgs {
     /// command lines.
     #[arg(short = 'N', long = "no-buildid-cache")]
     pub no_buildid_cache: bool,
+    /// Close the output and go on in a new file: on SIGUSR2 (`signal`, the
+    /// default), once it holds SIZE (B, K, M, G: `100M`) or every TIME
+    /// (s, m, h, d: `30s`). Each closed file is named FILE.<timestamp>, as
+    /// with --timestamp-filename; no build ids are collected (as perf).
+    #[arg(long = "switch-output", value_name = "signal|SIZE|TIME", num_args = 0..=1,
+          require_equals = true, default_missing_value = "signal")]
+    pub switch_output: Option<String>,
+    /// With --switch-output: keep only the newest N files.
+    #[arg(
+        long = "switch-max-files",
+        value_name = "N",
+        requires = "switch_output"
+    )]
+    pub switch_max_files: Option<usize>,
+    /// Collect build ids even with --switch-output.
+    #[arg(long = "no-no-buildid", hide = true)]
+    pub no_no_buildid: bool,
     /// Check the options, open nothing, exit.
     #[arg(long = "dry-run")]
     pub dry_run: bool,

@@ -86,8 +86,19 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         group: a.group,
         no_samples: a.no_samples,
         strict_freq: a.strict_freq,
+        switch_output: a
+            .switch_output
+            .as_deref()
+            .map(parse_switch_output)
+            .transpose()?,
         quiet,
     };
+    let mut opts = opts;
+    if opts.switch_output.is_some() {
+        // As perf: no build ids with --switch-output (each switch would
+        // pay for them), unless asked for with --no-no-buildid.
+        opts.build_ids = a.no_no_buildid;
+    }
     if a.branch_any || a.branch_filter.is_some() {
         bail!(
             "-b/-j: branch stacks need a hardware PMU that records branches (Intel LBR, \
@@ -104,6 +115,69 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         bail!("nothing to record: give a command (`sear record -- ./prog args`), -p PID, -t TID or -a");
     }
     Ok(opts)
+}
+
+/// `--switch-output`'s value as perf takes it: `signal` (SIGUSR2), a size
+/// (a number with B, K, M or G) or a time (with s, m, h or d).
+fn parse_switch_output(v: &str) -> Result<record::SwitchOutput> {
+    let mut sw = record::SwitchOutput::default();
+    if v == "signal" {
+        sw.signal = true;
+        return Ok(sw);
+    }
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: Option<u64> = num.parse().ok();
+    match (n, unit) {
+        (Some(n), "B" | "K" | "M" | "G") if n > 0 => {
+            let shift = match unit {
+                "B" => 0,
+                "K" => 10,
+                "M" => 20,
+                _ => 30,
+            };
+            sw.size = n.checked_mul(1 << shift);
+        }
+        (Some(n), "s" | "m" | "h" | "d") if n > 0 => {
+            let secs = match unit {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                _ => 86400,
+            };
+            sw.time = n.checked_mul(secs).map(std::time::Duration::from_secs);
+        }
+        _ => {}
+    }
+    if sw.size.is_none() && sw.time.is_none() {
+        bail!(
+            "--switch-output={v}: expected `signal` (switch on SIGUSR2), a size (100M: B, K, M \
+             or G) or a time (30s: s, m, h or d)"
+        );
+    }
+    Ok(sw)
+}
+
+/// `PATH.YYYYMMDDhhmmsscc`: perf's --timestamp-filename name (local time,
+/// to the hundredth of a second).
+/// (A name already taken, by a switch in the same hundredth of a second,
+/// waits for the next: no file is overwritten.)
+fn timestamped(path: &Path) -> PathBuf {
+    loop {
+        let now = jiff::Zoned::now();
+        let stamp = format!(
+            "{}{:02}",
+            now.strftime("%Y%m%d%H%M%S"),
+            now.subsec_nanosecond() / 10_000_000
+        );
+        let mut to = path.as_os_str().to_owned();
+        to.push(format!(".{stamp}"));
+        let to = PathBuf::from(to);
+        if !to.exists() {
+            return to;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// The output file, an existing non-empty regular file kept as FILE.old
@@ -155,7 +229,40 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         a.output.display().to_string()
     };
-    let summary = match record::record(&opts, output) {
+    // --switch-output: each finished file gets its time in its name (as
+    // with --timestamp-filename); --switch-max-files keeps the newest N.
+    let switching = opts.switch_output.is_some() && !pipe;
+    let mut kept: std::collections::VecDeque<PathBuf> = Default::default();
+    let max_files = a.switch_max_files.unwrap_or(0);
+    let keep = |p: PathBuf, kept: &mut std::collections::VecDeque<PathBuf>| {
+        if max_files > 0 {
+            kept.push_back(p);
+            while kept.len() > max_files {
+                if let Some(old) = kept.pop_front() {
+                    let _ = std::fs::remove_file(old);
+                }
+            }
+        }
+    };
+    let mut next_file = || -> io::Result<File> {
+        let to = timestamped(&a.output);
+        std::fs::rename(&a.output, &to)?;
+        if !quiet {
+            eprintln!("[ sear record: Dump {} ]", to.display());
+        }
+        keep(to, &mut kept);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&a.output)
+    };
+    let switcher: Option<record::Switcher<'_>> = if switching {
+        Some(&mut next_file)
+    } else {
+        None
+    };
+    let summary = match record::record_switching(&opts, output, switcher) {
         Ok(s) => s,
         Err(e) => {
             let status = e.shell_status();
@@ -187,18 +294,18 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
     };
     // --timestamp-filename: the file gets the time it was finished in its
     // name, as perf names it (local time, to the hundredth of a second).
-    let dumped = if a.timestamp_filename && !pipe {
-        let now = jiff::Zoned::now();
-        let stamp = format!(
-            "{}{:02}",
-            now.strftime("%Y%m%d%H%M%S"),
-            now.subsec_nanosecond() / 10_000_000
-        );
-        let mut to = a.output.as_os_str().to_owned();
-        to.push(format!(".{stamp}"));
-        let to = PathBuf::from(to);
+    let dumped = if (a.timestamp_filename || switching) && !pipe {
+        let to = timestamped(&a.output);
         std::fs::rename(&a.output, &to)
             .with_context(|| format!("renaming {} to {}", a.output.display(), to.display()))?;
+        if switching && max_files > 0 {
+            kept.push_back(to.clone());
+            while kept.len() > max_files {
+                if let Some(old) = kept.pop_front() {
+                    let _ = std::fs::remove_file(old);
+                }
+            }
+        }
         Some(to.display().to_string())
     } else {
         None

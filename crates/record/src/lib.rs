@@ -164,7 +164,23 @@ pub struct Options {
     /// `--strict-freq`: a frequency above the kernel's limit is an error
     /// (not lowered to it).
     pub strict_freq: bool,
+    /// `--switch-output`: when to close the output file and go on in a
+    /// new one (the [`Switcher`] given to [`record_switching`] names them).
+    pub switch_output: Option<SwitchOutput>,
 }
+
+/// perf's `--switch-output` triggers: SIGUSR2, an output size, a time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SwitchOutput {
+    pub signal: bool,
+    pub size: Option<u64>,
+    pub time: Option<std::time::Duration>,
+}
+
+/// With `--switch-output`: called when the output file is to be closed;
+/// it moves the file away (it is finished after the call, through the
+/// open handle) and returns the new output file.
+pub type Switcher<'a> = &'a mut dyn FnMut() -> io::Result<File>;
 
 impl Default for Options {
     fn default() -> Self {
@@ -204,6 +220,7 @@ impl Default for Options {
             group: false,
             no_samples: false,
             strict_freq: false,
+            switch_output: None,
         }
     }
 }
@@ -272,6 +289,16 @@ pub fn check(opts: &Options) -> Result<()> {
 /// SIGINT/SIGTERM arrives). On a write error the output is left readable
 /// (cut back to its last complete round) and the error returned.
 pub fn record(opts: &Options, out: Output) -> Result<Recorded> {
+    record_switching(opts, out, None)
+}
+
+/// [`record`], going on in a new file from `switcher` whenever
+/// `opts.switch_output` says so (file output only).
+pub fn record_switching(
+    opts: &Options,
+    out: Output,
+    switcher: Option<Switcher<'_>>,
+) -> Result<Recorded> {
     if !opts.command.is_empty() && (!opts.pids.is_empty() || !opts.tids.is_empty()) {
         log::info!("-p/-t given with a command: sampling the processes, the command only sets the duration");
     }
@@ -283,7 +310,10 @@ pub fn record(opts: &Options, out: Output) -> Result<Recorded> {
     }
     let (freq, rate) = period_or_freq(opts)?;
     sys::install_signal_handlers().map_err(|e| Error::sys("installing signal handlers", e))?;
-    let r = record_inner(opts, out, freq, rate);
+    if opts.switch_output.is_some_and(|s| s.signal) {
+        sys::install_switch_handler().map_err(|e| Error::sys("installing signal handlers", e))?;
+    }
+    let r = record_inner(opts, out, freq, rate, switcher);
     sys::restore_signal_handlers();
     r
 }
@@ -298,7 +328,13 @@ fn start_stopped(command: &[OsString]) -> Result<Option<sys::Child>> {
         .map_err(|e| Error::sys("starting the command (fork)", e))
 }
 
-fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Recorded> {
+fn record_inner(
+    opts: &Options,
+    out: Output,
+    freq: bool,
+    rate: u64,
+    mut switcher: Option<Switcher<'_>>,
+) -> Result<Recorded> {
     let mut child = start_stopped(&opts.command)?;
     let mut p = plan(opts, child.as_ref().map(|c| c.pid))?;
     let system_wide = opts.system_wide || opts.cpus.is_some();
@@ -429,28 +465,39 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
     // What existed before: the kernel, and processes we attach to.
     // (As perf: data mappings with sample addresses.)
     let data_maps = opts.sample_address;
-    let mut synth_records = Vec::new();
-    synth_records.extend(synth::kernel_mmap(endian, trailer));
-    if system_wide {
-        for pid in synth::all_pids() {
-            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
-        }
-    } else if !opts.tids.is_empty() {
-        let mut seen = std::collections::HashSet::new();
-        for &t in &opts.tids {
-            let pid = synth::tgid_of(t).unwrap_or(t);
-            let only_comm = !seen.insert(pid);
-            for r in synth::process(endian, trailer, pid, Some(&[t]), data_maps) {
-                if !(only_comm && r.type_ == PERF_RECORD_MMAP2) {
-                    synth_records.push(r);
+    // The records of what exists already; `workload`: the command's
+    // process, described again in each new file of --switch-output (its
+    // exec described it in the first).
+    // (The kernel's text does not move: read from kallsyms once.)
+    let kernel = synth::kernel_mmap(endian, trailer);
+    let synthesize = |workload: Option<i32>| {
+        let mut out = Vec::new();
+        out.extend(kernel.clone());
+        if system_wide {
+            for pid in synth::all_pids() {
+                out.extend(synth::process(endian, trailer, pid, None, data_maps));
+            }
+        } else if !opts.tids.is_empty() {
+            let mut seen = std::collections::HashSet::new();
+            for &t in &opts.tids {
+                let pid = synth::tgid_of(t).unwrap_or(t);
+                let only_comm = !seen.insert(pid);
+                for r in synth::process(endian, trailer, pid, Some(&[t]), data_maps) {
+                    if !(only_comm && r.type_ == PERF_RECORD_MMAP2) {
+                        out.push(r);
+                    }
                 }
             }
+        } else if !opts.pids.is_empty() {
+            for &pid in &opts.pids {
+                out.extend(synth::process(endian, trailer, pid, None, data_maps));
+            }
+        } else if let Some(pid) = workload {
+            out.extend(synth::process(endian, trailer, pid, None, data_maps));
         }
-    } else {
-        for &pid in &opts.pids {
-            synth_records.extend(synth::process(endian, trailer, pid, None, data_maps));
-        }
-    }
+        out
+    };
+    let synth_records = synthesize(None);
     let write_result = (|| -> perf_data::Result<()> {
         for r in &synth_records {
             tally.see(o.sample_type, r.type_, r.misc, &r.payload);
@@ -524,6 +571,7 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
     // and with -z each round flushes the compressor, which costs ratio.
     // The poll's timeout is for noticing the command's exit and signals.
     let mut last_drain = std::time::Instant::now();
+    let mut file_started = std::time::Instant::now();
     loop {
         let timeout = enable_at.map_or(100, |t| {
             t.saturating_duration_since(std::time::Instant::now())
@@ -566,6 +614,60 @@ fn record_inner(opts: &Options, out: Output, freq: bool, rate: u64) -> Result<Re
         if let Some(s) = sys::stop_signal() {
             stopped_by = Some(s);
             break;
+        }
+        if let (Some(sw), Some(next)) = (opts.switch_output, switcher.as_mut()) {
+            let due = (sw.signal && sys::take_switch_signal())
+                || sw.size.is_some_and(|m| sink.written() >= m)
+                || sw.time.is_some_and(|t| file_started.elapsed() >= t);
+            if due && matches!(sink, Sink::File { .. }) {
+                file_started = std::time::Instant::now();
+                let switched = drain(&mut o, &mut sink, &mut tally).and_then(|_| {
+                    let f = next().map_err(|source| perf_data::Error::Io {
+                        offset: sink.written(),
+                        source,
+                    })?;
+                    let file = f.try_clone().ok();
+                    let mut w = FileWriter::create(f, endian, &o.events)?;
+                    if let Some(l) = opts.compress {
+                        w.set_compression(l)?;
+                    }
+                    let new = Sink::File {
+                        data_offset: w.position(),
+                        w,
+                        file,
+                        round_ends: Vec::new(),
+                    };
+                    let old = std::mem::replace(&mut sink, new);
+                    // The file just closed: its own first and last times,
+                    // no build ids (perf leaves them out with
+                    // --switch-output, to switch fast).
+                    if let Sink::File { w, .. } = old {
+                        let feats = header::features(
+                            endian,
+                            &header::HeaderInput {
+                                events: &o.events,
+                                groups: &o.group_desc,
+                                cmdline: &opts.cmdline,
+                                version: &opts.version,
+                                sample_time: tally.first_time.map(|f| (f, tally.last_time)),
+                                build_ids: Vec::new(),
+                                clock,
+                            },
+                        );
+                        w.finish(&feats)?;
+                    }
+                    tally.first_time = None;
+                    for r in synthesize(child.as_ref().map(|c| c.pid)) {
+                        tally.see(st, r.type_, r.misc, &r.payload);
+                        sink.write(r.type_, r.misc, &r.payload)?;
+                    }
+                    sink.round()
+                });
+                if let Err(e) = switched {
+                    failure = Some(e);
+                    break;
+                }
+            }
         }
         if opts.max_size.is_some_and(|m| sink.written() >= m) {
             if !opts.quiet {

@@ -519,6 +519,23 @@ extern "C" fn on_stop(sig: libc::c_int) {
 
 extern "C" fn on_child(_: libc::c_int) {}
 
+static SWITCH_SIGNAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_switch(_: libc::c_int) {
+    SWITCH_SIGNAL.store(true, Ordering::SeqCst);
+}
+
+/// `--switch-output=signal`: SIGUSR2 asks for a new output file.
+pub fn install_switch_handler() -> io::Result<()> {
+    SWITCH_SIGNAL.store(false, Ordering::SeqCst);
+    set_handler(libc::SIGUSR2, on_switch as *const () as libc::sighandler_t)
+}
+
+/// Whether SIGUSR2 came since the last call.
+pub fn take_switch_signal() -> bool {
+    SWITCH_SIGNAL.swap(false, Ordering::SeqCst)
+}
+
 fn set_handler(sig: i32, handler: libc::sighandler_t) -> io::Result<()> {
     // SAFETY: sa is fully initialised; the handlers only store to an atomic.
     unsafe {
@@ -541,7 +558,7 @@ pub fn install_signal_handlers() -> io::Result<()> {
 }
 
 pub fn restore_signal_handlers() {
-    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGCHLD] {
+    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGCHLD, libc::SIGUSR2] {
         let _ = set_handler(s, libc::SIG_DFL);
     }
 }
