@@ -1032,3 +1032,97 @@ fn switch_output_by_time_keeps_the_newest_files() {
     );
     run_ok(perf().args(["report", "--stats", "-i"]).arg(&files[0]));
 }
+
+/// `--buildid-all` lists every mapped binary's build id (libc, which the
+/// loop never samples, too), as perf's does; `--buildid-mmap` puts the
+/// build ids in the MMAP2 records instead, the kernel's and those sear
+/// writes for a process it attaches to, as perf writes them.
+#[test]
+fn build_ids_of_all_binaries_and_in_mmap_records() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = loop_bin(dir.path());
+    let bin = bin.to_string_lossy().into_owned();
+    let sorted_ids = |f: &Path| {
+        let mut v: Vec<String> = stdout_of(&run_ok(perf().args(["buildid-list", "-i"]).arg(f)))
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v
+    };
+    let p = perf_record(
+        dir.path(),
+        "p.data",
+        &["--buildid-all"],
+        &[bin.clone(), "2000000".into()],
+    );
+    let (s, _) = sear_record(dir.path(), "s.data", &["--buildid-all"], &[&bin, "2000000"]);
+    let ids = sorted_ids(&s);
+    assert!(ids.iter().any(|l| l.ends_with("/libc.so.6")), "{ids:?}");
+    assert_eq!(ids, sorted_ids(&p));
+
+    let mut target = Command::new("sleep").arg("1000").spawn().unwrap();
+    let pid = target.id().to_string();
+    let mmaps = |f: &Path| -> Vec<String> {
+        stdout_of(&run_ok(
+            perf().args(["script", "--show-mmap-events", "-i"]).arg(f),
+        ))
+        .lines()
+        .filter(|l| l.contains("PERF_RECORD_MMAP"))
+        .map(str::to_owned)
+        .collect()
+    };
+    let p = perf_record(
+        dir.path(),
+        "pm.data",
+        &["--buildid-mmap", "-p", &pid],
+        &["sleep".into(), "0.1".into()],
+    );
+    let (s, _) = sear_record(
+        dir.path(),
+        "sm.data",
+        &["--buildid-mmap", "-p", &pid],
+        &["sleep", "0.1"],
+    );
+    let _ = target.kill();
+    let _ = target.wait();
+    let m = mmaps(&s);
+    assert!(
+        m.iter().any(|l| l.contains("/sleep") && l.contains(" <")),
+        "{m:#?}"
+    );
+    assert_eq!(m, mmaps(&p));
+}
+
+/// `-u USER`: the user's processes running at the start are sampled (a
+/// spinning one surely); an unknown user is a clear error.
+#[test]
+fn uid_samples_the_users_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let mut busy = Command::new(&spin).arg("3000").spawn().unwrap();
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() }.to_string();
+    let (f, _) = sear_record(dir.path(), "u.data", &["-u", &uid], &["sleep", "0.5"]);
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let rep = stdout_of(&run_ok(
+        sear()
+            .args(["report", "--stdio", "-s", "comm", "-i"])
+            .arg(&f),
+    ));
+    assert!(rep.contains("spin"), "{rep}");
+    let o = sear()
+        .args(["record", "-u", "no-such-user-here", "-o"])
+        .arg(dir.path().join("x.data"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no such user"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -79,6 +79,21 @@ fn attributes_equal_perfs() {
         vec!["-a", "-I", "--user-regs=ax"],
         vec!["--call-graph", "dwarf", "--user-regs=ax", "-I"],
         vec!["--mmap-flush", "4", "--aio", "--affinity=cpu"],
+        vec!["--per-thread"],
+        vec!["--per-thread", "-g", "-T"],
+        vec!["--per-thread", "-e", "cpu-clock,page-faults"],
+        vec!["--per-thread", "-p", &pid],
+        vec!["--per-thread", "-a"],
+        vec!["--no-buffering"],
+        vec!["--buildid-mmap"],
+        vec!["--buildid-all", "--tail-synthesize"],
+        vec![
+            "--transaction",
+            "--timestamp-boundary",
+            "--proc-map-timeout",
+            "100",
+        ],
+        vec!["--switch-output", "--no-no-buildid"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {
@@ -106,7 +121,22 @@ fn attributes_equal_perfs() {
                 .arg("--")
                 .args(cmd),
         );
-        let (p, s) = (evlist(&p_data), evlist(&s_data));
+        // (--switch-output names the file by its time.)
+        let stamped = |f: &Path| {
+            if f.exists() {
+                return f.to_path_buf();
+            }
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}.")))
+                })
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        let (p, s) = (evlist(&stamped(&p_data)), evlist(&stamped(&s_data)));
         assert!(!p.is_empty());
         if p != s {
             differ.push(format!("{opts:?}\n  perf: {p}  sear: {s}"));

@@ -211,6 +211,51 @@ pub struct RecordArgs {
         requires = "switch_output"
     )]
     pub switch_max_files: Option<usize>,
+    /// Per-thread ring buffers (one per thread, any CPU) instead of
+    /// per-CPU ones; as perf, new threads are not followed and samples
+    /// carry no time unless -T asks.
+    #[arg(long = "per-thread")]
+    pub per_thread: bool,
+    /// Sample the processes of this user (a name or uid) running when the
+    /// recording starts.
+    #[arg(short = 'u', long = "uid", value_name = "USER")]
+    pub uid: Option<String>,
+    /// The kernel wakes sear at every record (no batching).
+    #[arg(long = "no-buffering")]
+    pub no_buffering: bool,
+    /// Each MMAP2 record carries its binary's build id (kernel 5.12+);
+    /// the file then has no separate build-id list (as perf).
+    #[arg(long = "buildid-mmap")]
+    pub buildid_mmap: bool,
+    /// Build ids of every mapped binary, not only those samples hit.
+    #[arg(long = "buildid-all")]
+    pub buildid_all: bool,
+    /// Describe the processes that existed before the recording at its end
+    /// instead of its start.
+    #[arg(long = "tail-synthesize")]
+    pub tail_synthesize: bool,
+    /// The recording always stores its first and last sample times (perf's
+    /// --timestamp-boundary): accepted for perf's command lines.
+    #[arg(long = "timestamp-boundary")]
+    pub timestamp_boundary: bool,
+    /// How long perf may read a process's /proc maps: sear reads them
+    /// whole, so accepted for perf's command lines.
+    #[arg(long = "proc-map-timeout", value_name = "MSECS")]
+    pub proc_map_timeout: Option<u64>,
+    /// Sample hardware transaction flags: the kernel has none for software
+    /// events (perf then sets nothing either); accepted.
+    #[arg(long = "transaction")]
+    pub transaction: bool,
+    /// AUX area snapshots, samples and kcore copies: they need a hardware
+    /// tracer (Intel PT, Arm CoreSight); refused with that reason.
+    #[arg(short = 'S', long = "snapshot", value_name = "OPTS", num_args = 0..=1,
+          require_equals = true, default_missing_value = "")]
+    pub snapshot: Option<String>,
+    #[arg(long = "aux-sample", value_name = "OPTS", num_args = 0..=1,
+          require_equals = true, default_missing_value = "", hide = true)]
+    pub aux_sample: Option<String>,
+    #[arg(long = "kcore", hide = true)]
+    pub kcore: bool,
     /// Collect build ids even with --switch-output.
     #[arg(long = "no-no-buildid", hide = true)]
     pub no_no_buildid: bool,

@@ -91,9 +91,18 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
             .as_deref()
             .map(parse_switch_output)
             .transpose()?,
+        per_thread: a.per_thread,
+        sample_time: a.timestamp,
+        no_buffering: a.no_buffering,
+        build_id_mmap: a.buildid_mmap,
+        build_id_all: a.buildid_all,
+        tail_synthesize: a.tail_synthesize,
         quiet,
     };
     let mut opts = opts;
+    if let Some(u) = &a.uid {
+        opts.pids.extend(pids_of_user(u)?);
+    }
     if opts.switch_output.is_some() {
         // As perf: no build ids with --switch-output (each switch would
         // pay for them), unless asked for with --no-no-buildid.
@@ -106,6 +115,13 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
              Record without them, or on bare metal"
         );
     }
+    if a.snapshot.is_some() || a.aux_sample.is_some() || a.kcore {
+        bail!(
+            "-S/--snapshot, --aux-sample and --kcore record AUX area traces (Intel PT, Arm \
+             CoreSight): they need such a hardware tracer; this machine has none (virtual \
+             machines rarely do)"
+        );
+    }
     if opts.command.is_empty()
         && opts.pids.is_empty()
         && opts.tids.is_empty()
@@ -115,6 +131,46 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         bail!("nothing to record: give a command (`sear record -- ./prog args`), -p PID, -t TID or -a");
     }
     Ok(opts)
+}
+
+/// `-u/--uid`: the processes of a user (a name or a number), as perf lists
+/// them when it starts (sear itself left out).
+fn pids_of_user(u: &str) -> Result<Vec<i32>> {
+    let uid: u32 = match u.parse() {
+        Ok(n) => n,
+        Err(_) => {
+            let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+            passwd
+                .lines()
+                .map(|l| l.split(':').collect::<Vec<_>>())
+                .find(|f| f.first() == Some(&u))
+                .and_then(|f| f.get(2)?.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("-u {u}: no such user (not in /etc/passwd)"))?
+        }
+    };
+    let me = std::process::id() as i32;
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc")
+        .context("listing /proc")?
+        .flatten()
+    {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let real = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok());
+        if real == Some(uid) && pid != me {
+            pids.push(pid);
+        }
+    }
+    if pids.is_empty() {
+        bail!("-u {u}: user {uid} runs no process");
+    }
+    pids.sort_unstable();
+    Ok(pids)
 }
 
 /// `--switch-output`'s value as perf takes it: `signal` (SIGUSR2), a size

@@ -128,7 +128,12 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         0
     };
     let n_events: usize = groups.iter().map(|g| g.members.len()).sum();
-    let mut st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    // As perf: per-thread rings need no time to merge, unless -T asks.
+    let per_thread = opts.per_thread && !system_wide;
+    let mut st = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+    if !per_thread || opts.sample_time {
+        st |= PERF_SAMPLE_TIME;
+    }
     // As perf: the period in each sample when it varies (frequency mode)
     // or with -P; a fixed -c period is the attr's.
     if opts.period.is_none() || opts.record_period {
@@ -206,6 +211,7 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     }
     let online = synth::online_cpus();
     let cpus: Vec<i32> = match &opts.cpus {
+        None if per_thread => vec![-1],
         Some(list) => {
             for c in list {
                 if !online.contains(c) {
@@ -297,6 +303,10 @@ pub(crate) struct AttrCtx {
     pub(crate) exclude_callchain_user: bool,
     /// `-n`: no sampling period or frequency.
     pub(crate) no_samples: bool,
+    /// `--no-buffering`: a wakeup per record.
+    pub(crate) no_buffering: bool,
+    /// `--buildid-mmap`: build ids in MMAP2 records.
+    pub(crate) build_id_mmap: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -368,6 +378,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         if c.sample_address {
             set(flag::MMAP_DATA);
         }
+        if c.build_id_mmap {
+            set(flag::BUILD_ID);
+        }
     }
     let mut a = EventAttr {
         type_: e.type_,
@@ -398,6 +411,7 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
                 0
             },
         clockid: c.clockid.unwrap_or(0),
+        wakeup_events_or_watermark: u32::from(c.no_buffering),
         ..Default::default()
     };
     if !dummy {

@@ -25,6 +25,8 @@ pub struct HitBinaries {
     /// Samples whose map was not known yet (it may sit in another CPU's
     /// buffer): retried at the end. Deduplicated by page.
     pending: HashSet<(u32, u64)>,
+    /// `--buildid-all`: every mapped file (and the kernel) counts as hit.
+    pub all: bool,
 }
 
 /// Names that can have a build id: files and the vdso.
@@ -104,10 +106,10 @@ impl HitBinaries {
             .files
             .iter()
             .zip(&self.hit)
-            .filter(|(_, &h)| h)
+            .filter(|(_, &h)| h || self.all)
             .map(|(f, _)| f.clone())
             .collect();
-        (self.kernel, files)
+        (self.kernel || self.all, files)
     }
 }
 

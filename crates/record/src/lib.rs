@@ -167,6 +167,22 @@ pub struct Options {
     /// `--switch-output`: when to close the output file and go on in a
     /// new one (the [`Switcher`] given to [`record_switching`] names them).
     pub switch_output: Option<SwitchOutput>,
+    /// `--per-thread`: per-thread rings (one per task, any CPU) instead of
+    /// per-CPU ones; as perf, threads are not followed and samples carry no
+    /// time unless `-T` asks (`sample_time`).
+    pub per_thread: bool,
+    /// `-T/--timestamp`: sample times also where perf would leave them out.
+    pub sample_time: bool,
+    /// `--no-buffering`: the kernel wakes the reader at every record.
+    pub no_buffering: bool,
+    /// `--buildid-mmap`: MMAP2 records carry their file's build id (the
+    /// kernel's and the synthesized ones); no BUILD_ID feature then.
+    pub build_id_mmap: bool,
+    /// `--buildid-all`: build ids of every mapped binary, hit or not.
+    pub build_id_all: bool,
+    /// `--tail-synthesize`: describe the processes that existed before at
+    /// the end of the recording instead of its start.
+    pub tail_synthesize: bool,
 }
 
 /// perf's `--switch-output` triggers: SIGUSR2, an output size, a time.
@@ -221,6 +237,12 @@ impl Default for Options {
             no_samples: false,
             strict_freq: false,
             switch_output: None,
+            per_thread: false,
+            sample_time: false,
+            no_buffering: false,
+            build_id_mmap: false,
+            build_id_all: false,
+            tail_synthesize: false,
         }
     }
 }
@@ -309,6 +331,7 @@ pub fn record_switching(
         )));
     }
     let (freq, rate) = period_or_freq(opts)?;
+    sys::raise_open_file_limit();
     sys::install_signal_handlers().map_err(|e| Error::sys("installing signal handlers", e))?;
     if opts.switch_output.is_some_and(|s| s.signal) {
         sys::install_switch_handler().map_err(|e| Error::sys("installing signal handlers", e))?;
@@ -344,7 +367,8 @@ fn record_inner(
         freq,
         rate,
         call_graph: opts.call_graph,
-        inherit: opts.inherit,
+        // (The kernel maps no ring of an inherited per-task event.)
+        inherit: opts.inherit && (system_wide || !opts.per_thread),
         enable_on_exec: attach && child.is_some(),
         delayed: opts.delay_ms.is_some(),
         switch_events: opts.switch_events,
@@ -361,6 +385,8 @@ fn record_inner(
         exclude_callchain_kernel: opts.exclude_callchain_kernel,
         exclude_callchain_user: opts.exclude_callchain_user,
         no_samples: opts.no_samples,
+        no_buffering: opts.no_buffering,
+        build_id_mmap: opts.build_id_mmap,
     };
     // perf's reference pair for the time of day, taken as it starts.
     let clock = opts.clockid.map(header::ClockRef::now);
@@ -457,8 +483,13 @@ fn record_inner(
         w.set_compression(l)?;
     }
     let mut tally = Tally {
-        hits: (opts.build_ids && matches!(sink, Sink::File { .. }))
-            .then(buildid::HitBinaries::default),
+        hits: (opts.build_ids && !opts.build_id_mmap && matches!(sink, Sink::File { .. })).then(
+            || {
+                let mut h = buildid::HitBinaries::default();
+                h.all = opts.build_id_all;
+                h
+            },
+        ),
         ..Default::default()
     };
 
@@ -469,8 +500,15 @@ fn record_inner(
     // process, described again in each new file of --switch-output (its
     // exec described it in the first).
     // (The kernel's text does not move: read from kallsyms once.)
-    let kernel = synth::kernel_mmap(endian, trailer);
-    let synthesize = |workload: Option<i32>| {
+    let kernel = synth::kernel_mmap(endian, trailer).map(|k| {
+        if opts.build_id_mmap {
+            synth::kernel_mmap2_with_build_id(endian, trailer, &k)
+        } else {
+            k
+        }
+    });
+    let mut ids_of = std::collections::HashMap::new();
+    let mut synthesize = |workload: Option<i32>| {
         let mut out = Vec::new();
         out.extend(kernel.clone());
         if system_wide {
@@ -495,9 +533,18 @@ fn record_inner(
         } else if let Some(pid) = workload {
             out.extend(synth::process(endian, trailer, pid, None, data_maps));
         }
+        if opts.build_id_mmap {
+            for r in &mut out {
+                synth::add_build_id(r, &mut ids_of);
+            }
+        }
         out
     };
-    let synth_records = synthesize(None);
+    let synth_records = if opts.tail_synthesize {
+        Vec::new()
+    } else {
+        synthesize(None)
+    };
     let write_result = (|| -> perf_data::Result<()> {
         for r in &synth_records {
             tally.see(o.sample_type, r.type_, r.misc, &r.payload);
@@ -703,6 +750,19 @@ fn record_inner(
             failure = Some(e);
         }
     }
+    if opts.tail_synthesize && failure.is_none() {
+        let tail = synthesize(child.as_ref().map(|c| c.pid));
+        let written = (|| -> perf_data::Result<()> {
+            for r in &tail {
+                tally.see(st, r.type_, r.misc, &r.payload);
+                sink.write(r.type_, r.misc, &r.payload)?;
+            }
+            sink.round()
+        })();
+        if let Err(e) = written {
+            failure = Some(e);
+        }
+    }
     if let Some(c) = &mut child {
         if exit_raw.is_none() {
             // Stopped by a signal or an error: end the command as perf does.
@@ -826,6 +886,8 @@ mod tests {
             exclude_callchain_kernel: false,
             exclude_callchain_user: false,
             no_samples: false,
+            no_buffering: false,
+            build_id_mmap: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [

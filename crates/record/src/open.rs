@@ -98,6 +98,11 @@ pub(crate) fn open_all(
     for &cpu in &p.cpus {
         let mut ring_owner: Option<usize> = None;
         for &task in &p.tasks {
+            // (A task's events on any CPU cannot share another task's
+            // ring: --per-thread gives each its own.)
+            if cpu == -1 {
+                ring_owner = None;
+            }
             let mut leader_fd: RawFd = -1;
             for (i, (a, e, is_leader)) in attrs.iter().enumerate() {
                 let group_fd = if *is_leader { -1 } else { leader_fd };

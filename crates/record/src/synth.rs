@@ -5,8 +5,8 @@
 use std::fs;
 
 use perf_data::{
-    Endian, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_MMAP_DATA,
-    PERF_RECORD_MISC_USER, PERF_RECORD_MMAP, PERF_RECORD_MMAP2,
+    Endian, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_MMAP_BUILD_ID,
+    PERF_RECORD_MISC_MMAP_DATA, PERF_RECORD_MISC_USER, PERF_RECORD_MMAP, PERF_RECORD_MMAP2,
 };
 
 /// A record to write: type, misc, payload (without the 8-byte header).
@@ -169,6 +169,73 @@ pub fn mmap2(endian: Endian, trailer: usize, pid: i32, m: &MapLine) -> Synth {
     Synth {
         type_: PERF_RECORD_MMAP2,
         misc: PERF_RECORD_MISC_USER,
+        payload: p,
+    }
+}
+
+/// `--buildid-mmap`: an MMAP2 record of a file with a build id carries it
+/// in place of device and inode (perf's `PERF_RECORD_MISC_MMAP_BUILD_ID`
+/// form, as the kernel writes it with `attr.build_id`). `ids`: the build
+/// id of each file seen so far.
+pub fn add_build_id(r: &mut Synth, ids: &mut std::collections::HashMap<String, Option<Vec<u8>>>) {
+    if r.type_ != PERF_RECORD_MMAP2 || r.payload.len() < 64 {
+        return;
+    }
+    let name_end = r.payload[64..]
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(r.payload.len(), |n| 64 + n);
+    let name = String::from_utf8_lossy(&r.payload[64..name_end]).into_owned();
+    if !name.starts_with('/') {
+        return;
+    }
+    let id = ids
+        .entry(name)
+        .or_insert_with_key(|n| crate::buildid::build_id_of_file(n))
+        .clone();
+    let Some(id) = id.filter(|i| i.len() <= 20) else {
+        return;
+    };
+    // pid, tid, start, len, pgoff; then size, 3 reserved bytes, 20 of id.
+    let f = &mut r.payload[32..56];
+    f.fill(0);
+    f[0] = id.len() as u8;
+    f[4..4 + id.len()].copy_from_slice(&id);
+    r.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+}
+
+/// `--buildid-mmap`: the kernel's MMAP record as perf writes it then, an
+/// MMAP2 with the kernel's build id (from its notes), no protection bits,
+/// private.
+pub fn kernel_mmap2_with_build_id(endian: Endian, trailer: usize, k: &Synth) -> Synth {
+    let id = std::fs::read("/sys/kernel/notes")
+        .ok()
+        .and_then(|b| crate::buildid::build_id_in_notes(&b))
+        .filter(|i| i.len() <= 20);
+    let body = &k.payload[..k.payload.len().saturating_sub(trailer)];
+    if k.type_ != PERF_RECORD_MMAP || body.len() < 32 {
+        return k.clone();
+    }
+    let mut p = Vec::with_capacity(body.len() + 32);
+    p.extend_from_slice(&body[..32]);
+    let mut f = [0u8; 24];
+    if let Some(id) = &id {
+        f[0] = id.len() as u8;
+        f[4..4 + id.len()].copy_from_slice(id);
+    }
+    p.extend_from_slice(&f);
+    p.extend_from_slice(&endian.put_u32(0));
+    p.extend_from_slice(&endian.put_u32(libc::MAP_PRIVATE as u32));
+    p.extend_from_slice(&body[32..]);
+    p.resize(p.len() + trailer, 0);
+    Synth {
+        type_: PERF_RECORD_MMAP2,
+        misc: k.misc
+            | if id.is_some() {
+                PERF_RECORD_MISC_MMAP_BUILD_ID
+            } else {
+                0
+            },
         payload: p,
     }
 }

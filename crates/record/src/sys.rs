@@ -519,6 +519,19 @@ extern "C" fn on_stop(sig: libc::c_int) {
 
 extern "C" fn on_child(_: libc::c_int) {}
 
+/// An event per task and CPU adds up (`-p`/`-u` with many threads): the
+/// soft limit of open files goes up to the hard one, as perf raises it.
+pub fn raise_open_file_limit() {
+    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
 static SWITCH_SIGNAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn on_switch(_: libc::c_int) {
