@@ -141,7 +141,7 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
     }
     let comms = r.collector.comms();
     // Folded names (interned) per (location, java comm), leaf first.
-    let mut cache: HashMap<(u32, bool), Vec<u32>> = HashMap::default();
+    let mut cache: HashMap<(u32, bool, bool), Vec<u32>> = HashMap::default();
     // The stacks are folded in a trie of frame names, rooted at the
     // comm (and pid/tid) text: each stack node of pass one is walked once
     // per root, and each distinct folded line is written out once.
@@ -178,7 +178,7 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         let node = if r.collector.interner.node(k.stack).is_none() {
             // No chain: the sample's own location alone.
             let mut n = root;
-            for &name in names_of(&mut cache, &mut c, &mut tree, r, k.leaf, java)
+            for &name in names_of(&mut cache, &mut c, &mut tree, r, k.leaf, java, false)
                 .iter()
                 .rev()
             {
@@ -204,7 +204,7 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
             }
             for &s in pending.iter().rev() {
                 if let Some((_, lid)) = r.collector.interner.node(s) {
-                    for &name in names_of(&mut cache, &mut c, &mut tree, r, lid, java)
+                    for &name in names_of(&mut cache, &mut c, &mut tree, r, lid, java, true)
                         .iter()
                         .rev()
                     {
@@ -282,18 +282,24 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
 /// The folded names of a location (leaf first), made once per (location,
 /// java comm).
 fn names_of<'c>(
-    cache: &'c mut HashMap<(u32, bool), Vec<u32>>,
+    cache: &'c mut HashMap<(u32, bool, bool), Vec<u32>>,
     c: &mut Collapser,
     tree: &mut NameTrie,
     r: &Recording<'_>,
     lid: u32,
     java: bool,
+    chain: bool,
 ) -> &'c [u32] {
     let locs = r.collector.interner.locs();
     let dsos = r.machine.dsos();
-    cache.entry((lid, java)).or_insert_with(|| {
+    cache.entry((lid, java, chain)).or_insert_with(|| {
         let l = &locs[lid as usize];
-        let pc = format!("{:x}", l.ip);
+        // As perf script prints it: a callchain entry in a binary that is
+        // not mapped at its own addresses by its map-relative address.
+        let identity = dsos
+            .get(l.dso as usize)
+            .is_none_or(crate::machine::Dso::maps_identity);
+        let pc = format!("{:x}", if chain && !identity { l.rel } else { l.ip });
         let module = |dso: u32| -> &str {
             if dso == NO_DSO {
                 "[unknown]"
