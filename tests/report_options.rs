@@ -53,6 +53,8 @@ fn options_print_what_perf_prints() {
         vec!["--column-widths", ",,30", "--no-children", "-g", "none"],
         vec!["-w", "12,x,3", "-g", "none"],
         vec!["-w", "0,0,3,3,12", "-g", "none"],
+        vec!["-g", "address", "--no-children"],
+        vec!["-g", "caller,0.5,address", "--no-children", "-s", "dso,sym"],
         vec!["--hierarchy"],
         vec!["--hierarchy", "-s", "dso,sym", "-n", "-g", "caller"],
         vec!["--hierarchy", "--percent-limit", "40", "-g", "none"],
@@ -172,7 +174,15 @@ int main(void) {
         &["-w", "0,0,0,0,20"],
         &["-t", ",", "--comms", "inl"],
     ];
-    let rows: Vec<Vec<&str>> = extras.iter().map(|e| [&base[..], e].concat()).collect();
+    let mut rows: Vec<Vec<&str>> = extras.iter().map(|e| [&base[..], e].concat()).collect();
+    // -g ...,address: each inline frame with its own source position.
+    rows.push(vec![
+        "--no-children",
+        "-g",
+        "caller,0.5,address",
+        "--percent-limit",
+        "1",
+    ]);
     assert_rows_equal(
         &rows,
         |args| {

@@ -136,7 +136,9 @@ fn hotspots(
             collect,
             names: a.names.style(),
             inline: !a.no_inline,
-            srclines: early.keys.iter().any(|k| k.needs_srclines()),
+            // (-g ...,address names each frame's source line.)
+            srclines: early.keys.iter().any(|k| k.needs_srclines())
+                || request.graph.key == profile::callchain::ChainKey::Address,
             time,
             thread_values: a.threads,
         },
@@ -196,6 +198,8 @@ fn hotspots(
             percent_limit: topts.percent_limit,
             relative,
             field_sep: topts.field_sep.as_deref(),
+            srclines: (request.graph.key == profile::callchain::ChainKey::Address)
+                .then_some(&summed.syms),
         };
         render::callgraph::entry_graphs(
             &rows.report,

@@ -168,6 +168,7 @@ impl Request<'_> {
             } else {
                 Vec::new()
             },
+            frames_by_address: self.graph.key == crate::callchain::ChainKey::Address,
         };
         Ok(Plan {
             show_graphs: hist.callchains,

@@ -426,6 +426,31 @@ pub struct EntryGraphOptions<'a> {
     pub relative: bool,
     /// `-t`/`--field-separator` (see [`Style::field_sep`]).
     pub field_sep: Option<&'a str>,
+    /// `-g ...,address`: frames are named with their source line (the
+    /// report's frames carry their sites), from these symbols.
+    pub srclines: Option<&'a profile::symbolize::SymbolTable>,
+}
+
+/// The source line perf's `-g ...,address` shows after a frame's name
+/// (its `get_srcline` with addresses): `file:line` where the line table
+/// has the address (an inline frame: its own position), else how far the
+/// address is into the symbol, `+N`.
+fn site_srcline(t: &profile::symbolize::SymbolTable, site: &profile::hist::FrameSite) -> String {
+    let Some(ls) = t.per_loc.get(site.loc as usize) else {
+        return String::new();
+    };
+    let pos = match ls.frame_lines.get(site.depth as usize) {
+        Some(p) => Some(*p),
+        None if site.depth == 0 => ls.line,
+        None => None,
+    };
+    match pos {
+        Some(p) => {
+            let file = t.files.get(p.file as usize).map_or("??", String::as_str);
+            format!("{file}:{}", p.line)
+        }
+        None => format!("+{}", ls.sym_offset),
+    }
 }
 
 /// Formats one entry's call graph from the report's chains (nothing for
@@ -477,7 +502,18 @@ pub fn write_entry_graph(
             // plain `0` for zero).
             profile::hist::SymRef::Addr { ip: 0, .. } => "0".to_owned(),
             profile::hist::SymRef::Addr { ip, .. } => format!("{ip:#x}"),
-            s => names.sym_name(&s),
+            s => match (o.srclines, report.frame_sites.get(f as usize)) {
+                (Some(t), Some(site)) => {
+                    let name = names.sym_name(&s);
+                    let line = site_srcline(t, site);
+                    // perf: "name srcline (inlined)".
+                    match name.strip_suffix(" (inlined)") {
+                        Some(n) => format!("{n} {line} (inlined)"),
+                        None => format!("{name} {line}"),
+                    }
+                }
+                _ => names.sym_name(&s),
+            },
         }
     };
     write_callgraph(out, &graph, params, &style, &name_of)

@@ -99,6 +99,16 @@ pub struct Hists {
 /// A callchain frame: its symbol (or address) and level.
 pub type Frame = (SymRef, u8);
 
+/// With call graphs keyed by address (`-g ...,address`), where a frame is:
+/// its location, which of the location's frames (0: the innermost), and
+/// the address perf compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSite {
+    pub loc: u32,
+    pub depth: u8,
+    pub ip: u64,
+}
+
 /// How the rows are built.
 #[derive(Debug, Clone, Default)]
 pub struct HistOptions {
@@ -120,6 +130,9 @@ pub struct HistOptions {
     /// `--ignore-callees`: each sample is charged to the outermost recorded
     /// frame whose function matches, and its chain starts there.
     pub ignore_callees: Option<regex_lite::Regex>,
+    /// Call-graph frames are equal when their addresses are (perf's `-g
+    /// ...,address`), not their functions: each keeps its site.
+    pub frames_by_address: bool,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -128,6 +141,9 @@ pub struct Report {
     pub hists: Vec<Hists>,
     /// Interned frames.
     pub frames: Vec<Frame>,
+    /// With [`HistOptions::frames_by_address`], each frame's site (parallel
+    /// to `frames`); empty otherwise.
+    pub frame_sites: Vec<FrameSite>,
     /// Texts the srcline, srcfile and parent keys refer to.
     pub strings: Vec<String>,
     /// Every sample's chain (in insertion order) as a path in one trie of
@@ -212,12 +228,16 @@ struct LocFrames {
     spans: Vec<Option<(u32, u32)>>,
     ids: Vec<u32>,
     frame_ids: HashMap<Frame, u32>,
+    /// With frames by address: frames interned with their address.
+    by_address: bool,
+    site_ids: HashMap<(Frame, u64), u32>,
 }
 
 impl LocFrames {
     fn get(
         &mut self,
         frames: &mut Vec<Frame>,
+        sites: &mut Vec<FrameSite>,
         syms: &SymbolTable,
         locs: &[Loc],
         lid: u32,
@@ -227,14 +247,24 @@ impl LocFrames {
             None => {
                 let l = &locs[lid as usize];
                 let a = self.ids.len() as u32;
+                let mut intern = |f: Frame, depth: usize| {
+                    if !self.by_address {
+                        return intern_frame(frames, &mut self.frame_ids, f);
+                    }
+                    *self.site_ids.entry((f, l.ip)).or_insert_with(|| {
+                        frames.push(f);
+                        sites.push(FrameSite {
+                            loc: lid,
+                            depth: depth.min(255) as u8,
+                            ip: l.ip,
+                        });
+                        (frames.len() - 1) as u32
+                    })
+                };
                 match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
                     Some(ls) => {
-                        for &f in &ls.frames {
-                            let id = intern_frame(
-                                frames,
-                                &mut self.frame_ids,
-                                (SymRef::Sym(f), l.level),
-                            );
+                        for (depth, &f) in ls.frames.iter().enumerate() {
+                            let id = intern((SymRef::Sym(f), l.level), depth);
                             self.ids.push(id);
                         }
                     }
@@ -246,7 +276,7 @@ impl LocFrames {
                             },
                             l.level,
                         );
-                        let id = intern_frame(frames, &mut self.frame_ids, f);
+                        let id = intern(f, 0);
                         self.ids.push(id);
                     }
                 }
@@ -467,6 +497,8 @@ pub fn build(
         spans: Vec::new(),
         ids: Vec::new(),
         frame_ids: HashMap::default(),
+        by_address: opts.frames_by_address && opts.callchains,
+        site_ids: HashMap::default(),
     };
     let comms = collector.comms();
     let mut g = Grow {
@@ -645,7 +677,13 @@ pub fn build(
             };
             let at = if by_loc { lid } else { NONE };
             chain.clear();
-            chain.extend_from_slice(loc_frames.get(&mut report.frames, syms, locs, lid));
+            chain.extend_from_slice(loc_frames.get(
+                &mut report.frames,
+                &mut report.frame_sites,
+                syms,
+                locs,
+                lid,
+            ));
             for &f in chain.iter().rev() {
                 // -U: perf leaves frames without a symbol out of chains.
                 if filters.hide_unresolved
@@ -869,8 +907,13 @@ pub fn frame_order(
             u64::from(d) + 1
         }
     };
-    let key = |f: u32| match report.frames[f as usize].0 {
-        SymRef::Sym(i) => {
+    // (By address: the DSO, then the address.)
+    let key = |f: u32| match (
+        report.frames[f as usize].0,
+        report.frame_sites.get(f as usize),
+    ) {
+        (SymRef::Sym(i), Some(site)) => (dso_key(syms[i as usize].dso), site.ip, ""),
+        (SymRef::Sym(i), None) => {
             let s = &syms[i as usize];
             (
                 dso_key(s.dso),
@@ -878,7 +921,7 @@ pub fn frame_order(
                 if s.inlined { s.name.as_str() } else { "" },
             )
         }
-        SymRef::Addr { ip, dso } => (dso_key(dso), ip, ""),
+        (SymRef::Addr { ip, dso }, _) => (dso_key(dso), ip, ""),
     };
     key(x).cmp(&key(y))
 }
