@@ -558,6 +558,45 @@ pub struct InjectArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub compress: CompressArgs,
+    /// Add a build-id record before the first sample in each binary (from
+    /// the recording's build-id table, else read from the binary), as
+    /// perf inject -b does.
+    #[arg(short = 'b', long = "build-ids")]
+    pub build_ids: bool,
+    /// Add a build-id record before the first mapping of every binary,
+    /// sampled or not.
+    #[arg(long = "buildid-all")]
+    pub buildid_all: bool,
+    /// Build ids to use for these paths: BUILDID=PATH, comma-separated.
+    #[arg(long = "known-build-ids", value_name = "BUILDID=PATH,...")]
+    pub known_build_ids: Option<String>,
+    /// Accepted for perf's command lines (sear never refuses files by owner).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+    /// Accepted for perf's command lines: the kernel's build id comes from
+    /// the recording or the running kernel.
+    #[arg(long = "vmlinux", value_name = "FILE")]
+    pub vmlinux: Option<PathBuf>,
+    #[arg(long = "ignore-vmlinux", hide = true)]
+    pub ignore_vmlinux: bool,
+    /// perf's sched_stat merging, jitdump merging, hardware-trace decoding
+    /// and guest merging: refused, saying why.
+    #[arg(short = 's', long = "sched-stat")]
+    pub sched_stat: bool,
+    #[arg(short = 'j', long = "jit", hide = true)]
+    pub jit: bool,
+    #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", hide = true)]
+    pub itrace: Option<String>,
+    #[arg(long = "strip", hide = true)]
+    pub strip: bool,
+    #[arg(long = "guest-data", value_name = "FILE,PID[,TIME]", hide = true)]
+    pub guest_data: Option<String>,
+    #[arg(long = "guestmount", value_name = "DIR", hide = true)]
+    pub guestmount: Option<String>,
+    #[arg(long = "vm-time-correlation", value_name = "OPTS", num_args = 0..=1,
+          require_equals = true, default_missing_value = "", hide = true)]
+    pub vm_time_correlation: Option<String>,
 }
 
 /// Where the recording comes from.

@@ -20,7 +20,31 @@ use std::io::Write;
 
 use crate::consts::*;
 use crate::writer::{feature_map, FeatureMap, FileWriter, PipeWriter};
-use crate::{feature, Endian, Error, Meta, RawRecord, RecordReader};
+use crate::{feature, Endian, Error, Meta, RawRecord, Record, RecordReader};
+
+/// A record a rewrite adds (perf inject's build ids): type, misc and the
+/// bytes after the 8-byte header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extra {
+    pub type_: u32,
+    pub misc: u16,
+    pub payload: Vec<u8>,
+}
+
+/// Adds records to a rewrite: [`Inserter::before`] sees each data record
+/// (not attrs or features) and says what to write before it.
+pub trait Inserter {
+    fn before(&mut self, rec: &Record<'_>, out: &mut Vec<Extra>);
+    /// Deliver the kernel's timed records in time order, as perf's ordered
+    /// queue does when nothing flushes it before the end (perf inject
+    /// `-b`): user records and records without a time (or time 0) go out
+    /// as read; the timed ones, sorted (ties in read order), at the end.
+    fn ordered(&self) -> bool {
+        false
+    }
+    /// Changes the output's features (file mode) after the last record.
+    fn features(&mut self, _meta: &Meta, _features: &mut FeatureMap) {}
+}
 
 /// Why a rewrite stopped: the input could not be read further (what was
 /// read is written, and the output is valid), or the output not written.
@@ -35,18 +59,85 @@ pub enum ConvertError {
 /// Hands every record of `reader` but COMPRESSED wrappers (whose records
 /// come next) to `write`. A write error is the error; a read error ends the
 /// walk and is the inner result, so what was read is still written out.
-fn copy_records(
+fn copy_records<'a>(
     reader: &mut RecordReader,
+    mut inserter: Option<&mut (dyn Inserter + 'a)>,
     mut write: impl FnMut(&RawRecord<'_>) -> Result<(), Error>,
 ) -> Result<Result<(), Error>, Error> {
-    loop {
-        match reader.next_raw() {
-            Ok(Some(rec)) if is_wrapper(&rec) => {}
-            Ok(Some(rec)) => write(&rec)?,
-            Ok(None) => return Ok(Ok(())),
-            Err(e) => return Ok(Err(e)),
+    let mut extra = Vec::new();
+    let ordered = inserter.as_ref().is_some_and(|i| i.ordered());
+    // (time, type, misc, payload) of the records held for the end.
+    let mut queue: Vec<(u64, u32, u16, Vec<u8>)> = Vec::new();
+    let deliver = |ins: &mut Option<&mut (dyn Inserter + 'a)>,
+                   rec: &Record<'_>,
+                   extra: &mut Vec<Extra>,
+                   write: &mut dyn FnMut(&RawRecord<'_>) -> Result<(), Error>|
+     -> Result<(), Error> {
+        if let Some(ins) = ins.as_deref_mut() {
+            if !is_meta(rec.raw.type_) {
+                ins.before(rec, extra);
+                for e in extra.drain(..) {
+                    write(&RawRecord {
+                        type_: e.type_,
+                        misc: e.misc,
+                        payload: &e.payload,
+                        trailing: &[],
+                        offset: rec.raw.offset,
+                        from_compressed: false,
+                    })?;
+                }
+            }
+        }
+        write(&rec.raw)
+    };
+    let read_result = loop {
+        match reader.next_record() {
+            Ok(Some(rec)) if is_wrapper(&rec.raw) => {}
+            Ok(Some(rec)) => {
+                // (Types from 64 on are user records: never queued.)
+                if ordered && rec.raw.type_ < 64 {
+                    if let Some(t) = rec.time().filter(|&t| t != 0 && t != u64::MAX) {
+                        queue.push((t, rec.raw.type_, rec.raw.misc, rec.raw.payload.to_vec()));
+                        continue;
+                    }
+                }
+                deliver(&mut inserter, &rec, &mut extra, &mut write)?
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    if !queue.is_empty() {
+        queue.sort_by_key(|q| q.0);
+        let meta = reader.meta();
+        for (_, type_, misc, payload) in &queue {
+            let rec = Record {
+                raw: RawRecord {
+                    type_: *type_,
+                    misc: *misc,
+                    payload,
+                    trailing: &[],
+                    offset: 0,
+                    from_compressed: false,
+                },
+                meta,
+            };
+            deliver(&mut inserter, &rec, &mut extra, &mut write)?;
         }
     }
+    Ok(read_result)
+}
+
+/// Records that describe the stream rather than what happened.
+fn is_meta(t: u32) -> bool {
+    matches!(
+        t,
+        PERF_RECORD_HEADER_ATTR
+            | PERF_RECORD_HEADER_FEATURE
+            | PERF_RECORD_HEADER_EVENT_TYPE
+            | PERF_RECORD_HEADER_TRACING_DATA
+            | PERF_RECORD_EVENT_UPDATE
+    )
 }
 
 /// Whether a record only wraps others the reader hands out next.
@@ -73,6 +164,16 @@ pub fn to_file_mode(
     out: File,
     compress: Option<i32>,
 ) -> Result<(), ConvertError> {
+    to_file_mode_with(reader, out, compress, None)
+}
+
+/// [`to_file_mode`], with records added by `inserter`.
+pub fn to_file_mode_with(
+    reader: &mut RecordReader,
+    out: File,
+    compress: Option<i32>,
+    inserter: Option<&mut dyn Inserter>,
+) -> Result<(), ConvertError> {
     let endian = reader.meta().endian;
     let from_pipe = reader.meta().is_pipe();
     let mut w = FileWriter::create(out, endian, &reader.meta().events)?;
@@ -81,7 +182,8 @@ pub fn to_file_mode(
     }
     let mut tracing: Option<Vec<u8>> = None;
     // A read error still leaves a valid (partial) file behind.
-    let read_result = copy_records(reader, |rec| {
+    let mut inserter = inserter;
+    let read_result = copy_records(reader, inserter.as_deref_mut(), |rec| {
         match rec.type_ {
             PERF_RECORD_HEADER_ATTR | PERF_RECORD_HEADER_FEATURE => return Ok(()),
             PERF_RECORD_HEADER_TRACING_DATA if from_pipe => {
@@ -97,6 +199,9 @@ pub fn to_file_mode(
     let mut features = output_features(meta);
     if let Some(t) = tracing {
         features.insert(feature::TRACING_DATA, t);
+    }
+    if let Some(ins) = inserter {
+        ins.features(meta, &mut features);
     }
     w.finish(&features)?;
     read_result.map_err(ConvertError::Read)
@@ -132,6 +237,16 @@ pub fn to_pipe_mode(
     out: impl Write,
     compress: Option<i32>,
 ) -> Result<(), ConvertError> {
+    to_pipe_mode_with(reader, out, compress, None)
+}
+
+/// [`to_pipe_mode`], with records added by `inserter`.
+pub fn to_pipe_mode_with(
+    reader: &mut RecordReader,
+    out: impl Write,
+    compress: Option<i32>,
+    inserter: Option<&mut dyn Inserter>,
+) -> Result<(), ConvertError> {
     let endian = reader.meta().endian;
     let mut p = PipeOut {
         w: PipeWriter::new(out, endian)?,
@@ -140,7 +255,7 @@ pub fn to_pipe_mode(
     if !reader.meta().is_pipe() {
         write_file_meta(&mut p, reader.meta())?;
     }
-    let read_result = copy_records(reader, |rec| {
+    let read_result = copy_records(reader, inserter, |rec| {
         match rec.type_ {
             PERF_RECORD_HEADER_FEATURE => {
                 let id = rec

@@ -70,6 +70,19 @@ impl HitBinaries {
         self.maps.remove(&pid);
     }
 
+    /// The file a sample's address is in: `[kernel.kallsyms]` for a kernel
+    /// sample, the mapped file for a user one (None where no map covers it).
+    pub fn file_of(&self, misc: u16, pid: u32, ip: u64) -> Option<&str> {
+        match misc & PERF_RECORD_MISC_CPUMODE_MASK {
+            PERF_RECORD_MISC_KERNEL => Some("[kernel.kallsyms]"),
+            PERF_RECORD_MISC_USER => self
+                .find(pid, ip)
+                .and_then(|f| self.files.get(f as usize))
+                .map(String::as_str),
+            _ => None,
+        }
+    }
+
     fn find(&self, pid: u32, ip: u64) -> Option<u32> {
         self.maps
             .get(&pid)?

@@ -127,6 +127,15 @@ impl ClockRef {
 }
 
 /// The feature sections: those perf 6.1 writes that reports use.
+/// The CMDLINE feature: the count, then each argument as a perf string.
+pub fn cmdline(endian: Endian, args: &[String]) -> Vec<u8> {
+    let mut cl = endian.put_u32(args.len() as u32).to_vec();
+    for a in args {
+        cl.extend_from_slice(&string(endian, a));
+    }
+    cl
+}
+
 pub fn features(endian: Endian, h: &HeaderInput<'_>) -> FeatureMap {
     let mut f = FeatureMap::new();
     let (host, release, arch) = uname();
@@ -149,11 +158,7 @@ pub fn features(endian: Endian, h: &HeaderInput<'_>) -> FeatureMap {
     if let Some(m) = total_mem_kb() {
         f.insert(feature::TOTAL_MEM, endian.put_u64(m).to_vec());
     }
-    let mut cl = endian.put_u32(h.cmdline.len() as u32).to_vec();
-    for a in h.cmdline {
-        cl.extend_from_slice(&string(endian, a));
-    }
-    f.insert(feature::CMDLINE, cl);
+    f.insert(feature::CMDLINE, cmdline(endian, h.cmdline));
     if let Some(c) = h.clock {
         f.insert(feature::CLOCKID, endian.put_u64(c.res_ns).to_vec());
         let mut d = endian.put_u32(1).to_vec();

@@ -38,14 +38,14 @@ use perf_data::writer::{FileWriter, PipeWriter};
 use perf_data::*;
 
 mod attrs;
-mod buildid;
+pub mod buildid;
 pub mod count;
 mod options;
 pub use attrs::parse_regs;
 pub use options::{parse_mmap_pages, parse_size};
 mod error;
 pub mod event;
-mod header;
+pub mod header;
 mod open;
 mod sink;
 pub mod stat;
