@@ -1126,3 +1126,53 @@ fn uid_samples_the_users_processes() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `--namespaces` and `--all-cgroups`: the records perf writes for what
+/// exists at the start (each attached thread's namespaces after its COMM,
+/// the cgroup2 hierarchy's cgroups) are the same as perf's for the same
+/// process, as `perf script` prints them.
+#[test]
+fn namespaces_and_cgroups_of_an_attached_process_as_perf_writes_them() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let mut target = Command::new("sleep").arg("1000").spawn().unwrap();
+    let pid = target.id().to_string();
+    let opts = ["--namespaces", "--all-cgroups", "-p", &pid];
+    let p = perf_record(dir.path(), "p.data", &opts, &["sleep".into(), "0.1".into()]);
+    let (s, _) = sear_record(dir.path(), "s.data", &opts, &["sleep", "0.1"]);
+    let _ = target.kill();
+    let _ = target.wait();
+    let events = |f: &Path| -> Vec<String> {
+        stdout_of(&run_ok(
+            perf()
+                .args([
+                    "script",
+                    "--show-namespace-events",
+                    "--show-cgroup-events",
+                    "-i",
+                ])
+                .arg(f),
+        ))
+        .lines()
+        .filter(|l| l.contains("PERF_RECORD_NAMESPACES") || l.contains("PERF_RECORD_CGROUP"))
+        // (perf also describes its own command, `perf-exec`.)
+        .filter(|l| !l.contains("perf-exec"))
+        .map(str::to_owned)
+        .collect()
+    };
+    let e = events(&s);
+    assert!(
+        e.iter()
+            .any(|l| l.contains(&format!("NAMESPACES {pid}/{pid}"))),
+        "{e:#?}"
+    );
+    let cgroup2 = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .contains(" cgroup2 ");
+    assert_eq!(
+        e.iter().any(|l| l.contains("PERF_RECORD_CGROUP")),
+        cgroup2,
+        "{e:#?}"
+    );
+    assert_eq!(e, events(&p));
+}

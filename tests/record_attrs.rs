@@ -94,6 +94,9 @@ fn attributes_equal_perfs() {
             "100",
         ],
         vec!["--switch-output", "--no-no-buildid"],
+        vec!["--namespaces"],
+        vec!["--all-cgroups", "-g"],
+        vec!["--namespaces", "--all-cgroups", "-p", &pid],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {

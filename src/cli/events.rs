@@ -211,6 +211,15 @@ pub struct RecordArgs {
         requires = "switch_output"
     )]
     pub switch_max_files: Option<usize>,
+    /// Record NAMESPACES records: each new task's namespaces (net, uts,
+    /// ipc, pid, user, mnt, cgroup), and those of the threads running at
+    /// the start (`script --show-namespace-events` prints them).
+    #[arg(long = "namespaces")]
+    pub namespaces: bool,
+    /// Record each sample's cgroup id, and CGROUP records naming the
+    /// cgroups (the cgroup2 hierarchy's at the start, new ones as made).
+    #[arg(long = "all-cgroups")]
+    pub all_cgroups: bool,
     /// Per-thread ring buffers (one per thread, any CPU) instead of
     /// per-CPU ones; as perf, new threads are not followed and samples
     /// carry no time unless -T asks.

@@ -97,6 +97,8 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         build_id_mmap: a.buildid_mmap,
         build_id_all: a.buildid_all,
         tail_synthesize: a.tail_synthesize,
+        namespaces: a.namespaces,
+        all_cgroups: a.all_cgroups,
         quiet,
     };
     let mut opts = opts;

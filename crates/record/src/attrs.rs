@@ -143,6 +143,9 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         st |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
     }
     st |= opts.extra_sample_type;
+    if opts.all_cgroups {
+        st |= PERF_SAMPLE_CGROUP;
+    }
     if opts.regs_intr.is_some() {
         st |= PERF_SAMPLE_REGS_INTR;
     }
@@ -307,6 +310,9 @@ pub(crate) struct AttrCtx {
     pub(crate) no_buffering: bool,
     /// `--buildid-mmap`: build ids in MMAP2 records.
     pub(crate) build_id_mmap: bool,
+    /// `--namespaces` / `--all-cgroups`: NAMESPACES and CGROUP records.
+    pub(crate) namespaces: bool,
+    pub(crate) cgroups: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -380,6 +386,12 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         }
         if c.build_id_mmap {
             set(flag::BUILD_ID);
+        }
+        if c.namespaces {
+            set(flag::NAMESPACES);
+        }
+        if c.cgroups {
+            set(flag::CGROUP);
         }
     }
     let mut a = EventAttr {

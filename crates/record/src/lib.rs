@@ -183,6 +183,12 @@ pub struct Options {
     /// `--tail-synthesize`: describe the processes that existed before at
     /// the end of the recording instead of its start.
     pub tail_synthesize: bool,
+    /// `--namespaces`: NAMESPACES records (the kernel's, and one per thread
+    /// described at the start).
+    pub namespaces: bool,
+    /// `--all-cgroups`: each sample's cgroup id, CGROUP records for new
+    /// cgroups and for those that exist at the start.
+    pub all_cgroups: bool,
 }
 
 /// perf's `--switch-output` triggers: SIGUSR2, an output size, a time.
@@ -243,6 +249,8 @@ impl Default for Options {
             build_id_mmap: false,
             build_id_all: false,
             tail_synthesize: false,
+            namespaces: false,
+            all_cgroups: false,
         }
     }
 }
@@ -387,6 +395,8 @@ fn record_inner(
         no_samples: opts.no_samples,
         no_buffering: opts.no_buffering,
         build_id_mmap: opts.build_id_mmap,
+        namespaces: opts.namespaces,
+        cgroups: opts.all_cgroups,
     };
     // perf's reference pair for the time of day, taken as it starts.
     let clock = opts.clockid.map(header::ClockRef::now);
@@ -511,6 +521,9 @@ fn record_inner(
     let mut synthesize = |workload: Option<i32>| {
         let mut out = Vec::new();
         out.extend(kernel.clone());
+        if opts.all_cgroups {
+            out.extend(synth::cgroups(endian, trailer));
+        }
         if system_wide {
             for pid in synth::all_pids() {
                 out.extend(synth::process(endian, trailer, pid, None, data_maps));
@@ -538,13 +551,40 @@ fn record_inner(
                 synth::add_build_id(r, &mut ids_of);
             }
         }
+        if opts.namespaces {
+            // As perf: each thread's namespaces after its COMM; the
+            // command's before its exec.
+            let mut with = Vec::with_capacity(out.len() + 8);
+            for r in out {
+                let comm = (r.type_ == PERF_RECORD_COMM).then(|| {
+                    let at = |o: usize| {
+                        r.payload
+                            .get(o..o + 4)
+                            .map_or(0, |b| endian.u32([b[0], b[1], b[2], b[3]]) as i32)
+                    };
+                    (at(0), at(4))
+                });
+                with.push(r);
+                if let Some((pid, tid)) = comm {
+                    with.push(synth::namespaces(endian, trailer, pid, tid));
+                }
+            }
+            out = with;
+        }
         out
     };
-    let synth_records = if opts.tail_synthesize {
+    let mut synth_records = if opts.tail_synthesize {
         Vec::new()
     } else {
         synthesize(None)
     };
+    if let (true, Some(c), true) = (opts.namespaces, &child, attach) {
+        // The command before its exec, named as it is then (perf's
+        // "perf-exec"), then its namespaces.
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", c.pid)).unwrap_or_default();
+        synth_records.push(synth::comm(endian, trailer, c.pid, c.pid, comm.trim_end()));
+        synth_records.push(synth::namespaces(endian, trailer, c.pid, c.pid));
+    }
     let write_result = (|| -> perf_data::Result<()> {
         for r in &synth_records {
             tally.see(o.sample_type, r.type_, r.misc, &r.payload);
@@ -888,6 +928,8 @@ mod tests {
             no_samples: false,
             no_buffering: false,
             build_id_mmap: false,
+            namespaces: false,
+            cgroups: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [

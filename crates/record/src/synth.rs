@@ -5,8 +5,9 @@
 use std::fs;
 
 use perf_data::{
-    Endian, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_MMAP_BUILD_ID,
-    PERF_RECORD_MISC_MMAP_DATA, PERF_RECORD_MISC_USER, PERF_RECORD_MMAP, PERF_RECORD_MMAP2,
+    Endian, PERF_RECORD_CGROUP, PERF_RECORD_COMM, PERF_RECORD_MISC_KERNEL,
+    PERF_RECORD_MISC_MMAP_BUILD_ID, PERF_RECORD_MISC_MMAP_DATA, PERF_RECORD_MISC_USER,
+    PERF_RECORD_MMAP, PERF_RECORD_MMAP2, PERF_RECORD_NAMESPACES,
 };
 
 /// A record to write: type, misc, payload (without the 8-byte header).
@@ -238,6 +239,83 @@ pub fn kernel_mmap2_with_build_id(endian: Endian, trailer: usize, k: &Synth) -> 
             },
         payload: p,
     }
+}
+
+/// perf's order of a NAMESPACES record's entries (the kernel's
+/// `NET_NS_INDEX` ... `CGROUP_NS_INDEX`), by their /proc/PID/ns names.
+const NAMESPACES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+
+/// `--namespaces`: a thread's namespaces (device and inode of each
+/// /proc/PID/task/TID/ns link) as a NAMESPACES record; zeros for those it
+/// cannot read, as perf writes them.
+pub fn namespaces(endian: Endian, trailer: usize, pid: i32, tid: i32) -> Synth {
+    use std::os::unix::fs::MetadataExt;
+    let mut p = Vec::with_capacity(16 + 16 * NAMESPACES.len() + trailer);
+    p.extend_from_slice(&endian.put_u32(pid as u32));
+    p.extend_from_slice(&endian.put_u32(tid as u32));
+    p.extend_from_slice(&endian.put_u64(NAMESPACES.len() as u64));
+    for n in NAMESPACES {
+        let (dev, ino) = fs::metadata(format!("/proc/{pid}/task/{tid}/ns/{n}"))
+            .map(|m| (m.dev(), m.ino()))
+            .unwrap_or((0, 0));
+        p.extend_from_slice(&endian.put_u64(dev));
+        p.extend_from_slice(&endian.put_u64(ino));
+    }
+    p.resize(p.len() + trailer, 0);
+    Synth {
+        type_: PERF_RECORD_NAMESPACES,
+        misc: 0,
+        payload: p,
+    }
+}
+
+/// `--all-cgroups`: a CGROUP record for each cgroup of the cgroup2
+/// hierarchy (its id, the directory's inode, which the kernel gives as the
+/// cgroup id; its path from the root), walked depth first as perf walks it.
+pub fn cgroups(endian: Endian, trailer: usize) -> Vec<Synth> {
+    let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let Some(root) = mounts.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (_, dir, kind) = (f.next()?, f.next()?, f.next()?);
+        (kind == "cgroup2").then(|| dir.to_owned())
+    }) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(&root)];
+    while let Some(dir) = stack.pop() {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = fs::metadata(&dir) else {
+            continue;
+        };
+        let rel = dir
+            .strip_prefix(&root)
+            .map(|r| format!("/{}", r.display()))
+            .unwrap_or_else(|_| "/".into());
+        let mut p = Vec::with_capacity(16 + rel.len() + trailer);
+        p.extend_from_slice(&endian.put_u64(m.ino()));
+        put_name(&mut p, rel.as_bytes());
+        p.resize(p.len() + trailer, 0);
+        out.push(Synth {
+            type_: PERF_RECORD_CGROUP,
+            misc: 0,
+            payload: p,
+        });
+        if out.len() >= 100_000 {
+            break;
+        }
+        let mut subdirs: Vec<_> = fs::read_dir(&dir)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        subdirs.sort();
+        stack.extend(subdirs.into_iter().rev());
+    }
+    out
 }
 
 /// The thread ids of a process (just `pid` if its task list cannot be read).
