@@ -103,6 +103,13 @@ fn sort_keys_equal_perf() {
         &["-e", "cpu-clock", "-F", "2000", "-g", "--sample-cpu"],
         &w,
     );
+    // Threads' cgroup namespaces come from NAMESPACES records.
+    let ns = perf_record(
+        dir.path(),
+        "ns.data",
+        &["-e", "cpu-clock", "-F", "2000", "-g", "--namespaces"],
+        &w,
+    );
     let static_fp = perf_record(
         dir.path(),
         "static-fp.data",
@@ -162,7 +169,8 @@ fn sort_keys_equal_perf() {
         vec!["--sort", "sym,addr"],
     ];
     // The socket comes from the sample's CPU (where samples carry none,
-    // perf 6.1's children column counts a frame once per stack entry).
+    // socket -1, perf 6.1's children column counts a frame once per stack
+    // entry: its callchain template lacks the key; so for cgroup_id).
     let cpu_sets: Vec<Vec<&str>> = vec![vec!["--sort", "socket,sym"], vec!["--sort", "cpu,socket"]];
     let mut failures = Vec::new();
     let mut compared = 0;
@@ -179,6 +187,14 @@ fn sort_keys_equal_perf() {
         runs.extend(src_sets.iter().map(|s| (f, s)));
     }
     runs.extend(cpu_sets.iter().map(|s| (&cpu, s)));
+    runs.extend(cpu_sets.iter().map(|s| (&fp, s)));
+    let ns_sets: Vec<Vec<&str>> = vec![
+        vec!["--sort", "cgroup_id"],
+        vec!["--sort", "cgroup_id,comm,sym"],
+    ];
+    runs.extend(ns_sets.iter().map(|s| (&ns, s)));
+    // (Without NAMESPACES records: 0/0x0.)
+    runs.extend(ns_sets.iter().map(|s| (&fp, s)));
     {
         for (f, set) in runs {
             for mode in [

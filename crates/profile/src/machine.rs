@@ -231,6 +231,9 @@ struct Thread {
     maps: usize,
     /// The tid of the thread it forked from (-1: none seen).
     ppid: i32,
+    /// Its cgroup namespace (device, inode) from NAMESPACES records;
+    /// zeros before one.
+    cgroup_ns: (u64, u64),
 }
 
 /// A binary perf knows by name, in the order perf first met it.
@@ -386,6 +389,7 @@ impl Machine {
             comm: None,
             maps,
             ppid: -1,
+            cgroup_ns: (0, 0),
         });
         let t = self.threads.len() - 1;
         self.by_tid.insert(tid, t);
@@ -439,6 +443,21 @@ impl Machine {
                 self.threads[t].comm = Some(String::from_utf8_lossy(c.comm).into_owned());
             }
             RecordData::Fork(f) => return self.fork(misc, &f),
+            RecordData::Namespaces {
+                pid,
+                tid,
+                namespaces,
+            } => {
+                // (dev, ino) pairs in the kernel's order; cgroup is the 7th.
+                const CGROUP_NS_INDEX: usize = 6;
+                let t = self.findnew(pid as i32, tid as i32);
+                if let (Some(dev), Some(ino)) = (
+                    namespaces.get(2 * CGROUP_NS_INDEX),
+                    namespaces.get(2 * CGROUP_NS_INDEX + 1),
+                ) {
+                    self.threads[t].cgroup_ns = (dev, ino);
+                }
+            }
             RecordData::Exit(f) => {
                 // Looking a thread up adopts the pid the record gives.
                 if let Some(t) = self.find(f.pid as i32, f.tid as i32) {
@@ -612,6 +631,17 @@ impl Machine {
         let t = self.findnew(pid, tid);
         let th = &self.threads[t];
         th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid))
+    }
+
+    /// How many threads the machine has made (indices `0..n`).
+    pub fn nr_threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// A thread's cgroup namespace (device, inode): zeros where no
+    /// NAMESPACES record named it (perf's `cgroup_id` key).
+    pub fn cgroup_ns_of(&self, t: usize) -> (u64, u64) {
+        self.threads.get(t).map_or((0, 0), |th| th.cgroup_ns)
     }
 
     /// A thread's comm now; None before any COMM record named it.

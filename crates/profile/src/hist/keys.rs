@@ -32,11 +32,14 @@ pub enum SortKey {
     Addr,
     /// The socket of the sample's CPU (from the CPU topology).
     Socket,
+    /// The thread's cgroup namespace, device and inode (perf's
+    /// `cgroup_id`, from NAMESPACES records: `record --namespaces`).
+    CgroupId,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -56,6 +59,7 @@ impl SortKey {
             "dso_size" => SortKey::DsoSize,
             "addr" => SortKey::Addr,
             "socket" => SortKey::Socket,
+            "cgroup_id" => SortKey::CgroupId,
             _ => return None,
         })
     }
@@ -91,6 +95,7 @@ impl SortKey {
             SortKey::IpcNull => "IPC   [IPC Coverage]",
             SortKey::Addr => "Address",
             SortKey::Socket => "Socket",
+            SortKey::CgroupId => "cgroup id (dev/inode)",
         }
     }
 
@@ -99,7 +104,11 @@ impl SortKey {
     pub fn pads_value(self) -> bool {
         !matches!(
             self,
-            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+            SortKey::Sym
+                | SortKey::SymOff
+                | SortKey::Srcline
+                | SortKey::Srcfile
+                | SortKey::CgroupId
         )
     }
 
@@ -191,6 +200,8 @@ pub enum Key {
     Addr(u64),
     /// The socket id, -1 where unknown.
     Socket(i32),
+    /// Cgroup namespace device and inode.
+    CgroupId(u64, u64),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -281,6 +292,7 @@ impl Names<'_> {
             // perf compares the signed difference: kernel addresses first.
             (Key::Addr(x), Key::Addr(y)) => (*x as i64).cmp(&(*y as i64)),
             (Key::Socket(x), Key::Socket(y)) => x.cmp(y),
+            (Key::CgroupId(a, b), Key::CgroupId(c, d)) => (a, b).cmp(&(c, d)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -346,6 +358,7 @@ impl Names<'_> {
             Key::Addr(0) => "0".to_owned(),
             Key::Addr(a) => format!("{a:#x}"),
             Key::Socket(s) => three_digits(*s),
+            Key::CgroupId(dev, ino) => format!("{dev}/0x{ino:x}"),
         }
     }
 
@@ -412,6 +425,8 @@ pub(super) struct KeyMaker<'a> {
     pub(super) sockets: &'a [i32],
     /// Per DSO: its maps keep addresses as they are (heap, stack, JIT).
     pub(super) identity: Vec<bool>,
+    /// Per thread: its cgroup namespace (for the `cgroup_id` key).
+    pub(super) cgroup_ns: Vec<(u64, u64)>,
 }
 
 /// perf's text for an address without a source line or map.
@@ -442,7 +457,14 @@ impl<'a> KeyMaker<'a> {
             },
             sockets,
             identity: Vec::new(),
+            cgroup_ns: Vec::new(),
         }
+    }
+
+    /// With each thread's cgroup namespace (for the `cgroup_id` key).
+    pub(super) fn with_cgroup_ns(mut self, ns: Vec<(u64, u64)>) -> Self {
+        self.cgroup_ns = ns;
+        self
     }
 
     /// With each DSO's identity-mapping flag (for the `addr` key).
@@ -566,6 +588,14 @@ impl<'a> KeyMaker<'a> {
                 }
                 SortKey::Socket => {
                     Key::Socket(self.sockets.get(c.cpu as usize).copied().unwrap_or(-1))
+                }
+                SortKey::CgroupId => {
+                    let (dev, ino) = self
+                        .cgroup_ns
+                        .get(c.thread as usize)
+                        .copied()
+                        .unwrap_or((0, 0));
+                    Key::CgroupId(dev, ino)
                 }
             };
             out.push(key);

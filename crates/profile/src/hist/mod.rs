@@ -421,6 +421,22 @@ struct PathMarks {
     stamp: u32,
     /// Per entry, the stamp of the path it was last seen on.
     mark: Vec<u32>,
+    /// The sort keys hold one perf leaves out of its callchain entries'
+    /// template (see [`counts_every_occurrence`]).
+    check_every: bool,
+}
+
+/// perf 6.1 compares each callchain entry with the entries of the sample
+/// so far through a template that lacks the socket and cgroup_id keys (as
+/// if both were 0): where an entry's value is not 0, nothing matches, so
+/// its children period counts every occurrence of its frame in the stack,
+/// the sample's own frame included.
+fn counts_every_occurrence(e: &HistEntry) -> bool {
+    e.keys.iter().any(|k| match *k {
+        Key::Socket(s) => s != 0,
+        Key::CgroupId(dev, ino) => (dev, ino) != (0, 0),
+        _ => false,
+    })
 }
 
 impl PathMarks {
@@ -455,7 +471,8 @@ impl PathMarks {
     /// subtrees if its frame's entry does not occur above it.
     fn note_first_occurrence(&mut self, trie: &ChainTrie, h: &mut Hists, n: u32) {
         let idx = trie.entry[n as usize];
-        if self.see(idx) {
+        let first = self.see(idx);
+        if first || self.check_every && counts_every_occurrence(&h.entries[idx as usize]) {
             h.entries[idx as usize].subtrees.push(n);
         }
     }
@@ -504,7 +521,14 @@ pub fn build(
     let mut g = Grow {
         syms,
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows, &opts.sockets)
-            .with_identity(machine.dsos().iter().map(|d| d.maps_identity()).collect()),
+            .with_identity(machine.dsos().iter().map(|d| d.maps_identity()).collect())
+            .with_cgroup_ns(if opts.keys.contains(&SortKey::CgroupId) {
+                (0..machine.nr_threads())
+                    .map(|t| machine.cgroup_ns_of(t))
+                    .collect()
+            } else {
+                Vec::new()
+            }),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
@@ -525,7 +549,13 @@ pub fn build(
     // Trie nodes a chain made, with their locations (`NONE` unless keys
     // need them), root first.
     let mut fresh: Vec<(u32, u32)> = Vec::new();
-    let mut marks = PathMarks::default();
+    let mut marks = PathMarks {
+        check_every: opts
+            .keys
+            .iter()
+            .any(|k| matches!(k, SortKey::Socket | SortKey::CgroupId)),
+        ..Default::default()
+    };
     report.trie.children = opts.children;
     report.trie.caller_order = opts.caller_order;
     // The sums are taken from the end of a reversed copy, and their vector
@@ -779,6 +809,9 @@ pub fn build(
                         let d = t.max_depth[s].saturating_sub(t.depth[s]) + 1;
                         e.max_depth = e.max_depth.max(d as usize);
                     }
+                }
+                if marks.check_every && counts_every_occurrence(e) {
+                    continue;
                 }
                 for &term in &e.ends {
                     let Some(term) = t.terms.get(term as usize) else {
