@@ -107,7 +107,15 @@ fn sort_keys_equal_perf() {
     let ns = perf_record(
         dir.path(),
         "ns.data",
-        &["-e", "cpu-clock", "-F", "2000", "-g", "--namespaces"],
+        &[
+            "-e",
+            "cpu-clock",
+            "-F",
+            "2000",
+            "-g",
+            "--namespaces",
+            "--all-cgroups",
+        ],
         &w,
     );
     let static_fp = perf_record(
@@ -191,6 +199,11 @@ fn sort_keys_equal_perf() {
     let ns_sets: Vec<Vec<&str>> = vec![
         vec!["--sort", "cgroup_id"],
         vec!["--sort", "cgroup_id,comm,sym"],
+        vec!["--sort", "cgroup"],
+        vec!["--sort", "cgroup,sym"],
+        vec!["--sort", "time,sym"],
+        vec!["--sort", "comm,time", "--time-quantum", "50ms"],
+        vec!["--sort", "time", "--ns", "--time-quantum", "10ms"],
     ];
     runs.extend(ns_sets.iter().map(|s| (&ns, s)));
     // (Without NAMESPACES records: 0/0x0.)

@@ -599,6 +599,32 @@ pub struct InjectArgs {
     pub vm_time_correlation: Option<String>,
 }
 
+/// `--time-quantum`: perf's parse (a number, then s, ms, us or ns).
+fn time_quantum(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("cannot parse time quantum `{s}' (e.g. 100ms, 1s, 500us)"))?;
+    if n == 0 {
+        return Err("time quantum cannot be 0".into());
+    }
+    let mult: u64 = match unit.trim() {
+        "" | "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "cannot parse time quantum `{s}' (use s, ms, us or ns)"
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("time quantum `{s}' is too large"))
+}
+
 /// Where the recording comes from.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
@@ -697,6 +723,13 @@ pub struct ReportArgs {
     /// as perf) or of the samples kept (`relative`).
     #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]
     pub percentage: Option<String>,
+    /// The `time` sort key's buckets: a number of nanoseconds, or with s,
+    /// ms, us or ns (perf's default: 100ms).
+    #[arg(long = "time-quantum", value_name = "TIME", value_parser = time_quantum)]
+    pub time_quantum: Option<u64>,
+    /// Print the `time` key to the nanosecond.
+    #[arg(long = "ns")]
+    pub ns: bool,
     /// One level per sort key: a row per value of the first key, under it
     /// a row per value of the next among its samples, and so on, call
     /// graphs under the last level (perf's hierarchy view; implies

@@ -113,6 +113,8 @@ fn hotspots(
         no_branch_stack: a.no_branch_stack,
         max_stack: a.stack.max_stack,
         adjust_returns: !a.stack.raw_return_addresses,
+        time_quantum: a.time_quantum.unwrap_or(100_000_000),
+        nanosecs: a.ns,
     };
     // What the events record is known only after all records in pipe
     // mode (their attrs come as records): the columns are checked now and

@@ -67,8 +67,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         // Samples without call chains just get empty stacks.
         callchains: true,
         adjust_returns: !a.stack.raw_return_addresses,
-        by_cpu: false,
-        max_stack_from_root: false,
+        ..CollectOptions::default()
     });
     let mut sink = profile::session::Timeline::new(
         collector,

@@ -197,6 +197,9 @@ pub struct SampleKey {
     /// The sample's CPU when a sort key needs it ([`CollectOptions::by_cpu`]),
     /// else (and for samples without one) `u32::MAX`, which perf shows as -1.
     pub cpu: u32,
+    /// The sample's time bucket and cgroup when sort keys need them
+    /// ([`Collector::tag`]), else `u32::MAX`.
+    pub tag: u32,
 }
 
 impl SampleKey {
@@ -208,6 +211,7 @@ impl SampleKey {
             leaf,
             stack,
             cpu,
+            tag: u32::MAX,
         }
     }
 }
@@ -237,6 +241,11 @@ pub struct CollectOptions {
     /// the leaf-most: perf walks the chain from the root when it shows
     /// callers first (its default with children).
     pub max_stack_from_root: bool,
+    /// Keep samples apart by their time, rounded down to this many
+    /// nanoseconds (the `time` sort key; perf's `--time-quantum`).
+    pub time_quantum: Option<u64>,
+    /// Keep samples apart by their cgroup (the `cgroup` sort key).
+    pub by_cgroup: bool,
 }
 
 impl Default for CollectOptions {
@@ -247,6 +256,8 @@ impl Default for CollectOptions {
             adjust_returns: true,
             by_cpu: false,
             max_stack_from_root: false,
+            time_quantum: None,
+            by_cgroup: false,
         }
     }
 }
@@ -299,6 +310,9 @@ pub struct Collector {
     pub unwind_failures: u64,
     /// Unwinder syncs and the mappings they compared (debug figures).
     syncs: (u64, u64, u64, u64, u64),
+    /// (time bucket, cgroup id) of each [`SampleKey::tag`].
+    tags: Vec<(u64, u64)>,
+    tag_ids: HashMap<(u64, u64), u32>,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -378,7 +392,40 @@ impl Collector {
             map_cache: MapCache::default(),
             unwind_failures: 0,
             syncs: (0, 0, 0, 0, 0),
+            tags: Vec::new(),
+            tag_ids: HashMap::default(),
         }
+    }
+
+    /// Every tag's (time bucket, cgroup id), by [`SampleKey::tag`].
+    pub fn tags(&self) -> &[(u64, u64)] {
+        &self.tags
+    }
+
+    /// The (time bucket, cgroup id) a [`SampleKey::tag`] stands for.
+    pub fn tag(&self, tag: u32) -> (u64, u64) {
+        self.tags.get(tag as usize).copied().unwrap_or((0, 0))
+    }
+
+    fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
+        if self.opts.time_quantum.is_none() && !self.opts.by_cgroup {
+            return u32::MAX;
+        }
+        let time = match (self.opts.time_quantum, s.time) {
+            (Some(q), Some(t)) if q > 0 => t - t % q,
+            (Some(_), Some(t)) => t,
+            _ => 0,
+        };
+        let cgroup = if self.opts.by_cgroup {
+            s.cgroup.unwrap_or(0)
+        } else {
+            0
+        };
+        let tags = &mut self.tags;
+        *self.tag_ids.entry((time, cgroup)).or_insert_with(|| {
+            tags.push((time, cgroup));
+            (tags.len() - 1) as u32
+        })
     }
 
     /// Process `pid` exited (its leader's EXIT record, before the machine
@@ -535,12 +582,13 @@ impl Collector {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
+        let tag = self.tag_of(s);
         let fast = self
             .chain_hash(
                 machine,
                 &th,
                 s,
-                (s.event as u32, th.index as u32, comm, cpu),
+                (s.event as u32, th.index as u32, comm, cpu, tag),
             )
             .map(split128);
         if let Some((_, e)) = fast.and_then(|h| self.sum_ids.get_mut(&h)) {
@@ -549,11 +597,14 @@ impl Collector {
             return;
         }
         let (leaf, stack) = self.resolve(machine, &th, s);
-        let key = SampleKey::of(s, &th, comm, cpu, leaf, stack);
+        let key = SampleKey {
+            tag,
+            ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
+        };
         let hash = fast.unwrap_or_else(|| {
-            let mut bytes = [0u8; 24];
+            let mut bytes = [0u8; 28];
             let k = [
-                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu,
+                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu, key.tag,
             ];
             for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
                 b.copy_from_slice(&v.to_le_bytes());
@@ -596,6 +647,7 @@ impl Collector {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
+        let tag = self.tag_of(s);
         let chain_hash = self.chain_hash(machine, &th, s, ());
         let (leaf, stack) = match chain_hash.and_then(|h| self.chains.get(&h)) {
             Some(&(stack, leaf)) => (leaf, stack),
@@ -607,7 +659,10 @@ impl Collector {
                 (leaf, stack)
             }
         };
-        SampleKey::of(s, &th, comm, cpu, leaf, stack)
+        SampleKey {
+            tag,
+            ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
+        }
     }
 
     /// The interned location of `addr`, an address a sample carries

@@ -299,6 +299,8 @@ pub struct Machine {
     dso_ino: Vec<Option<u64>>,
     exit_removes_thread: bool,
     kernel_reloc: Option<(String, u64)>,
+    /// Cgroup paths by id (CGROUP records).
+    cgroups: HashMap<u64, String>,
 }
 
 impl Default for Machine {
@@ -319,6 +321,7 @@ impl Machine {
             dso_ino: Vec::new(),
             exit_removes_thread: false,
             kernel_reloc: None,
+            cgroups: HashMap::default(),
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
@@ -443,6 +446,10 @@ impl Machine {
                 self.threads[t].comm = Some(String::from_utf8_lossy(c.comm).into_owned());
             }
             RecordData::Fork(f) => return self.fork(misc, &f),
+            RecordData::Cgroup { id, path } => {
+                self.cgroups
+                    .insert(id, String::from_utf8_lossy(path).into_owned());
+            }
             RecordData::Namespaces {
                 pid,
                 tid,
@@ -631,6 +638,11 @@ impl Machine {
         let t = self.findnew(pid, tid);
         let th = &self.threads[t];
         th.comm.clone().unwrap_or_else(|| format!(":{}", th.tid))
+    }
+
+    /// A cgroup's path from CGROUP records.
+    pub fn cgroup_name(&self, id: u64) -> Option<&str> {
+        self.cgroups.get(&id).map(String::as_str)
     }
 
     /// How many threads the machine has made (indices `0..n`).

@@ -51,6 +51,11 @@ pub struct Request<'a> {
     pub max_stack: usize,
     /// Look return addresses up inside the call (not `--raw-return-addresses`).
     pub adjust_returns: bool,
+    /// `--time-quantum` in nanoseconds (the `time` key's buckets; perf's
+    /// default is 100 ms).
+    pub time_quantum: u64,
+    /// `--ns`: the time key to the nanosecond.
+    pub nanosecs: bool,
 }
 
 /// What is known before the records: the sort keys.
@@ -102,6 +107,11 @@ impl Request<'_> {
             adjust_returns: self.adjust_returns,
             by_cpu: early.keys.iter().any(|k| k.needs_cpu()),
             max_stack_from_root: false,
+            time_quantum: early
+                .keys
+                .contains(&SortKey::Time)
+                .then_some(self.time_quantum),
+            by_cgroup: early.keys.contains(&SortKey::Cgroup),
         }
     }
 
@@ -169,6 +179,7 @@ impl Request<'_> {
                 Vec::new()
             },
             frames_by_address: self.graph.key == crate::callchain::ChainKey::Address,
+            nanosecs: self.nanosecs,
         };
         Ok(Plan {
             show_graphs: hist.callchains,

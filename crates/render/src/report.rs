@@ -295,6 +295,16 @@ fn write_section(
                 Key::Parent(None) => 0,
                 // perf sizes the address column for a 64-bit address.
                 Key::Addr(_) => 18,
+                // perf's time column: seconds and micro- (or nano)seconds.
+                Key::Time(_, ns) => {
+                    if *ns {
+                        16
+                    } else {
+                        12
+                    }
+                }
+                // (Samples without a cgroup do not widen it.)
+                Key::Cgroup(0) => 0,
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);
@@ -465,7 +475,7 @@ fn key_text(
     // with a -w width, every key but a symbol (cut above) or an unresolved
     // address (printed whole).
     let own_cut = match k {
-        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) => true,
+        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) | Key::Time(..) => true,
         Key::Sym(_) => false,
         _ => col.user.is_some(),
     };

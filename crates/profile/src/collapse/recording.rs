@@ -61,6 +61,8 @@ pub fn fold_recording(
                 adjust_returns: !r.raw_return_addresses,
                 by_cpu: false,
                 max_stack_from_root: false,
+                time_quantum: None,
+                by_cgroup: false,
             },
             names: crate::symbolize::NameStyle::Short,
             inline: true,

@@ -35,11 +35,15 @@ pub enum SortKey {
     /// The thread's cgroup namespace, device and inode (perf's
     /// `cgroup_id`, from NAMESPACES records: `record --namespaces`).
     CgroupId,
+    /// The sample's time, rounded down to the time quantum.
+    Time,
+    /// The sample's cgroup (`record --all-cgroups`), named by CGROUP records.
+    Cgroup,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -60,6 +64,8 @@ impl SortKey {
             "addr" => SortKey::Addr,
             "socket" => SortKey::Socket,
             "cgroup_id" => SortKey::CgroupId,
+            "cgroup" => SortKey::Cgroup,
+            "time" => SortKey::Time,
             _ => return None,
         })
     }
@@ -96,6 +102,8 @@ impl SortKey {
             SortKey::Addr => "Address",
             SortKey::Socket => "Socket",
             SortKey::CgroupId => "cgroup id (dev/inode)",
+            SortKey::Time => "Time",
+            SortKey::Cgroup => "Cgroup",
         }
     }
 
@@ -109,6 +117,8 @@ impl SortKey {
                 | SortKey::Srcline
                 | SortKey::Srcfile
                 | SortKey::CgroupId
+                | SortKey::Time
+                | SortKey::Cgroup
         )
     }
 
@@ -202,6 +212,11 @@ pub enum Key {
     Socket(i32),
     /// Cgroup namespace device and inode.
     CgroupId(u64, u64),
+    /// A time bucket (ns) and whether perf prints it to the nanosecond
+    /// (`--ns`).
+    Time(u64, bool),
+    /// A cgroup id (0: the sample has none).
+    Cgroup(u64),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -293,6 +308,8 @@ impl Names<'_> {
             (Key::Addr(x), Key::Addr(y)) => (*x as i64).cmp(&(*y as i64)),
             (Key::Socket(x), Key::Socket(y)) => x.cmp(y),
             (Key::CgroupId(a, b), Key::CgroupId(c, d)) => (a, b).cmp(&(c, d)),
+            (Key::Time(x, _), Key::Time(y, _)) => x.cmp(y),
+            (Key::Cgroup(x), Key::Cgroup(y)) => x.cmp(y),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -359,6 +376,20 @@ impl Names<'_> {
             Key::Addr(a) => format!("{a:#x}"),
             Key::Socket(s) => three_digits(*s),
             Key::CgroupId(dev, ino) => format!("{dev}/0x{ino:x}"),
+            Key::Time(t, ns) => {
+                let (s, frac) = (t / 1_000_000_000, t % 1_000_000_000);
+                if *ns {
+                    format!("{s}.{frac:09}")
+                } else {
+                    format!("{s}.{:06}", frac / 1000)
+                }
+            }
+            Key::Cgroup(0) => "N/A".to_owned(),
+            Key::Cgroup(id) => self
+                .machine
+                .cgroup_name(*id)
+                .unwrap_or("unknown")
+                .to_owned(),
         }
     }
 
@@ -395,6 +426,8 @@ pub(super) struct KeyCtx {
     pub(super) comm: u32,
     pub(super) thread: u32,
     pub(super) cpu: u32,
+    /// The sample's tag ([`crate::collect::SampleKey::tag`]).
+    pub(super) tag: u32,
     pub(super) dso: u32,
     pub(super) sym: SymRef,
     /// The location (loc id) the entry's address came from.
@@ -427,6 +460,10 @@ pub(super) struct KeyMaker<'a> {
     pub(super) identity: Vec<bool>,
     /// Per thread: its cgroup namespace (for the `cgroup_id` key).
     pub(super) cgroup_ns: Vec<(u64, u64)>,
+    /// Per sample tag: (time bucket, cgroup id) (for `time` and `cgroup`).
+    pub(super) tags: &'a [(u64, u64)],
+    /// `--ns`: times to the nanosecond.
+    pub(super) nanosecs: bool,
 }
 
 /// perf's text for an address without a source line or map.
@@ -458,7 +495,16 @@ impl<'a> KeyMaker<'a> {
             sockets,
             identity: Vec::new(),
             cgroup_ns: Vec::new(),
+            tags: &[],
+            nanosecs: false,
         }
+    }
+
+    /// With the samples' tags (see [`crate::collect::SampleKey::tag`]).
+    pub(super) fn with_tags(mut self, tags: &'a [(u64, u64)], nanosecs: bool) -> Self {
+        self.tags = tags;
+        self.nanosecs = nanosecs;
+        self
     }
 
     /// With each thread's cgroup namespace (for the `cgroup_id` key).
@@ -589,6 +635,11 @@ impl<'a> KeyMaker<'a> {
                 SortKey::Socket => {
                     Key::Socket(self.sockets.get(c.cpu as usize).copied().unwrap_or(-1))
                 }
+                SortKey::Time => {
+                    let t = self.tags.get(c.tag as usize).map_or(0, |t| t.0);
+                    Key::Time(t, self.nanosecs)
+                }
+                SortKey::Cgroup => Key::Cgroup(self.tags.get(c.tag as usize).map_or(0, |t| t.1)),
                 SortKey::CgroupId => {
                     let (dev, ino) = self
                         .cgroup_ns

@@ -133,6 +133,8 @@ pub struct HistOptions {
     /// Call-graph frames are equal when their addresses are (perf's `-g
     /// ...,address`), not their functions: each keeps its site.
     pub frames_by_address: bool,
+    /// `--ns`: the time key to the nanosecond.
+    pub nanosecs: bool,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -300,6 +302,8 @@ struct ChainCtx {
     comm: u32,
     thread: u32,
     cpu: u32,
+    /// The sample's tag where a key needs it (time, cgroup), else `NONE`.
+    tag: u32,
     parent_id: u32,
     parent: Option<u32>,
     leaf_level: u8,
@@ -308,7 +312,7 @@ struct ChainCtx {
 }
 
 /// (event, comm, thread, frame, location, cpu, parent).
-type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32);
+type FrameEntryKey = (u32, u32, u32, u32, u32, u32, u32, u32);
 
 /// Everything that grows while chains are added to the trie.
 struct Grow<'a> {
@@ -346,6 +350,7 @@ impl Grow<'_> {
             at,
             c.cpu,
             c.parent_id,
+            c.tag,
         );
         if let Some(&i) = self.frame_entry.get(&key) {
             return i;
@@ -355,6 +360,7 @@ impl Grow<'_> {
             comm: c.comm,
             thread: c.thread,
             cpu: c.cpu,
+            tag: c.tag,
             dso: frame_dso(self.syms, sref),
             sym: sref,
             loc: at,
@@ -435,6 +441,8 @@ fn counts_every_occurrence(e: &HistEntry) -> bool {
     e.keys.iter().any(|k| match *k {
         Key::Socket(s) => s != 0,
         Key::CgroupId(dev, ino) => (dev, ino) != (0, 0),
+        Key::Time(t, _) => t != 0,
+        Key::Cgroup(id) => id != 0,
         _ => false,
     })
 }
@@ -522,6 +530,7 @@ pub fn build(
         syms,
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows, &opts.sockets)
             .with_identity(machine.dsos().iter().map(|d| d.maps_identity()).collect())
+            .with_tags(collector.tags(), opts.nanosecs)
             .with_cgroup_ns(if opts.keys.contains(&SortKey::CgroupId) {
                 (0..machine.nr_threads())
                     .map(|t| machine.cgroup_ns_of(t))
@@ -537,6 +546,10 @@ pub fn build(
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.iter().any(|k| k.needs_cpu());
+    let want_tag = opts
+        .keys
+        .iter()
+        .any(|k| matches!(k, SortKey::Time | SortKey::Cgroup));
     // Keys that depend on the frame's location, not only its symbol: the
     // chains then keep frames of different locations apart.
     let by_loc = opts.keys.iter().any(|k| k.needs_loc());
@@ -550,10 +563,12 @@ pub fn build(
     // need them), root first.
     let mut fresh: Vec<(u32, u32)> = Vec::new();
     let mut marks = PathMarks {
-        check_every: opts
-            .keys
-            .iter()
-            .any(|k| matches!(k, SortKey::Socket | SortKey::CgroupId)),
+        check_every: opts.keys.iter().any(|k| {
+            matches!(
+                k,
+                SortKey::Socket | SortKey::CgroupId | SortKey::Time | SortKey::Cgroup
+            )
+        }),
         ..Default::default()
     };
     report.trie.children = opts.children;
@@ -614,6 +629,7 @@ pub fn build(
             comm: key.comm,
             thread: key.thread,
             cpu: if want_cpu { key.cpu } else { NONE },
+            tag: if want_tag { key.tag } else { NONE },
             parent_id: if want_parent {
                 parent.unwrap_or(NONE - 1)
             } else {
@@ -628,6 +644,7 @@ pub fn build(
             comm: key.comm,
             thread: key.thread,
             cpu: key.cpu,
+            tag: key.tag,
             dso: leaf.dso,
             sym: leaf_sym,
             loc: key.leaf,
@@ -683,6 +700,7 @@ pub fn build(
             if g.by_thread { key.thread } else { NONE },
             cctx.cpu,
             cctx.parent_id,
+            cctx.tag,
         );
         // The chain goes into the trie root first whatever the order: the
         // path of a stack extends the path of the stack without its leaf,

@@ -35,7 +35,7 @@ pub(super) struct ChainTrie {
     pub(super) loc_ids: HashMap<(u32, u32, u32), u32>,
     /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
     /// parent unless they are sort keys.
-    pub(super) roots: HashMap<(u32, u32, u32, u32, u32), u32>,
+    pub(super) roots: HashMap<(u32, u32, u32, u32, u32, u32), u32>,
     /// After [`ChainTrie::finish`], per node: the period and samples of
     /// the chains through it, their greatest depth, and its pre-order
     /// number and the number after its subtree's.
@@ -102,8 +102,9 @@ impl ChainTrie {
         thread: u32,
         cpu: u32,
         parent: u32,
+        tag: u32,
     ) -> u32 {
-        let key = (event, comm, thread, cpu, parent);
+        let key = (event, comm, thread, cpu, parent, tag);
         if let Some(&r) = self.roots.get(&key) {
             return r;
         }
