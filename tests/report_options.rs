@@ -55,6 +55,27 @@ fn options_print_what_perf_prints() {
         vec!["-w", "0,0,3,3,12", "-g", "none"],
         vec!["-g", "address", "--no-children"],
         vec!["-g", "caller,0.5,address", "--no-children", "-s", "dso,sym"],
+        vec!["--stdio-color=always", "--no-children"],
+        vec!["--stdio-color", "-g", "folded", "--no-children"],
+        vec!["--stdio-color=always", "-n", "--hierarchy"],
+        vec!["--stdio-color=never", "-g", "none"],
+        vec!["--stitch-lbr", "--no-children"],
+        vec![
+            "--skip-empty",
+            "--disable-order",
+            "--show-ref-call-graph",
+            "--ignore-vmlinux",
+            "-m",
+            "--no-children",
+        ],
+        vec![
+            "--itrace=i",
+            "--raw-trace",
+            "--total-cycles",
+            "--pretty=raw",
+            "-g",
+            "none",
+        ],
         vec!["--hierarchy"],
         vec!["--hierarchy", "-s", "dso,sym", "-n", "-g", "caller"],
         vec!["--hierarchy", "--percent-limit", "40", "-g", "none"],
@@ -124,6 +145,34 @@ fn options_print_what_perf_prints() {
         let rest = format!("1-{}", n - 1);
         let cpus = count(&["-C", "0", "--no-children"]) + count(&["-C", &rest, "--no-children"]);
         assert_eq!(cpus, all);
+    }
+}
+
+/// Modes the recording has no data for (branch stacks, memory accesses):
+/// perf's error on stderr and an empty report, exit 0.
+#[test]
+fn modes_without_their_data_say_so_as_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = two_process_recording(dir.path());
+    for opt in ["-b", "--branch-stack", "--mem-mode"] {
+        let p = perf()
+            .args(["report", "--stdio", opt, "-i"])
+            .arg(&data)
+            .output()
+            .unwrap();
+        let s = sear()
+            .args(["report", "--stdio", opt, "-i"])
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(s.status.success(), "{opt}");
+        assert_eq!(stdout_of(&s), stdout_of(&p), "{opt}");
+        let err = String::from_utf8_lossy(&s.stderr);
+        assert!(
+            err.contains(String::from_utf8_lossy(&p.stderr).trim()),
+            "{opt}: {err}"
+        );
     }
 }
 

@@ -746,6 +746,59 @@ pub struct ReportArgs {
     /// Treat samples with branch stacks as plain samples (perf otherwise reports branches).
     #[arg(long = "no-branch-stack")]
     pub no_branch_stack: bool,
+    /// Report branches (from, to) instead of samples: needs a recording
+    /// with branch stacks (`record -b`, LBR hardware); without, perf's
+    /// error and an empty report, as perf.
+    #[arg(short = 'b', long = "branch-stack", conflicts_with = "no_branch_stack")]
+    pub branch_stack: bool,
+    /// Memory-access mode (data addresses and their sources): needs a
+    /// recording with data sources (`record -d`); without, perf's error
+    /// and an empty report.
+    #[arg(long = "mem-mode")]
+    pub mem_mode: bool,
+    /// Stitch LBR call stacks (needs `record --call-graph lbr`, LBR
+    /// hardware): without, perf's warning, then the report.
+    #[arg(long = "stitch-lbr")]
+    pub stitch_lbr: bool,
+    /// Read the kernel's symbols from this vmlinux: not supported yet
+    /// (use --kallsyms FILE), refused saying so.
+    #[arg(short = 'k', long = "vmlinux", value_name = "FILE")]
+    pub vmlinux: Option<PathBuf>,
+    /// Colour the percentages (red from 5%, green from 0.5%, as perf):
+    /// `always`, `never` or `auto` (on a terminal, the default).
+    #[arg(long = "stdio-color", value_name = "always|never|auto", num_args = 0..=1,
+          require_equals = true, default_missing_value = "always",
+          value_parser = ["always", "never", "auto"])]
+    pub stdio_color: Option<String>,
+    /// The interactive browser (perf's default on a terminal): not
+    /// implemented yet; sear prints the text report, saying so.
+    #[arg(long = "tui")]
+    pub tui: bool,
+    /// Options that change nothing in perf's text report of recordings
+    /// without the data they concern, or describe how perf reads (sear
+    /// always orders by time and never reads vmlinux): `--total-cycles`,
+    /// `--itrace`, `--raw-trace`, `--skip-empty`, `--disable-order`,
+    /// `--pretty`, `--show-ref-call-graph`, `-m/--modules`,
+    /// `--ignore-vmlinux`; accepted for perf's command lines.
+    #[arg(long = "total-cycles", hide = true)]
+    pub total_cycles: bool,
+    #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", hide = true)]
+    pub itrace: Option<String>,
+    #[arg(long = "raw-trace", hide = true)]
+    pub raw_trace: bool,
+    #[arg(long = "skip-empty", hide = true)]
+    pub skip_empty: bool,
+    #[arg(long = "disable-order", hide = true)]
+    pub disable_order: bool,
+    #[arg(long = "pretty", value_name = "KEY", hide = true)]
+    pub pretty: Option<String>,
+    #[arg(long = "show-ref-call-graph", hide = true)]
+    pub show_ref_call_graph: bool,
+    #[arg(short = 'm', long = "modules", hide = true)]
+    pub modules: bool,
+    #[arg(long = "ignore-vmlinux", hide = true)]
+    pub ignore_vmlinux: bool,
     /// Call-graph display, as perf's -g: comma-separated print type
     /// (graph, fractal, flat, folded, none), order (caller, callee), key
     /// (function, address), value (percent, period, count), threshold

@@ -51,6 +51,52 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     if a.dump_raw_trace {
         return super::dump::run(&path, reader);
     }
+    if let Some(v) = &a.vmlinux {
+        anyhow::bail!(
+            "-k/--vmlinux {}: reading the kernel's symbols from a vmlinux image is not supported yet; \
+             give a copy of the machine's /proc/kallsyms with --kallsyms FILE",
+            v.display()
+        );
+    }
+    if a.tui {
+        log::warn!(
+            "the interactive report browser is not implemented yet: printing the text report"
+        );
+    }
+    // Modes whose data the recording lacks: perf's message and an empty
+    // report, as perf.
+    let sample_types = || reader.meta().events.iter().map(|e| e.attr.sample_type);
+    let empty = if a.branch_stack
+        && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_BRANCH_STACK != 0)
+    {
+        Some("Selected -b but no branch data. Did you call perf record without -b?")
+    } else if a.mem_mode && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_DATA_SRC != 0) {
+        Some("Selected --mem-mode but no mem data. Did you call perf record without -d?")
+    } else {
+        None
+    };
+    if let Some(msg) = empty {
+        eprintln!("Error:\n{msg}");
+        let mut out = super::stdout();
+        if !quiet {
+            use std::io::Write;
+            writeln!(
+                out,
+                "# To display the perf.data header info, please use --header/--header-only options.\n#"
+            )?;
+        }
+        super::finish(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.branch_stack {
+        anyhow::bail!("-b/--branch-stack: the branch view of `sear report` is not implemented yet; leave -b out (or give --no-branch-stack) for the samples' view");
+    }
+    if a.mem_mode {
+        anyhow::bail!("--mem-mode: the memory-access view of `sear report` is not implemented yet; `sear script -F addr,data_src` prints each sample's access");
+    }
+    if a.stitch_lbr {
+        eprintln!("Warning:\nCan't find LBR callchain. Switch off --stitch-lbr.\nPlease apply --call-graph lbr when recording.");
+    }
     if a.tasks || a.mmaps {
         let replay = profile::session::threads_only(reader)
             .with_context(|| format!("reading records of {}", path.display()))?;
@@ -90,6 +136,24 @@ fn hotspots(
         graph = graph
             .parse_onto(g)
             .map_err(|e| anyhow::anyhow!("-g/--call-graph {g}: {e}"))?;
+        // perf applies its options in command-line order: a
+        // --percent-limit after -g sets the threshold again.
+        let last = |names: &[&str]| {
+            std::env::args().rposition(|t| {
+                names
+                    .iter()
+                    .any(|n| t == *n || t.starts_with(&format!("{n}=")))
+            })
+        };
+        if let (Some(limit), Some(p), Some(g)) = (
+            a.percent_limit,
+            last(&["--percent-limit"]),
+            last(&["-g", "--call-graph"]),
+        ) {
+            if p > g {
+                graph.threshold = limit;
+            }
+        }
     }
     if hierarchy_caller && graph.order.is_none() {
         graph.order = Some(profile::callchain::ChainOrder::Caller);
@@ -189,6 +253,22 @@ fn hotspots(
         user_widths: a.column_widths.clone().map(|w| w.0).unwrap_or_default(),
         dso_list: a.dsos.is_some(),
         hierarchy: a.hierarchy,
+        // As perf: --stdio-color, else perf's config `color.ui` (always,
+        // never, auto; a true value means auto), else auto: on a terminal
+        // whose TERM is not `dumb`.
+        color: match a
+            .stdio_color
+            .as_deref()
+            .or_else(|| crate::config::get().value("color.ui"))
+        {
+            Some("always") => true,
+            Some(v) if v == "never" || crate::config::parse_bool(v) == Some(false) => false,
+            _ => {
+                use std::io::IsTerminal;
+                std::io::stdout().is_terminal()
+                    && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
+            }
+        },
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
@@ -202,6 +282,7 @@ fn hotspots(
             field_sep: topts.field_sep.as_deref(),
             srclines: (request.graph.key == profile::callchain::ChainKey::Address)
                 .then_some(&summed.syms),
+            color: topts.color,
         };
         render::callgraph::entry_graphs(
             &rows.report,

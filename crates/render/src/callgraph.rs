@@ -60,6 +60,31 @@ pub struct Style<'a> {
     /// `-t`/`--field-separator`: folded lines join frames with it instead
     /// of `;`.
     pub field_sep: Option<&'a str>,
+    /// Colour percentages as perf does on a terminal (see
+    /// [`percent_color`]).
+    pub color: bool,
+}
+
+/// perf's colour of a percentage: red from 5%, green above 0.5%, else
+/// none (its `get_percent_color`), as the escape that starts it.
+pub fn percent_color(pct: f64) -> Option<&'static str> {
+    let p = pct.abs();
+    if p >= 5.0 {
+        Some("\x1b[31m")
+    } else if p > 0.5 {
+        Some("\x1b[32m")
+    } else {
+        None
+    }
+}
+
+/// `text` in the colour of `pct` (perf's `color_fprintf`: the escape, the
+/// text, then a reset).
+pub fn colored(pct: f64, text: &str) -> String {
+    match percent_color(pct) {
+        Some(c) => format!("{c}{text}\x1b[m"),
+        None => text.to_owned(),
+    }
 }
 
 /// The name of fractal mode's remainder line. perf 6.1 allocates that
@@ -89,6 +114,7 @@ pub fn write_callgraph(
         params,
         name_of,
         buf: Vec::new(),
+        color: style.color,
     };
     let buf = match graph.sorted.print_type() {
         PrintType::Graph | PrintType::Fractal => p.graph(graph, style),
@@ -105,6 +131,7 @@ struct Printer<'a> {
     params: &'a CallGraphParams,
     name_of: &'a dyn Fn(FrameId) -> String,
     buf: Vec<u8>,
+    color: bool,
 }
 
 /// perf's depth masks are C `int`s shifted by the depth; on x86 the shift
@@ -146,7 +173,12 @@ impl Printer<'_> {
                 } else {
                     0.0
                 };
-                format!("{pct:.2}%")
+                let t = format!("{pct:.2}%");
+                if self.color {
+                    colored(pct, &t)
+                } else {
+                    t
+                }
             }
         };
         self.buf.extend_from_slice(s.as_bytes());
@@ -429,6 +461,8 @@ pub struct EntryGraphOptions<'a> {
     /// `-g ...,address`: frames are named with their source line (the
     /// report's frames carry their sites), from these symbols.
     pub srclines: Option<&'a profile::symbolize::SymbolTable>,
+    /// Colour the percentages (see [`Style::color`]).
+    pub color: bool,
 }
 
 /// The source line perf's `-g ...,address` shows after a frame's name
@@ -493,6 +527,7 @@ pub fn write_entry_graph(
     let style = Style {
         hide_first_frame: o.hide_first_frame,
         field_sep: o.field_sep,
+        color: o.color,
         ..Default::default()
     };
     let name_of = |f: u32| {

@@ -62,6 +62,8 @@ pub struct TableOptions {
     /// `--hierarchy`: one level per sort key, each row indented under
     /// the row of its keys before (perf's hierarchy view).
     pub hierarchy: bool,
+    /// Colour percentages as perf does on a terminal.
+    pub color: bool,
 }
 
 impl TableOptions {
@@ -409,6 +411,7 @@ fn write_section(
                         member_totals: &member_totals,
                         zero: &zero,
                         pct: &pct,
+                        color: opts.color,
                     };
                     v.write(&mut line, f, e, len);
                 }
@@ -496,6 +499,7 @@ struct Values<'a> {
     member_totals: &'a [u64],
     zero: &'a Stat,
     pct: &'a dyn Fn(u64, u64) -> f64,
+    color: bool,
 }
 
 impl Values<'_> {
@@ -503,12 +507,23 @@ impl Values<'_> {
     /// member's, each `len` wide (None: as narrow as it goes, perf's form
     /// with a field separator).
     fn write(&self, line: &mut String, f: Field, e: &HistEntry, len: Option<usize>) {
+        let paint = |pct: f64, t: String| {
+            if self.color {
+                crate::callgraph::colored(pct, &t)
+            } else {
+                t
+            }
+        };
         let mut one = |v: u64, total: u64| match (f.is_percent(), len) {
             (true, Some(len)) => {
                 let w = len.saturating_sub(2);
-                line.push_str(&format!(" {:>w$.2}%", (self.pct)(v, total)));
+                let p = (self.pct)(v, total);
+                line.push_str(&paint(p, format!(" {p:>w$.2}%")));
             }
-            (true, None) => line.push_str(&format!(" {:.2}%", (self.pct)(v, total))),
+            (true, None) => {
+                let p = (self.pct)(v, total);
+                line.push_str(&paint(p, format!(" {p:.2}%")));
+            }
             (false, Some(len)) => {
                 let w = len.saturating_sub(1);
                 line.push_str(&format!(" {v:>w$}"));
@@ -848,6 +863,7 @@ fn write_hierarchy(
         member_totals: &member_totals,
         zero: &zero,
         pct: &pct,
+        color: opts.color,
     };
     // perf's overhead width, for "no entry" lines.
     let overhead_width: usize =
