@@ -689,6 +689,11 @@ fn layout_equals_perf_annotate_byte_for_byte() {
             &["--asm-raw", "-n"][..],
             &["-M", "intel", "--show-total-period"][..],
             &["--print-line"][..],
+            // perf's colours: values by share, addresses, instructions,
+            // the source-line summary.
+            &["--stdio-color=always", "--print-line", "--asm-raw"][..],
+            &["--stdio-color", "-n"][..],
+            &["--demangle", "--group", "-m", "--ignore-vmlinux"][..],
         ] {
             let args = [&["--symbol", f][..], extra].concat();
             let ours = sear_annotate(&s.data, &args);

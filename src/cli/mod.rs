@@ -448,6 +448,40 @@ pub struct AnnotateArgs {
     /// Print names as stored in the binary (mangled).
     #[arg(long = "no-demangle")]
     pub no_demangle: bool,
+    /// Colour as perf does (values by share, addresses and instructions):
+    /// `always`, `never` or `auto` (on a terminal, the default; perf's
+    /// `color.ui` config too).
+    #[arg(long = "stdio-color", value_name = "always|never|auto", num_args = 0..=1,
+          require_equals = true, default_missing_value = "always",
+          value_parser = ["always", "never", "auto"])]
+    pub stdio_color: Option<String>,
+    /// Read the kernel's symbols from this vmlinux: not supported yet
+    /// (use --kallsyms FILE), refused saying so.
+    #[arg(short = 'k', long = "vmlinux", value_name = "FILE")]
+    pub vmlinux: Option<PathBuf>,
+    /// The interactive view: not implemented yet; sear prints the text
+    /// view, saying so.
+    #[arg(long = "tui")]
+    pub tui: bool,
+    /// Accepted for perf's command lines, changing nothing here: names
+    /// are demangled by default (`--demangle`; kernel names need none),
+    /// `--group` shows group members only for recordings with groups,
+    /// which sear's annotate does not split yet, sear never reads vmlinux
+    /// or modules' files (`--ignore-vmlinux`, `-m`), and there are no
+    /// hardware traces to decode (`--itrace`).
+    #[arg(long = "demangle", hide = true)]
+    pub demangle: bool,
+    #[arg(long = "demangle-kernel", hide = true)]
+    pub demangle_kernel: bool,
+    #[arg(long = "group", hide = true)]
+    pub group: bool,
+    #[arg(long = "ignore-vmlinux", hide = true)]
+    pub ignore_vmlinux: bool,
+    #[arg(short = 'm', long = "modules", hide = true)]
+    pub modules: bool,
+    #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", hide = true)]
+    pub itrace: Option<String>,
 }
 
 #[derive(Debug, Args)]

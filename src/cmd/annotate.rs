@@ -18,6 +18,16 @@ use crate::cli::AnnotateArgs;
 
 pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     crate::config::annotate_defaults(&mut a);
+    if let Some(v) = &a.vmlinux {
+        anyhow::bail!(
+            "-k/--vmlinux {}: reading the kernel's symbols from a vmlinux image is not supported yet; \
+             give a copy of the machine's /proc/kallsyms with --kallsyms FILE",
+            v.display()
+        );
+    }
+    if a.tui {
+        log::warn!("the interactive annotate view is not implemented yet: printing the text view");
+    }
     let syntax = match a.disassembler_style.as_deref() {
         None => Syntax::Att,
         Some(s) => Syntax::parse(s).with_context(|| {
@@ -123,6 +133,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         },
         print_line: a.print_line,
         percent_type,
+        color: crate::ui::stdio_color(a.stdio_color.as_deref()),
     };
     let mut annotator = Annotator::new(&syms, dsos, opts);
     let mut out = super::paged_stdout();
@@ -140,7 +151,15 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         };
         if a.print_line {
             let name = &dso.name;
-            render::annotate::write_summary(&mut out, name, ann, &per_insn, base, percent_type)?;
+            render::annotate::write_summary(
+                &mut out,
+                name,
+                ann,
+                &per_insn,
+                base,
+                percent_type,
+                ropts.color,
+            )?;
         }
         let event = meta
             .events

@@ -253,22 +253,7 @@ fn hotspots(
         user_widths: a.column_widths.clone().map(|w| w.0).unwrap_or_default(),
         dso_list: a.dsos.is_some(),
         hierarchy: a.hierarchy,
-        // As perf: --stdio-color, else perf's config `color.ui` (always,
-        // never, auto; a true value means auto), else auto: on a terminal
-        // whose TERM is not `dumb`.
-        color: match a
-            .stdio_color
-            .as_deref()
-            .or_else(|| crate::config::get().value("color.ui"))
-        {
-            Some("always") => true,
-            Some(v) if v == "never" || crate::config::parse_bool(v) == Some(false) => false,
-            _ => {
-                use std::io::IsTerminal;
-                std::io::stdout().is_terminal()
-                    && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
-            }
-        },
+        color: crate::ui::stdio_color(a.stdio_color.as_deref()),
     };
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.

@@ -136,3 +136,18 @@ pub fn local_utc_offset(t: i64) -> i64 {
     };
     i64::from(jiff::tz::TimeZone::system().to_offset(ts).seconds())
 }
+
+/// Whether text output gets perf's colours: `--stdio-color` (always,
+/// never, auto), else perf's config `color.ui` (the same words; a true
+/// value means auto), else auto: stdout is a terminal whose TERM is not
+/// `dumb`.
+pub fn stdio_color(flag: Option<&str>) -> bool {
+    match flag.or_else(|| crate::config::get().value("color.ui")) {
+        Some("always") => true,
+        Some(v) if v == "never" || crate::config::parse_bool(v) == Some(false) => false,
+        _ => {
+            std::io::stdout().is_terminal()
+                && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
+        }
+    }
+}

@@ -105,7 +105,15 @@ pub struct Options {
     /// What percentages are of; the `base` [`write_function`] and
     /// [`write_summary`] take is that total.
     pub percent_type: PercentType,
+    /// Colour as perf does on a terminal: each instruction's value by its
+    /// share (red from 5%, green above 0.5%), its address magenta, its
+    /// text blue.
+    pub color: bool,
 }
+
+const MAGENTA: &str = "\x1b[35m";
+const BLUE: &str = "\x1b[34m";
+const RESET: &str = "\x1b[m";
 
 /// perf's `MIN_GREEN`: source lines at or below this share stay out of `--print-line`.
 const MIN_LINE_PERCENT: f64 = 0.5;
@@ -166,7 +174,15 @@ pub fn write_function(
                 };
                 let hex = format!("{addr:x}");
                 let pad = 8 - (hex.len() + 1) % 8;
-                writeln!(w, " {zero} :   {hex:>addr_width$}:{:pad$}{text}", "")?
+                if o.color {
+                    writeln!(
+                        w,
+                        " {zero} : {MAGENTA}  {hex:>addr_width$}:{RESET}{BLUE}{:pad$}{text}{RESET}",
+                        ""
+                    )?
+                } else {
+                    writeln!(w, " {zero} :   {hex:>addr_width$}:{:pad$}{text}", "")?
+                }
             }
             Line::Insn {
                 addr,
@@ -176,19 +192,35 @@ pub fn write_function(
                 let (samples, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
                 insn += 1;
                 let share = percent(o.percent_type.of((samples, period)), base);
-                match o.column {
-                    Column::Percent => write!(w, " {share:7.2}")?,
-                    Column::Samples => write!(w, " {samples:7}")?,
-                    Column::Period => write!(w, " {period:11}")?,
-                }
+                let value = match o.column {
+                    Column::Percent => format!(" {share:7.2}"),
+                    Column::Samples => format!(" {samples:7}"),
+                    Column::Period => format!(" {period:11}"),
+                };
+                let paint = |t: String| {
+                    if o.color {
+                        crate::callgraph::colored(share, &t)
+                    } else {
+                        t
+                    }
+                };
+                write!(w, "{}", paint(value))?;
                 // objdump's `addr:\tinsn` with the tab expanded from the address's start.
                 let hex = format!("{addr:x}");
                 let pad = 8 - (hex.len() + 1) % 8;
-                write!(w, " :   {hex:>addr_width$}:{:pad$}{text}", "")?;
+                if o.color {
+                    write!(
+                        w,
+                        " : {MAGENTA}  {hex:>addr_width$}:{RESET}{BLUE}{:pad$}{text}{RESET}",
+                        ""
+                    )?;
+                } else {
+                    write!(w, " :   {hex:>addr_width$}:{:pad$}{text}", "")?;
+                }
                 if o.print_line && share > MIN_LINE_PERCENT {
                     if let Some(s) = srcline.as_deref() {
                         if prev_srcline != Some(s) {
-                            write!(w, " // {s}")?;
+                            write!(w, "{}", paint(format!(" // {s}")))?;
                             prev_srcline = Some(s);
                         }
                     }
@@ -209,6 +241,7 @@ pub fn write_summary(
     per_insn: &[(u64, u64)],
     base: u64,
     percent_type: PercentType,
+    color: bool,
 ) -> io::Result<()> {
     let mut sums: Vec<(String, f64)> = Vec::new();
     let mut insn = 0;
@@ -236,7 +269,12 @@ pub fn write_summary(
         writeln!(w, " Nothing higher than {MIN_LINE_PERCENT:1.1}%")?;
     }
     for (path, share) in sums {
-        writeln!(w, " {share:7.2} {path}")?;
+        // perf colours the share, then the path with its newline (the
+        // reset opens the next line).
+        match crate::callgraph::percent_color(share).filter(|_| color) {
+            Some(c) => write!(w, "{c} {share:7.2}{RESET}{c} {path}\n{RESET}")?,
+            None => writeln!(w, " {share:7.2} {path}")?,
+        }
     }
     Ok(())
 }
@@ -383,6 +421,7 @@ mod tests {
             &[(1, 1), (6, 6), (3, 3)],
             10,
             PercentType::LocalPeriod,
+            false,
         )
         .unwrap();
         let s = String::from_utf8(out).unwrap();
