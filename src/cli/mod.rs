@@ -884,10 +884,6 @@ pub struct ReportArgs {
     pub disassembler_style: Option<String>,
     #[arg(long = "objdump", value_name = "PATH", hide = true)]
     pub objdump: Option<String>,
-    #[arg(long = "demangle", hide = true)]
-    pub demangle: bool,
-    #[arg(long = "demangle-kernel", hide = true)]
-    pub demangle_kernel: bool,
     #[arg(long = "percent-type", value_name = "TYPE", hide = true,
           value_parser = ["local-period", "global-period", "local-hits", "global-hits"])]
     pub percent_type: Option<String>,
@@ -1245,8 +1241,15 @@ pub struct NameArgs {
     #[arg(long = "short-names")]
     pub short_names: bool,
     /// Print symbol names as stored in the binary (mangled).
-    #[arg(long = "no-demangle")]
+    #[arg(long = "no-demangle", overrides_with = "demangle")]
     pub no_demangle: bool,
+    /// Demangle names (the default; the last of --demangle and
+    /// --no-demangle wins, as in perf).
+    #[arg(long = "demangle", overrides_with = "no_demangle")]
+    pub demangle: bool,
+    /// Kernel names need no demangling: accepted for perf's command lines.
+    #[arg(long = "demangle-kernel", hide = true)]
+    pub demangle_kernel: bool,
 }
 
 impl NameArgs {
@@ -1260,5 +1263,16 @@ impl NameArgs {
         } else {
             NameStyle::Full
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of every command's flags (names unique, short
+    /// flags unclashed, conflicts and overrides naming real arguments).
+    #[test]
+    fn command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

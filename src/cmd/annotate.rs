@@ -48,6 +48,8 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     let names = crate::cli::NameArgs {
         no_demangle: a.no_demangle,
         short_names: false,
+        demangle: a.demangle,
+        demangle_kernel: a.demangle_kernel,
     }
     .style();
     let profile::session::Summed {
