@@ -101,3 +101,64 @@ fn assert_script_rows_equal(data: &std::path::Path, rows: &[Vec<&str>]) {
         },
     );
 }
+
+/// `--per-event-dump`: each event's sample lines in INPUT.EVENT.dump (a
+/// file for every event, samples or not), what each got said on stdout in
+/// perf's words; the files hold what perf's hold.
+#[test]
+fn per_event_dump_writes_perfs_files() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = two_process_recording(dir.path());
+    let p_dir = dir.path().join("p");
+    let s_dir = dir.path().join("s");
+    for d in [&p_dir, &s_dir] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::copy(&data, d.join("x.data")).unwrap();
+    }
+    let p = run_ok(
+        perf()
+            .args(["script", "--per-event-dump", "-i"])
+            .arg(p_dir.join("x.data")),
+    );
+    let s = run_ok(
+        sear()
+            .args([
+                "script",
+                "--per-event-dump",
+                "--short-names",
+                "--raw-return-addresses",
+                "-i",
+            ])
+            .arg(s_dir.join("x.data")),
+    );
+    let names = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".dump"))
+            .collect();
+        v.sort();
+        v
+    };
+    let dumps = names(&s_dir);
+    assert!(!dumps.is_empty());
+    assert_eq!(dumps, names(&p_dir));
+    for n in &dumps {
+        let ours = std::fs::read_to_string(s_dir.join(n)).unwrap();
+        let theirs = std::fs::read_to_string(p_dir.join(n)).unwrap();
+        assert!(
+            ours == theirs,
+            "{n} differs at line {}",
+            first_difference(&theirs, &ours)
+        );
+    }
+    let said = |o: &std::process::Output, who: &str, d: &std::path::Path| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("[ {who} script: ")))
+            .map(|l| l.replace(&d.display().to_string(), "DIR"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(said(&s, "sear", &s_dir), said(&p, "perf", &p_dir));
+}

@@ -947,6 +947,10 @@ fn field_separator(s: &str) -> Result<String, String> {
 pub struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Write each event's sample lines to its own file, INPUT.EVENT.dump
+    /// (side-band lines stay on stdout), and say what each got, as perf.
+    #[arg(long = "per-event-dump")]
+    pub per_event_dump: bool,
     /// Fields to print, comma-separated: comm, pid, tid, cpu, time, period,
     /// event, ip, sym, symoff, dso, srcline; misc (K/U mode letters), tod
     /// (time of day: record with -k), addr (data address, named for page

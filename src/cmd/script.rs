@@ -176,6 +176,27 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         written: 0,
     };
     let w: &mut Counting<'_> = &mut counted;
+    // --per-event-dump: each event's sample lines into its own file.
+    let mut ev_buf: Vec<u8> = Vec::new();
+    // (As perf: a file per event, made at the start, samples or not.)
+    let mut dumps: Vec<
+        Option<(
+            std::path::PathBuf,
+            std::io::BufWriter<std::fs::File>,
+            u64,
+            u64,
+        )>,
+    > = Vec::new();
+    if a.per_event_dump {
+        for name in &event_names {
+            let mut p = path.as_os_str().to_owned();
+            p.push(format!(".{name}.dump"));
+            let p = std::path::PathBuf::from(p);
+            let f = std::fs::File::create(&p)
+                .with_context(|| format!("creating {} (--per-event-dump)", p.display()))?;
+            dumps.push(Some((p, std::io::BufWriter::new(f), 0, 0)));
+        }
+    }
     for i in 0..=kept.len() {
         // The kernel records shown before this sample (after the last
         // sample, the rest).
@@ -214,10 +235,16 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             record_type: perf_data::consts::PERF_RECORD_SAMPLE,
             tod: &tod,
         };
-        render::script::write_header(&mut *w, &h, &f, &layout)?;
+        let sw: &mut dyn Write = if a.per_event_dump {
+            ev_buf.clear();
+            &mut ev_buf
+        } else {
+            &mut *w
+        };
+        render::script::write_header(&mut *sw, &h, &f, &layout)?;
         let kind = kinds.get(ev).copied().unwrap_or_default();
         render::script::write_before_location(
-            &mut *w,
+            &mut *sw,
             extra,
             &f,
             kind,
@@ -225,22 +252,41 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
             &mut data_src,
         )?;
         if f.ip {
-            render::script::write_location_start(&mut *w, chain)?;
+            render::script::write_location_start(&mut *sw, chain)?;
             if chain {
                 collector.interner.stack(k.stack, &mut stack);
                 for &loc in &stack {
-                    w.write_all(texts.text(set, true, loc))?;
+                    sw.write_all(texts.text(set, true, loc))?;
                 }
             } else {
-                w.write_all(texts.text(set, false, k.leaf))?;
+                sw.write_all(texts.text(set, false, k.leaf))?;
             }
         }
         let insn = insns.get(&k.leaf).map(Vec::as_slice);
-        render::script::write_after_location(&mut *w, extra, &f, &arch, &texts, insn)?;
-        render::script::write_end(&mut *w)?;
+        render::script::write_after_location(&mut *sw, extra, &f, &arch, &texts, insn)?;
+        render::script::write_end(&mut *sw)?;
         if f.srccode {
             let pos = syms.per_loc.get(k.leaf as usize).and_then(|l| l.line);
-            code.write(&mut *w, k.thread, pos, &syms.paths)?;
+            code.write(&mut *sw, k.thread, pos, &syms.paths)?;
+        }
+        if a.per_event_dump {
+            if dumps.len() <= ev {
+                dumps.resize_with(ev + 1, || None);
+            }
+            if dumps[ev].is_none() {
+                let name = event_names.get(ev).map_or("[unknown]", String::as_str);
+                let mut p = path.as_os_str().to_owned();
+                p.push(format!(".{name}.dump"));
+                let p = std::path::PathBuf::from(p);
+                let f = std::fs::File::create(&p)
+                    .with_context(|| format!("creating {} (--per-event-dump)", p.display()))?;
+                dumps[ev] = Some((p, std::io::BufWriter::new(f), 0, 0));
+            }
+            if let Some((_, f, bytes, n)) = dumps[ev].as_mut() {
+                f.write_all(&ev_buf)?;
+                *bytes += ev_buf.len() as u64;
+                *n += 1;
+            }
         }
         if a.dump_raw_trace {
             chunks.push((k.time, k.tid, w.written));
@@ -248,6 +294,19 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
     if a.dump_raw_trace {
         dump_with_samples(&path, &mut out, &buf, &chunks)?;
+    }
+    for (p, mut f, bytes, n) in dumps.into_iter().flatten() {
+        f.flush()
+            .with_context(|| format!("writing {} (--per-event-dump)", p.display()))?;
+        // perf states the size the file had on disk before its last
+        // flush: whole 4 KiB buffers.
+        let flushed = bytes - bytes % 4096;
+        writeln!(
+            out,
+            "[ sear script: Wrote {:.3} MB {} ({n} samples) ]",
+            flushed as f64 / 1024.0 / 1024.0,
+            p.display()
+        )?;
     }
     super::finish(out)?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
