@@ -179,14 +179,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     // --per-event-dump: each event's sample lines into its own file.
     let mut ev_buf: Vec<u8> = Vec::new();
     // (As perf: a file per event, made at the start, samples or not.)
-    let mut dumps: Vec<
-        Option<(
-            std::path::PathBuf,
-            std::io::BufWriter<std::fs::File>,
-            u64,
-            u64,
-        )>,
-    > = Vec::new();
+    let mut dumps: Vec<Option<EventDump>> = Vec::new();
     if a.per_event_dump {
         for name in &event_names {
             let mut p = path.as_os_str().to_owned();
@@ -318,6 +311,15 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `--per-event-dump`: an event's file, the writer into it, and the bytes
+/// and samples written.
+type EventDump = (
+    std::path::PathBuf,
+    std::io::BufWriter<std::fs::File>,
+    u64,
+    u64,
+);
 
 /// perf script's `srccode`: the text of the sample's source line, as
 /// `|LINE     text`, unless it is the line this thread showed last.
