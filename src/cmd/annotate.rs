@@ -18,13 +18,7 @@ use crate::cli::AnnotateArgs;
 
 pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
     crate::config::annotate_defaults(&mut a);
-    if let Some(v) = &a.vmlinux {
-        anyhow::bail!(
-            "-k/--vmlinux {}: reading the kernel's symbols from a vmlinux image is not supported yet; \
-             give a copy of the machine's /proc/kallsyms with --kallsyms FILE",
-            v.display()
-        );
-    }
+    super::refuse_vmlinux(a.vmlinux.as_deref())?;
     if a.tui {
         log::warn!("the interactive annotate view is not implemented yet: printing the text view");
     }

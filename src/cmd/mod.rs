@@ -167,3 +167,15 @@ pub fn open_text(path: Option<&Path>, what: &str) -> Result<TextInput> {
     }
     TextInput::open(path).context("reading the input")
 }
+
+/// `-k/--vmlinux`: refused, saying what to give instead (report, annotate).
+pub fn refuse_vmlinux(v: Option<&Path>) -> Result<()> {
+    if let Some(v) = v {
+        anyhow::bail!(
+            "-k/--vmlinux {}: reading the kernel's symbols from a vmlinux image is not supported yet; \
+             give a copy of the machine's /proc/kallsyms with --kallsyms FILE",
+            v.display()
+        );
+    }
+    Ok(())
+}

@@ -135,6 +135,20 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
     Ok(opts)
 }
 
+/// `--switch-max-files N`: `p` joins the files kept; the oldest beyond N
+/// are deleted (0: keep all).
+fn keep_newest(p: PathBuf, kept: &mut std::collections::VecDeque<PathBuf>, max: usize) {
+    if max == 0 {
+        return;
+    }
+    kept.push_back(p);
+    while kept.len() > max {
+        if let Some(old) = kept.pop_front() {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+}
+
 /// `-u/--uid`: the processes of a user (a name or a number), as perf lists
 /// them when it starts (sear itself left out).
 fn pids_of_user(u: &str) -> Result<Vec<i32>> {
@@ -292,23 +306,13 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
     let switching = opts.switch_output.is_some() && !pipe;
     let mut kept: std::collections::VecDeque<PathBuf> = Default::default();
     let max_files = a.switch_max_files.unwrap_or(0);
-    let keep = |p: PathBuf, kept: &mut std::collections::VecDeque<PathBuf>| {
-        if max_files > 0 {
-            kept.push_back(p);
-            while kept.len() > max_files {
-                if let Some(old) = kept.pop_front() {
-                    let _ = std::fs::remove_file(old);
-                }
-            }
-        }
-    };
     let mut next_file = || -> io::Result<File> {
         let to = timestamped(&a.output);
         std::fs::rename(&a.output, &to)?;
         if !quiet {
             eprintln!("[ sear record: Dump {} ]", to.display());
         }
-        keep(to, &mut kept);
+        keep_newest(to, &mut kept, max_files);
         std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -356,13 +360,8 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         let to = timestamped(&a.output);
         std::fs::rename(&a.output, &to)
             .with_context(|| format!("renaming {} to {}", a.output.display(), to.display()))?;
-        if switching && max_files > 0 {
-            kept.push_back(to.clone());
-            while kept.len() > max_files {
-                if let Some(old) = kept.pop_front() {
-                    let _ = std::fs::remove_file(old);
-                }
-            }
+        if switching {
+            keep_newest(to.clone(), &mut kept, max_files);
         }
         Some(to.display().to_string())
     } else {

@@ -51,13 +51,7 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
     if a.dump_raw_trace {
         return super::dump::run(&path, reader);
     }
-    if let Some(v) = &a.vmlinux {
-        anyhow::bail!(
-            "-k/--vmlinux {}: reading the kernel's symbols from a vmlinux image is not supported yet; \
-             give a copy of the machine's /proc/kallsyms with --kallsyms FILE",
-            v.display()
-        );
-    }
+    super::refuse_vmlinux(a.vmlinux.as_deref())?;
     if a.tui {
         log::warn!(
             "the interactive report browser is not implemented yet: printing the text report"

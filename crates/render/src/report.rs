@@ -357,19 +357,7 @@ fn write_section(
         };
         room.max(0) as usize
     };
-    let total = s.hists.percent_base(opts.relative);
-    let member_totals: Vec<u64> = s
-        .members
-        .iter()
-        .map(|m| m.percent_base(opts.relative))
-        .collect();
-    let pct = |v: u64, total: u64| {
-        if total == 0 {
-            0.0
-        } else {
-            100.0 * v as f64 / total as f64
-        }
-    };
+    let (total, member_totals) = percent_bases(s, opts.relative);
     let zero = Stat::default();
     for (row, e) in s.hists.entries.iter().enumerate() {
         if hidden(e) {
@@ -380,7 +368,7 @@ fn write_section(
         } else {
             e.period
         };
-        if pct(shown, total) < opts.percent_limit {
+        if percent_of(shown, total) < opts.percent_limit {
             continue;
         }
         let mut line = String::new();
@@ -410,7 +398,7 @@ fn write_section(
                         total,
                         member_totals: &member_totals,
                         zero: &zero,
-                        pct: &pct,
+                        pct: &percent_of,
                         color: opts.color,
                     };
                     v.write(&mut line, f, e, len);
@@ -445,6 +433,21 @@ fn write_section(
         }
     }
     Ok(())
+}
+
+/// The totals percentages are of: the section's, and each group member's.
+fn percent_bases(s: &Section<'_>, relative: bool) -> (u64, Vec<u64>) {
+    let members = s.members.iter().map(|m| m.percent_base(relative)).collect();
+    (s.hists.percent_base(relative), members)
+}
+
+/// `v` as a percentage of `total` (0 of nothing).
+fn percent_of(v: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * v as f64 / total as f64
+    }
 }
 
 /// A key's text in a column: a symbol as perf prints it (`[.] name`, cut
@@ -844,25 +847,13 @@ fn write_hierarchy(
         writeln!(out, "{head}\n{dots}\n#")?;
     }
 
-    let total = s.hists.percent_base(opts.relative);
-    let member_totals: Vec<u64> = s
-        .members
-        .iter()
-        .map(|m| m.percent_base(opts.relative))
-        .collect();
-    let pct = |v: u64, total: u64| {
-        if total == 0 {
-            0.0
-        } else {
-            100.0 * v as f64 / total as f64
-        }
-    };
+    let (total, member_totals) = percent_bases(s, opts.relative);
     let zero = Stat::default();
     let v = Values {
         total,
         member_totals: &member_totals,
         zero: &zero,
-        pct: &pct,
+        pct: &percent_of,
         color: opts.color,
     };
     // perf's overhead width, for "no entry" lines.
