@@ -842,3 +842,108 @@ fn run_hooks_and_refusals_match_perf() {
         assert!(stderr_of(&s).contains("top"), "{}", stderr_of(&s));
     }
 }
+
+/// perf 6.1's stat flags of the last round, each against perf on the same
+/// program: `-g/--group` (a group with an event the machine lacks counts
+/// none of its others; one led by such an event is an error),
+/// `--metric-only` (no metric from software events: perf's empty columns
+/// in the table, CSV and JSON), the `summary` column of CSV totals and
+/// `--no-csv-summary`, `--json-output`, `--log-fd`, the tuning flags that
+/// change nothing here, and the hardware refusals.
+#[test]
+fn group_metric_only_and_output_flags_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path());
+    let bin = bin.to_str().unwrap();
+    let prog = [bin, "20000000", "100"];
+    let sets: &[&[&str]] = &[
+        &["-g"],
+        &["--group", "-e", "task-clock,page-faults"],
+        &["-e", "{task-clock,cycles,page-faults},cs"],
+        &["--metric-only"],
+        &["--metric-only", "-e", "task-clock,cycles"],
+        &["--metric-only", "-x,"],
+        &["--metric-only", "-j"],
+        &["--json-output", "-e", "task-clock"],
+        &["-e", "task-clock", "--no-scale", "--td-level", "1"],
+        &["-e", "task-clock", "--metric-no-group", "--hybrid-merge"],
+        &["-x,", "-I", "100", "--summary", "-e", "task-clock"],
+        &[
+            "-x,",
+            "-I",
+            "100",
+            "--summary",
+            "--no-csv-summary",
+            "-e",
+            "task-clock",
+        ],
+    ];
+    for args in sets {
+        let p = stderr_of(&stat(&mut perf(), args, &prog));
+        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        // (Interval lines: how many fit in the run is the machine's.)
+        let totals = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !args.contains(&"-I") || !l.starts_with("     "))
+                .map(shape)
+                .collect()
+        };
+        assert_eq!(
+            totals(&p),
+            totals(&s),
+            "{args:?}\n--- perf\n{p}\n--- sear\n{s}"
+        );
+        if !args.contains(&"-x,") && !args.contains(&"-j") && !args.contains(&"--json-output") {
+            compare_layout(&p, &s);
+        }
+    }
+    // The not counted ones really are: nothing but the unsupported marks.
+    let s = stderr_of(&stat(&mut sear(), &["-g"], &prog));
+    assert_eq!(s.matches("<not counted>").count(), 4, "{s}");
+    // A group led by an event the machine lacks: perf and sear stop.
+    for tool in [perf(), sear()] {
+        let mut tool = tool;
+        let o = tool
+            .args(["stat", "-e", "{cycles,task-clock}", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{tool:?}");
+        assert!(stderr_of(&o).contains("not supported"), "{}", stderr_of(&o));
+    }
+    // --log-fd 1: the table on stdout, nothing on stderr.
+    let s = stat(&mut sear(), &["--log-fd", "1", "-e", "task-clock"], &prog);
+    assert!(
+        stdout_of(&s).contains("msec task-clock"),
+        "{}",
+        stdout_of(&s)
+    );
+    assert!(!stderr_of(&s).contains("task-clock"), "{}", stderr_of(&s));
+    // Refused where perf refuses, each naming what it needs.
+    for (args, what) in [
+        (&["-T"][..], "transaction"),
+        (&["--smi-cost"][..], "freeze_on_smi"),
+        (&["--iostat"][..], "uncore"),
+        (&["--cputype", "core"][..], "cputype"),
+        (&["--filter", "x"][..], "--filter"),
+        (&["--metric-only", "-r", "2"][..], "-r"),
+        (&["--interval-clear", "-I", "100"][..], "interval-clear"),
+        (&["--log-fd", "1", "-o", "x"][..], "log-fd"),
+    ] {
+        for tool in [perf(), sear()] {
+            let mut tool = tool;
+            let o = tool
+                .arg("stat")
+                .args(args)
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            let err = stderr_of(&o);
+            // (perf 6.1 exits 0 after some of its refusals, with the message.)
+            assert!(err.contains(what), "{tool:?} {args:?}: {err}");
+            if format!("{tool:?}").contains("sear") {
+                assert!(!o.status.success(), "{args:?}: {err}");
+            }
+        }
+    }
+}

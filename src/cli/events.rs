@@ -308,9 +308,72 @@ pub struct StatArgs {
     /// CSV output with this field separator (as perf's `-x`).
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
     pub field_separator: Option<String>,
-    /// JSON output, one object per line (as perf's `--json`).
-    #[arg(short = 'j', long = "json", conflicts_with = "field_separator")]
+    /// JSON output, one object per line (perf 6.1's `-j/--json-output`;
+    /// `--json` as later perfs spell it).
+    #[arg(
+        short = 'j',
+        long = "json-output",
+        visible_alias = "json",
+        conflicts_with = "field_separator"
+    )]
     pub json: bool,
+    /// With -x and --summary: leave out the `summary` column perf puts
+    /// before each line of the totals.
+    #[arg(long = "no-csv-summary")]
+    pub no_csv_summary: bool,
+    /// Put all events into one counter group (perf's `-g/--group`): they
+    /// count together, and a group with an event the machine lacks counts
+    /// none of its others (`<not counted>`), as perf.
+    #[arg(short = 'g', long = "group")]
+    pub group: bool,
+    /// Write the counts to this open file descriptor instead of stderr
+    /// (`--log-fd 1`: stdout).
+    #[arg(long = "log-fd", value_name = "N", conflicts_with = "output")]
+    pub log_fd: Option<i32>,
+    /// With -I on a terminal: clear the screen before each interval.
+    #[arg(long = "interval-clear")]
+    pub interval_clear: bool,
+    /// Print only the derived metrics, no counts. perf 6.1 derives none
+    /// from software events, so here the table has empty lines where they
+    /// would be, as perf prints it. Not with -r.
+    #[arg(long = "metric-only")]
+    pub metric_only: bool,
+    /// perf's counter scaling for multiplexed events (`--no-scale` turns
+    /// it off): software counters are never multiplexed, so the counts
+    /// are the same either way; accepted for perf's command lines.
+    #[arg(long = "scale", overrides_with = "no_scale")]
+    pub scale: bool,
+    #[arg(long = "no-scale", hide = true)]
+    pub no_scale: bool,
+    /// perf's metric and hybrid-CPU tuning (`--metric-no-group`,
+    /// `--metric-no-merge`, `--hybrid-merge`, `--percore-show-thread`,
+    /// `--td-level N`): they change nothing without metrics or a hybrid
+    /// PMU, as here; accepted for perf's command lines.
+    #[arg(long = "metric-no-group")]
+    pub metric_no_group: bool,
+    #[arg(long = "metric-no-merge", hide = true)]
+    pub metric_no_merge: bool,
+    #[arg(long = "hybrid-merge", hide = true)]
+    pub hybrid_merge: bool,
+    #[arg(long = "percore-show-thread", hide = true)]
+    pub percore_show_thread: bool,
+    #[arg(long = "td-level", value_name = "N", hide = true)]
+    pub td_level: Option<u32>,
+    /// Options that need hardware this machine lacks, refused with perf's
+    /// words: `-T/--transaction` (TSX events), `--smi-cost`
+    /// (freeze_on_smi), `--iostat` (uncore I/O PMUs), `--cputype`
+    /// (hybrid CPUs), `--filter` (tracepoints or address filters).
+    #[arg(short = 'T', long = "transaction")]
+    pub transaction: bool,
+    #[arg(long = "smi-cost", hide = true)]
+    pub smi_cost: bool,
+    #[arg(long = "iostat", value_name = "CONFIG", num_args = 0..=1, default_missing_value = "default",
+          require_equals = true, hide = true)]
+    pub iostat: Option<String>,
+    #[arg(long = "cputype", value_name = "TYPE", hide = true)]
+    pub cputype: Option<String>,
+    #[arg(long = "filter", value_name = "FILTER", hide = true)]
+    pub filter: Option<String>,
     /// Do not count the command's children and new threads.
     #[arg(long = "no-inherit")]
     pub no_inherit: bool,

@@ -8,12 +8,28 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use record::count::{CountOptions, Counter};
 use record::stat::{Aggr, Intervals, Runs};
-use render::stat::{Counted, Format};
+use render::stat::{Counted, Format, Layout};
 
 use crate::cli::StatArgs;
 
-/// Where the counts go: stderr, or `-o FILE`.
+/// Where the counts go: stderr, `--log-fd N`, or `-o FILE`.
 fn open_output(a: &StatArgs) -> Result<Box<dyn Write>> {
+    if let Some(fd) = a.log_fd {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
+        if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            anyhow::bail!("--log-fd {fd}: no such open file descriptor");
+        }
+        // A duplicate, so the process's own descriptor stays open.
+        // SAFETY: dup of a descriptor checked open above.
+        let dup = unsafe { libc::dup(fd) };
+        if dup < 0 {
+            return Err(io::Error::last_os_error()).context(format!("--log-fd {fd}"));
+        }
+        // SAFETY: `dup` is a new descriptor owned by nothing else.
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(dup) });
+        return Ok(Box::new(io::LineWriter::new(file)));
+    }
     let Some(path) = &a.output else {
         return Ok(Box::new(io::stderr()));
     };
@@ -82,7 +98,7 @@ fn report(path: &std::path::Path) -> Result<ExitCode> {
     let mut all = Runs::default();
     all.add(f.run);
     let counted = Counted::Command(f.cmdline);
-    let out = render::stat::counts(&Format::Std, &counted, &all, 1, Aggr::Global, false, false);
+    let out = render::stat::counts(&Format::Std, &counted, &all, Layout::single());
     let mut err = io::stderr();
     let _ = err.write_all(out.as_bytes()).and_then(|_| err.flush());
     Ok(ExitCode::SUCCESS)
@@ -113,7 +129,9 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         quiet,
         all_user: a.all_user,
         all_kernel: a.all_kernel,
+        group: a.group,
     };
+    refuse_hardware_options(&a)?;
     if a.topdown {
         anyhow::bail!(if opts.system_wide {
             "--topdown: the system does not support top-down analysis (it needs a PMU with \
@@ -171,7 +189,16 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
                 return Ok(());
             }
             let lines = intervals.next(totals);
-            let text = render::stat::interval(&format, t, tick, &lines, interval_ns);
+            // --interval-clear: perf puts(3)s the terminal's clear on
+            // stdout and prints the column titles each time.
+            let shown_tick = if a.interval_clear {
+                let mut out = io::stdout();
+                let _ = out.write_all(b"\x1b[H\x1b[2J\n").and_then(|_| out.flush());
+                0
+            } else {
+                tick
+            };
+            let text = render::stat::interval(&format, t, shown_tick, &lines, interval_ns);
             sink.write_all(text.as_bytes())?;
             sink.flush()
         };
@@ -231,7 +258,15 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         &a.command,
     );
     let rusage = !a.command.is_empty() && !opts.attaches() && !opts.system_wide;
-    let out = render::stat::counts(&format, &counted, &all, runs, aggr, rusage, a.table);
+    let layout = Layout {
+        runs,
+        aggr,
+        rusage,
+        table: a.table,
+        summary_column: a.interval_print.is_some() && !a.no_csv_summary,
+        metric_only: a.metric_only,
+    };
+    let out = render::stat::counts(&format, &counted, &all, layout);
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {
         if a.output.is_some() {
@@ -239,6 +274,78 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         }
     }
     Ok(ExitCode::from(status))
+}
+
+/// perf's options that need hardware (or a tracepoint) this machine lacks,
+/// refused with perf's words and what they need; and the combinations
+/// perf refuses.
+fn refuse_hardware_options(a: &StatArgs) -> Result<()> {
+    if a.transaction {
+        anyhow::bail!(
+            "Cannot set up transaction events: -T/--transaction counts Intel TSX events \
+             (cpu/cycles-t/, cpu/tx-start/, ...), which need the CPU's PMU; this machine has none"
+        );
+    }
+    if a.smi_cost {
+        anyhow::bail!(
+            "freeze_on_smi is not supported: --smi-cost needs an Intel PMU with the \
+             freeze_on_smi control and the msr/smi/ event"
+        );
+    }
+    if a.iostat.is_some() {
+        anyhow::bail!(
+            "Unsupported uncore pmu configuration: --iostat reads the I/O uncore PMUs of \
+             Intel Xeon processors, which this machine does not have"
+        );
+    }
+    if let Some(t) = &a.cputype {
+        anyhow::bail!(
+            "--cputype {t} is not supported! It chooses the core type of a hybrid CPU \
+             (core or atom), and this machine's CPUs are all of one type"
+        );
+    }
+    if a.filter.is_some() {
+        anyhow::bail!(if a.event.is_empty() {
+            "--filter option should follow a -e tracepoint or HW tracer option"
+        } else {
+            "This CPU does not support address filtering: --filter applies to tracepoints \
+             and hardware tracers (Intel PT, CoreSight), not to the events counted here"
+        });
+    }
+    if a.metric_only {
+        if a.repeat > 1 {
+            anyhow::bail!("--metric-only is not supported with -r");
+        }
+        if a.interval_print.is_some()
+            || a.no_aggr
+            || a.per_thread
+            || a.per_core
+            || a.per_die
+            || a.per_socket
+            || a.per_node
+        {
+            anyhow::bail!(
+                "--metric-only with -I, -A or --per-*: not implemented in sear yet (perf 6.1 \
+                 derives no metric from the software events this machine has, so the table \
+                 would be empty); use it alone"
+            );
+        }
+    }
+    if a.interval_clear {
+        let tty = match (&a.output, a.log_fd) {
+            (Some(_), _) => false,
+            // SAFETY: isatty only inspects the descriptor.
+            (None, Some(fd)) => unsafe { libc::isatty(fd) == 1 },
+            (None, None) => std::io::IsTerminal::is_terminal(&io::stderr()),
+        };
+        if !tty {
+            anyhow::bail!(
+                "--interval-clear does not work with output (it clears a terminal; the counts \
+                 go to a file or pipe here)"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `--pre`/`--post`: runs `command` with the shell, as perf's system(3)

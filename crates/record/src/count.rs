@@ -66,6 +66,8 @@ pub struct CountOptions {
     /// `--all-user` / `--all-kernel`: every counter counts only there.
     pub all_user: bool,
     pub all_kernel: bool,
+    /// `-g/--group`: every event in one group (perf's `--group`).
+    pub group: bool,
 }
 
 impl CountOptions {
@@ -165,7 +167,11 @@ pub fn events_of(opts: &CountOptions) -> Result<Vec<Vec<EventSpec>>> {
             m.exclude_user = true;
         }
     }
-    Ok(groups.into_iter().map(|g| g.members).collect())
+    let groups: Vec<Vec<EventSpec>> = groups.into_iter().map(|g| g.members).collect();
+    if opts.group {
+        return Ok(vec![groups.into_iter().flatten().collect()]);
+    }
+    Ok(groups)
 }
 
 fn counting_attr(e: &EventSpec, leader: bool, enable_on_exec: bool, inherit: bool) -> EventAttr {
@@ -322,6 +328,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         e
     };
     for g in &groups {
+        let first = counters.len();
         // Per target: the fd of the group's leader, once opened.
         let mut leader_fd: Vec<Option<i32>> = vec![None; targets.len()];
         for (i, e) in g.iter().enumerate() {
@@ -365,6 +372,20 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                 parts: Vec::new(),
             });
             fds.push(mine);
+        }
+        // As perf: a group whose leader the kernel lacks is an error; one
+        // that lacks a member counts none of the others (`<not counted>`).
+        if g.len() > 1 && !counters[first].supported {
+            return Err(fail(
+                &mut child,
+                Error::GroupLeaderUnsupported(counters[first].spec.name.clone()),
+            ));
+        }
+        if counters[first..].iter().any(|c| !c.supported) {
+            for f in fds.iter_mut().skip(first) {
+                f.clear();
+            }
+            leaders.retain(|&(f, _)| f < first);
         }
     }
 

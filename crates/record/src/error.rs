@@ -28,6 +28,11 @@ pub enum Error {
     )]
     NoPmu { event: String },
 
+    /// The first event of a group (`{a,b}`, `-g`) is one the kernel lacks
+    /// here: perf stops, so does sear.
+    #[error("the {0} event is not supported (it leads a group, so nothing of the group can be counted): remove it, or put another event first")]
+    GroupLeaderUnsupported(String),
+
     /// perf_event_open refused for lack of privileges.
     #[error(
         "perf_event_open refused for '{event}' ({err}): kernel.perf_event_paranoid is \

@@ -471,34 +471,83 @@ pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> 
     out
 }
 
-/// The whole of perf stat's output after `runs` runs: the header, the rows
-/// summed over the runs (or the last run split per `aggr`), the footer;
-/// `rusage` adds the last run's user and system times (a command's, in
-/// the global view).
+/// How [`counts`] lays the totals out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// How many runs were summed (over 1: means and spreads).
+    pub runs: u32,
+    /// The split of `-A`/`--per-*` (Global: totals).
+    pub aggr: Aggr,
+    /// Add the last run's user and system times (a command's, in the
+    /// global view).
+    pub rusage: bool,
+    /// `--table`: each run's wall time before the result.
+    pub table: bool,
+    /// With -x: each line begins with perf's `summary` column (the totals
+    /// after `-I ... --summary`, unless `--no-csv-summary`).
+    pub summary_column: bool,
+    /// `--metric-only`: the metrics alone (see [`metric_only`]).
+    pub metric_only: bool,
+}
+
+impl Layout {
+    /// One run's totals, nothing else.
+    pub fn single() -> Self {
+        Layout {
+            runs: 1,
+            aggr: Aggr::Global,
+            rusage: false,
+            table: false,
+            summary_column: false,
+            metric_only: false,
+        }
+    }
+}
+
+/// The whole of perf stat's output after `layout.runs` runs: the header,
+/// the rows summed over the runs (or the last run split per
+/// `layout.aggr`), the footer.
 pub fn counts(
     format: &Format,
     counted: &Counted,
     all: &record::stat::Runs,
-    runs: u32,
-    aggr: Aggr,
-    rusage: bool,
-    table: bool,
+    layout: Layout,
 ) -> String {
+    let Layout {
+        runs,
+        aggr,
+        rusage,
+        table,
+        ..
+    } = layout;
     let mut out = String::new();
     if *format == Format::Std {
         out.push_str(&header(counted, runs));
     }
-    match &all.last {
-        Some(r) if aggr != Aggr::Global => {
-            let lines = record::stat::split(aggr, r);
-            out.push_str(&split(aggr, format, &lines, r.wall_ns));
-        }
-        _ if aggr != Aggr::Global => {}
-        _ => {
-            let clock_ns = record::stat::clock_ns(&all.rows);
-            for r in &all.rows {
-                row(&mut out, format, r, &all.wall, clock_ns, runs);
+    if layout.metric_only {
+        out.push_str(&metric_only(format, &all.rows));
+    } else {
+        let mut body = String::new();
+        match &all.last {
+            Some(r) if aggr != Aggr::Global => {
+                let lines = record::stat::split(aggr, r);
+                body.push_str(&split(aggr, format, &lines, r.wall_ns));
             }
+            _ if aggr != Aggr::Global => {}
+            _ => {
+                let clock_ns = record::stat::clock_ns(&all.rows);
+                for r in &all.rows {
+                    row(&mut body, format, r, &all.wall, clock_ns, runs);
+                }
+            }
+        }
+        match format {
+            Format::Csv(sep) if layout.summary_column => {
+                for line in body.split_inclusive('\n') {
+                    let _ = write!(out, "{:>16}{sep}{line}", "summary");
+                }
+            }
+            _ => out.push_str(&body),
         }
     }
     if *format == Format::Std {
@@ -508,9 +557,30 @@ pub fn counts(
             .filter(|_| rusage && aggr == Aggr::Global)
             .map(|r| (r.user_secs, r.sys_secs));
         let walls = table.then_some(all.walls.as_slice());
-        footer(&mut out, &all.wall, runs, rusage, walls);
+        // (The metric-only body ends in its line's own newline: the
+        // footer's blank line comes after it whatever that line holds.)
+        let mut tail = String::new();
+        footer(&mut tail, &all.wall, runs, rusage, walls);
+        if !layout.metric_only && out.ends_with("\n\n") {
+            tail.remove(0);
+        }
+        out.push_str(&tail);
     }
     out
+}
+
+/// perf 6.1's `--metric-only` table: a line of metric names, then one of
+/// values. perf derives no metric from software events, and leaves an
+/// empty column for each event it could not open (a hardware one here):
+/// 21 spaces in the table, an empty field with -x, an empty
+/// `metric-value` in JSON.
+pub fn metric_only(format: &Format, rows: &[EventStats]) -> String {
+    let empty = rows.iter().filter(|r| !r.supported).count();
+    match format {
+        Format::Std => format!("\n{}\n", " ".repeat(21 * empty)),
+        Format::Csv(sep) => format!("\n{}\n", sep.repeat(empty)),
+        Format::Json => format!("{{}}\n{}\n", "{\"metric-value\" : \"\"}".repeat(empty)),
+    }
 }
 
 #[cfg(test)]
