@@ -210,3 +210,70 @@ fn cycles_falls_back_to_cpu_clock_with_a_warning() {
         assert!(stats.contains("cycles:uk"), "{stats}");
     }
 }
+
+/// `-G`: events opened on a cgroup (made for the test, a shell spinning
+/// in it, another spinning outside): the attributes are perf's, and every
+/// sample of the event is the inside shell's, in sear's recording as in
+/// perf's; without -a, or with -G before the events, both refuse.
+#[test]
+fn cgroup_events_sample_only_the_cgroup() {
+    have_perf();
+    let Some(cg) = BusyCgroup::new() else {
+        eprintln!("skipped: no cgroup2 hierarchy to make a cgroup in");
+        return;
+    };
+    let mut outside = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-e", "cpu-clock", "-G", cg.name.as_str(), "-a", "-q"];
+    let rec = |tool: &mut Command, name: &str| {
+        let out = dir.path().join(name);
+        run_ok(
+            tool.arg("record")
+                .args(args)
+                .arg("-o")
+                .arg(&out)
+                .args(["--", "sleep", "0.5"]),
+        );
+        out
+    };
+    let p = rec(&mut perf(), "perf.data");
+    let s = rec(&mut sear(), "sear.data");
+    let _ = outside.kill();
+    let _ = outside.wait();
+    assert_eq!(evlist(&p), evlist(&s));
+    for f in [&p, &s] {
+        let pids = stdout_of(&run_ok(
+            perf().args(["script", "-F", "event,pid", "-i"]).arg(f),
+        ));
+        let samples: Vec<&str> = pids.lines().filter(|l| l.contains("cpu-clock")).collect();
+        // A spinning shell for 500 ms at 4 kHz: hundreds of samples.
+        assert!(samples.len() > 100, "{f:?}: {} samples", samples.len());
+        let theirs = cg.pid.to_string();
+        assert!(
+            samples
+                .iter()
+                .all(|l| l.split_whitespace().next() == Some(theirs.as_str())),
+            "{f:?}: a sample outside the cgroup:\n{pids}"
+        );
+    }
+    for bad in [
+        vec!["-e", "cpu-clock", "-G", cg.name.as_str()],
+        vec!["-G", cg.name.as_str(), "-e", "cpu-clock", "-a"],
+    ] {
+        for tool in [perf(), sear()] {
+            let mut tool = tool;
+            let o = tool
+                .arg("record")
+                .args(&bad)
+                .arg("-o")
+                .arg(dir.path().join("bad.data"))
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            assert!(!o.status.success(), "{tool:?} {bad:?}");
+        }
+    }
+}

@@ -947,3 +947,71 @@ fn group_metric_only_and_output_flags_like_perf() {
         }
     }
 }
+
+/// `-G`/`--for-each-cgroup`: counts in a cgroup made for the test, where a
+/// busy shell spins, against perf on the same cgroup: the same lines and
+/// columns (the cgroup after each name), and the spinning shell's
+/// task-clock counted in its cgroup by both.
+#[test]
+fn cgroups_count_like_perf() {
+    have_perf();
+    let Some(cg) = BusyCgroup::new() else {
+        eprintln!("skipped: no cgroup2 hierarchy to make a cgroup in");
+        return;
+    };
+    let name = cg.name.clone();
+    let g = name.as_str();
+    let sets: Vec<Vec<&str>> = vec![
+        vec!["-a", "-e", "task-clock,page-faults,cycles", "-G", g],
+        vec!["-a", "-e", "task-clock,cs", "-G", g, "-x,"],
+        vec!["-a", "-e", "task-clock", "--for-each-cgroup", g],
+        vec!["-a", "-e", "task-clock", "-G", g, "-j"],
+    ];
+    let prog = ["sleep", "0.4"];
+    let mut results = Vec::new();
+    for args in &sets {
+        let p = stderr_of(&stat(&mut perf(), args, &prog));
+        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        results.push((args.clone(), p, s));
+    }
+    drop(cg);
+    for (args, p, s) in &results {
+        let shapes = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| shape(l).replace("9.99", "9"))
+                .collect()
+        };
+        assert_eq!(
+            shapes(p),
+            shapes(s),
+            "{args:?}\n--- perf\n{p}\n--- sear\n{s}"
+        );
+        if args.len() == 5 {
+            compare_layout(p, s);
+        }
+        for t in [p, s] {
+            let line = t
+                .lines()
+                .find(|l| l.contains("task-clock"))
+                .unwrap_or_else(|| panic!("{t}"));
+            assert!(line.contains(g), "{line}");
+            // A shell spinning for the whole 400 ms on one of two CPUs:
+            // most of that, on any machine that is not stopped.
+            let msec: f64 = line
+                .trim_start_matches('{')
+                .split([',', ' ', '"'])
+                .filter_map(|w| w.parse().ok())
+                .next()
+                .unwrap_or(0.0);
+            assert!(msec > 100.0, "{msec} msec in the cgroup: {t}");
+        }
+    }
+    // Refused without -a, as perf refuses it.
+    let o = sear()
+        .args(["stat", "-e", "task-clock", "-G", "x", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr_of(&o).contains("system-wide"), "{}", stderr_of(&o));
+}

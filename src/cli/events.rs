@@ -220,6 +220,17 @@ pub struct RecordArgs {
     /// cgroups (the cgroup2 hierarchy's at the start, new ones as made).
     #[arg(long = "all-cgroups")]
     pub all_cgroups: bool,
+    /// With -a: sample the events only while tasks of these cgroups run
+    /// (names under the cgroup file system, comma-separated, mapped to the
+    /// events given before it, in order; one name applies to all; perf's
+    /// `-G`).
+    #[arg(
+        short = 'G',
+        long = "cgroup",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    pub cgroup: Vec<String>,
     /// Per-thread ring buffers (one per thread, any CPU) instead of
     /// per-CPU ones; as perf, new threads are not followed and samples
     /// carry no time unless -T asks.
@@ -317,6 +328,20 @@ pub struct StatArgs {
         conflicts_with = "field_separator"
     )]
     pub json: bool,
+    /// With -a: count the events only while tasks of these cgroups run
+    /// (names under the cgroup file system, comma-separated, mapped to the
+    /// events in order; one name applies to all; perf's `-G`). The
+    /// cgroup shows after each event's name.
+    #[arg(
+        short = 'G',
+        long = "cgroup",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    pub cgroup: Vec<String>,
+    /// With -a: count every event once per cgroup of this list.
+    #[arg(long = "for-each-cgroup", value_name = "NAMES", value_delimiter = ',')]
+    pub for_each_cgroup: Vec<String>,
     /// With -x and --summary: leave out the `summary` column perf puts
     /// before each line of the totals.
     #[arg(long = "no-csv-summary")]

@@ -179,3 +179,28 @@ pub fn refuse_vmlinux(v: Option<&Path>) -> Result<()> {
     }
     Ok(())
 }
+
+/// perf's rule for `-G/--cgroup` (record and stat): the events it applies
+/// to come before it on the command line. Fails when the first -G has no
+/// `-e` before it (clap keeps values, not their order, so the arguments
+/// are looked at again; the command after `--` is not).
+pub fn check_cgroups_follow_events(has_cgroups: bool) -> Result<()> {
+    if !has_cgroups {
+        return Ok(());
+    }
+    let args: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let is = |a: &str, short: &str, long: &str| {
+        a == long
+            || a.starts_with(&format!("{long}="))
+            || (a.starts_with(short) && !a.starts_with("--"))
+    };
+    let first_g = args.iter().position(|a| is(a, "-G", "--cgroup"));
+    let first_e = args.iter().position(|a| is(a, "-e", "--event"));
+    match (first_g, first_e) {
+        (Some(g), Some(e)) if e < g => Ok(()),
+        _ => anyhow::bail!(
+            "must define events before cgroups: -G NAMES applies to the -e events given before it \
+             (e.g. `-e cpu-clock -G mygroup -a`)"
+        ),
+    }
+}

@@ -99,6 +99,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         tail_synthesize: a.tail_synthesize,
         namespaces: a.namespaces,
         all_cgroups: a.all_cgroups,
+        cgroups: a.cgroup.clone(),
         quiet,
     };
     let mut opts = opts;
@@ -281,6 +282,7 @@ fn create_output(path: &Path) -> Result<(File, Option<PathBuf>)> {
 }
 
 pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
+    super::check_cgroups_follow_events(!a.cgroup.is_empty())?;
     let opts = options(&a, quiet)?;
     if let Some(prio) = a.realtime {
         set_realtime(prio)?;

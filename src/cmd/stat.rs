@@ -130,8 +130,11 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         all_user: a.all_user,
         all_kernel: a.all_kernel,
         group: a.group,
+        cgroups: a.cgroup.clone(),
+        for_each_cgroup: a.for_each_cgroup.clone(),
     };
     refuse_hardware_options(&a)?;
+    super::check_cgroups_follow_events(!a.cgroup.is_empty())?;
     if a.topdown {
         anyhow::bail!(if opts.system_wide {
             "--topdown: the system does not support top-down analysis (it needs a PMU with \

@@ -374,3 +374,70 @@ int main(void) {
   return 0;
 }
 "#;
+
+/// A cgroup made for a test under the cgroup2 hierarchy, with a shell
+/// spinning in it; removed (the shell killed) when dropped. None where no
+/// cgroup2 file system is mounted or a cgroup cannot be made.
+pub struct BusyCgroup {
+    pub name: String,
+    pub pid: u32,
+    dir: PathBuf,
+    child: std::process::Child,
+}
+
+impl BusyCgroup {
+    pub fn new() -> Option<BusyCgroup> {
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let root = mounts.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 2 && f[2] == "cgroup2").then(|| f[1].to_owned())
+        })?;
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("sear-test-{}-{n}", std::process::id());
+        let dir = Path::new(&root).join(&name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            eprintln!("cannot make a cgroup at {}: {e}", dir.display());
+            return None;
+        }
+        let procs = dir.join("cgroup.procs");
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                &format!("echo $$ > {}; while :; do :; done", procs.display()),
+            ])
+            .spawn()
+            .expect("spawn a busy shell");
+        let pid = child.id();
+        // Until the shell is in its cgroup.
+        for _ in 0..200 {
+            if std::fs::read_to_string(&procs)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.trim() == pid.to_string())
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Some(BusyCgroup {
+            name,
+            pid,
+            dir,
+            child,
+        })
+    }
+}
+
+impl Drop for BusyCgroup {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}

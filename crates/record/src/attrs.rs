@@ -91,6 +91,9 @@ pub(crate) struct Plan {
     /// The event (in member order) that carries mmap, comm and task
     /// records: the first, or perf's dummy added after them system-wide.
     pub(crate) tracking: usize,
+    /// `-G`: the cgroup of each event (member order); the tracking dummy
+    /// has none.
+    pub(crate) cgroups: Vec<Option<String>>,
 }
 
 pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
@@ -228,6 +231,26 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         }
         None => online.iter().map(|&c| c as i32).collect(),
     };
+    let mut cgroups = Vec::new();
+    if !opts.cgroups.is_empty() {
+        if !system_wide {
+            return Err(Error::Options(
+                "-G/--cgroup: cgroup monitoring only available in system-wide mode (add -a or -C)"
+                    .into(),
+            ));
+        }
+        let one = (opts.cgroups.len() == 1).then(|| opts.cgroups[0].clone());
+        let mut names = opts.cgroups.iter();
+        for i in 0..n_events {
+            cgroups.push(if dummy && i == tracking {
+                None
+            } else if let Some(n) = &one {
+                Some(n.clone())
+            } else {
+                names.next().filter(|n| !n.is_empty()).cloned()
+            });
+        }
+    }
     Ok(Plan {
         groups,
         sample_type: st,
@@ -235,6 +258,7 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         cpus,
         default_event,
         tracking,
+        cgroups,
     })
 }
 

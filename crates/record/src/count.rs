@@ -10,7 +10,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use perf_data::attr::flag;
@@ -68,6 +68,11 @@ pub struct CountOptions {
     pub all_kernel: bool,
     /// `-g/--group`: every event in one group (perf's `--group`).
     pub group: bool,
+    /// `-G/--cgroup`: the cgroup of each event, in order (an empty name:
+    /// none); a single name applies to every event, as perf's.
+    pub cgroups: Vec<String>,
+    /// `--for-each-cgroup`: every event once per cgroup, cgroup by cgroup.
+    pub for_each_cgroup: Vec<String>,
 }
 
 impl CountOptions {
@@ -89,6 +94,9 @@ impl CountOptions {
 #[derive(Debug, Clone)]
 pub struct Counter {
     pub spec: EventSpec,
+    /// The cgroup it counts in (`-G`, `--for-each-cgroup`), by the name
+    /// given.
+    pub cgroup: Option<String>,
     /// False when the kernel has no such event here (no PMU).
     pub supported: bool,
     pub value: u64,
@@ -263,8 +271,82 @@ fn read_all(
     Ok(out)
 }
 
+/// The groups of `opts` with each event's cgroup (`-G`,
+/// `--for-each-cgroup`), and the cgroups' directory descriptors by name.
+type CgroupEvents = (
+    Vec<Vec<(EventSpec, Option<String>)>>,
+    Vec<(String, OwnedFd)>,
+);
+
+fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<CgroupEvents> {
+    let plain = |groups: Vec<Vec<EventSpec>>| -> Vec<Vec<(EventSpec, Option<String>)>> {
+        groups
+            .into_iter()
+            .map(|g| g.into_iter().map(|e| (e, None)).collect())
+            .collect()
+    };
+    if opts.cgroups.is_empty() && opts.for_each_cgroup.is_empty() {
+        return Ok((plain(groups), Vec::new()));
+    }
+    if !opts.cgroups.is_empty() && !opts.for_each_cgroup.is_empty() {
+        return Err(Error::Options(
+            "--for-each-cgroup cannot be used with -G/--cgroup: use one of them".into(),
+        ));
+    }
+    if !opts.system_wide {
+        return Err(Error::Options(
+            "both cgroup and no-aggregation modes only available in system-wide mode: add -a \
+             (or -C CPUS) to count events in cgroups"
+                .into(),
+        ));
+    }
+    if !opts.cgroups.is_empty() && opts.events.is_empty() {
+        return Err(Error::Options(
+            "must define events before cgroups: give -e EVENTS before -G".into(),
+        ));
+    }
+    let mut out: Vec<Vec<(EventSpec, Option<String>)>> = Vec::new();
+    if opts.for_each_cgroup.is_empty() {
+        let one = (opts.cgroups.len() == 1).then(|| opts.cgroups[0].clone());
+        let mut names = opts.cgroups.iter();
+        for g in groups {
+            out.push(
+                g.into_iter()
+                    .map(|e| {
+                        let cg = match &one {
+                            Some(n) => Some(n.clone()),
+                            None => names.next().filter(|n| !n.is_empty()).cloned(),
+                        };
+                        (e, cg)
+                    })
+                    .collect(),
+            );
+        }
+    } else {
+        for name in &opts.for_each_cgroup {
+            for g in &groups {
+                out.push(g.iter().map(|e| (e.clone(), Some(name.clone()))).collect());
+            }
+        }
+    }
+    let root = sys::cgroup_root().ok_or_else(|| {
+        Error::Options("no cgroup file system is mounted (cgroup2, or v1 with perf_event)".into())
+    })?;
+    let mut fds: Vec<(String, OwnedFd)> = Vec::new();
+    for name in out.iter().flatten().filter_map(|(_, c)| c.as_ref()) {
+        if fds.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let path = root.join(name.trim_start_matches('/'));
+        let fd = std::fs::File::open(&path)
+            .map_err(|_| Error::Options(format!("no access to cgroup {}", path.display())))?;
+        fds.push((name.clone(), fd.into()));
+    }
+    Ok((out, fds))
+}
+
 fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<CountRun> {
-    let groups = events_of(opts)?;
+    let (groups, cgroup_fds) = with_cgroups(opts, events_of(opts)?)?;
     if opts.command.is_empty() && !opts.attaches() && !opts.system_wide {
         return Err(Error::Options(
             "nothing to count: give a command (`sear stat -- COMMAND`), -p PID, -t TID or -a"
@@ -331,9 +413,15 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         let first = counters.len();
         // Per target: the fd of the group's leader, once opened.
         let mut leader_fd: Vec<Option<i32>> = vec![None; targets.len()];
-        for (i, e) in g.iter().enumerate() {
+        for (i, (e, cgroup)) in g.iter().enumerate() {
             let mut mine = Vec::new();
             let mut supported = true;
+            let cgroup_fd = cgroup.as_ref().and_then(|c| {
+                cgroup_fds
+                    .iter()
+                    .find(|(n, _)| n == c)
+                    .map(|(_, fd)| fd.as_raw_fd())
+            });
             for (t, &(pid, cpu)) in targets.iter().enumerate() {
                 let leader = i == 0 || leader_fd[t].is_none();
                 let attr = counting_attr(e, leader, on_exec, inherit);
@@ -342,7 +430,13 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                 } else {
                     leader_fd[t].unwrap_or(-1)
                 };
-                match sys::perf_event_open(&attr, pid, cpu, group) {
+                let opened = match cgroup_fd {
+                    Some(cg) => {
+                        sys::perf_event_open_flags(&attr, cg, cpu, group, sys::FLAG_PID_CGROUP)
+                    }
+                    None => sys::perf_event_open(&attr, pid, cpu, group),
+                };
+                match opened {
                     Ok(fd) => {
                         if leader {
                             leader_fd[t] = Some(fd.as_raw_fd());
@@ -365,6 +459,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             }
             counters.push(Counter {
                 spec: e.clone(),
+                cgroup: cgroup.clone(),
                 supported,
                 value: 0,
                 enabled: 0,
@@ -389,13 +484,17 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         }
     }
 
+    // The leaders with their CPUs (-1 for a task's counter).
+    let leader_fds = |fds: &[Vec<(usize, OwnedFd)>]| -> Vec<(i32, RawFd)> {
+        leaders
+            .iter()
+            .filter_map(|&(f, k)| fds.get(f).and_then(|v| v.get(k)))
+            .map(|(t, fd)| (targets[*t].1, fd.as_raw_fd()))
+            .collect()
+    };
     let enable = |fds: &[Vec<(usize, OwnedFd)>]| -> Result<()> {
-        for &(f, k) in &leaders {
-            if let Some((_, fd)) = fds.get(f).and_then(|v| v.get(k)) {
-                sys::enable(fd).map_err(|e| Error::sys("enabling the events", e))?;
-            }
-        }
-        Ok(())
+        sys::on_their_cpus(&leader_fds(fds), sys::enable_raw)
+            .map_err(|e| Error::sys("enabling the events", e))
     };
     if !on_exec && delayed.is_none() {
         enable(&fds)?;
@@ -516,11 +615,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         }
     }
     let wall_ns = start.elapsed().as_nanos() as u64;
-    for &(f, k) in &leaders {
-        if let Some((_, fd)) = fds.get(f).and_then(|v| v.get(k)) {
-            let _ = sys::disable(fd);
-        }
-    }
+    let _ = sys::on_their_cpus(&leader_fds(&fds), sys::disable_raw);
     let counters = read_all(&counters, &fds, by_target)?;
     if opts.interval_ms.is_some() {
         on_interval(wall_ns, &counters).map_err(|e| Error::sys("printing the counts", e))?;

@@ -189,6 +189,9 @@ pub struct Options {
     /// `--all-cgroups`: each sample's cgroup id, CGROUP records for new
     /// cgroups and for those that exist at the start.
     pub all_cgroups: bool,
+    /// `-G/--cgroup`: each event's cgroup, in order (empty: none; a single
+    /// name applies to every event); system-wide only.
+    pub cgroups: Vec<String>,
 }
 
 /// perf's `--switch-output` triggers: SIGUSR2, an output size, a time.
@@ -251,6 +254,7 @@ impl Default for Options {
             tail_synthesize: false,
             namespaces: false,
             all_cgroups: false,
+            cgroups: Vec::new(),
         }
     }
 }

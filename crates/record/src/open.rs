@@ -90,6 +90,36 @@ pub(crate) fn open_all(
             attrs.push((a, e, i == 0));
         }
     }
+    // -G: each cgroup's directory, opened once.
+    let mut cgroup_dirs: Vec<(String, std::fs::File)> = Vec::new();
+    for name in p.cgroups.iter().flatten() {
+        if cgroup_dirs.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let root = sys::cgroup_root().ok_or_else(|| {
+            (
+                Error::Options(
+                    "-G: no cgroup file system is mounted (cgroup2, or v1 with perf_event)".into(),
+                ),
+                None,
+            )
+        })?;
+        let path = root.join(name.trim_start_matches('/'));
+        let dir = std::fs::File::open(&path).map_err(|_| {
+            (
+                Error::Options(format!("-G: no access to cgroup {}", path.display())),
+                None,
+            )
+        })?;
+        cgroup_dirs.push((name.clone(), dir));
+    }
+    let cgroup_of = |i: usize| -> Option<RawFd> {
+        let name = p.cgroups.get(i)?.as_ref()?;
+        cgroup_dirs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.as_raw_fd())
+    };
     let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
     let mut fds = Vec::new();
     let mut leaders = Vec::new();
@@ -106,7 +136,13 @@ pub(crate) fn open_all(
             let mut leader_fd: RawFd = -1;
             for (i, (a, e, is_leader)) in attrs.iter().enumerate() {
                 let group_fd = if *is_leader { -1 } else { leader_fd };
-                let fd = match sys::perf_event_open(a, task, cpu, group_fd) {
+                let opened = match cgroup_of(i) {
+                    Some(cg) => {
+                        sys::perf_event_open_flags(a, cg, cpu, group_fd, sys::FLAG_PID_CGROUP)
+                    }
+                    None => sys::perf_event_open(a, task, cpu, group_fd),
+                };
+                let fd = match opened {
                     Ok(fd) => fd,
                     Err(err) => {
                         // A process or thread that ended since we listed it.

@@ -62,6 +62,8 @@ pub fn scaled(value: u64, enabled: u64, running: u64) -> f64 {
 #[derive(Debug, Clone)]
 pub struct EventStats {
     pub name: String,
+    /// The cgroup counted in (`-G`), printed after the name.
+    pub cgroup: Option<String>,
     /// A clock event (cpu-clock, task-clock): shown in msec, with the
     /// "CPUs utilized" ratio.
     pub is_clock: bool,
@@ -77,6 +79,7 @@ impl EventStats {
     pub fn empty(c: &Counter) -> EventStats {
         EventStats {
             name: c.spec.name.clone(),
+            cgroup: c.cgroup.clone(),
             is_clock: c.spec.type_ == perf_data::PERF_TYPE_SOFTWARE && c.spec.config <= 1,
             supported: c.supported,
             value: Spread::default(),
@@ -105,12 +108,13 @@ impl EventStats {
     }
 }
 
-/// The nanoseconds a clock event counted (the first one that did), which
-/// rates are per: None without one.
-pub fn clock_ns(events: &[EventStats]) -> Option<f64> {
+/// The nanoseconds the first counted clock event of `row`'s cgroup
+/// counted, which rates are per (perf keeps its ratios per cgroup); None
+/// without one.
+pub fn clock_ns_for(events: &[EventStats], row: &EventStats) -> Option<f64> {
     events
         .iter()
-        .find(|r| r.is_clock && r.counted())
+        .find(|r| r.is_clock && r.counted() && r.cgroup == row.cgroup)
         .map(|r| r.value.mean)
 }
 
@@ -330,8 +334,8 @@ pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
                 .map(|i| run.targets[i].comm.clone())
                 .unwrap_or_default(),
             members: keys.iter().filter(|k| *k == g).count(),
+            clock_ns: clock_ns_for(&all, &stats_of(c, g)),
             stats: stats_of(c, g),
-            clock_ns: clock_ns(&all),
         }
     };
     let mut out = Vec::new();

@@ -178,6 +178,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
         .events
         .iter()
         .map(|e| Counter {
+            cgroup: None,
             spec: EventSpec {
                 name: e.name(),
                 type_: e.attr.type_,

@@ -27,6 +27,18 @@ pub fn perf_event_open(
     cpu: i32,
     group_fd: RawFd,
 ) -> io::Result<OwnedFd> {
+    perf_event_open_flags(attr, pid, cpu, group_fd, 0)
+}
+
+/// [`perf_event_open`] with more flags (`PERF_FLAG_PID_CGROUP`: `pid` is
+/// a cgroup directory's descriptor).
+pub fn perf_event_open_flags(
+    attr: &EventAttr,
+    pid: i32,
+    cpu: i32,
+    group_fd: RawFd,
+    flags: libc::c_ulong,
+) -> io::Result<OwnedFd> {
     let bytes = attr.encode(Endian::native());
     // SAFETY: perf_event_attr is plain old data; zeroed is a valid value.
     let mut raw: sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
@@ -46,7 +58,7 @@ pub fn perf_event_open(
             pid,
             cpu,
             group_fd,
-            sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+            sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong | flags,
         )
     };
     let fd = cvt(fd)?;
@@ -91,6 +103,58 @@ pub fn enable(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: plain ioctl on a descriptor we own.
     cvt(unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) })?;
     Ok(())
+}
+
+/// ENABLE on a borrowed descriptor.
+pub fn enable_raw(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain ioctl; a closed descriptor gives EBADF.
+    cvt(unsafe { sys::ioctls::ENABLE(fd, 0) })?;
+    Ok(())
+}
+
+/// DISABLE on a borrowed descriptor.
+pub fn disable_raw(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain ioctl; a closed descriptor gives EBADF.
+    cvt(unsafe { sys::ioctls::DISABLE(fd, 0) })?;
+    Ok(())
+}
+
+/// Runs `op` on each (cpu, descriptor), from that CPU where one is given
+/// (this thread moved there, as perf's evlist affinity does): the kernel
+/// then starts or stops a per-CPU counter locally, at one moment for all
+/// counters of the CPU, instead of by cross-CPU calls one by one (which
+/// for cgroup counters leaves their times inconsistent). The thread's
+/// CPU mask is restored after.
+pub fn on_their_cpus(fds: &[(i32, RawFd)], op: fn(RawFd) -> io::Result<()>) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `old` is valid for `size` bytes.
+    let have_old = unsafe { libc::sched_getaffinity(0, size, &mut old) } == 0;
+    let mut cpus: Vec<i32> = fds.iter().map(|&(c, _)| c).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut result = Ok(());
+    for cpu in cpus {
+        if cpu >= 0 && have_old && (cpu as usize) < libc::CPU_SETSIZE as usize {
+            // SAFETY: as above; CPU_SET stays within the set's bits.
+            unsafe {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu as usize, &mut one);
+                libc::sched_setaffinity(0, size, &one);
+            }
+        }
+        for &(_, fd) in fds.iter().filter(|&&(c, _)| c == cpu) {
+            if let Err(e) = op(fd) {
+                result = result.and(Err(e));
+            }
+        }
+    }
+    if have_old {
+        // SAFETY: `old` was filled by sched_getaffinity.
+        unsafe { libc::sched_setaffinity(0, size, &old) };
+    }
+    result
 }
 
 pub fn disable(fd: &OwnedFd) -> io::Result<()> {
@@ -600,4 +664,28 @@ pub fn own_vdso() -> Option<Vec<u8>> {
     // (the kernel never unmaps the vdso), as /proc/self/maps just said.
     let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, end - start) };
     Some(bytes.to_vec())
+}
+
+/// `PERF_FLAG_PID_CGROUP`.
+pub const FLAG_PID_CGROUP: libc::c_ulong = sys::bindings::PERF_FLAG_PID_CGROUP as libc::c_ulong;
+
+/// Where perf looks for cgroups by name (`-G`): a cgroup v1 hierarchy
+/// with the perf_event controller, else the cgroup2 one (perf's
+/// cgroupfs_find_mountpoint).
+pub fn cgroup_root() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let mut v2 = None;
+    for l in mounts.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let [_, dir, kind, opts, ..] = f[..] else {
+            continue;
+        };
+        if kind == "cgroup" && opts.split(',').any(|o| o == "perf_event") {
+            return Some(dir.into());
+        }
+        if kind == "cgroup2" && v2.is_none() {
+            v2 = Some(dir.into());
+        }
+    }
+    v2
 }

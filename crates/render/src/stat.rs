@@ -144,6 +144,9 @@ fn std_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f
             "<not supported>"
         };
         let _ = write!(out, "{what:>18} {unit:<4} {:<25}", row.name);
+        if let Some(cg) = &row.cgroup {
+            let _ = write!(out, " {cg}");
+        }
         let _ = write!(out, "{:METRIC_LEN$}", "");
     } else {
         let v = shown_value(row);
@@ -153,6 +156,9 @@ fn std_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f
             let _ = write!(out, "{v:18.0} ");
         }
         let _ = write!(out, "{unit:<4} {:<32}", row.name);
+        if let Some(cg) = &row.cgroup {
+            let _ = write!(out, " {cg}");
+        }
         match metric(row, wall, clock_ns) {
             Some((r, u)) => {
                 let num = format!("{r:8.3}");
@@ -201,6 +207,9 @@ fn csv_row(
         out.push_str("<not supported>");
     }
     let _ = write!(out, "{sep}{unit}{sep}{}", row.name);
+    if let Some(cg) = &row.cgroup {
+        let _ = write!(out, "{sep}{cg}");
+    }
     if runs > 1 {
         let _ = write!(out, "{sep}{:.2}%", row.value.rel_pct());
     }
@@ -253,6 +262,9 @@ fn json_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<
         unit_of(row),
         json_str(&row.name)
     );
+    if let Some(cg) = &row.cgroup {
+        let _ = write!(out, "\"cgroup\" : \"{}\", ", json_str(cg));
+    }
     if runs > 1 {
         let _ = write!(out, "\"variance\" : {:.2}, ", row.value.rel_pct());
     }
@@ -377,7 +389,6 @@ pub fn interval(
     rows: &[EventStats],
     interval_ns: f64,
 ) -> String {
-    let clock_ns = record::stat::clock_ns(rows);
     // perf's ratios are per nominal interval, not the measured one.
     let wall = Spread::of(interval_ns);
     let stamp = format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000);
@@ -387,6 +398,7 @@ pub fn interval(
     }
     for r in rows {
         let mut line = String::new();
+        let clock_ns = record::stat::clock_ns_for(rows, r);
         row(&mut line, format, r, &wall, clock_ns, 1);
         match format {
             Format::Std => {
@@ -535,8 +547,8 @@ pub fn counts(
             }
             _ if aggr != Aggr::Global => {}
             _ => {
-                let clock_ns = record::stat::clock_ns(&all.rows);
                 for r in &all.rows {
+                    let clock_ns = record::stat::clock_ns_for(&all.rows, r);
                     row(&mut body, format, r, &all.wall, clock_ns, runs);
                 }
             }
