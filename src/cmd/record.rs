@@ -100,11 +100,13 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         namespaces: a.namespaces,
         all_cgroups: a.all_cgroups,
         cgroups: a.cgroup.clone(),
+        skip_ended: false,
         quiet,
     };
     let mut opts = opts;
     if let Some(u) = &a.uid {
         opts.pids.extend(pids_of_user(u)?);
+        opts.skip_ended = true;
     }
     if opts.switch_output.is_some() {
         // As perf: no build ids with --switch-output (each switch would

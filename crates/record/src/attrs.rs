@@ -197,6 +197,11 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         let mut t = Vec::new();
         for &p in &opts.pids {
             if !sys::task_exists(p) {
+                // (-u lists processes that may end before they are
+                // attached: those are skipped.)
+                if opts.skip_ended {
+                    continue;
+                }
                 return Err(Error::NoSuchTask(p));
             }
             t.extend(synth::threads_of(p));

@@ -189,6 +189,9 @@ pub struct Options {
     /// `--all-cgroups`: each sample's cgroup id, CGROUP records for new
     /// cgroups and for those that exist at the start.
     pub all_cgroups: bool,
+    /// `-p` processes that end before they are attached are skipped, not
+    /// an error (the processes of `-u`, listed a moment before).
+    pub skip_ended: bool,
     /// `-G/--cgroup`: each event's cgroup, in order (empty: none; a single
     /// name applies to every event); system-wide only.
     pub cgroups: Vec<String>,
@@ -255,6 +258,7 @@ impl Default for Options {
             namespaces: false,
             all_cgroups: false,
             cgroups: Vec::new(),
+            skip_ended: false,
         }
     }
 }
