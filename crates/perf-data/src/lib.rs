@@ -27,6 +27,7 @@ pub mod attr;
 pub mod bytes;
 pub mod consts;
 pub mod convert;
+pub mod dir_format;
 pub mod env;
 mod error;
 pub mod features;

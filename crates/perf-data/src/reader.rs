@@ -220,6 +220,16 @@ pub struct OpenOptions {
 impl RecordReader {
     /// Opens a perf.data file (file or pipe mode), memory-mapped.
     pub fn open(path: &Path) -> Result<Self> {
+        if crate::dir_format::is_dir_format(path) {
+            // perf's directory format (`record --threads`): one file,
+            // assembled in memory.
+            let (bytes, warnings) = crate::dir_format::assemble(path)?;
+            let mut r = Self::from_input(Input::Owned(Arc::new(bytes)))?;
+            for w in warnings {
+                r.diag.warn("torn record in a directory part", 0, || w);
+            }
+            return Ok(r);
+        }
         let f = File::open(path).map_err(|source| Error::Io { offset: 0, source })?;
         let meta = f
             .metadata()
@@ -776,7 +786,11 @@ impl Decomp {
 }
 
 /// Reads the header, attrs and features of a file-mode recording.
-fn read_file_meta(data: &[u8], endian: Endian, diag: &mut Diagnostics) -> Result<(Meta, Section)> {
+pub(crate) fn read_file_meta(
+    data: &[u8],
+    endian: Endian,
+    diag: &mut Diagnostics,
+) -> Result<(Meta, Section)> {
     let h = header::parse_file_header(data, endian)?;
     let len = data.len() as u64;
     let mut meta = Meta::new(Kind::File, endian);
