@@ -78,8 +78,17 @@ pub struct RecordArgs {
     pub switch_events: bool,
     /// Start sampling MSECS milliseconds after the command starts (perf's
     /// -D/--delay); what the command maps and runs before is recorded.
-    #[arg(short = 'D', long = "delay", value_name = "MSECS")]
-    pub delay: Option<u64>,
+    /// -1: start with the events disabled, for `--control enable`.
+    #[arg(short = 'D', long = "delay", value_name = "MSECS", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(-1..))]
+    pub delay: Option<i64>,
+    /// Listen for commands while recording (perf's `--control`):
+    /// `fd:CTL[,ACK]` (open descriptors) or `fifo:CTL[,ACK]` (FIFO paths).
+    /// Commands, one per line: `enable` and `disable` (all events, or
+    /// `enable NAME`), `stop`, `ping`, `evlist`, `snapshot`; each is
+    /// answered `ack` on ACK. With `-D -1` the events start disabled.
+    #[arg(long = "control", value_name = "fd:CTL[,ACK]|fifo:CTL[,ACK]")]
+    pub control: Option<String>,
     /// Stop once the output holds this much (bytes, or with B, K, M or
     /// G: `--max-size 100M`); the command is ended as on Ctrl-C.
     #[arg(long = "max-size", value_name = "SIZE", value_parser = max_size)]
@@ -304,9 +313,16 @@ pub struct StatArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Start counting MSECS milliseconds after the command starts (what it
-    /// does before is not counted).
-    #[arg(short = 'D', long = "delay", value_name = "MSECS")]
-    pub delay: Option<u64>,
+    /// does before is not counted); -1: start with the counters disabled,
+    /// for `--control enable`.
+    #[arg(short = 'D', long = "delay", value_name = "MSECS", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(-1..))]
+    pub delay: Option<i64>,
+    /// Listen for commands while counting (perf's `--control`):
+    /// `fd:CTL[,ACK]` or `fifo:CTL[,ACK]`; `enable`, `disable`, `stop`,
+    /// `ping`, `evlist`, each answered `ack` on ACK.
+    #[arg(long = "control", value_name = "fd:CTL[,ACK]|fifo:CTL[,ACK]")]
+    pub control: Option<String>,
     /// With -r: a table of each run's wall time, its difference from the
     /// mean and a bar per 5% of it, before the final result.
     #[arg(long = "table")]

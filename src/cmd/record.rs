@@ -68,7 +68,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         compress: a.compress.level,
         cmdline,
         version: format!("{} (sear)", env!("CARGO_PKG_VERSION")),
-        delay_ms: a.delay.filter(|&d| d > 0),
+        delay_ms: a.delay.filter(|&d| d > 0).map(|d| d as u64),
         max_size: a.max_size,
         clockid: a.clockid,
         regs_intr: a
@@ -101,6 +101,8 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         all_cgroups: a.all_cgroups,
         cgroups: a.cgroup.clone(),
         skip_ended: false,
+        control: a.control.clone(),
+        start_disabled: a.delay == Some(-1),
         quiet,
     };
     let mut opts = opts;

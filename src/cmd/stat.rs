@@ -125,13 +125,15 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         null: a.null,
         cpus: a.cpu.clone().map(|c| c.0),
         timeout_ms: a.timeout,
-        delay_ms: a.delay,
+        delay_ms: a.delay.filter(|&d| d > 0).map(|d| d as u64),
         quiet,
         all_user: a.all_user,
         all_kernel: a.all_kernel,
         group: a.group,
         cgroups: a.cgroup.clone(),
         for_each_cgroup: a.for_each_cgroup.clone(),
+        control: a.control.clone(),
+        start_disabled: a.delay == Some(-1),
     };
     refuse_hardware_options(&a)?;
     super::check_cgroups_follow_events(!a.cgroup.is_empty())?;

@@ -120,7 +120,7 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     // As perf: system-wide, or with the events started late (-D), the
     // tracking records come from a dummy event of their own, after the
     // others.
-    let dummy = system_wide || opts.delay_ms.is_some();
+    let dummy = system_wide || opts.delay_ms.is_some() || opts.start_disabled;
     let tracking = if dummy {
         let i = groups.iter().map(|g| g.members.len()).sum();
         groups.push(Group {

@@ -18,7 +18,7 @@ use perf_data::{EventAttr, PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIM
 
 use crate::error::{Error, Result};
 use crate::event::{self, EventSpec};
-use crate::{open_error, synth, sys};
+use crate::{control, open_error, synth, sys};
 
 /// perf stat's default events on a machine like this one (the hardware
 /// ones show as not supported where there is no PMU).
@@ -73,6 +73,10 @@ pub struct CountOptions {
     pub cgroups: Vec<String>,
     /// `--for-each-cgroup`: every event once per cgroup, cgroup by cgroup.
     pub for_each_cgroup: Vec<String>,
+    /// `--control`: commands read while counting (see [`control`]).
+    pub control: Option<String>,
+    /// `-D -1`: the counters start disabled (for `--control enable`).
+    pub start_disabled: bool,
 }
 
 impl CountOptions {
@@ -347,6 +351,11 @@ fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<Cgro
 
 fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<CountRun> {
     let (groups, cgroup_fds) = with_cgroups(opts, events_of(opts)?)?;
+    let mut control = opts
+        .control
+        .as_deref()
+        .map(control::Control::open)
+        .transpose()?;
     if opts.command.is_empty() && !opts.attaches() && !opts.system_wide {
         return Err(Error::Options(
             "nothing to count: give a command (`sear stat -- COMMAND`), -p PID, -t TID or -a"
@@ -382,7 +391,11 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         vec![(child.as_ref().map_or(-1, |c| c.pid), -1)]
     };
     let delayed = opts.delay_ms.filter(|&d| d > 0);
-    let on_exec = child.is_some() && !opts.attaches() && !opts.system_wide && delayed.is_none();
+    let on_exec = child.is_some()
+        && !opts.attaches()
+        && !opts.system_wide
+        && delayed.is_none()
+        && !opts.start_disabled;
     let inherit = !opts.no_inherit;
     let by_target = !on_exec;
     let target_list: Vec<Target> = targets
@@ -496,9 +509,53 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         sys::on_their_cpus(&leader_fds(fds), sys::enable_raw)
             .map_err(|e| Error::sys("enabling the events", e))
     };
-    if !on_exec && delayed.is_none() {
+    if !on_exec && delayed.is_none() && !opts.start_disabled {
         enable(&fds)?;
     }
+    if opts.start_disabled && !opts.quiet {
+        eprintln!("Events disabled");
+    }
+    // --control: serves the commands that came; true on `stop`.
+    // (Asked again before each wait: a control pipe whose writer closed
+    // is polled no more.)
+    let ctl_fds = |c: &Option<control::Control>| -> Vec<RawFd> {
+        c.iter().filter_map(|c| c.poll_fd()).collect()
+    };
+    let no_command = child.is_none();
+    let serve = |control: &mut Option<control::Control>| -> bool {
+        let Some(c) = control.as_mut() else {
+            return false;
+        };
+        let mut stop = false;
+        for cmd in c.commands() {
+            match &cmd {
+                control::Command::Enable(_) | control::Command::Disable(_) => {
+                    let on = matches!(cmd, control::Command::Enable(_));
+                    let op = if on {
+                        sys::enable_raw
+                    } else {
+                        sys::disable_raw
+                    };
+                    if let Err(e) = sys::on_their_cpus(&leader_fds(&fds), op) {
+                        log::warn!("--control: {e}");
+                    }
+                    if !opts.quiet {
+                        eprintln!("Events {}", if on { "enabled" } else { "disabled" });
+                    }
+                }
+                control::Command::Evlist => {
+                    for c in &counters {
+                        eprintln!("{}", c.spec.name);
+                    }
+                }
+                // (perf stat ends on `stop` only when it runs no command.)
+                control::Command::Stop => stop = no_command,
+                control::Command::Snapshot | control::Command::Ping => {}
+            }
+            c.ack();
+        }
+        stop
+    };
     let mut start = Instant::now();
     if let Some(ms) = delayed {
         // As perf: the command runs, the counters wait (and the elapsed
@@ -563,7 +620,10 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             }
             // Short naps, so the command's end is seen within 10 ms.
             let nap = (next - now).min(std::time::Duration::from_millis(10));
-            let _ = sys::poll(&[], nap.as_millis().max(1) as i32);
+            let _ = sys::poll(&ctl_fds(&control), nap.as_millis().max(1) as i32);
+            if serve(&mut control) {
+                break;
+            }
         }
     } else if let Some(c) = &mut child {
         if let Err(e) = c.go() {
@@ -571,11 +631,11 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         }
         // SIGINT reaches the command too (same terminal): wait for it to end.
         let (st, u, s) = match opts.timeout_ms {
-            None => c
+            None if control.is_none() => c
                 .wait_rusage()
                 .map_err(|e| Error::sys("waiting for the command", e))?,
-            Some(ms) => {
-                let deadline = start + std::time::Duration::from_millis(ms);
+            timeout => {
+                let deadline = timeout.map(|ms| start + std::time::Duration::from_millis(ms));
                 let mut termed = false;
                 loop {
                     if let Some(r) = c
@@ -584,11 +644,12 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                     {
                         break r;
                     }
-                    if !termed && Instant::now() >= deadline {
+                    serve(&mut control);
+                    if !termed && deadline.is_some_and(|d| Instant::now() >= d) {
                         c.kill(libc::SIGTERM);
                         termed = true;
                     }
-                    let _ = sys::poll(&[], 5);
+                    let _ = sys::poll(&ctl_fds(&control), 5);
                 }
             }
         };
@@ -605,8 +666,11 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                     .as_millis()
                     .clamp(1, 100) as i32
             });
-            let _ = sys::poll(&[], nap);
-            if sys::stop_signal().is_some() || deadline.is_some_and(|d| Instant::now() >= d) {
+            let _ = sys::poll(&ctl_fds(&control), nap);
+            if serve(&mut control)
+                || sys::stop_signal().is_some()
+                || deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 break;
             }
             if !opts.system_wide && !opts.attached_alive() {

@@ -39,6 +39,7 @@ use perf_data::*;
 
 mod attrs;
 pub mod buildid;
+pub mod control;
 pub mod count;
 mod options;
 pub use attrs::parse_regs;
@@ -192,6 +193,11 @@ pub struct Options {
     /// `-p` processes that end before they are attached are skipped, not
     /// an error (the processes of `-u`, listed a moment before).
     pub skip_ended: bool,
+    /// `--control fd:N[,M]|fifo:CTL[,ACK]`: commands (enable, disable,
+    /// stop, ...) read while recording.
+    pub control: Option<String>,
+    /// `-D -1`: the events start disabled (for `--control enable`).
+    pub start_disabled: bool,
     /// `-G/--cgroup`: each event's cgroup, in order (empty: none; a single
     /// name applies to every event); system-wide only.
     pub cgroups: Vec<String>,
@@ -259,6 +265,8 @@ impl Default for Options {
             all_cgroups: false,
             cgroups: Vec::new(),
             skip_ended: false,
+            control: None,
+            start_disabled: false,
         }
     }
 }
@@ -374,6 +382,11 @@ fn record_inner(
     rate: u64,
     mut switcher: Option<Switcher<'_>>,
 ) -> Result<Recorded> {
+    let mut control = opts
+        .control
+        .as_deref()
+        .map(control::Control::open)
+        .transpose()?;
     let mut child = start_stopped(&opts.command)?;
     let mut p = plan(opts, child.as_ref().map(|c| c.pid))?;
     let system_wide = opts.system_wide || opts.cpus.is_some();
@@ -386,7 +399,7 @@ fn record_inner(
         // (The kernel maps no ring of an inherited per-task event.)
         inherit: opts.inherit && (system_wide || !opts.per_thread),
         enable_on_exec: attach && child.is_some(),
-        delayed: opts.delay_ms.is_some(),
+        delayed: opts.delay_ms.is_some() || opts.start_disabled,
         switch_events: opts.switch_events,
         user_only: false,
         sample_address: opts.sample_address,
@@ -634,9 +647,18 @@ fn record_inner(
     }
     let mut enable_at = opts
         .delay_ms
+        .filter(|_| !opts.start_disabled)
         .map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
 
     let mut ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
+    // The events --control enables and disables: all but the tracking
+    // dummy (which runs throughout, as perf's).
+    let controlled: Vec<usize> = o
+        .leaders
+        .iter()
+        .copied()
+        .filter(|l| !o.dummy_leaders.contains(l))
+        .collect();
     let mut scratch = Vec::new();
     let mut wakeups = 0u64;
     let mut stopped_by = None;
@@ -673,7 +695,9 @@ fn record_inner(
                 .as_millis()
                 .min(100) as i32
         });
-        let ready = match sys::poll(&ring_fds, timeout) {
+        let ctl_fd = control.as_ref().and_then(|c| c.poll_fd());
+        let polled: Vec<RawFd> = ring_fds.iter().copied().chain(ctl_fd).collect();
+        let ready = match sys::poll(&polled, timeout) {
             Ok(p) => {
                 // A ring whose tasks are gone still holds their last
                 // records (drained below), but reports hang-up at once
@@ -709,6 +733,49 @@ fn record_inner(
         if let Some(s) = sys::stop_signal() {
             stopped_by = Some(s);
             break;
+        }
+        if let Some(c) = control.as_mut() {
+            let mut stop = false;
+            for cmd in c.commands() {
+                let on = matches!(cmd, control::Command::Enable(_));
+                match cmd {
+                    control::Command::Enable(name) | control::Command::Disable(name) => {
+                        for &l in &controlled {
+                            let named = name.as_deref().is_none_or(|n| {
+                                o.event_of_fd(l).and_then(|e| o.events[e].name.as_deref())
+                                    == Some(n)
+                            });
+                            if named {
+                                let r = if on {
+                                    sys::enable(&o.fds[l])
+                                } else {
+                                    sys::disable(&o.fds[l])
+                                };
+                                if let Err(e) = r {
+                                    log::warn!("--control: {e}");
+                                }
+                            }
+                        }
+                        if on {
+                            enable_at = None;
+                        }
+                        if !opts.quiet {
+                            eprintln!("Events {}", if on { "enabled" } else { "disabled" });
+                        }
+                    }
+                    control::Command::Evlist => {
+                        for e in &o.events {
+                            eprintln!("{}", e.name.as_deref().unwrap_or("?"));
+                        }
+                    }
+                    control::Command::Stop => stop = true,
+                    control::Command::Snapshot | control::Command::Ping => {}
+                }
+                c.ack();
+            }
+            if stop {
+                break;
+            }
         }
         if let (Some(sw), Some(next)) = (opts.switch_output, switcher.as_mut()) {
             let due = (sw.signal && sys::take_switch_signal())

@@ -16,6 +16,15 @@ pub(crate) struct Opened {
     /// One ring per CPU.
     pub(crate) rings: Vec<(RawFd, sys::Ring)>,
     pub(crate) sample_type: u64,
+    /// The index in `events` of each of `fds`.
+    pub(crate) fd_events: Vec<usize>,
+}
+
+impl Opened {
+    /// The index in `events` of the event `fds[fd]` is one of.
+    pub(crate) fn event_of_fd(&self, fd: usize) -> Option<usize> {
+        self.fd_events.get(fd).copied()
+    }
 }
 
 pub(crate) fn open_error(
@@ -122,6 +131,7 @@ pub(crate) fn open_all(
     };
     let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
     let mut fds = Vec::new();
+    let mut fd_events = Vec::new();
     let mut leaders = Vec::new();
     let mut dummy_leaders = Vec::new();
     let mut rings = Vec::new();
@@ -206,6 +216,7 @@ pub(crate) fn open_all(
                     })?,
                 }
                 fds.push(fd);
+                fd_events.push(i);
             }
         }
     }
@@ -234,5 +245,6 @@ pub(crate) fn open_all(
         dummy_leaders,
         rings,
         sample_type: p.sample_type,
+        fd_events,
     })
 }
