@@ -1176,3 +1176,71 @@ fn namespaces_and_cgroups_of_an_attached_process_as_perf_writes_them() {
     );
     assert_eq!(e, events(&p));
 }
+
+/// `--synth` describes of a running process what perf describes (no, task
+/// or mmap records), compared record kind by record kind with perf's
+/// recording of the same process; `--threads` takes perf's specs and
+/// records as without it; perf's refusals (`--exclude-perf` without
+/// tracepoints, a missing `--vmlinux`) are sear's too.
+#[test]
+fn synth_threads_and_refusals_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let mut target = Command::new("sleep").arg("1000").spawn().unwrap();
+    let pid = target.id().to_string();
+    let kinds = |f: &Path| -> Vec<String> {
+        let out = stdout_of(&run_ok(
+            perf()
+                .args(["script", "--show-task-events", "--show-mmap-events", "-i"])
+                .arg(f),
+        ));
+        let mut v: Vec<String> = out
+            .lines()
+            // (perf also records its own exec of the command run beside -p.)
+            .filter(|l| l.contains("PERF_RECORD") && !l.contains("perf-exec"))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let at = w.iter().position(|x| x.starts_with("PERF_RECORD")).unwrap();
+                w[at..w.len().min(at + 2)].join(" ")
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for synth in ["no", "task", "mmap", "all", "task,cgroup"] {
+        let opts = ["-e", "cpu-clock", "-p", &pid, "--synth", synth];
+        let opts_eq = format!("--synth={synth}");
+        let p = perf_record(
+            dir.path(),
+            "p.data",
+            &["-e", "cpu-clock", "-p", &pid, &opts_eq],
+            &["sleep".into(), "0.1".into()],
+        );
+        let (s, _) = sear_record(dir.path(), "s.data", &opts, &["sleep", "0.1"]);
+        assert_eq!(kinds(&p), kinds(&s), "--synth {synth}");
+    }
+    let _ = target.kill();
+    let _ = target.wait();
+    for spec in ["--threads", "--threads=core", "--threads=0-1/0:1/1"] {
+        let (s, _) = sear_record(dir.path(), "t.data", &[spec], &["true"]);
+        assert!(s.is_file(), "{spec}");
+    }
+    let refused = |args: &[&str]| {
+        let o = sear()
+            .arg("record")
+            .args(args)
+            .arg("-o")
+            .arg(dir.path().join("r.data"))
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(refused(&["--threads=bogus"]).contains("bogus"));
+    assert!(refused(&["--exclude-perf"]).contains("--exclude-perf option should follow"));
+    assert!(refused(&["--vmlinux", "/nonexistent/vmlinux"]).contains("Invalid file"));
+    assert!(refused(&["--switch-output-event", "cpu-clock"]).contains("not implemented"));
+    let (_, err) = sear_record(dir.path(), "d.data", &["--debuginfod"], &["true"]);
+    assert!(err.contains("debuginfod"), "{err}");
+}

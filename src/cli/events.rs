@@ -263,6 +263,46 @@ pub struct RecordArgs {
     /// instead of its start.
     #[arg(long = "tail-synthesize")]
     pub tail_synthesize: bool,
+    /// What to describe of what runs at the start (perf's `--synth`): `no`,
+    /// `all` (the default), or a comma list of `task` (COMM records),
+    /// `mmap` (tasks and their maps), `cgroup` (with --all-cgroups).
+    #[arg(long = "synth", value_name = "no|all|task|mmap|cgroup",
+          value_parser = record::Synth::parse)]
+    pub synth: Option<record::Synth>,
+    /// perf's parallel streaming (`--threads[=cpu|core|package|numa|MASKS]`:
+    /// a writer thread per group of rings, and a directory for output).
+    /// sear drains every ring from one thread, which keeps up with the
+    /// rates it allows, and writes one file; the spec is checked and the
+    /// recording made as without it. sear reads perf's directories.
+    #[arg(long = "threads", value_name = "SPEC", num_args = 0..=1, require_equals = true,
+          default_missing_value = "cpu", value_parser = threads_spec)]
+    pub threads: Option<String>,
+    /// Leave perf's own events out of tracepoint samples (perf's
+    /// `--exclude-perf`): it applies to tracepoint events, which sear
+    /// does not record yet.
+    #[arg(long = "exclude-perf")]
+    pub exclude_perf: bool,
+    /// perf's side-band trigger for --switch-output: not implemented in
+    /// sear yet (refused; `--switch-output=signal` with SIGUSR2 from the
+    /// trigger does the same).
+    #[arg(long = "switch-output-event", value_name = "EVENT")]
+    pub switch_output_event: Option<String>,
+    /// Fetch debug files by build id while recording (perf's
+    /// `--debuginfod[=URLS]`): sear record does not fetch; accepted with
+    /// a warning, as Debian's perf (built without debuginfod) prints one.
+    #[arg(long = "debuginfod", value_name = "URLS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "")]
+    pub debuginfod: Option<String>,
+    /// perf's clang options for BPF events written in C (`-e prog.c`),
+    /// which sear does not take: accepted without effect.
+    #[arg(long = "clang-path", value_name = "PATH", hide = true)]
+    pub clang_path: Option<String>,
+    #[arg(long = "clang-opt", value_name = "OPTS", hide = true)]
+    pub clang_opt: Option<String>,
+    /// A vmlinux image (perf's `--vmlinux`): recording needs none; the
+    /// file must exist, as perf checks.
+    #[arg(long = "vmlinux", value_name = "FILE")]
+    pub vmlinux: Option<PathBuf>,
     /// The recording always stores its first and last sample times (perf's
     /// --timestamp-boundary): accepted for perf's command lines.
     #[arg(long = "timestamp-boundary")]
@@ -554,6 +594,32 @@ fn clockid(s: &str) -> Result<i32, String> {
             ))
         }
     })
+}
+
+/// perf's `--threads` specs: cpu, core, package, numa, or masks
+/// `MAPS/AFFINITY[:MAPS/AFFINITY...]` of CPU lists.
+fn threads_spec(s: &str) -> Result<String, String> {
+    if matches!(s, "cpu" | "core" | "package" | "numa") {
+        return Ok(s.to_owned());
+    }
+    let list_ok = |l: &str| {
+        !l.is_empty()
+            && l.split(',').all(|r| {
+                let mut ends = r.splitn(2, '-');
+                ends.all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+    };
+    let ok = s.split(':').all(|spec| match spec.split_once('/') {
+        Some((maps, aff)) => list_ok(maps) && list_ok(aff),
+        None => false,
+    });
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{s}`: use cpu, core, package, numa, or CPU lists as MAPS/AFFINITY[:MAPS/AFFINITY...]"
+        ))
+    }
 }
 
 fn max_size(s: &str) -> Result<u64, String> {

@@ -103,6 +103,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         skip_ended: false,
         control: a.control.clone(),
         start_disabled: a.delay == Some(-1),
+        synth: a.synth.unwrap_or_default(),
         quiet,
     };
     let mut opts = opts;
@@ -114,6 +115,29 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         // As perf: no build ids with --switch-output (each switch would
         // pay for them), unless asked for with --no-no-buildid.
         opts.build_ids = a.no_no_buildid;
+    }
+    if a.exclude_perf {
+        bail!(
+            "--exclude-perf option should follow a -e tracepoint option (it filters perf's own \
+             tracepoint samples; sear does not record tracepoints yet)"
+        );
+    }
+    if let Some(e) = &a.switch_output_event {
+        bail!(
+            "--switch-output-event {e}: not implemented in sear yet; `--switch-output` (SIGUSR2, \
+             a size or a time) switches files, and a trigger can send the signal"
+        );
+    }
+    if a.debuginfod.is_some() && !quiet {
+        eprintln!(
+            "WARNING: --debuginfod: sear record does not fetch debug files (reports find them \
+             by build id)"
+        );
+    }
+    if let Some(v) = &a.vmlinux {
+        if !v.is_file() {
+            bail!("Invalid file: {} (--vmlinux)", v.display());
+        }
     }
     if a.branch_any || a.branch_filter.is_some() {
         bail!(

@@ -198,9 +198,64 @@ pub struct Options {
     pub control: Option<String>,
     /// `-D -1`: the events start disabled (for `--control enable`).
     pub start_disabled: bool,
+    /// `--synth`: what is described of what runs at the start (perf's
+    /// task, mmap, cgroup; all by default).
+    pub synth: Synth,
     /// `-G/--cgroup`: each event's cgroup, in order (empty: none; a single
     /// name applies to every event); system-wide only.
     pub cgroups: Vec<String>,
+}
+
+/// perf's `--synth` choices: which records describe what runs when
+/// recording starts (the kernel's map is always written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synth {
+    /// COMM (and FORK) records of the processes and threads.
+    pub task: bool,
+    /// Their MMAP2 records (only with `task`).
+    pub mmap: bool,
+    /// CGROUP records (with `--all-cgroups`).
+    pub cgroup: bool,
+}
+
+impl Default for Synth {
+    fn default() -> Self {
+        Synth {
+            task: true,
+            mmap: true,
+            cgroup: true,
+        }
+    }
+}
+
+impl Synth {
+    /// perf's `--synth` values: `no`, `all`, or a comma list of `task`,
+    /// `mmap`, `cgroup`.
+    pub fn parse(s: &str) -> std::result::Result<Synth, String> {
+        let mut out = Synth {
+            task: false,
+            mmap: false,
+            cgroup: false,
+        };
+        for w in s.split(',') {
+            match w.trim() {
+                "no" => {}
+                "all" => out = Synth::default(),
+                "task" => out.task = true,
+                "mmap" => {
+                    out.task = true;
+                    out.mmap = true;
+                }
+                "cgroup" => out.cgroup = true,
+                other => {
+                    return Err(format!(
+                        "unknown --synth value `{other}`: use no, all, task, mmap or cgroup"
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// perf's `--switch-output` triggers: SIGUSR2, an output size, a time.
@@ -267,6 +322,7 @@ impl Default for Options {
             skip_ended: false,
             control: None,
             start_disabled: false,
+            synth: Synth::default(),
         }
     }
 }
@@ -542,9 +598,10 @@ fn record_inner(
     let mut synthesize = |workload: Option<i32>| {
         let mut out = Vec::new();
         out.extend(kernel.clone());
-        if opts.all_cgroups {
+        if opts.all_cgroups && opts.synth.cgroup {
             out.extend(synth::cgroups(endian, trailer));
         }
+        let kernel_only = out.len();
         if system_wide {
             for pid in synth::all_pids() {
                 out.extend(synth::process(endian, trailer, pid, None, data_maps));
@@ -566,6 +623,15 @@ fn record_inner(
             }
         } else if let Some(pid) = workload {
             out.extend(synth::process(endian, trailer, pid, None, data_maps));
+        }
+        if !opts.synth.task {
+            out.truncate(kernel_only);
+        } else if !opts.synth.mmap {
+            let mut k = 0;
+            out.retain(|r| {
+                k += 1;
+                k <= kernel_only || r.type_ != PERF_RECORD_MMAP2
+            });
         }
         if opts.build_id_mmap {
             for r in &mut out {
