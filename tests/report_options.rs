@@ -16,12 +16,27 @@ fn options_print_what_perf_prints() {
     let dir = tempfile::tempdir().unwrap();
     let data = two_process_recording(dir.path());
     let time = middle_third(&data);
+    // The CPU with the most samples: on a loaded machine both processes
+    // may have run on one CPU only.
+    let busiest = {
+        let out = stdout_of(&run_ok(
+            perf().args(["script", "-F", "cpu", "-i"]).arg(&data),
+        ));
+        let mut n = std::collections::BTreeMap::<String, usize>::new();
+        for l in out.lines() {
+            let c = l.trim().trim_start_matches('[').trim_end_matches(']');
+            if let Ok(c) = c.parse::<u32>() {
+                *n.entry(c.to_string()).or_default() += 1;
+            }
+        }
+        n.into_iter().max_by_key(|e| e.1).map(|e| e.0).unwrap()
+    };
     let rows: Vec<Vec<&str>> = vec![
         vec!["-G", "--no-children"],
         vec!["--inverted", "--no-children", "-g", "callee"],
         vec!["-U", "--no-children"],
         vec!["--hide-unresolved", "-g", "none"],
-        vec!["-C", "0", "--no-children"],
+        vec!["-C", &busiest, "--no-children"],
         vec!["--cpu", "0-1", "-g", "none", "-n"],
         vec!["--symbol-filter", "work", "--no-children"],
         vec!["--symbol-filter=o", "-g", "none"],
@@ -55,6 +70,10 @@ fn options_print_what_perf_prints() {
         vec!["-w", "0,0,3,3,12", "-g", "none"],
         vec!["-g", "address", "--no-children"],
         vec!["-g", "caller,0.5,address", "--no-children", "-s", "dso,sym"],
+        vec!["-g", "srcline", "--no-children"],
+        vec!["-g", "caller,0.5,srcline", "--no-children", "-s", "dso,sym"],
+        vec!["--full-source-path", "-s", "srcline", "--no-children"],
+        vec!["--full-source-path", "-g", "srcline", "--no-children"],
         vec!["--stdio-color=always", "--no-children"],
         vec!["--stdio-color", "-g", "folded", "--no-children"],
         vec!["--stdio-color=always", "-n", "--hierarchy"],
@@ -229,6 +248,15 @@ int main(void) {
         "--no-children",
         "-g",
         "caller,0.5,address",
+        "--percent-limit",
+        "1",
+    ]);
+    // -g ...,srcline: frames merged by source line, inline ones by their
+    // own.
+    rows.push(vec![
+        "--no-children",
+        "-g",
+        "caller,0.5,srcline",
         "--percent-limit",
         "1",
     ]);

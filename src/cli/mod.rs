@@ -675,6 +675,10 @@ pub struct InputArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Show source files by their whole path in srcline and srcfile (as
+    /// the debug info names them), not their base name.
+    #[arg(long = "full-source-path")]
+    pub full_source_path: bool,
     /// Print event counts by record type, overall and per event, then stop.
     #[arg(long)]
     pub stats: bool,
@@ -947,6 +951,10 @@ fn field_separator(s: &str) -> Result<String, String> {
 pub struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Show source files by their whole path in srcline (as the debug
+    /// info names them), not their base name.
+    #[arg(long = "full-source-path")]
+    pub full_source_path: bool,
     /// Write each event's sample lines to its own file, INPUT.EVENT.dump
     /// (side-band lines stay on stdout), and say what each got, as perf.
     #[arg(long = "per-event-dump")]

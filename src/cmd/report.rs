@@ -8,6 +8,7 @@ use perf_data::stats::Stats;
 use crate::cli::ReportArgs;
 
 pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
+    profile::symbolize::set_full_source_path(a.full_source_path);
     crate::config::report_defaults(&mut a);
     // perf turns accumulation off for its hierarchy view, after the
     // default call-graph order (caller with children) was decided.
@@ -196,9 +197,10 @@ fn hotspots(
             collect,
             names: a.names.style(),
             inline: !a.no_inline,
-            // (-g ...,address names each frame's source line.)
+            // (-g ...,address and ...,srcline name each frame's source
+            // line.)
             srclines: early.keys.iter().any(|k| k.needs_srclines())
-                || request.graph.key == profile::callchain::ChainKey::Address,
+                || request.graph.key != profile::callchain::ChainKey::Function,
             time,
             thread_values: a.threads,
         },
@@ -259,8 +261,9 @@ fn hotspots(
             percent_limit: topts.percent_limit,
             relative,
             field_sep: topts.field_sep.as_deref(),
-            srclines: (request.graph.key == profile::callchain::ChainKey::Address)
+            srclines: (request.graph.key != profile::callchain::ChainKey::Function)
                 .then_some(&summed.syms),
+            srcline_key: request.graph.key == profile::callchain::ChainKey::Srcline,
             color: topts.color,
         };
         render::callgraph::entry_graphs(

@@ -15,6 +15,7 @@ use render::script::{DataSrcColumn, EventKind, FieldPlan, FrameTexts, LineLayout
 use crate::cli::ScriptArgs;
 
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
+    profile::symbolize::set_full_source_path(a.full_source_path);
     use profile::collect::{CollectOptions, Collector};
     use profile::symbolize::SymbolizeOptions;
 

@@ -179,6 +179,7 @@ impl Request<'_> {
                 Vec::new()
             },
             frames_by_address: self.graph.key == crate::callchain::ChainKey::Address,
+            frames_by_srcline: self.graph.key == crate::callchain::ChainKey::Srcline,
             nanosecs: self.nanosecs,
         };
         Ok(Plan {

@@ -458,9 +458,13 @@ pub struct EntryGraphOptions<'a> {
     pub relative: bool,
     /// `-t`/`--field-separator` (see [`Style::field_sep`]).
     pub field_sep: Option<&'a str>,
-    /// `-g ...,address`: frames are named with their source line (the
-    /// report's frames carry their sites), from these symbols.
+    /// `-g ...,address` or `...,srcline`: frames are named with their
+    /// source line (the report's frames carry their sites), from these
+    /// symbols.
     pub srclines: Option<&'a profile::symbolize::SymbolTable>,
+    /// `-g ...,srcline`: a frame without a known line is named alone (perf
+    /// has `??:0` for it and prints no line), where `address` gives `+N`.
+    pub srcline_key: bool,
     /// Colour the percentages (see [`Style::color`]).
     pub color: bool,
 }
@@ -469,9 +473,13 @@ pub struct EntryGraphOptions<'a> {
 /// (its `get_srcline` with addresses): `file:line` where the line table
 /// has the address (an inline frame: its own position), else how far the
 /// address is into the symbol, `+N`.
-fn site_srcline(t: &profile::symbolize::SymbolTable, site: &profile::hist::FrameSite) -> String {
+fn site_srcline(
+    t: &profile::symbolize::SymbolTable,
+    site: &profile::hist::FrameSite,
+    srcline_key: bool,
+) -> Option<String> {
     let Some(ls) = t.per_loc.get(site.loc as usize) else {
-        return String::new();
+        return Some(String::new());
     };
     let pos = match ls.frame_lines.get(site.depth as usize) {
         Some(p) => Some(*p),
@@ -481,9 +489,10 @@ fn site_srcline(t: &profile::symbolize::SymbolTable, site: &profile::hist::Frame
     match pos {
         Some(p) => {
             let file = t.files.get(p.file as usize).map_or("??", String::as_str);
-            format!("{file}:{}", p.line)
+            Some(format!("{file}:{}", p.line))
         }
-        None => format!("+{}", ls.sym_offset),
+        None if srcline_key => None,
+        None => Some(format!("+{}", ls.sym_offset)),
     }
 }
 
@@ -540,7 +549,9 @@ pub fn write_entry_graph(
             s => match (o.srclines, report.frame_sites.get(f as usize)) {
                 (Some(t), Some(site)) => {
                     let name = names.sym_name(&s);
-                    let line = site_srcline(t, site);
+                    let Some(line) = site_srcline(t, site, o.srcline_key) else {
+                        return name;
+                    };
                     // perf: "name srcline (inlined)".
                     match name.strip_suffix(" (inlined)") {
                         Some(n) => format!("{n} {line} (inlined)"),

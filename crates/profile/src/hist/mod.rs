@@ -133,6 +133,9 @@ pub struct HistOptions {
     /// Call-graph frames are equal when their addresses are (perf's `-g
     /// ...,address`), not their functions: each keeps its site.
     pub frames_by_address: bool,
+    /// Call-graph frames are equal when their functions and source lines
+    /// are (perf's `-g ...,srcline`); each keeps its site.
+    pub frames_by_srcline: bool,
     /// `--ns`: the time key to the nanosecond.
     pub nanosecs: bool,
 }
@@ -232,6 +235,9 @@ struct LocFrames {
     frame_ids: HashMap<Frame, u32>,
     /// With frames by address: frames interned with their address.
     by_address: bool,
+    /// Frames interned with their source line instead (see
+    /// [`HistOptions::frames_by_srcline`]).
+    by_srcline: bool,
     site_ids: HashMap<(Frame, u64), u32>,
 }
 
@@ -249,11 +255,30 @@ impl LocFrames {
             None => {
                 let l = &locs[lid as usize];
                 let a = self.ids.len() as u32;
+                let ls = syms.per_loc.get(lid as usize);
+                // -g srcline: the frame's source position as perf compares
+                // its srcline text: file and line, else perf's `??:0`.
+                let srcline_key = |depth: usize| -> u64 {
+                    let pos = ls.and_then(|ls| match ls.frame_lines.get(depth) {
+                        Some(p) => Some(*p),
+                        None if depth == 0 => ls.line,
+                        None => None,
+                    });
+                    match pos {
+                        Some(p) => (1 << 63) | (u64::from(p.file) << 32) | u64::from(p.line),
+                        None => 0,
+                    }
+                };
                 let mut intern = |f: Frame, depth: usize| {
-                    if !self.by_address {
+                    if !self.by_address && !self.by_srcline {
                         return intern_frame(frames, &mut self.frame_ids, f);
                     }
-                    *self.site_ids.entry((f, l.ip)).or_insert_with(|| {
+                    let key = if self.by_address {
+                        l.ip
+                    } else {
+                        srcline_key(depth)
+                    };
+                    *self.site_ids.entry((f, key)).or_insert_with(|| {
                         frames.push(f);
                         sites.push(FrameSite {
                             loc: lid,
@@ -523,6 +548,7 @@ pub fn build(
         ids: Vec::new(),
         frame_ids: HashMap::default(),
         by_address: opts.frames_by_address && opts.callchains,
+        by_srcline: opts.frames_by_srcline && opts.callchains,
         site_ids: HashMap::default(),
     };
     let comms = collector.comms();

@@ -143,15 +143,29 @@ pub struct SymbolTable {
     pub into_kernel: Option<(u32, Vec<u32>)>,
 }
 
+static FULL_SOURCE_PATH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// perf's `--full-source-path`: source files are shown by their whole path
+/// (as binutils names them), not their base name, from now on in this
+/// process.
+pub fn set_full_source_path(on: bool) {
+    FULL_SOURCE_PATH.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 impl SymbolTable {
     /// Interns a source file by its path; [`SymbolTable::files`] gets its base
-    /// name (what perf's srcline shows).
+    /// name (what perf's srcline shows), or the whole path with
+    /// [`set_full_source_path`].
     fn intern_file(&mut self, path: String) -> u32 {
         if let Some(&i) = self.file_ids.get(&path) {
             return i;
         }
         let i = self.files.len() as u32;
-        let base = path.rsplit('/').next().unwrap_or(&path);
+        let base = if FULL_SOURCE_PATH.load(std::sync::atomic::Ordering::Relaxed) {
+            &path
+        } else {
+            path.rsplit('/').next().unwrap_or(&path)
+        };
         self.files.push(base.to_owned());
         self.paths.push(path.clone());
         self.file_ids.insert(path, i);
