@@ -430,3 +430,83 @@ fn symfs_and_kallsyms_read_symbols_elsewhere() {
     assert!(main_children(&with) > 90.0, "{with}");
     assert!(main_children(&report(&dwarf, &[])) < 50.0);
 }
+
+/// `--switch-on`/`--switch-off`/`--show-on-off-events` on a recording of
+/// two events (cpu-clock and page-faults of a program run three times):
+/// report and script keep the same samples as perf's; an unknown event
+/// is an error naming it.
+#[test]
+fn event_switches_keep_what_perf_keeps() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let w = two_process_workload(dir.path());
+    let data = perf_record(
+        dir.path(),
+        "sw.data",
+        &["-e", "cpu-clock,page-faults", "-g"],
+        &[
+            "sh".into(),
+            "-c".into(),
+            format!("for i in 1 2 3; do {}; done", w[2]),
+        ],
+    );
+    let sets: Vec<Vec<&str>> = vec![
+        vec!["--switch-on", "page-faults"],
+        vec!["--switch-off", "page-faults"],
+        vec!["--switch-on", "page-faults", "--show-on-off-events"],
+        vec!["--switch-on", "cpu-clock", "--switch-off", "page-faults"],
+        vec![
+            "--switch-on",
+            "page-faults",
+            "--switch-off",
+            "cpu-clock",
+            "--show-on-off-events",
+        ],
+    ];
+    let mut report_rows = Vec::new();
+    for s in &sets {
+        let mut r = s.clone();
+        r.extend(["--no-children", "-g", "none"]);
+        report_rows.push(r);
+    }
+    assert_rows_equal(
+        &report_rows,
+        |args| perf_report(&data, args),
+        |args| sear_report(&data, args),
+    );
+    assert_rows_equal(
+        &sets,
+        |args| {
+            stdout_of(&run_ok(
+                perf().arg("script").arg("-i").arg(&data).args(args),
+            ))
+        },
+        |args| {
+            stdout_of(&run_ok(
+                sear()
+                    .args(["script", "--raw-return-addresses", "-i"])
+                    .arg(&data)
+                    .args(args),
+            ))
+        },
+    );
+    // Something was switched: fewer samples than without.
+    let lines = |args: &[&str]| {
+        stdout_of(&run_ok(
+            sear()
+                .args(["script", "-F", "event", "-i"])
+                .arg(&data)
+                .args(args),
+        ))
+        .lines()
+        .count()
+    };
+    assert!(lines(&["--switch-on", "page-faults"]) < lines(&[]));
+    let o = sear()
+        .args(["report", "--stdio", "--switch-on", "nope", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("switch-on event not found (nope)"));
+}

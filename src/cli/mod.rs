@@ -675,6 +675,8 @@ pub struct InputArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
     /// Show source files by their whole path in srcline and srcfile (as
     /// the debug info names them), not their base name.
     #[arg(long = "full-source-path")]
@@ -951,6 +953,8 @@ fn field_separator(s: &str) -> Result<String, String> {
 pub struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
     /// Show source files by their whole path in srcline (as the debug
     /// info names them), not their base name.
     #[arg(long = "full-source-path")]
@@ -1110,6 +1114,43 @@ pub(crate) fn targets(s: &str) -> Result<IdList, String> {
         })
         .collect::<Result<_, _>>()
         .map(|v| IdList(v, s.to_owned()))
+}
+
+/// perf's event switch for report and script.
+#[derive(Debug, Clone, Args)]
+pub struct SwitchArgs {
+    /// Count samples only after a sample of this event (perf's
+    /// `--switch-on`, with a recording of several events: e.g. a
+    /// tracepoint or a software event marking a phase).
+    #[arg(long = "switch-on", value_name = "EVENT")]
+    pub switch_on: Option<String>,
+    /// Stop counting at a sample of this event (until the next
+    /// --switch-on event, if one is given).
+    #[arg(long = "switch-off", value_name = "EVENT")]
+    pub switch_off: Option<String>,
+    /// Keep the --switch-on/--switch-off events' own samples.
+    #[arg(long = "show-on-off-events")]
+    pub show_on_off_events: bool,
+}
+
+impl SwitchArgs {
+    /// The switch on `meta`'s events, if one was asked for.
+    pub fn evswitch(
+        &self,
+        meta: &perf_data::Meta,
+    ) -> anyhow::Result<Option<profile::session::EvSwitch>> {
+        if self.switch_on.is_none() && self.switch_off.is_none() {
+            return Ok(None);
+        }
+        profile::session::EvSwitch::by_names(
+            meta,
+            self.switch_on.as_deref(),
+            self.switch_off.as_deref(),
+            self.show_on_off_events,
+        )
+        .map(Some)
+        .map_err(anyhow::Error::msg)
+    }
 }
 
 /// Which samples report and script keep (perf's filters of the same names).

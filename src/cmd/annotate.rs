@@ -65,6 +65,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             srclines: false,
             time: None,
             thread_values: false,
+            switch: None,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -160,6 +160,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
             time: o.time,
             thread_values: false,
+            switch: None,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

@@ -186,6 +186,7 @@ fn hotspots(
             .with_context(|| format!("{}", path.display()))?;
     }
     let time = a.only.time_range()?;
+    let switch = a.switch.evswitch(reader.meta())?;
     let mut collect = request.collect_options(&early);
     collect.max_stack_from_root =
         request.chains(reader.meta()).2 == profile::callchain::ChainOrder::Caller;
@@ -203,6 +204,7 @@ fn hotspots(
                 || request.graph.key != profile::callchain::ChainKey::Function,
             time,
             thread_values: a.threads,
+            switch,
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;

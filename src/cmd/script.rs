@@ -82,6 +82,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         },
     );
     sink.side_band = a.show.side_band();
+    sink.switch = a.switch.evswitch(meta)?;
     sink.keep_extra = asked.needs_extra();
     if asked.addr {
         sink.locate_addr = meta

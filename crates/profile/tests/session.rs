@@ -21,6 +21,7 @@ fn options() -> SumOptions {
         srclines: false,
         time: None,
         thread_values: false,
+        switch: None,
     }
 }
 

@@ -69,6 +69,7 @@ pub fn fold_recording(
             srclines: false,
             time: None,
             thread_values: false,
+            switch: None,
         },
     )?;
     let t0 = std::time::Instant::now();

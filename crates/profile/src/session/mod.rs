@@ -30,6 +30,80 @@ pub use timeline::{
     SideBand, TimeClock, TimedSample, TimedSide, Timeline,
 };
 
+/// perf's `--switch-on`/`--switch-off` (its evswitch): samples count
+/// only after one of the `on` event (from the start when there is none)
+/// and until one of the `off` event; the switching samples themselves are
+/// left out unless `show` (`--show-on-off-events`). Applied in delivery
+/// order, after `--time`, as perf applies it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvSwitch {
+    pub on: Option<usize>,
+    pub off: Option<usize>,
+    pub show: bool,
+    discarding: bool,
+}
+
+impl EvSwitch {
+    /// The switch for events `on` and `off` (indices into the recording's
+    /// events).
+    pub fn new(on: Option<usize>, off: Option<usize>, show: bool) -> Self {
+        EvSwitch {
+            on,
+            off,
+            show,
+            discarding: on.is_some(),
+        }
+    }
+
+    /// Resolves event names as perf finds them (the event's name as the
+    /// recording gives it); an unknown name is an error naming it.
+    pub fn by_names(
+        meta: &perf_data::Meta,
+        on: Option<&str>,
+        off: Option<&str>,
+        show: bool,
+    ) -> Result<Self, String> {
+        let find = |n: &str, which: &str| {
+            meta.events
+                .iter()
+                .position(|e| e.name.as_deref() == Some(n))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = meta
+                        .events
+                        .iter()
+                        .filter_map(|e| e.name.as_deref())
+                        .collect();
+                    format!(
+                        "{which} event not found ({n}): the recording's events are {}",
+                        names.join(", ")
+                    )
+                })
+        };
+        let on = on.map(|n| find(n, "switch-on")).transpose()?;
+        let off = off.map(|n| find(n, "switch-off")).transpose()?;
+        Ok(EvSwitch::new(on, off, show))
+    }
+
+    /// Whether a sample of `event`, in delivery order, is left out.
+    pub fn discard(&mut self, event: usize) -> bool {
+        if self.on.is_some() && self.discarding {
+            if self.on != Some(event) {
+                return true;
+            }
+            self.discarding = false;
+            return !self.show;
+        }
+        if self.off.is_some() && !self.discarding {
+            if self.off != Some(event) {
+                return false;
+            }
+            self.discarding = true;
+            return !self.show;
+        }
+        false
+    }
+}
+
 /// What consumes a replay.
 pub trait Sink {
     /// One sample, counting `period` for its event (for a `:S` group, one

@@ -26,6 +26,8 @@ pub struct SumOptions {
     /// Keep the counter values READ records give exiting threads (`record
     /// -s`), for report's `-T`.
     pub thread_values: bool,
+    /// `--switch-on`/`--switch-off`.
+    pub switch: Option<super::EvSwitch>,
 }
 
 /// A counter value a READ record gave a thread: its pid and tid, the
@@ -108,6 +110,7 @@ pub struct Summing {
     early: Background,
     time: Option<(u64, u64)>,
     thread_values: Option<Vec<ThreadValue>>,
+    switch: Option<super::EvSwitch>,
 }
 
 impl Summing {
@@ -125,6 +128,7 @@ impl Summing {
             early: Background::start(&sym_opts),
             time: o.time,
             thread_values: o.thread_values.then(Vec::new),
+            switch: o.switch,
         }
     }
 
@@ -142,6 +146,9 @@ impl Sink for Summing {
             if t < lo || t > hi {
                 return;
             }
+        }
+        if self.switch.as_mut().is_some_and(|w| w.discard(s.event)) {
+            return;
         }
         self.collector.add(machine, s, period);
     }

@@ -169,6 +169,8 @@ pub struct Timeline {
     pub collector: crate::collect::Collector,
     pub samples: Vec<TimedSample>,
     pub filter: SampleFilter,
+    /// `--switch-on`/`--switch-off`.
+    pub switch: Option<super::EvSwitch>,
     /// The kernel records shown beside the samples, and which kinds.
     pub side: Vec<TimedSide>,
     pub side_band: SideBand,
@@ -186,6 +188,7 @@ impl Timeline {
     pub fn new(collector: crate::collect::Collector, filter: SampleFilter) -> Self {
         Timeline {
             collector,
+            switch: None,
             samples: Vec::new(),
             filter,
             side: Vec::new(),
@@ -263,6 +266,10 @@ impl Sink for Timeline {
             if !c.iter().any(|x| x == name) {
                 return;
             }
+        }
+        // (perf script applies its evswitch after every other filter.)
+        if self.switch.as_mut().is_some_and(|w| w.discard(s.event)) {
+            return;
         }
         self.samples.push(TimedSample {
             time: t,
