@@ -21,7 +21,9 @@ fn header(f: &Path) -> String {
         perf().args(["report", "--header-only", "-i"]).arg(f),
     ))
     .lines()
-    .filter(|l| !l.starts_with("# cmdline :"))
+    // (`captured on` is the file's time: the two are written moments
+    // apart, sometimes in different seconds.)
+    .filter(|l| !l.starts_with("# cmdline :") && !l.starts_with("# captured on"))
     .collect::<Vec<_>>()
     .join("\n")
 }

@@ -31,8 +31,56 @@ fn options_print_what_perf_prints() {
         vec!["--header-only", "-I"],
         vec!["-c", "hot", "--tid", "1"],
         vec!["-D"],
+        vec!["--stop-bt", "main"],
+        vec!["--stop-bt", "work,other", "-F", "comm,ip,sym"],
+        vec!["-a", "--show-kernel-path", "--max-blocks", "3"],
+        vec!["--debug-mode"],
     ];
     assert_script_rows_equal(&data, &rows);
+    // --stop-bt cut the chains (perf's and so sear's): work and other
+    // are the leaves of most samples.
+    let full = stdout_of(&run_ok(
+        sear()
+            .args(["script", "-F", "comm,ip,sym", "-i"])
+            .arg(&data),
+    ));
+    let cut = stdout_of(&run_ok(
+        sear()
+            .args([
+                "script",
+                "--stop-bt",
+                "work,other",
+                "-F",
+                "comm,ip,sym",
+                "-i",
+            ])
+            .arg(&data),
+    ));
+    let starts = |t: &str| t.matches("__libc_start_call_main").count();
+    assert!(starts(&cut) < starts(&full) / 2, "{cut}");
+    // What sear does not do is refused, saying why.
+    for (args, why) in [
+        (&["-s", "x.py"][..], "out of sear's scope"),
+        (&["-g", "python"][..], "out of sear's scope"),
+        (&["-l"][..], "out of sear's scope"),
+        (&["--itrace=i0ns"][..], "Intel PT"),
+        (&["--call-trace"][..], "Intel PT"),
+        (&["--dlfilter", "x.so"][..], "dlfilters"),
+        (&["--guestmount", "/x"][..], "perf kvm"),
+        (&["--xed"][..], "xed"),
+        (&["-k", "/x"][..], "--kallsyms"),
+    ] {
+        let o = sear()
+            .arg("script")
+            .args(args)
+            .arg("-i")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
 }
 
 /// `--show-*-events`: the kernel records perf script shows beside the

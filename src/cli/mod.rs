@@ -103,7 +103,7 @@ The command's exit status is sear's (127 when it cannot be found)."
     Report(Box<ReportArgs>),
     /// Print every sample of a recording, in time order, with its call
     /// chain (like `perf script`).
-    Script(ScriptArgs),
+    Script(Box<ScriptArgs>),
     /// Show where inside hot functions the samples fall: each instruction's
     /// share, with the source lines interleaved (like `perf annotate --stdio`).
     #[command(
@@ -954,6 +954,27 @@ pub struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
+    pub unsupported: ScriptUnsupported,
+    /// End each call chain after a frame of these functions
+    /// (comma-separated names; perf's `--stop-bt`).
+    #[arg(long = "stop-bt", value_name = "SYMBOLS", value_delimiter = ',')]
+    pub stop_bt: Vec<String>,
+    /// perf's `--all-cpus` (for `perf script record`), `--show-kernel-path`
+    /// (the kernel's DSO by its vmlinux path: sear reads no vmlinux, so
+    /// `[kernel.kallsyms]` as perf prints it then) and `--max-blocks`
+    /// (branch blocks of brstackinsn): accepted for perf's command lines.
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    #[arg(long = "show-kernel-path", hide = true)]
+    pub show_kernel_path: bool,
+    #[arg(long = "max-blocks", value_name = "N", hide = true)]
+    pub max_blocks: Option<u32>,
+    /// Check that the samples come in time order, print how many do not
+    /// (`Misordered timestamps: N`, on stderr) and nothing else, as perf's
+    /// `--debug-mode`.
+    #[arg(long = "debug-mode")]
+    pub debug_mode: bool,
+    #[command(flatten)]
     pub switch: SwitchArgs,
     /// Show source files by their whole path in srcline (as the debug
     /// info names them), not their base name.
@@ -1114,6 +1135,52 @@ pub(crate) fn targets(s: &str) -> Result<IdList, String> {
         })
         .collect::<Result<_, _>>()
         .map(|v| IdList(v, s.to_owned()))
+}
+
+/// perf script's options that sear refuses, each saying why (see
+/// `cmd::script::refuse_unsupported`).
+#[derive(Debug, Clone, Args)]
+pub struct ScriptUnsupported {
+    /// Python/Perl scripting (perf's `-s`, `-g`, `-l`): out of sear's scope.
+    #[arg(short = 's', long = "script", value_name = "SCRIPT", hide = true)]
+    pub script: Option<String>,
+    #[arg(short = 'g', long = "gen-script", value_name = "LANG", hide = true)]
+    pub gen_script: Option<String>,
+    #[arg(short = 'l', long = "list", hide = true)]
+    pub list: bool,
+    #[arg(long = "dlfilter", value_name = "FILE", hide = true)]
+    pub dlfilter: Option<String>,
+    #[arg(long = "dlarg", value_name = "ARG", hide = true)]
+    pub dlarg: Option<String>,
+    #[arg(long = "list-dlfilters", hide = true)]
+    pub list_dlfilters: bool,
+    #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", hide = true)]
+    pub itrace: Option<String>,
+    #[arg(long = "insn-trace", hide = true)]
+    pub insn_trace: bool,
+    #[arg(long = "call-trace", hide = true)]
+    pub call_trace: bool,
+    #[arg(long = "call-ret-trace", hide = true)]
+    pub call_ret_trace: bool,
+    #[arg(long = "graph-function", value_name = "SYMBOLS", hide = true)]
+    pub graph_function: Option<String>,
+    #[arg(long = "addr-range", value_name = "N", hide = true)]
+    pub addr_range: Option<String>,
+    #[arg(long = "xed", hide = true)]
+    pub xed: bool,
+    #[arg(long = "guestmount", value_name = "DIR", hide = true)]
+    pub guestmount: Option<String>,
+    #[arg(long = "guestkallsyms", value_name = "FILE", hide = true)]
+    pub guestkallsyms: Option<String>,
+    #[arg(long = "guestmodules", value_name = "FILE", hide = true)]
+    pub guestmodules: Option<String>,
+    #[arg(long = "guestvmlinux", value_name = "FILE", hide = true)]
+    pub guestvmlinux: Option<String>,
+    #[arg(long = "guest-code", hide = true)]
+    pub guest_code: bool,
+    #[arg(short = 'k', long = "vmlinux", value_name = "FILE", hide = true)]
+    pub vmlinux: Option<std::path::PathBuf>,
 }
 
 /// perf's event switch for report and script.

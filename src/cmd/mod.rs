@@ -29,7 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Record(a) => record::run(*a, quiet),
         Command::Report(a) => report::run(*a, quiet),
-        Command::Script(a) => script::run(a),
+        Command::Script(a) => script::run(*a),
         Command::Annotate(a) => annotate::run(a),
         Command::Stat(a) => stat::run(*a, quiet),
         Command::BuildidList(a) => buildid_list::run(a),

@@ -16,6 +16,7 @@ use crate::cli::ScriptArgs;
 
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     profile::symbolize::set_full_source_path(a.full_source_path);
+    refuse_unsupported(&a)?;
     use profile::collect::{CollectOptions, Collector};
     use profile::symbolize::SymbolizeOptions;
 
@@ -102,6 +103,14 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         extras,
         ..
     } = sink;
+    if a.debug_mode {
+        // perf's --debug-mode: how many samples came before the one
+        // delivered ahead of them (on stderr), and no other output.
+        let misordered = kept.windows(2).filter(|w| w[1].time < w[0].time).count();
+        eprintln!("Misordered timestamps: {misordered}");
+        super::finish(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
 
     let FieldPlan {
         fields,
@@ -252,6 +261,10 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
                 collector.interner.stack(k.stack, &mut stack);
                 for &loc in &stack {
                     sw.write_all(texts.text(set, true, loc))?;
+                    // --stop-bt: the chain ends at a frame of these.
+                    if !a.stop_bt.is_empty() && texts.has_frame_named(loc, &a.stop_bt) {
+                        break;
+                    }
                 }
             } else {
                 sw.write_all(texts.text(set, false, k.leaf))?;
@@ -427,4 +440,56 @@ impl Write for Counting<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
+}
+
+/// perf script's options for what sear does not do: scripting (out of
+/// scope), hardware traces, guests, a vmlinux, dlfilters and xed; each
+/// refused saying why.
+fn refuse_unsupported(a: &ScriptArgs) -> Result<()> {
+    let u = &a.unsupported;
+    if u.script.is_some() || u.gen_script.is_some() || u.list {
+        anyhow::bail!(
+            "Python and Perl scripts (-s/--script, -g/--gen-script, -l/--list) are out of sear's \
+             scope: read `sear script` text (or `-F` fields) from your script instead, or use \
+             `sear export` (pprof, Firefox Profiler, speedscope) for tools"
+        );
+    }
+    if u.dlfilter.is_some() || u.dlarg.is_some() || u.list_dlfilters {
+        anyhow::bail!(
+            "dlfilters (--dlfilter, --dlarg, --list-dlfilters) load perf's C plugin API, which \
+             sear does not provide; filter with --comms, --pid, --tid, --cpu, --time, -S or \
+             --dsos"
+        );
+    }
+    if u.itrace.is_some()
+        || u.insn_trace
+        || u.call_trace
+        || u.call_ret_trace
+        || u.graph_function.is_some()
+        || u.addr_range.is_some()
+    {
+        anyhow::bail!(
+            "--itrace, --insn-trace, --call-trace, --call-ret-trace, --graph-function and \
+             --addr-range decode hardware instruction traces (Intel PT, Arm CoreSight), which \
+             this recording cannot hold here: this machine has no such tracer"
+        );
+    }
+    if u.xed {
+        anyhow::bail!(
+            "--xed pipes the output through Intel's xed disassembler, which sear does not run"
+        );
+    }
+    if u.guestmount.is_some()
+        || u.guestkallsyms.is_some()
+        || u.guestmodules.is_some()
+        || u.guestvmlinux.is_some()
+        || u.guest_code
+    {
+        anyhow::bail!(
+            "guest options (--guestmount, --guestkallsyms, --guestmodules, --guestvmlinux, \
+             --guest-code) read virtual machines' samples (perf kvm), which sear does not record"
+        );
+    }
+    super::refuse_vmlinux(u.vmlinux.as_deref())?;
+    Ok(())
 }

@@ -139,6 +139,21 @@ impl<'a> FrameTexts<'a> {
         Some((sym.name.as_str(), ls.sym_offset))
     }
 
+    /// Whether one of the frames of `loc` (its inline ones too) is a
+    /// function named in `names` (script's `--stop-bt`).
+    pub fn has_frame_named(&self, loc: u32, names: &[String]) -> bool {
+        let Some(ls) = self.syms.per_loc.get(loc as usize) else {
+            return false;
+        };
+        let named = |id: u32| {
+            self.syms
+                .syms
+                .get(id as usize)
+                .is_some_and(|s| names.contains(&s.name))
+        };
+        ls.frames.iter().any(|&f| named(f)) || ls.sym.is_some_and(named)
+    }
+
     /// The DSO `loc` fell in, by its long name (None: no map).
     pub fn dso_long_name(&self, loc: u32) -> Option<&'a str> {
         let l = self.locs.get(loc as usize)?;
