@@ -169,3 +169,20 @@ fn running_kernel_build_id_matches_perf() {
     assert_eq!(perf.stdout, sear.stdout);
     assert_eq!(sear.stdout.len(), 41, "40 hex digits and a newline");
 }
+
+/// `-m/--kernel-maps`: the running kernel's map (and its modules') as
+/// perf prints it: build id, start and end, name.
+#[test]
+fn kernel_maps_match_perf() {
+    if !have_perf() || !Path::new("/sys/kernel/notes").exists() {
+        return;
+    }
+    for flag in ["-m", "--kernel-maps"] {
+        let perf = run(Command::new(PERF).args(["buildid-list", flag]));
+        let sear = run(Command::new(env!("CARGO_BIN_EXE_sear")).args(["buildid-list", flag]));
+        assert!(sear.status.success());
+        let text = String::from_utf8_lossy(&sear.stdout);
+        assert!(text.contains("[kernel.kallsyms]"), "{text}");
+        assert_eq!(String::from_utf8_lossy(&perf.stdout), text);
+    }
+}

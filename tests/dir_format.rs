@@ -66,6 +66,7 @@ fn threads_recordings_read_as_perf_reads_them() {
         .unwrap();
     let bytes = std::fs::read(&part).unwrap();
     std::fs::write(&part, &bytes[..bytes.len() / 2 + 3]).unwrap();
+    // (Wherever the cut falls: in a record, or in the header of the next.)
     let o = sear()
         .args(["report", "--stdio", "-i"])
         .arg(&data)
@@ -73,6 +74,6 @@ fn threads_recordings_read_as_perf_reads_them() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("does not fit"), "{err}");
+    assert!(err.contains("fit the file"), "{err}");
     assert!(stdout_of(&o).contains("work"), "{}", stdout_of(&o));
 }

@@ -74,6 +74,15 @@ fn options_print_what_perf_prints() {
         vec!["-g", "caller,0.5,srcline", "--no-children", "-s", "dso,sym"],
         vec!["--full-source-path", "-s", "srcline", "--no-children"],
         vec!["--full-source-path", "-g", "srcline", "--no-children"],
+        vec![
+            "--source",
+            "--asm-raw",
+            "--prefix",
+            "/x",
+            "--prefix-strip",
+            "2",
+            "--no-children",
+        ],
         vec!["--stdio-color=always", "--no-children"],
         vec!["--stdio-color", "-g", "folded", "--no-children"],
         vec!["--stdio-color=always", "-n", "--hierarchy"],
@@ -174,6 +183,14 @@ fn modes_without_their_data_say_so_as_perf() {
     have_perf();
     let dir = tempfile::tempdir().unwrap();
     let data = two_process_recording(dir.path());
+    // (--branch-history is -b and more; perf 6.1 crashes on it here.)
+    let s = sear()
+        .args(["report", "--stdio", "--branch-history", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(s.status.success());
+    assert!(String::from_utf8_lossy(&s.stderr).contains("Selected -b but no branch data"));
     for opt in ["-b", "--branch-stack", "--mem-mode"] {
         let p = perf()
             .args(["report", "--stdio", opt, "-i"])

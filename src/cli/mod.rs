@@ -791,6 +791,22 @@ pub struct ReportArgs {
     /// error and an empty report, as perf.
     #[arg(short = 'b', long = "branch-stack", conflicts_with = "no_branch_stack")]
     pub branch_stack: bool,
+    /// Add the sampled branches to the call graphs (perf's
+    /// `--branch-history`, which implies -b): needs branch stacks as -b
+    /// does.
+    #[arg(long = "branch-history", conflicts_with = "no_branch_stack")]
+    pub branch_history: bool,
+    /// perf's annotate settings for its browser (`--source`, `--asm-raw`,
+    /// `--prefix`, `--prefix-strip`): the text report shows no
+    /// annotation, so they change nothing there, as in perf; accepted.
+    #[arg(long = "source", hide = true)]
+    pub source: bool,
+    #[arg(long = "asm-raw", hide = true)]
+    pub asm_raw: bool,
+    #[arg(long = "prefix", value_name = "PREFIX", hide = true)]
+    pub prefix: Option<String>,
+    #[arg(long = "prefix-strip", value_name = "N", hide = true)]
+    pub prefix_strip: Option<u32>,
     /// Memory-access mode (data addresses and their sources): needs a
     /// recording with data sources (`record -d`); without, perf's error
     /// and an empty report.
@@ -1061,6 +1077,10 @@ pub struct BuildidListArgs {
     /// Print the running kernel's build id and stop.
     #[arg(short = 'k', long = "kernel")]
     pub kernel: bool,
+    /// Print the running kernel's map (build id, start, end, name) and
+    /// its modules' and stop (perf's `-m/--kernel-maps`).
+    #[arg(short = 'm', long = "kernel-maps")]
+    pub kernel_maps: bool,
 }
 
 impl Command {

@@ -25,6 +25,11 @@ pub fn run(a: BuildidListArgs) -> Result<ExitCode> {
         super::finish(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if a.kernel_maps {
+        kernel_maps(&mut out)?;
+        super::finish(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
     let meta = reader.meta();
@@ -62,6 +67,61 @@ pub fn run(a: BuildidListArgs) -> Result<ExitCode> {
     }
     super::finish(out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-m`: the running kernel's map and its modules', as perf's
+/// buildid__map_cb prints them: build id (blank where unknown), start and
+/// end in hex at least 16 wide, name. The kernel's map runs from `_text`
+/// (or `_stext`) to `_etext` in /proc/kallsyms, as perf's
+/// machine__get_running_kernel_start takes it; a module's is its
+/// /proc/modules range, named `[module]` (its build id from
+/// /sys/module/NAME/notes).
+fn kernel_maps(out: &mut dyn Write) -> Result<()> {
+    let id = symbols::KernelFinder::default()
+        .running_build_id()
+        .map(|b| hex(&b))
+        .unwrap_or_default();
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms")
+        .context("reading /proc/kallsyms for the kernel's map")?;
+    let (mut text, mut stext, mut etext) = (None, None, None);
+    for l in kallsyms.lines() {
+        let mut f = l.split_whitespace();
+        let (Some(a), Some(_), Some(name)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let slot = match name {
+            "_text" => &mut text,
+            "_stext" => &mut stext,
+            "_etext" => &mut etext,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = u64::from_str_radix(a, 16).ok();
+        }
+    }
+    if let (Some(start), Some(end)) = (text.or(stext).filter(|&s| s != 0), etext) {
+        writeln!(out, "{id} {start:16x} {end:16x} [kernel.kallsyms]")?;
+    }
+    let modules = std::fs::read_to_string("/proc/modules").unwrap_or_default();
+    for l in modules.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let [name, size, .., addr] = f[..] else {
+            continue;
+        };
+        let (Ok(size), Ok(start)) = (
+            size.parse::<u64>(),
+            u64::from_str_radix(addr.trim_start_matches("0x"), 16),
+        ) else {
+            continue;
+        };
+        let id = std::fs::read(format!("/sys/module/{name}/notes/.note.gnu.build-id"))
+            .ok()
+            .and_then(|b| symbols::build_id_from_notes(&b))
+            .map(|b| hex(&b))
+            .unwrap_or_default();
+        writeln!(out, "{id} {start:16x} {:16x} [{name}]", start + size)?;
+    }
+    Ok(())
 }
 
 fn hex(b: &[u8]) -> String {

@@ -8,6 +8,8 @@ use perf_data::stats::Stats;
 use crate::cli::ReportArgs;
 
 pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
+    // (--branch-history is -b with the branches in the call graphs.)
+    a.branch_stack |= a.branch_history;
     profile::symbolize::set_full_source_path(a.full_source_path);
     crate::config::report_defaults(&mut a);
     // perf turns accumulation off for its hierarchy view, after the

@@ -68,6 +68,13 @@ fn split_records(
         out.push((last_time, pos, size));
         pos += size;
     }
+    if pos < bytes.len() && pos + 8 > bytes.len() {
+        warnings.push(format!(
+            "{what}: {} bytes at byte offset {pos} are less than a record header and do not \
+             fit the file; they are left out",
+            bytes.len() - pos
+        ));
+    }
     out
 }
 
