@@ -648,6 +648,7 @@ fn raw_bytes_full_paths_and_cpus_equal_perf_annotate() {
         &["--asm-raw", "-n", "-M", "intel"][..],
         &["-C", &cpu, "--asm-raw"][..],
         &["--cpu", "0-1", "-P"][..],
+        &["--objdump", "/usr/bin/objdump"][..],
     ] {
         let args = [&["--symbol", "hot"][..], extra].concat();
         let ours = sear_annotate(&data, &args);

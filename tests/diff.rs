@@ -454,3 +454,35 @@ fn differential_flame_graph_of_folded_files_is_normalised() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.data"));
 }
+
+/// `-D` dumps both recordings as perf diff does (no preamble or counts,
+/// its tool's `unhandled!` marks) before the comparison, byte for byte;
+/// `-m` changes nothing, as in perf; the LBR cycle views are refused.
+#[test]
+fn dump_modules_and_cycle_views_like_perf() {
+    have_perf();
+    let (_dir, base, new) = recordings();
+    for args in [&["-D"][..], &["-m"], &["--modules"]] {
+        let p = stdout_of(&run_ok(perf().arg("diff").args(args).arg(base).arg(new)));
+        let s = stdout_of(&run_ok(sear().arg("diff").args(args).arg(base).arg(new)));
+        assert!(
+            p == s,
+            "{args:?}: first difference at line {}",
+            first_difference(&p, &s)
+        );
+    }
+    for args in [&["--cycles-hist"][..], &["--stream"], &["-c", "cycles"]] {
+        let o = sear()
+            .arg("diff")
+            .args(args)
+            .arg(base)
+            .arg(new)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cycles"),
+            "{args:?}"
+        );
+    }
+}

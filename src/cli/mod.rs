@@ -285,6 +285,21 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
+    /// Dump each recording's records (as `report -D`, without its
+    /// preamble and counts) before the comparison, as perf diff -D.
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
+    /// Load kernel module symbols (perf's `-m`): sear reads the kernel's
+    /// symbols with its modules' from kallsyms anyway; accepted.
+    #[arg(short = 'm', long = "modules")]
+    pub modules: bool,
+    /// perf's LBR cycle views (`--cycles-hist` with `-c cycles`,
+    /// `--stream`): they need branch stacks with cycle counts, which this
+    /// machine's hardware cannot record; refused saying so.
+    #[arg(long = "cycles-hist", hide = true)]
+    pub cycles_hist: bool,
+    #[arg(long = "stream", hide = true)]
+    pub stream: bool,
     /// The baseline recording (before the change).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
@@ -482,6 +497,10 @@ pub struct AnnotateArgs {
     #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
           default_missing_value = "", hide = true)]
     pub itrace: Option<String>,
+    /// The objdump to run (perf's `--objdump`): sear disassembles by
+    /// itself, so none is run; accepted for perf's command lines.
+    #[arg(long = "objdump", value_name = "PATH", hide = true)]
+    pub objdump: Option<String>,
 }
 
 #[derive(Debug, Args)]

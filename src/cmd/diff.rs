@@ -13,6 +13,23 @@ use crate::cli::DiffArgs;
 
 pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
     crate::config::diff_defaults(&mut a);
+    if a.cycles_hist && a.compute.as_deref() != Some("cycles") {
+        anyhow::bail!("--cycles-hist goes with -c cycles (perf's usage)");
+    }
+    if a.stream {
+        anyhow::bail!(
+            "--stream compares hot branch streams, which need LBR branch stacks with cycles \
+             (`record -b`); this machine's hardware has no branch recording"
+        );
+    }
+    if a.dump_raw_trace {
+        let mut out = super::stdout();
+        for p in [&a.base, &a.new] {
+            let reader = super::open(p)?;
+            super::dump::records(p, reader, &mut out, false)?;
+        }
+        std::io::Write::flush(&mut out)?;
+    }
     let compute = profile::diff::Compute::parse(a.compute.as_deref().unwrap_or("delta-abs"))?;
     let keys: Vec<SortKey> = SortKey::parse_list(&a.sort)
         .map_err(|e| {

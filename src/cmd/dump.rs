@@ -8,15 +8,35 @@ use anyhow::{Context, Result};
 /// `-D`: every record raw and decoded, in the order perf delivers them,
 /// then the record counts.
 pub fn run(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<ExitCode> {
+    let mut out = super::paged_stdout();
+    records(path, reader, &mut out, true)?;
+    super::finish(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The records of `path` dumped to `out`; with `whole`, perf report's
+/// preamble before them and the record counts after; without, as perf
+/// diff's `-D` dumps each recording (no preamble or counts, its tool's
+/// `unhandled!` marks).
+pub fn records(
+    path: &std::path::Path,
+    reader: perf_data::RecordReader,
+    out: &mut dyn std::io::Write,
+    whole: bool,
+) -> Result<()> {
     use profile::session::Step;
     let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
-    let mut out = super::paged_stdout();
     let mut dumper = render::dump::Dumper::new(&path.display().to_string(), reader.meta());
-    dumper.preamble(&mut out, reader.order() == perf_data::Order::File)?;
+    if !whole {
+        dumper = dumper.for_diff();
+    }
+    if whole {
+        dumper.preamble(out, reader.order() == perf_data::Order::File)?;
+    }
     let stats = profile::session::each_record(&mut reader, |step| -> Result<()> {
         match step {
-            Step::Record(rec, site) => dumper.record(&mut out, rec, site.as_ref())?,
-            Step::DroppedParent(d) => render::dump::removed_parent(&mut out, d)?,
+            Step::Record(rec, site) => dumper.record(out, rec, site.as_ref())?,
+            Step::DroppedParent(d) => render::dump::removed_parent(out, d)?,
         }
         Ok(())
     })
@@ -25,10 +45,9 @@ pub fn run(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<Ex
     // Records that cannot be framed end the data early; perf stops there
     // with an error and prints no totals, and so do we.
     let broken = diag.warnings.get("corrupt record").cloned();
-    if broken.is_none() {
-        dumper.write_totals(&mut out, stats, reader.meta())?;
+    if broken.is_none() && whole {
+        dumper.write_totals(out, stats, reader.meta())?;
     }
-    super::finish(out)?;
     crate::ui::print_diagnostics(path, &diag);
     if let (n @ 1.., Some(at)) = dumper.undecodable() {
         log::warn!(
@@ -45,5 +64,5 @@ pub fn run(path: &std::path::Path, reader: perf_data::RecordReader) -> Result<Ex
             w.message
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -63,6 +63,9 @@ pub struct Dumper {
     /// perf script's dump: the records its tool handles (thread and CPU
     /// maps, stat records) are not marked `unhandled!`.
     script: bool,
+    /// perf diff's dump: its tool has no handler for ID_INDEX and
+    /// EVENT_UPDATE records.
+    diff: bool,
 }
 
 impl Dumper {
@@ -81,7 +84,15 @@ impl Dumper {
             hist_entries: Vec::new(),
             branch_mode: branch_mode(meta),
             script: false,
+            diff: false,
         }
+    }
+
+    /// The dump `perf diff -D` prints: ID_INDEX and EVENT_UPDATE records
+    /// are `unhandled!` there.
+    pub fn for_diff(mut self) -> Self {
+        self.diff = true;
+        self
     }
 
     /// The dump `perf script -D` prints: the records its tool handles are
@@ -298,6 +309,7 @@ impl Dumper {
             return out.write_all(b": unhandled!\n");
         };
         match r {
+            UserRecord::IdIndex { .. } if self.diff => out.write_all(b": unhandled!\n"),
             UserRecord::IdIndex { nr, entries } => {
                 writeln!(out, " nr: {nr}")?;
                 for (id, idx, cpu, tid) in entries {
@@ -330,7 +342,12 @@ impl Dumper {
                     EventUpdate::Name(n) => writeln!(out, "... name:  {}", Lossy(n)),
                     EventUpdate::Cpus(cpus) => writeln!(out, "... {}", cpu_list(&cpus)),
                     EventUpdate::Unknown => writeln!(out, "... unknown type"),
+                }?;
+                // (perf diff's tool has no handler for it.)
+                if self.diff {
+                    out.write_all(b": unhandled!\n")?;
                 }
+                Ok(())
             }
             // perf script reads the config and the counts without printing
             // them (it prints a table at each round instead).
