@@ -1244,3 +1244,47 @@ fn synth_threads_and_refusals_like_perf() {
     let (_, err) = sear_record(dir.path(), "d.data", &["--debuginfod"], &["true"]);
     assert!(err.contains("debuginfod"), "{err}");
 }
+
+/// `--overwrite` (perf's flight recorder): the same attributes as perf's
+/// (`write_backward`), and with a one-page ring the file holds only the
+/// end of a one-second spin: as many samples as perf keeps (what fits in
+/// the page), all from its last moments.
+#[test]
+fn overwrite_keeps_the_last_ring_full_like_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let spin = spin.to_str().unwrap();
+    let opts = ["-e", "cpu-clock", "--overwrite", "-m", "1"];
+    // (On one CPU: each CPU's ring keeps its own last samples, and where
+    // the spin ran when is the scheduler's.)
+    let cmd = ["taskset", "-c", "0", spin, "1000"];
+    let p = perf_record(
+        dir.path(),
+        "p.data",
+        &opts,
+        &cmd.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+    );
+    let (s, _) = sear_record(dir.path(), "s.data", &opts, &cmd);
+    let evlist = |f: &Path| stdout_of(&run_ok(perf().args(["evlist", "-v", "-i"]).arg(f)));
+    assert_eq!(evlist(&p), evlist(&s));
+    assert!(evlist(&s).contains("write_backward: 1"));
+    let times = |f: &Path| -> Vec<f64> {
+        stdout_of(&run_ok(perf().args(["script", "-F", "time", "-i"]).arg(f)))
+            .lines()
+            .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+            .collect()
+    };
+    let (pt, st) = (times(&p), times(&s));
+    assert!(pt.len() > 20, "perf kept {} samples", pt.len());
+    // The page holds the same number of records of the same size.
+    let (a, b) = (pt.len() as f64, st.len() as f64);
+    assert!((a - b).abs() <= a * 0.1 + 2.0, "perf {a}, sear {b}");
+    // At 4 kHz a page of samples covers a few tens of milliseconds of the
+    // spin's 1000 (but for a sample or two of taskset on the other CPU
+    // before it ran the spin: the first tenth is left out).
+    let mut sorted = st.clone();
+    sorted.sort_by(f64::total_cmp);
+    let span = sorted[sorted.len() - 1] - sorted[sorted.len() / 10];
+    assert!(span < 0.3, "sear's samples span {span} s");
+}

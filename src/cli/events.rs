@@ -259,6 +259,12 @@ pub struct RecordArgs {
     /// Build ids of every mapped binary, not only those samples hit.
     #[arg(long = "buildid-all")]
     pub buildid_all: bool,
+    /// perf's flight recorder: the kernel writes each ring buffer backward
+    /// over its oldest records and sear reads them once, at the end, so the
+    /// file holds the last `-m` pages' worth per CPU of what happened; the
+    /// processes are described as they are at the end (--tail-synthesize).
+    #[arg(long = "overwrite")]
+    pub overwrite: bool,
     /// Describe the processes that existed before the recording at its end
     /// instead of its start.
     #[arg(long = "tail-synthesize")]

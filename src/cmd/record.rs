@@ -104,6 +104,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         control: a.control.clone(),
         start_disabled: a.delay == Some(-1),
         synth: a.synth.unwrap_or_default(),
+        overwrite: a.overwrite,
         quiet,
     };
     let mut opts = opts;
@@ -115,6 +116,12 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         // As perf: no build ids with --switch-output (each switch would
         // pay for them), unless asked for with --no-no-buildid.
         opts.build_ids = a.no_no_buildid;
+    }
+    if a.overwrite && a.switch_output.is_some() {
+        bail!(
+            "--overwrite with --switch-output (a snapshot of the flight recorder per signal) is \
+             not implemented in sear yet; use one of them"
+        );
     }
     if a.exclude_perf {
         bail!(

@@ -342,6 +342,9 @@ pub(crate) struct AttrCtx {
     /// `--namespaces` / `--all-cgroups`: NAMESPACES and CGROUP records.
     pub(crate) namespaces: bool,
     pub(crate) cgroups: bool,
+    /// `--overwrite`: the kernel writes the rings backward, over the oldest
+    /// records (perf's flight recorder).
+    pub(crate) overwrite: bool,
 }
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
@@ -373,6 +376,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         set(flag::FREQ);
     }
     set(flag::SAMPLE_ID_ALL);
+    if c.overwrite {
+        set(flag::WRITE_BACKWARD);
+    }
     if c.clockid.is_some() {
         set(flag::USE_CLOCKID);
     }

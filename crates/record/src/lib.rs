@@ -198,6 +198,10 @@ pub struct Options {
     pub control: Option<String>,
     /// `-D -1`: the events start disabled (for `--control enable`).
     pub start_disabled: bool,
+    /// `--overwrite`: perf's flight recorder: the rings are written
+    /// backward over their oldest records and read once, at the end, so the
+    /// file holds the last of what happened (each ring's size: `-m`).
+    pub overwrite: bool,
     /// `--synth`: what is described of what runs at the start (perf's
     /// task, mmap, cgroup; all by default).
     pub synth: Synth,
@@ -322,6 +326,7 @@ impl Default for Options {
             skip_ended: false,
             control: None,
             start_disabled: false,
+            overwrite: false,
             synth: Synth::default(),
         }
     }
@@ -474,6 +479,7 @@ fn record_inner(
         build_id_mmap: opts.build_id_mmap,
         namespaces: opts.namespaces,
         cgroups: opts.all_cgroups,
+        overwrite: opts.overwrite,
     };
     // perf's reference pair for the time of day, taken as it starts.
     let clock = opts.clockid.map(header::ClockRef::now);
@@ -660,7 +666,8 @@ fn record_inner(
         }
         out
     };
-    let mut synth_records = if opts.tail_synthesize {
+    // (As perf: the flight recorder describes what runs at its end.)
+    let mut synth_records = if opts.tail_synthesize || opts.overwrite {
         Vec::new()
     } else {
         synthesize(None)
@@ -762,7 +769,9 @@ fn record_inner(
                 .min(100) as i32
         });
         let ctl_fd = control.as_ref().and_then(|c| c.poll_fd());
-        let polled: Vec<RawFd> = ring_fds.iter().copied().chain(ctl_fd).collect();
+        // (--overwrite: the rings are read at the end only.)
+        let rings_polled: &[RawFd] = if opts.overwrite { &[] } else { &ring_fds };
+        let polled: Vec<RawFd> = rings_polled.iter().copied().chain(ctl_fd).collect();
         let ready = match sys::poll(&polled, timeout) {
             Ok(p) => {
                 // A ring whose tasks are gone still holds their last
@@ -785,7 +794,7 @@ fn record_inner(
                 eprintln!("Events enabled");
             }
         }
-        if ready || last_drain.elapsed() >= std::time::Duration::from_secs(1) {
+        if !opts.overwrite && (ready || last_drain.elapsed() >= std::time::Duration::from_secs(1)) {
             last_drain = std::time::Instant::now();
             match drain(&mut o, &mut sink, &mut tally) {
                 Ok(true) => wakeups += 1,
@@ -926,12 +935,40 @@ fn record_inner(
     for &l in &o.leaders {
         let _ = sys::disable(&o.fds[l]);
     }
-    if failure.is_none() {
+    if failure.is_none() && !opts.overwrite {
         if let Err(e) = drain(&mut o, &mut sink, &mut tally) {
             failure = Some(e);
         }
     }
-    if opts.tail_synthesize && failure.is_none() {
+    if failure.is_none() && opts.overwrite {
+        // The flight recorder's rings: paused, read newest first from
+        // their heads, written oldest first.
+        let mut recs: Vec<Vec<u8>> = Vec::new();
+        for (fd, ring) in o.rings.iter_mut() {
+            if let Err(e) = sys::pause_output(*fd, true) {
+                log::warn!("pausing an overwritten ring: {e}");
+            }
+            let mut mine = Vec::new();
+            ring.read_backward(|r| mine.push(r.to_vec()));
+            mine.reverse();
+            recs.extend(mine);
+        }
+        let written = (|| -> perf_data::Result<()> {
+            for rec in &recs {
+                let type_ = u32_at(rec, 0);
+                let misc = u16::from_ne_bytes([rec[4], rec[5]]);
+                tally.see(st, type_, misc, &rec[8..]);
+                sink.write(type_, misc, &rec[8..])?;
+            }
+            sink.round()
+        })();
+        if let Err(e) = written {
+            failure = Some(e);
+        } else if !recs.is_empty() {
+            wakeups += 1;
+        }
+    }
+    if (opts.tail_synthesize || opts.overwrite) && failure.is_none() {
         let tail = synthesize(child.as_ref().map(|c| c.pid));
         let written = (|| -> perf_data::Result<()> {
             for r in &tail {
@@ -1071,6 +1108,7 @@ mod tests {
             build_id_mmap: false,
             namespaces: false,
             cgroups: false,
+            overwrite: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [

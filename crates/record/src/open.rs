@@ -193,7 +193,7 @@ pub(crate) fn open_all(
                 }
                 match ring_owner {
                     None => {
-                        let ring = sys::Ring::new(&fd, pages).map_err(|e| {
+                        let ring = sys::Ring::new(&fd, pages, ctx.overwrite).map_err(|e| {
                             (
                                 Error::sys(
                                     format!(

@@ -202,12 +202,19 @@ const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;
 
 impl Ring {
-    pub fn new(fd: &OwnedFd, data_pages: usize) -> io::Result<Ring> {
+    /// Maps the ring of `fd`; `overwrite` maps it read-only, which makes
+    /// the kernel write over the oldest records (for `write_backward`
+    /// events, as perf maps them).
+    pub fn new(fd: &OwnedFd, data_pages: usize, overwrite: bool) -> io::Result<Ring> {
         let page = page_size();
         let len = page * (1 + data_pages);
-        let map = memmap2::MmapOptions::new()
-            .len(len)
-            .map_raw(fd.as_raw_fd())?;
+        let mut o = memmap2::MmapOptions::new();
+        o.len(len);
+        let map = if overwrite {
+            o.map_raw_read_only(fd.as_raw_fd())?
+        } else {
+            o.map_raw(fd.as_raw_fd())?
+        };
         Ok(Ring {
             map,
             data_off: page,
@@ -278,6 +285,55 @@ impl Ring {
         self.tail().store(tail, Ordering::Release);
         result.map(|_| n)
     }
+}
+
+impl Ring {
+    /// An overwritten (backward) ring's records, newest first: from the
+    /// head forward, as long as whole records fit in one buffer's length
+    /// (the oldest, partly overwritten, is left out), as perf's
+    /// overwrite_rb_find_range reads them. Pause the ring's output first
+    /// ([`pause_output`]).
+    pub fn read_backward(&mut self, mut f: impl FnMut(&[u8])) -> usize {
+        let head = self.head().load(Ordering::Acquire);
+        let size = self.data_size as u64;
+        // SAFETY: the data area lies inside the mapping.
+        let data = unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr().add(self.data_off), self.data_size)
+        };
+        let mut scratch = Vec::new();
+        let (mut pos, mut n) = (0u64, 0usize);
+        while pos + 8 <= size {
+            let off = (head.wrapping_add(pos) % size) as usize;
+            let Some(h) = data.get(off..off + 8) else {
+                break;
+            };
+            let rsize = u16::from_ne_bytes([h[6], h[7]]) as u64;
+            if rsize < 8 || pos + rsize > size {
+                break;
+            }
+            let r = rsize as usize;
+            if off + r <= data.len() {
+                f(&data[off..off + r]);
+            } else {
+                scratch.clear();
+                scratch.extend_from_slice(&data[off..]);
+                scratch.extend_from_slice(&data[..r - (data.len() - off)]);
+                f(&scratch);
+            }
+            pos += rsize;
+            self.bytes += rsize;
+            n += 1;
+        }
+        n
+    }
+}
+
+/// Stops (`true`) or restarts the kernel's writing into an event's ring
+/// (PERF_EVENT_IOC_PAUSE_OUTPUT), for reading an overwritten ring.
+pub fn pause_output(fd: RawFd, pause: bool) -> io::Result<()> {
+    // SAFETY: plain ioctl; a closed descriptor gives EBADF.
+    cvt(unsafe { sys::ioctls::PAUSE_OUTPUT(fd, u32::from(pause) as _) })?;
+    Ok(())
 }
 
 /// What [`poll`] saw.
