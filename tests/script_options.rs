@@ -35,6 +35,7 @@ fn options_print_what_perf_prints() {
         vec!["--stop-bt", "work,other", "-F", "comm,ip,sym"],
         vec!["-a", "--show-kernel-path", "--max-blocks", "3"],
         vec!["--debug-mode"],
+        vec!["--stitch-lbr", "-F", "comm,tid,ip,sym"],
     ];
     assert_script_rows_equal(&data, &rows);
     // --stop-bt cut the chains (perf's and so sear's): work and other

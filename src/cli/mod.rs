@@ -810,6 +810,11 @@ pub struct ReportArgs {
     /// error and an empty report, as perf.
     #[arg(short = 'b', long = "branch-stack", conflicts_with = "no_branch_stack")]
     pub branch_stack: bool,
+    /// Only the entries of samples on this processor socket (perf's
+    /// `--socket-filter`; samples need their CPU: `record -a`, `-C` or
+    /// `--sample-cpu`). The header names the socket.
+    #[arg(long = "socket-filter", value_name = "N")]
+    pub socket_filter: Option<i32>,
     /// Add the sampled branches to the call graphs (perf's
     /// `--branch-history`, which implies -b): needs branch stacks as -b
     /// does.
@@ -1004,6 +1009,10 @@ pub struct ScriptArgs {
     pub show_kernel_path: bool,
     #[arg(long = "max-blocks", value_name = "N", hide = true)]
     pub max_blocks: Option<u32>,
+    /// Stitch LBR call stacks (needs `record --call-graph lbr`, LBR
+    /// hardware): without, perf's warning, then the samples.
+    #[arg(long = "stitch-lbr")]
+    pub stitch_lbr: bool,
     /// Check that the samples come in time order, print how many do not
     /// (`Misordered timestamps: N`, on stderr) and nothing else, as perf's
     /// `--debug-mode`.

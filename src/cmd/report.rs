@@ -192,8 +192,8 @@ fn hotspots(
     let mut collect = request.collect_options(&early);
     collect.max_stack_from_root =
         request.chains(reader.meta()).2 == profile::callchain::ChainOrder::Caller;
-    // (-C needs each sample's CPU.)
-    collect.by_cpu |= cpus.is_some();
+    // (-C and --socket-filter need each sample's CPU.)
+    collect.by_cpu |= cpus.is_some() || a.socket_filter.is_some();
     let mut summed = profile::session::sum(
         reader,
         &profile::session::SumOptions {
@@ -221,6 +221,9 @@ fn hotspots(
         symbol_filter: a.symbol_filter.clone(),
         cpus: cpus.clone(),
         hide_unresolved: a.hide_unresolved,
+        socket: a
+            .socket_filter
+            .map(|n| (n, profile::report::socket_ids(summed.reader.meta()))),
     };
     let t0 = std::time::Instant::now();
     let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
@@ -248,6 +251,7 @@ fn hotspots(
         single_filters: filters.single_values(),
         quiet,
         time_slices: a.only.time.clone(),
+        socket_filter: a.socket_filter,
         after_header: a.header && !quiet,
         field_sep: a.field_separator.clone(),
         user_widths: a.column_widths.clone().map(|w| w.0).unwrap_or_default(),

@@ -17,6 +17,11 @@ use crate::cli::ScriptArgs;
 pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     profile::symbolize::set_full_source_path(a.full_source_path);
     refuse_unsupported(&a)?;
+    if a.stitch_lbr {
+        eprintln!(
+            "Can't find LBR callchain. Switch off --stitch-lbr.\nPlease apply --call-graph lbr when recording."
+        );
+    }
     use profile::collect::{CollectOptions, Collector};
     use profile::symbolize::SymbolizeOptions;
 

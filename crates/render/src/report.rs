@@ -44,6 +44,8 @@ pub struct TableOptions {
     pub quiet: bool,
     /// `--time` as given: perf adds it to each section's title.
     pub time_slices: Option<String>,
+    /// `--socket-filter N`: perf's `# Processor Socket: N` header line.
+    pub socket_filter: Option<i32>,
     /// `--header`: the recording's header was printed before the table
     /// (perf then leaves out its hint about it).
     pub after_header: bool,
@@ -191,11 +193,15 @@ fn write_section(
     if !opts.quiet {
         writeln!(
             out,
-            "# Samples: {n}{unit} of event{} '{}'{}\n# Event count (approx.): {period}\n#",
+            "# Samples: {n}{unit} of event{} '{}'{}\n# Event count (approx.): {period}\n{}#",
             if s.plural { "s" } else { "" },
             s.event_name,
             match &opts.time_slices {
                 Some(t) => format!(" (time slices: {t})"),
+                None => String::new(),
+            },
+            match opts.socket_filter {
+                Some(n) => format!("# Processor Socket: {n}\n"),
                 None => String::new(),
             },
         )?;

@@ -20,6 +20,10 @@ pub struct Filters {
     /// `-U/--hide-unresolved`: samples whose own address has no symbol
     /// are left out altogether.
     pub hide_unresolved: bool,
+    /// `--socket-filter N`: entries of samples on other sockets are
+    /// hidden (the socket of each CPU, from the recording's topology);
+    /// samples without a CPU are on none.
+    pub socket: Option<(i32, Vec<i32>)>,
 }
 
 impl Filters {
@@ -63,6 +67,13 @@ impl Filters {
             }
         }
         self.hide_unresolved && matches!(sym, SymRef::Addr { .. })
+    }
+
+    /// `--socket-filter`: whether a sample on `cpu` is on the socket.
+    pub(super) fn keep_socket(&self, cpu: u32) -> bool {
+        self.socket
+            .as_ref()
+            .is_none_or(|(want, sockets)| sockets.get(cpu as usize).is_some_and(|s| s == want))
     }
 
     pub(super) fn keep_thread(&self, comms: &[String], comm: u32, pid: i32, tid: i32) -> bool {

@@ -641,7 +641,8 @@ pub fn build(
         // make are marked and hidden, the ones they pass count them.
         let th = machine.thread_info(key.thread as usize);
         let filtered = !filters.keep_thread(comms, key.comm, th.pid, th.tid)
-            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym);
+            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym)
+            || !filters.keep_socket(key.cpu);
         let parent = match (&opts.parent, want_parent) {
             (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
                 collector.interner.stack(key.stack, &mut stack);
