@@ -441,3 +441,21 @@ impl Drop for BusyCgroup {
         }
     }
 }
+
+/// A C program that spins on the CPU for argv[1] milliseconds of wall
+/// time (400 by default).
+pub const SPIN_C: &str = r#"
+#include <stdlib.h>
+#include <time.h>
+static volatile long sink;
+int main(int argc, char **argv) {
+    long ms = argc > 1 ? atol(argv[1]) : 400;
+    struct timespec s, n;
+    clock_gettime(CLOCK_MONOTONIC, &s);
+    do {
+        for (int i = 0; i < 100000; i++) sink += i;
+        clock_gettime(CLOCK_MONOTONIC, &n);
+    } while ((n.tv_sec - s.tv_sec) * 1000L + (n.tv_nsec - s.tv_nsec) / 1000000L < ms);
+    return 0;
+}
+"#;
