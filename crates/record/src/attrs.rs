@@ -244,15 +244,13 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
                     .into(),
             ));
         }
-        let one = (opts.cgroups.len() == 1).then(|| opts.cgroups[0].clone());
-        let mut names = opts.cgroups.iter();
+        // (The tracking dummy has none: perf adds it after the events.)
+        let mut names = sys::cgroup_of_events(&opts.cgroups, n_events).into_iter();
         for i in 0..n_events {
             cgroups.push(if dummy && i == tracking {
                 None
-            } else if let Some(n) = &one {
-                Some(n.clone())
             } else {
-                names.next().filter(|n| !n.is_empty()).cloned()
+                names.next().flatten()
             });
         }
     }

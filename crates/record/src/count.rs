@@ -277,10 +277,7 @@ fn read_all(
 
 /// The groups of `opts` with each event's cgroup (`-G`,
 /// `--for-each-cgroup`), and the cgroups' directory descriptors by name.
-type CgroupEvents = (
-    Vec<Vec<(EventSpec, Option<String>)>>,
-    Vec<(String, OwnedFd)>,
-);
+type CgroupEvents = (Vec<Vec<(EventSpec, Option<String>)>>, sys::CgroupDirs);
 
 fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<CgroupEvents> {
     let plain = |groups: Vec<Vec<EventSpec>>| -> Vec<Vec<(EventSpec, Option<String>)>> {
@@ -290,7 +287,8 @@ fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<Cgro
             .collect()
     };
     if opts.cgroups.is_empty() && opts.for_each_cgroup.is_empty() {
-        return Ok((plain(groups), Vec::new()));
+        let none = sys::CgroupDirs::open([]).map_err(Error::Options)?;
+        return Ok((plain(groups), none));
     }
     if !opts.cgroups.is_empty() && !opts.for_each_cgroup.is_empty() {
         return Err(Error::Options(
@@ -311,20 +309,10 @@ fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<Cgro
     }
     let mut out: Vec<Vec<(EventSpec, Option<String>)>> = Vec::new();
     if opts.for_each_cgroup.is_empty() {
-        let one = (opts.cgroups.len() == 1).then(|| opts.cgroups[0].clone());
-        let mut names = opts.cgroups.iter();
+        let n: usize = groups.iter().map(Vec::len).sum();
+        let mut names = sys::cgroup_of_events(&opts.cgroups, n).into_iter();
         for g in groups {
-            out.push(
-                g.into_iter()
-                    .map(|e| {
-                        let cg = match &one {
-                            Some(n) => Some(n.clone()),
-                            None => names.next().filter(|n| !n.is_empty()).cloned(),
-                        };
-                        (e, cg)
-                    })
-                    .collect(),
-            );
+            out.push(g.into_iter().map(|e| (e, names.next().flatten())).collect());
         }
     } else {
         for name in &opts.for_each_cgroup {
@@ -333,19 +321,8 @@ fn with_cgroups(opts: &CountOptions, groups: Vec<Vec<EventSpec>>) -> Result<Cgro
             }
         }
     }
-    let root = sys::cgroup_root().ok_or_else(|| {
-        Error::Options("no cgroup file system is mounted (cgroup2, or v1 with perf_event)".into())
-    })?;
-    let mut fds: Vec<(String, OwnedFd)> = Vec::new();
-    for name in out.iter().flatten().filter_map(|(_, c)| c.as_ref()) {
-        if fds.iter().any(|(n, _)| n == name) {
-            continue;
-        }
-        let path = root.join(name.trim_start_matches('/'));
-        let fd = std::fs::File::open(&path)
-            .map_err(|_| Error::Options(format!("no access to cgroup {}", path.display())))?;
-        fds.push((name.clone(), fd.into()));
-    }
+    let fds = sys::CgroupDirs::open(out.iter().flatten().filter_map(|(_, c)| c.as_ref()))
+        .map_err(Error::Options)?;
     Ok((out, fds))
 }
 
@@ -429,12 +406,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         for (i, (e, cgroup)) in g.iter().enumerate() {
             let mut mine = Vec::new();
             let mut supported = true;
-            let cgroup_fd = cgroup.as_ref().and_then(|c| {
-                cgroup_fds
-                    .iter()
-                    .find(|(n, _)| n == c)
-                    .map(|(_, fd)| fd.as_raw_fd())
-            });
+            let cgroup_fd = cgroup_fds.fd(cgroup.as_ref());
             for (t, &(pid, cpu)) in targets.iter().enumerate() {
                 let leader = i == 0 || leader_fd[t].is_none();
                 let attr = counting_attr(e, leader, on_exec, inherit);

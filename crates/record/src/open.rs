@@ -100,35 +100,9 @@ pub(crate) fn open_all(
         }
     }
     // -G: each cgroup's directory, opened once.
-    let mut cgroup_dirs: Vec<(String, std::fs::File)> = Vec::new();
-    for name in p.cgroups.iter().flatten() {
-        if cgroup_dirs.iter().any(|(n, _)| n == name) {
-            continue;
-        }
-        let root = sys::cgroup_root().ok_or_else(|| {
-            (
-                Error::Options(
-                    "-G: no cgroup file system is mounted (cgroup2, or v1 with perf_event)".into(),
-                ),
-                None,
-            )
-        })?;
-        let path = root.join(name.trim_start_matches('/'));
-        let dir = std::fs::File::open(&path).map_err(|_| {
-            (
-                Error::Options(format!("-G: no access to cgroup {}", path.display())),
-                None,
-            )
-        })?;
-        cgroup_dirs.push((name.clone(), dir));
-    }
-    let cgroup_of = |i: usize| -> Option<RawFd> {
-        let name = p.cgroups.get(i)?.as_ref()?;
-        cgroup_dirs
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, d)| d.as_raw_fd())
-    };
+    let cgroup_dirs = sys::CgroupDirs::open(p.cgroups.iter().flatten())
+        .map_err(|e| (Error::Options(format!("-G: {e}")), None))?;
+    let cgroup_of = |i: usize| cgroup_dirs.fd(p.cgroups.get(i).and_then(Option::as_ref));
     let mut ids: Vec<Vec<u64>> = vec![Vec::new(); attrs.len()];
     let mut fds = Vec::new();
     let mut fd_events = Vec::new();

@@ -745,3 +745,47 @@ pub fn cgroup_root() -> Option<std::path::PathBuf> {
     }
     v2
 }
+
+/// perf's mapping of `-G` names to events: a single name applies to every
+/// event, else the names go to the events in order (an empty name, or
+/// none left: no cgroup).
+pub fn cgroup_of_events(names: &[String], n_events: usize) -> Vec<Option<String>> {
+    (0..n_events)
+        .map(|i| match names {
+            [one] => Some(one.clone()),
+            _ => names.get(i).filter(|n| !n.is_empty()).cloned(),
+        })
+        .collect()
+}
+
+/// The cgroups named in `cgroups` opened (each once) where perf looks for
+/// them ([`cgroup_root`]), for `PERF_FLAG_PID_CGROUP`.
+pub struct CgroupDirs(Vec<(String, std::fs::File)>);
+
+impl CgroupDirs {
+    pub fn open<'a>(names: impl IntoIterator<Item = &'a String>) -> Result<Self, String> {
+        let mut dirs: Vec<(String, std::fs::File)> = Vec::new();
+        for name in names {
+            if dirs.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let root = cgroup_root().ok_or_else(|| {
+                "no cgroup file system is mounted (cgroup2, or v1 with perf_event)".to_owned()
+            })?;
+            let path = root.join(name.trim_start_matches('/'));
+            let dir = std::fs::File::open(&path)
+                .map_err(|_| format!("no access to cgroup {}", path.display()))?;
+            dirs.push((name.clone(), dir));
+        }
+        Ok(CgroupDirs(dirs))
+    }
+
+    /// The descriptor of the cgroup `name`, if it was opened.
+    pub fn fd(&self, name: Option<&String>) -> Option<RawFd> {
+        let name = name?;
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.as_raw_fd())
+    }
+}
