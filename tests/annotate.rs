@@ -772,3 +772,102 @@ int main() {
         assert_eq!(ours, theirs, "{extra:?}");
     }
 }
+
+/// `--stdio2`, perf's browser layout printed, byte for byte: jump targets labelled,
+/// branches drawn as arrows with targets by offset or name, RIP-relative operands by
+/// symbol, blank lines for instructions without samples; with each column and option.
+#[test]
+fn stdio2_equals_perf_annotate_byte_for_byte() {
+    let s = setup();
+    let mut differ = Vec::new();
+    let check = |data: &Path, args: Vec<&str>, differ: &mut Vec<String>| {
+        let ours = stdout_of(&run_ok(
+            sear()
+                .args(["annotate", "--stdio2", "-i"])
+                .arg(data)
+                .args(&args),
+        ));
+        let theirs = stdout_of(&run_ok(
+            perf()
+                .args(["annotate", "--stdio2", "-i"])
+                .arg(data)
+                .args(&args),
+        ));
+        assert!(theirs.contains("Disassembly of section"), "{theirs}");
+        if ours != theirs {
+            let at = first_difference(&theirs, &ours);
+            differ.push(format!(
+                "{args:?} line {}:\n  perf: {}\n  sear: {}",
+                at + 1,
+                theirs.lines().nth(at).unwrap_or("<end>"),
+                ours.lines().nth(at).unwrap_or("<end>")
+            ));
+        }
+        theirs
+    };
+    for f in ["hot", "warm"] {
+        for extra in [
+            &[][..],
+            &["--no-source"][..],
+            &["--asm-raw", "-n"][..],
+            &["-M", "intel", "--show-total-period"][..],
+            &["--print-line", "--percent-type", "local-hits"][..],
+        ] {
+            check(&s.data, [&[f][..], extra].concat(), &mut differ);
+        }
+    }
+    // Tail calls to functions before and after the caller (kept in source order):
+    // perf prints a jump back out as objdump wrote it, one forward by the name of its
+    // target, or by its offset where a symbol filter made perf forget that function.
+    const TAILS: &str = r#"
+#include <stdio.h>
+volatile long counter;
+__attribute__((noinline)) long before(long x) {
+    for (int i = 0; i < 300; i++) x = x * 5 + (x >> 7);
+    counter += x;
+    return x;
+}
+__attribute__((noinline)) long after(long x);
+__attribute__((noinline)) long mid(long x) {
+    long s = 0;
+    for (long i = 0; i < 3000; i++) s += i * x ^ (s >> 3);
+    if (s & 1) return after(s);
+    if (s & 2) return before(s);
+    return s;
+}
+__attribute__((noinline)) long after(long x) {
+    for (int i = 0; i < 300; i++) x = x * 7 + (x >> 5);
+    counter -= x;
+    return x;
+}
+int main(void) {
+    long t = 0;
+    for (int k = 0; k < 300000; k++) t += mid(k);
+    printf("%ld\n", t);
+    return 0;
+}
+"#;
+    let prog = build_c(
+        &s.dir,
+        "tails",
+        TAILS,
+        &["-O2", "-g", "-fno-toplevel-reorder"],
+    );
+    let data = perf_record(
+        &s.dir,
+        "tails.data",
+        &["-e", "cpu-clock", "-F", "4000"],
+        &[prog.display().to_string()],
+    );
+    let tail_to = |out: &str, to: &str| {
+        out.lines()
+            .any(|l| l.contains("→ jmp") && l.trim_end().ends_with(&format!(" {to}")))
+    };
+    let all = check(&data, vec!["-d", "tails"], &mut differ);
+    assert!(tail_to(&all, "after"), "no tail call by name in:\n{all}");
+    assert!(tail_to(&all, "<before>"), "no tail call back in:\n{all}");
+    let mid = check(&data, vec!["mid"], &mut differ);
+    assert!(!tail_to(&mid, "after"), "{mid}");
+    check(&data, vec!["after", "-n"], &mut differ);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -406,6 +406,13 @@ pub struct AnnotateArgs {
     /// Plain text output (the only mode; accepted for perf compatibility).
     #[arg(long)]
     pub stdio: bool,
+    /// perf's other text layout, its annotate browser's view printed: jump
+    /// targets labelled by their offset, branches drawn as arrows (↓ ↑ within
+    /// the function, → calls and jumps out, ← returns) with their targets by
+    /// offset or function name, RIP-relative operands by symbol, lines without
+    /// samples left blank.
+    #[arg(long = "stdio2")]
+    pub stdio2: bool,
     /// Disassembly only, without the interleaved source lines.
     #[arg(long = "no-source", overrides_with = "source")]
     pub no_source: bool,

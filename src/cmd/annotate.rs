@@ -112,13 +112,14 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             format!("--percent-type {t}: expected local-period, global-period, local-hits or global-hits")
         })?,
     };
-    let shown_totals = hot.shown_totals;
-    let entries = hot.entries;
+    let shown_totals = std::mem::take(&mut hot.shown_totals);
+    let entries = std::mem::take(&mut hot.entries);
     let opts = AnnotateOptions {
         syntax,
         source: !a.no_source,
         raw_bytes: a.asm_raw,
         prefix: a.prefix.clone().map(|p| (p, a.prefix_strip.unwrap_or(0))),
+        names,
     };
     let ropts = Options {
         column: if a.show_total_period {
@@ -132,7 +133,18 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         percent_type,
         color: crate::ui::stdio_color(a.stdio_color.as_deref()),
     };
+    // Events that lead a group of several (perf's title says "events" for them).
+    let group_leaders: Vec<usize> = meta
+        .features
+        .get(perf_data::consts::feature::GROUP_DESC)
+        .and_then(|b| perf_data::features::parse_group_desc(b, meta.endian).ok())
+        .unwrap_or_default()
+        .iter()
+        .filter(|d| d.nr_members > 1)
+        .map(|d| d.leader_idx as usize)
+        .collect();
     let mut annotator = Annotator::new(&syms, dsos, opts);
+    annotator.forget(std::mem::take(&mut hot.forgotten));
     let mut out = super::paged_stdout();
     let mut printed = 0usize;
     for e in &entries {
@@ -168,6 +180,35 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         } else {
             dso.name.rsplit('/').next().unwrap_or(&dso.name)
         };
+        if a.stdio2 {
+            let s = &syms.syms[e.sym as usize];
+            let totals = shown_totals.get(e.event).copied().unwrap_or((0, 0));
+            let title = render::annotate2::Title {
+                event: &event,
+                group_leader: group_leaders.contains(&e.event),
+                freq: meta
+                    .events
+                    .get(e.event)
+                    .map_or(0, |ev| ev.attr.sample_period_or_freq),
+                samples: totals.0,
+                period: totals.1,
+                long_name: &dso.name,
+            };
+            let function = render::annotate2::Function {
+                start: s.start,
+                size: s.size,
+                name: &s.name,
+            };
+            let opts2 = render::annotate2::Options {
+                column: ropts.column,
+                percent_type,
+            };
+            render::annotate2::write_function(
+                &mut out, ann, &per_insn, base, &function, &title, &opts2,
+            )?;
+            printed += 1;
+            continue;
+        }
         let header = FunctionHeader {
             dso: dso_base,
             event: &event,

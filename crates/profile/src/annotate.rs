@@ -30,6 +30,8 @@ pub struct AnnotateOptions {
     /// with this many leading directories removed and the prefix added (as
     /// objdump's options of those names).
     pub prefix: Option<(String, usize)>,
+    /// How the names of branch targets ([`Line::Insn`]'s `target`) are shown.
+    pub names: crate::symbolize::NameStyle,
 }
 
 /// One line of an annotated function.
@@ -55,6 +57,10 @@ pub enum Line {
         addr: u64,
         text: String,
         srcline: Option<String>,
+        /// The name of the function a direct call or jump lands in, as the binary's
+        /// symbol table (perf's, with its fixed-up sizes) names it: perf's
+        /// `--stdio2` shows calls, and jumps out of the function, by it.
+        target: Option<String>,
     },
 }
 
@@ -163,15 +169,16 @@ struct FileState {
     last_line: u32,
 }
 
-/// The annotation of the function at `[start, end)` of `bin`, named `name`.
+/// The annotation of the function at `[start, end)` of `bin`, named `name`. Branch
+/// targets are named by the binary's symbols whose start `known` accepts.
 pub fn annotate_function(
     bin: &mut Binary,
     names: &AddressNames,
     sources: &mut SourceFiles,
     name: &str,
-    start: Svma,
-    end: Svma,
+    (start, end): (Svma, Svma),
     opts: &AnnotateOptions,
+    known: &dyn Fn(u64) -> bool,
 ) -> Result<Annotated, DisasmError> {
     let mut insns = disasm::disassemble_range(bin.elf(), start, end, opts.syntax, names)?;
     // perf drops the padding nops that end a function.
@@ -181,7 +188,7 @@ pub fn annotate_function(
     if insns.is_empty() {
         return Err(DisasmError::NoCode);
     }
-    Ok(interleave(bin, &insns, sources, name, start, opts))
+    Ok(interleave(bin, &insns, sources, name, start, opts, known))
 }
 
 fn interleave(
@@ -191,6 +198,7 @@ fn interleave(
     name: &str,
     start: Svma,
     opts: &AnnotateOptions,
+    known: &dyn Fn(u64) -> bool,
 ) -> Annotated {
     // objdump's preamble as perf keeps it (the `file format` line dropped).
     let section = bin
@@ -264,15 +272,27 @@ fn interleave(
                             &mut prev_place,
                             (&file, line, d),
                         );
+                    } else if !opts.source && !file.starts_with('/') {
+                        // Without source (objdump's -l alone) every change of place is
+                        // marked, and perf shows the marks that are not absolute paths.
+                        lines.push(Line::Text(match d {
+                            0 => format!("{file}:{line}"),
+                            d => format!("{file}:{line} (discriminator {d})"),
+                        }));
                     }
                 }
             }
         }
+        let target = insn.target.and_then(|t| {
+            let hit = bin.symbol(Svma(t)).ok()?;
+            known(t.wrapping_sub(hit.offset)).then(|| opts.names.apply(hit.raw_name))
+        });
         if !opts.raw_bytes {
             lines.push(Line::Insn {
                 addr: insn.addr,
                 text: insn.text(),
                 srcline,
+                target,
             });
             continue;
         }
@@ -288,6 +308,7 @@ fn interleave(
             addr: insn.addr,
             text: format!("{first:<24}{}", insn.text()),
             srcline,
+            target,
         });
         for (i, more) in chunks.enumerate() {
             lines.push(Line::MoreBytes {
@@ -411,6 +432,10 @@ pub struct HotFunctions {
     /// (perf's histogram totals, which `--percent-type global-*` takes:
     /// with `-s`, only that function's).
     pub shown_totals: Vec<(u64, u64)>,
+    /// (DSO, start) of the sampled functions a symbol filter passed over: perf
+    /// annotate deletes them from its symbol tables, so `--stdio2` names no branch
+    /// target in them (see [`Annotator::forget`]).
+    pub forgotten: std::collections::HashSet<(u32, u64)>,
 }
 
 impl HotFunctions {
@@ -455,6 +480,7 @@ pub fn hot_functions(
     let mut index: HashMap<(usize, u32), usize> = HashMap::new();
     let mut event_totals = vec![0u64; nr_events];
     let mut shown_totals = vec![(0u64, 0u64); nr_events];
+    let mut forgotten = std::collections::HashSet::new();
     for (key, sum) in sums {
         if filter.cpus.as_ref().is_some_and(|c| !c.contains(&key.cpu)) {
             continue;
@@ -477,7 +503,13 @@ pub fn hot_functions(
             continue;
         };
         let sym = &syms.syms[sym_id as usize];
-        if !dso_ok(sym.dso) || !sym_ok(&sym.name) {
+        if !dso_ok(sym.dso) {
+            continue;
+        }
+        if !sym_ok(&sym.name) {
+            // perf annotate deletes the symbols of the samples it passes over from
+            // their DSOs; what points into them is then left unnamed.
+            forgotten.insert((sym.dso, sym.start));
             continue;
         }
         shown(ev);
@@ -492,11 +524,18 @@ pub fn hot_functions(
         let addr = sym.start.wrapping_add(loc.sym_offset);
         entries[i].hits.add(addr, sum.samples, sum.period);
     }
+    // perf's order: the hottest first, then by DSO (its short name) and name.
+    let short: Vec<String> = dsos
+        .iter()
+        .map(|d| crate::machine::dso_short_name(&d.name))
+        .collect();
+    let dso_name = |d: u32| short.get(d as usize).map_or("", String::as_str);
     entries.sort_by(|x, y| {
         let (sx, sy) = (&syms.syms[x.sym as usize], &syms.syms[y.sym as usize]);
         x.event
             .cmp(&y.event)
             .then(y.hits.period.cmp(&x.hits.period))
+            .then_with(|| dso_name(sx.dso).cmp(dso_name(sy.dso)))
             .then_with(|| sx.name.cmp(&sy.name))
             .then(sx.start.cmp(&sy.start))
     });
@@ -504,6 +543,7 @@ pub fn hot_functions(
         entries,
         event_totals,
         shown_totals,
+        forgotten,
     }
 }
 
@@ -524,9 +564,17 @@ pub struct Annotator<'a> {
     /// Per DSO that cannot be read: (functions skipped, why, the first
     /// one's name).
     dso_failures: HashMap<u32, (usize, String, Option<String>)>,
+    /// Functions no branch target is named by (see [`HotFunctions::forgotten`]).
+    forgotten: std::collections::HashSet<(u32, u64)>,
 }
 
 impl<'a> Annotator<'a> {
+    /// Names no branch target by these functions ((DSO, start) pairs), as perf
+    /// annotate, which deleted them, cannot.
+    pub fn forget(&mut self, functions: std::collections::HashSet<(u32, u64)>) {
+        self.forgotten = functions;
+    }
+
     pub fn new(
         syms: &'a crate::symbolize::SymbolTable,
         dsos: &'a [crate::machine::Dso],
@@ -543,6 +591,7 @@ impl<'a> Annotator<'a> {
             func_failures: Vec::new(),
             failed_funcs: Default::default(),
             dso_failures: HashMap::new(),
+            forgotten: Default::default(),
         }
     }
 
@@ -569,16 +618,17 @@ impl<'a> Annotator<'a> {
                 return None;
             }
         };
-        let (opts, sources) = (&self.opts, &mut self.sources);
+        let (opts, sources, forgotten) = (&self.opts, &mut self.sources, &self.forgotten);
         let ann = self.annotations.entry(sym).or_insert_with(|| {
+            let known = |start: u64| !forgotten.contains(&(s.dso, start));
             annotate_function(
                 bin,
                 names,
                 sources,
                 &s.name,
-                Svma(s.start),
-                Svma(s.start.wrapping_add(s.size.max(1))),
+                (Svma(s.start), Svma(s.start.wrapping_add(s.size.max(1)))),
                 opts,
+                &known,
             )
             .map_err(|err| format!("{}: {err}", dso.name))
         });

@@ -25,7 +25,7 @@ impl Column {
         }
     }
 
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Column::Percent => "Percent",
             Column::Samples => "Samples",
@@ -78,7 +78,7 @@ impl PercentType {
         matches!(self, PercentType::LocalHits | PercentType::GlobalHits)
     }
 
-    fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             PercentType::LocalPeriod => "local period",
             PercentType::GlobalPeriod => "global period",
@@ -88,7 +88,7 @@ impl PercentType {
     }
 
     /// An instruction's (samples, period) in the unit this type counts.
-    fn of(self, (samples, period): (u64, u64)) -> u64 {
+    pub(crate) fn of(self, (samples, period): (u64, u64)) -> u64 {
         if self.hits() {
             samples
         } else {
@@ -188,6 +188,7 @@ pub fn write_function(
                 addr,
                 text,
                 srcline,
+                ..
             } => {
                 let (samples, period) = per_insn.get(insn).copied().unwrap_or((0, 0));
                 insn += 1;
@@ -302,16 +303,19 @@ mod tests {
                     addr: 0x11fe,
                     text: "xor    %eax,%ecx".into(),
                     srcline: Some("hot.c:7".into()),
+                    target: None,
                 },
                 Line::Insn {
                     addr: 0x1200,
                     text: "add    $0x1,%rax".into(),
                     srcline: Some("hot.c:6".into()),
+                    target: None,
                 },
                 Line::Insn {
                     addr: 0x1204,
                     text: "ret".into(),
                     srcline: Some("hot.c:6".into()),
+                    target: None,
                 },
             ],
             addrs: vec![0x11fe, 0x1200, 0x1204],

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod annotate;
+pub mod annotate2;
 pub mod callgraph;
 pub mod diff;
 pub mod dump;

@@ -32,7 +32,8 @@ pub enum NameStyle {
 }
 
 impl NameStyle {
-    fn apply(self, raw: &str) -> String {
+    /// `raw` (a symbol's name as the binary stores it) in this style.
+    pub fn apply(self, raw: &str) -> String {
         match self {
             NameStyle::Full => {
                 let d = symbols::demangle(raw);
