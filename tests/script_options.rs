@@ -134,6 +134,41 @@ fn side_band_events_print_what_perf_prints() {
     assert_script_rows_equal(&data, &rows);
 }
 
+/// `--show-round-events` and `--dump-unsorted-raw-trace`: perf's unordered
+/// processing, every record in file order (the round marks where the recorder
+/// wrote them, each sample's lines after its raw record), on a recording
+/// with small ring buffers, so that it has many rounds.
+#[test]
+fn file_order_prints_what_perf_prints() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = perf_record(
+        dir.path(),
+        "rounds.data",
+        &["-g", "--sample-cpu", "-F", "4000", "-m", "2"],
+        &two_process_workload(dir.path()),
+    );
+    let out = stdout_of(&run_ok(
+        perf()
+            .args(["script", "--show-round-events", "-i"])
+            .arg(&data),
+    ));
+    let rounds = out.matches("PERF_RECORD_FINISHED_ROUND").count();
+    assert!(rounds >= 3, "{rounds} rounds:\n{out}");
+    let rows: Vec<Vec<&str>> = vec![
+        vec!["--show-round-events"],
+        vec![
+            "--show-round-events",
+            "--show-task-events",
+            "--show-mmap-events",
+        ],
+        vec!["--show-round-events", "-F", "comm,tid,cpu,time,event"],
+        vec!["--show-round-events", "-C", "1", "--reltime"],
+        vec!["--dump-unsorted-raw-trace"],
+    ];
+    assert_script_rows_equal(&data, &rows);
+}
+
 /// perf script and sear script (with perf's names and return addresses)
 /// on `data` print the same for every row of arguments.
 fn assert_script_rows_equal(data: &std::path::Path, rows: &[Vec<&str>]) {

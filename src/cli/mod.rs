@@ -1063,6 +1063,10 @@ pub struct ScriptArgs {
     /// sample's lines after its own record (perf script's -D).
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,
+    /// As -D, with the records in file order rather than sorted by time
+    /// (each sample's lines still after its record).
+    #[arg(long = "dump-unsorted-raw-trace")]
+    pub dump_unsorted_raw_trace: bool,
     /// Do not expand inline frames in call chains (as perf's --no-inline).
     #[arg(long = "no-inline", overrides_with = "inline")]
     pub no_inline: bool,
@@ -1360,6 +1364,11 @@ pub struct ShowEventArgs {
     /// Show TEXT_POKE records (kernel code modified).
     #[arg(long = "show-text-poke-events")]
     pub text_poke: bool,
+    /// Show FINISHED_ROUND records (the recorder's flush marks) where the
+    /// file has them: as perf, every record is then shown in file order,
+    /// not sorted by time.
+    #[arg(long = "show-round-events")]
+    pub round: bool,
 }
 
 impl ShowEventArgs {
@@ -1373,6 +1382,7 @@ impl ShowEventArgs {
             bpf: self.bpf,
             cgroup: self.cgroup,
             text_poke: self.text_poke,
+            round: self.round,
         }
     }
 }

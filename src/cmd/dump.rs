@@ -30,6 +30,9 @@ pub fn records(
     if !whole {
         dumper = dumper.for_diff();
     }
+    if reader.order() == perf_data::Order::File {
+        dumper = dumper.unordered();
+    }
     if whole {
         dumper.preamble(out, reader.order() == perf_data::Order::File)?;
     }

@@ -14,8 +14,16 @@ use render::script::{DataSrcColumn, EventKind, FieldPlan, FrameTexts, LineLayout
 
 use crate::cli::ScriptArgs;
 
-pub fn run(a: ScriptArgs) -> Result<ExitCode> {
+pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
     profile::symbolize::set_full_source_path(a.full_source_path);
+    // perf's unsorted dump is its -D with the records in file order.
+    a.dump_raw_trace |= a.dump_unsorted_raw_trace;
+    // perf turns its ordering of records off for both.
+    let order = if a.show.round || a.dump_unsorted_raw_trace {
+        perf_data::Order::File
+    } else {
+        perf_data::Order::Time
+    };
     refuse_unsupported(&a)?;
     if a.stitch_lbr {
         eprintln!(
@@ -99,7 +107,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
     }
     let profile::session::Replay {
         machine, reader, ..
-    } = profile::session::replay(reader, machine, &mut sink)
+    } = profile::session::replay_in(reader, machine, &mut sink, order)
         .with_context(|| format!("reading records of {}", path.display()))?;
     let profile::session::Timeline {
         mut collector,
@@ -210,6 +218,10 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         // The kernel records shown before this sample (after the last
         // sample, the rest).
         while let Some(r) = side.next_if(|r| r.at <= i) {
+            if r.type_ == perf_data::PERF_RECORD_FINISHED_ROUND {
+                render::script::write_finished_round(&mut *w)?;
+                continue;
+            }
             if let (Some((_, f)), Ok((data, sid))) = (
                 texts.fields_of_event(r.event),
                 meta.parse_other(r.type_, r.misc, &r.payload),
@@ -306,7 +318,7 @@ pub fn run(a: ScriptArgs) -> Result<ExitCode> {
         }
     }
     if a.dump_raw_trace {
-        dump_with_samples(&path, &mut out, &buf, &chunks)?;
+        dump_with_samples(&path, &mut out, &buf, &chunks, order)?;
     }
     for (p, mut f, bytes, n) in dumps.into_iter().flatten() {
         f.flush()
@@ -389,16 +401,27 @@ fn dump_with_samples(
     out: &mut dyn Write,
     lines: &[u8],
     chunks: &[(u64, i32, usize)],
+    order: perf_data::Order,
 ) -> Result<()> {
     use profile::session::Step;
     if path == std::path::Path::new("-") {
         anyhow::bail!("script -D reads the recording twice: give it a file (-i FILE), not stdin");
     }
     let reader = super::open(path)?;
-    let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
+    // perf's warning is for its fallback, not for file order asked for.
+    let fallback = reader
+        .meta()
+        .events
+        .first()
+        .is_some_and(|e| !e.attr.sample_id_all());
+    let mut reader = perf_data::OrderedReader::new(reader, order);
     let mut dumper =
         render::dump::Dumper::new(&path.display().to_string(), reader.meta()).for_script();
-    dumper.script_preamble(out, reader.order() == perf_data::Order::File)?;
+    // (Also where perf falls back to file order: its round handler is then missing too.)
+    if reader.order() == perf_data::Order::File {
+        dumper = dumper.unordered();
+    }
+    dumper.script_preamble(out, fallback)?;
     let (mut next, mut start) = (0usize, 0usize);
     profile::session::each_record(&mut reader, |step| -> Result<()> {
         match step {

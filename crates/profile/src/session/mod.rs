@@ -133,6 +133,10 @@ pub trait Sink {
         _applied: bool,
     ) {
     }
+
+    /// A FINISHED_ROUND record, where the recording wrote it (sinks fed in file
+    /// order: script's `--show-round-events`).
+    fn finished_round(&mut self) {}
 }
 
 /// A session fed one record at a time, in time order, by its caller (a
@@ -194,15 +198,27 @@ pub struct Replay {
 }
 
 /// Replays every record of `reader` into `machine` (made by
-/// [`crate::machine::Machine::new`], build ids set) and `sink`.
+/// [`crate::machine::Machine::new`], build ids set) and `sink`, in perf's
+/// delivery order.
 pub fn replay(
+    reader: RecordReader,
+    machine: Machine,
+    sink: &mut dyn Sink,
+) -> Result<Replay, Error> {
+    replay_in(reader, machine, sink, perf_data::Order::Time)
+}
+
+/// [`replay`] in the order given: perf's time order, or the file's (perf's
+/// unordered processing, which script's `--show-round-events` asks for).
+pub fn replay_in(
     reader: RecordReader,
     mut machine: Machine,
     sink: &mut dyn Sink,
+    order: perf_data::Order,
 ) -> Result<Replay, Error> {
     let mut state = Driver::default();
     let (mut reader, stats) = if reader.meta().is_pipe() {
-        let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
+        let mut reader = perf_data::OrderedReader::new(reader, order);
         let mut stats = Stats::default();
         let mut n = 0usize;
         while let Some(rec) = reader.next_record()? {
@@ -215,7 +231,7 @@ pub fn replay(
         }
         (reader, stats)
     } else {
-        threaded(reader, &mut machine, sink, &mut state)?
+        threaded(reader, &mut machine, sink, &mut state, order)?
     };
     sink.batch_done(&machine);
     // Every record is replayed: the file's pages can go.
@@ -235,6 +251,7 @@ fn threaded(
     machine: &mut Machine,
     sink: &mut dyn Sink,
     state: &mut Driver,
+    order: perf_data::Order,
 ) -> Result<(perf_data::OrderedReader, Stats), Error> {
     let meta = reader.meta().clone();
     // Records outside COMPRESSED records are passed by offset into the
@@ -248,7 +265,7 @@ fn threaded(
         let producer = std::thread::Builder::new()
             .name("sear-read".into())
             .spawn_scoped(scope, move || {
-                let mut reader = perf_data::OrderedReader::new(reader, perf_data::Order::Time);
+                let mut reader = perf_data::OrderedReader::new(reader, order);
                 let random_access = reader.input_bytes().is_some();
                 let mut stats = Stats::default();
                 let mut batch = Batch::default();
@@ -306,6 +323,7 @@ fn replayed(t: u32) -> bool {
     t == perf_data::PERF_RECORD_SAMPLE
         || t < perf_data::PERF_RECORD_HEADER_ATTR
         || t == perf_data::PERF_RECORD_HEADER_BUILD_ID
+        || t == perf_data::PERF_RECORD_FINISHED_ROUND
 }
 
 /// Bytes of records in a batch (copied or held in the file), records per
@@ -462,6 +480,8 @@ impl Driver {
                 machine.apply(rec.raw.misc, &data);
                 sink.side_band(machine, rec, &data, &sid, true);
             }
+        } else if rec.type_() == perf_data::PERF_RECORD_FINISHED_ROUND {
+            sink.finished_round();
         } else if rec.type_() == perf_data::PERF_RECORD_HEADER_BUILD_ID {
             if let Ok((perf_data::records::RecordData::BuildId(b), _)) = rec.decode() {
                 sink.build_id(machine, &b);

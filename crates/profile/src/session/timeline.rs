@@ -121,6 +121,9 @@ pub struct SideBand {
     pub bpf: bool,
     pub cgroup: bool,
     pub text_poke: bool,
+    /// FINISHED_ROUND (shown where the file has them: the records are then
+    /// replayed in file order).
+    pub round: bool,
 }
 
 impl SideBand {
@@ -291,6 +294,23 @@ impl Sink for Timeline {
 
     fn process_exited(&mut self, machine: &Machine, pid: i32) {
         self.collector.process_exited(machine, pid);
+    }
+
+    fn finished_round(&mut self) {
+        if self.side_band.round {
+            self.side.push(TimedSide {
+                at: self.samples.len(),
+                time: 0,
+                pid: -1,
+                tid: -1,
+                cpu: 0,
+                comm: String::new(),
+                event: 0,
+                type_: perf_data::PERF_RECORD_FINISHED_ROUND,
+                misc: 0,
+                payload: Vec::new(),
+            });
+        }
     }
 
     fn side_band(

@@ -66,6 +66,8 @@ pub struct Dumper {
     /// perf diff's dump: its tool has no handler for ID_INDEX and
     /// EVENT_UPDATE records.
     diff: bool,
+    /// Records dumped in file order (`script --dump-unsorted-raw-trace`).
+    unordered: bool,
 }
 
 impl Dumper {
@@ -85,6 +87,7 @@ impl Dumper {
             branch_mode: branch_mode(meta),
             script: false,
             diff: false,
+            unordered: false,
         }
     }
 
@@ -99,6 +102,13 @@ impl Dumper {
     /// not marked `unhandled!` (see [`Dumper::script_preamble`] too).
     pub fn for_script(mut self) -> Self {
         self.script = true;
+        self
+    }
+
+    /// The records come in file order, as perf's unordered processing hands
+    /// them out (perf then leaves FINISHED_ROUND `unhandled!`).
+    pub fn unordered(mut self) -> Self {
+        self.unordered = true;
         self
     }
 
@@ -302,6 +312,10 @@ impl Dumper {
             | PERF_RECORD_HEADER_FEATURE
             | PERF_RECORD_HEADER_TRACING_DATA
             | PERF_RECORD_HEADER_BUILD_ID => return Ok(()),
+            // Unordered, perf has no handler for the round marks.
+            PERF_RECORD_FINISHED_ROUND if self.unordered => {
+                return out.write_all(b": unhandled!\n");
+            }
             PERF_RECORD_FINISHED_ROUND => return out.write_all(b"\n"),
             _ => {}
         }

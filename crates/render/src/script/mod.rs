@@ -276,6 +276,11 @@ pub fn write_header(
     Ok(())
 }
 
+/// perf's line for a FINISHED_ROUND record (`--show-round-events`).
+pub fn write_finished_round(out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"PERF_RECORD_FINISHED_ROUND\n")
+}
+
 /// A kernel record shown beside the samples (`--show-*-events`): the
 /// sample line's start (comm, pid/tid, CPU and the `shown` time as `f`
 /// asks; no period, no event name), then the record as perf prints it.
