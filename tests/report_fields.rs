@@ -363,6 +363,82 @@ fn several_events_and_groups_equal_perf() {
     check(&cases);
 }
 
+/// `--group-sort-idx N`: a group's rows sorted by member N's values, then the
+/// other members' (the leader's not at all); an N the group lacks sorts by the
+/// leader alone; a recording without groups is refused (perf prints the option's
+/// usage and exits 234).
+#[test]
+fn group_sort_idx_equals_perf() {
+    assert!(have_perf());
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build_program(dir.path());
+    let group = record(
+        dir.path(),
+        "group3.data",
+        &["{cpu-clock,page-faults,task-clock}"],
+        &prog,
+    );
+    let mut cases = Vec::new();
+    for args in [
+        vec!["--group-sort-idx", "1", "--no-children", "-g", "none"],
+        vec!["--group-sort-idx", "2", "--no-children", "-g", "none", "-n"],
+        vec!["--group-sort-idx", "5", "--no-children", "-g", "none"],
+        vec!["--group-sort-idx", "-1", "--no-children", "-g", "none"],
+        vec![
+            "--group-sort-idx",
+            "1",
+            "-s",
+            "sym",
+            "--no-children",
+            "-g",
+            "none",
+        ],
+        vec!["--group-sort-idx", "1", "-g", "none"],
+        vec![
+            "--group-sort-idx",
+            "1",
+            "--no-group",
+            "--no-children",
+            "-g",
+            "none",
+        ],
+    ] {
+        cases.push(Case {
+            file: &group,
+            label: "group",
+            args: [args, vec!["--no-inline"]].concat(),
+        });
+    }
+    check(&cases);
+    // Rows go by the page-fault column (member 1), not by the leader's: the
+    // computing leaf, with most of the CPU time and no faults, comes after the
+    // rows that fault.
+    let rows = sear_report(
+        &group,
+        &["--group-sort-idx", "1", "--no-children", "-g", "none", "-q"],
+    );
+    let shares: Vec<(f64, f64)> = rows
+        .lines()
+        .filter_map(|l| {
+            let mut p = l
+                .split_whitespace()
+                .filter_map(|w| w.strip_suffix('%')?.parse::<f64>().ok());
+            Some((p.next()?, p.next()?))
+        })
+        .collect();
+    assert!(shares.windows(2).all(|w| w[0].1 >= w[1].1), "{rows}");
+    assert!(shares.windows(2).any(|w| w[0].0 < w[1].0), "{rows}");
+    let single = record(dir.path(), "single.data", &["cpu-clock"], &prog);
+    let o = sear()
+        .args(["report", "--stdio", "--group-sort-idx", "1", "-i"])
+        .arg(&single)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has no event groups"), "{err}");
+}
+
 #[test]
 fn group_view_headers() {
     assert!(have_perf());

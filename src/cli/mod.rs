@@ -785,6 +785,15 @@ pub struct ReportArgs {
     /// Show each event of a group in its own section.
     #[arg(long = "no-group", overrides_with = "group")]
     pub no_group: bool,
+    /// In a group's view, sort the rows by the values of the group's event N
+    /// (0 the leader, perf's default; then by the other members' values);
+    /// an N the group does not have sorts by the leader's alone.
+    #[arg(
+        long = "group-sort-idx",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub group_sort_idx: Option<i64>,
     /// With filters: percentages of all samples (`absolute`, the default,
     /// as perf) or of the samples kept (`relative`).
     #[arg(long = "percentage", value_name = "relative|absolute", value_parser = ["relative", "absolute"])]

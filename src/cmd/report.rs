@@ -167,6 +167,10 @@ fn hotspots(
             show_total_period: a.show_total_period,
             show_cpu_utilization: a.show_cpu_utilization,
             parent: a.parent.is_some(),
+            // (A negative N is no member: the leader's values alone, as perf.)
+            group_sort_idx: a
+                .group_sort_idx
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         },
         parent: a.parent.as_deref(),
         ignore_callees: a.ignore_callees.as_deref(),
@@ -225,6 +229,16 @@ fn hotspots(
             .socket_filter
             .map(|n| (n, profile::report::socket_ids(summed.reader.meta()))),
     };
+    // perf refuses to sort by a group member where there are no groups.
+    if a.group_sort_idx.is_some_and(|n| n != 0)
+        && !profile::groups::EventGroups::new(summed.reader.meta(), a.group, a.no_group).any()
+    {
+        anyhow::bail!(
+            "--group-sort-idx sorts by one event of a group, and {} has no event groups: \
+             record groups with `-e '{{a,b}}'`, or show its events as one group with --group",
+            path.display()
+        );
+    }
     let t0 = std::time::Instant::now();
     let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
     log::debug!("rows built and sorted: {:?}", t0.elapsed());

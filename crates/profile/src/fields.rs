@@ -129,6 +129,9 @@ pub struct LayoutOptions<'a> {
     pub show_cpu_utilization: bool,
     /// `-p`/`--parent`: perf adds the parent key to any sort order.
     pub parent: bool,
+    /// `--group-sort-idx N`: in a group's view, rows sort by member N's
+    /// values (0: the leader's, perf's default).
+    pub group_sort_idx: usize,
 }
 
 /// The columns in print order, the order rows are sorted by, and what
@@ -139,6 +142,8 @@ pub struct Layout {
     pub sort: Vec<Column>,
     /// perf calls the Overhead column "Self" next to a default Children one.
     pub overhead_is_self: bool,
+    /// See [`LayoutOptions::group_sort_idx`].
+    pub group_sort_idx: usize,
 }
 
 const DEFAULT_SORT: &str = "comm,dso,sym";
@@ -230,6 +235,7 @@ impl Layout {
             columns,
             sort,
             overhead_is_self: !strict && o.children,
+            group_sort_idx: o.group_sort_idx,
         })
     }
 
@@ -280,6 +286,7 @@ impl Hists {
         order: &[Column],
         children: bool,
         caller_order: bool,
+        group_sort_idx: usize,
     ) {
         let keys: Vec<usize> = {
             let mut n = 0;
@@ -317,7 +324,7 @@ impl Hists {
                             })
                         }
                     }
-                    Column::Field(f) => cmp_field(*f, a, b),
+                    Column::Field(f) => cmp_field(*f, a, b, group_sort_idx),
                 };
                 if o.is_ne() {
                     return o;
@@ -342,20 +349,31 @@ impl Hists {
     }
 }
 
-/// Descending by the field, then by each group member's.
-pub fn cmp_field(f: Field, a: &HistEntry, b: &HistEntry) -> Ordering {
-    let o = f.value(&b.stat()).cmp(&f.value(&a.stat()));
-    if o.is_ne() {
-        return o;
-    }
+/// Descending by the field, then by each group member's; with
+/// `group_sort_idx` N (perf's `--group-sort-idx`), in a group of more than N
+/// events by member N's, then by the other members' (the leader's not at
+/// all, as perf), and in a smaller group by the leader's alone.
+pub fn cmp_field(f: Field, a: &HistEntry, b: &HistEntry, group_sort_idx: usize) -> Ordering {
     let zero = Stat::default();
     let n = a.group.len().max(b.group.len());
+    let member = |e: &HistEntry, i: usize| f.value(e.group.get(i).unwrap_or(&zero));
+    let lead = f.value(&b.stat()).cmp(&f.value(&a.stat()));
+    if group_sort_idx > 0 && n > 0 {
+        if group_sort_idx > n {
+            return lead;
+        }
+        let idx = group_sort_idx - 1;
+        return std::iter::once(idx)
+            .chain((0..n).filter(|&i| i != idx))
+            .map(|i| member(b, i).cmp(&member(a, i)))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal);
+    }
+    if lead.is_ne() {
+        return lead;
+    }
     (0..n)
-        .map(|i| {
-            let x = a.group.get(i).unwrap_or(&zero);
-            let y = b.group.get(i).unwrap_or(&zero);
-            f.value(y).cmp(&f.value(x))
-        })
+        .map(|i| member(b, i).cmp(&member(a, i)))
         .find(|o| o.is_ne())
         .unwrap_or(Ordering::Equal)
 }

@@ -77,6 +77,11 @@ impl EventGroups {
         out
     }
 
+    /// Whether any event is in a group of several (perf's `nr_groups` > 0).
+    pub fn any(&self) -> bool {
+        self.leader.iter().enumerate().any(|(i, &l)| l != i)
+    }
+
     /// The other members of the group `ev` leads.
     pub fn members(&self, ev: usize) -> Vec<usize> {
         (0..self.leader.len())

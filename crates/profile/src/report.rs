@@ -266,6 +266,7 @@ impl Plan {
                     &self.layout.sort,
                     self.children,
                     self.hist.caller_order,
+                    self.layout.group_sort_idx,
                 );
             }
         }

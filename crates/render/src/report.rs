@@ -783,11 +783,12 @@ fn write_hierarchy(
         fields: &[Field],
         levels: &[&ColumnFormat],
         names: &Names<'_>,
+        group_sort_idx: usize,
     ) {
         let ki = levels.get(depth).and_then(|l| l.key).unwrap_or(0);
         n.children.sort_by(|a, b| {
             for f in fields {
-                let o = profile::fields::cmp_field(*f, &a.sum, &b.sum);
+                let o = profile::fields::cmp_field(*f, &a.sum, &b.sum, group_sort_idx);
                 if o.is_ne() {
                     return o;
                 }
@@ -804,10 +805,17 @@ fn write_hierarchy(
             }
         });
         for c in &mut n.children {
-            sort(c, depth + 1, fields, levels, names);
+            sort(c, depth + 1, fields, levels, names, group_sort_idx);
         }
     }
-    sort(&mut root, 0, &sort_fields, &levels, names);
+    sort(
+        &mut root,
+        0,
+        &sort_fields,
+        &levels,
+        names,
+        opts.layout.group_sort_idx,
+    );
 
     if !opts.quiet {
         // The header: the value columns' names after room for the deepest
