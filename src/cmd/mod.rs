@@ -59,7 +59,7 @@ fn version(a: crate::cli::VersionArgs) -> Result<ExitCode> {
             ("libiberty", true, "C++ names as perf demangles them"),
             ("zstd", true, "compressed records (-z)"),
             ("debuginfod", false, "fetching debug files"),
-            ("libtraceevent", false, "tracepoint fields"),
+            ("libtraceevent", true, "tracepoint fields, as perf formats them"),
         ] {
             let state = if on { "on " } else { "OFF" };
             writeln!(out, "{name:>22}: [ {state} ]  # {what}")?;

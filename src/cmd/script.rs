@@ -52,7 +52,7 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
     // A pipe-mode stream names its events only in its records: then the
     // plan is made after pass one (and checked there).
     if !meta.events.is_empty() {
-        FieldPlan::new(meta, a.fields.as_deref())?;
+        FieldPlan::new(meta, a.fields.as_deref(), a.hide_call_graph)?;
     }
     // Fields beyond the header and location need more of each sample kept.
     let asked = a
@@ -97,7 +97,13 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
     );
     sink.side_band = a.show.side_band();
     sink.switch = a.switch.evswitch(meta)?;
-    sink.keep_extra = asked.needs_extra();
+    // Tracepoint samples print their raw data's fields by default.
+    let tracepoints = meta.events.iter().any(|e| {
+        e.attr.type_ == perf_data::consts::PERF_TYPE_TRACEPOINT
+            && e.attr.sample_type & perf_data::consts::PERF_SAMPLE_RAW != 0
+    });
+    // (A stream names its events as it goes: keep what a tracepoint needs.)
+    sink.keep_extra = asked.needs_extra() || tracepoints || meta.is_pipe();
     if asked.addr {
         sink.locate_addr = meta
             .events
@@ -130,7 +136,7 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         event_names,
         name_width,
         chain_of_event,
-    } = FieldPlan::new(reader.meta(), a.fields.as_deref())?;
+    } = FieldPlan::new(reader.meta(), a.fields.as_deref(), a.hide_call_graph)?;
 
     // Pass two.
     let syms = profile::symbolize::pass_two(
@@ -189,6 +195,7 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
             String::new()
         }
     };
+    let mut tracer = trace_formatter(&path, meta, fields.iter().any(|f| f.trace));
     let mut data_src = DataSrcColumn::default();
     let mut code = SourceCode::default();
     let mut side = side.iter().peekable();
@@ -240,6 +247,10 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
             continue;
         };
         let f = *f;
+        // perf prints nothing for an event `-F` left no field to.
+        if f == render::script::Fields::default() {
+            continue;
+        }
         let layout = layout_of(ev);
         let chain = layout.callchain;
         let extra = extras.get(i);
@@ -263,6 +274,15 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
             &mut *w
         };
         render::script::write_header(&mut *sw, &h, &f, &layout)?;
+        if f.trace {
+            let raw = extra.and_then(|e| e.raw.as_deref());
+            if let (Some(t), Some(raw)) = (tracer.as_mut(), raw) {
+                let id = meta.events.get(ev).map_or(0, |e| e.attr.config);
+                if let Some(text) = t.format(id, k.cpu, raw) {
+                    sw.write_all(text.as_bytes())?;
+                }
+            }
+        }
         let kind = kinds.get(ev).copied().unwrap_or_default();
         render::script::write_before_location(
             &mut *sw,
@@ -450,6 +470,59 @@ fn dump_with_samples(
     // sample).
     out.write_all(&lines[start..])?;
     Ok(())
+}
+
+/// The recording's tracepoint formats, where a field shown needs them; what
+/// cannot be read is said once and the fields are left out.
+fn trace_formatter(
+    path: &std::path::Path,
+    meta: &perf_data::Meta,
+    wanted: bool,
+) -> Option<traceevent::Formatter> {
+    if !wanted {
+        return None;
+    }
+    let Some(section) = meta.features.get(perf_data::consts::feature::TRACING_DATA) else {
+        log::warn!(
+            "{}: tracepoint samples without the recording's TRACING_DATA (the events' \
+             formats): their fields are not printed",
+            path.display()
+        );
+        return None;
+    };
+    match traceevent::Formatter::new(section) {
+        Ok(mut f) => {
+            // Kernel addresses in fields (`%pS`) by the recording's kernel
+            // symbols, as perf resolves them with its kernel map.
+            let kernel_id = meta
+                .features
+                .build_ids()
+                .unwrap_or_default()
+                .into_iter()
+                .find(|e| e.filename == "[kernel.kallsyms]")
+                .map(|e| e.build_id);
+            match symbols::KernelFinder::default().for_recording(kernel_id.as_deref(), None) {
+                Ok(k) => f.set_kernel_symbols(
+                    k.iter()
+                        .map(|(start, _, name, _)| (start, name.to_owned()))
+                        .collect(),
+                ),
+                Err(r) => log::debug!("kernel symbols for tracepoint fields: {r:?}"),
+            }
+            for (system, first) in &f.refused {
+                log::warn!(
+                    "{}: libtraceevent cannot read the format of a {system} event ({first}): \
+                     its samples' fields are not printed",
+                    path.display()
+                );
+            }
+            Some(f)
+        }
+        Err(e) => {
+            log::warn!("{}: {e}: tracepoint fields are not printed", path.display());
+            None
+        }
+    }
 }
 
 /// A writer that counts what goes through it.

@@ -198,6 +198,8 @@ pub const PERF_TYPE_TRACEPOINT: u32 = 2;
 pub const PERF_TYPE_HW_CACHE: u32 = 3;
 pub const PERF_TYPE_RAW: u32 = 4;
 pub const PERF_TYPE_BREAKPOINT: u32 = 5;
+/// perf's own type for synthesized events (Intel PT's `ptwrite` and the like).
+pub const PERF_TYPE_SYNTH: u32 = i32::MAX as u32 + 1;
 
 // Callchain context markers.
 pub const PERF_CONTEXT_HV: u64 = (-32i64) as u64;

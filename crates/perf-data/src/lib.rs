@@ -39,6 +39,7 @@ mod reader;
 pub mod records;
 pub mod sample;
 pub mod stats;
+pub mod tracing;
 pub mod user_records;
 pub mod writer;
 

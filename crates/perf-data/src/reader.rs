@@ -631,6 +631,15 @@ impl RecordReader {
                         .warn("corrupt metadata record", off, || e.to_string());
                 }
             }
+            // A stream's tracing data follows its record: it is the
+            // TRACING_DATA feature a file would hold.
+            if type_ == PERF_RECORD_HEADER_TRACING_DATA && trailing_len > 0 {
+                let bytes = slice_of(&self.input, off + size as u64, trailing_len).to_vec();
+                self.meta.features.sections.insert(
+                    crate::consts::feature::TRACING_DATA,
+                    crate::features::FeatureData { offset: off, bytes },
+                );
+            }
             if type_ == PERF_RECORD_COMPRESSED || type_ == PERF_RECORD_COMPRESSED2 {
                 let p = &slice_of(&self.input, off, size)[8..];
                 let data = if type_ == PERF_RECORD_COMPRESSED2 {

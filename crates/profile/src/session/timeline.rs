@@ -87,6 +87,8 @@ pub struct SampleExtra {
     pub regs_user: Option<KeptRegs>,
     pub regs_intr: Option<KeptRegs>,
     pub branches: Option<Box<[KeptBranch]>>,
+    /// A tracepoint sample's raw data (its fields, for libtraceevent to print).
+    pub raw: Option<Box<[u8]>>,
 }
 
 /// Which samples a [`Timeline`] keeps (script's `--pid`, `--tid`, `--time`
@@ -241,6 +243,7 @@ impl Timeline {
             regs_user: s.regs_user.as_ref().map(KeptRegs::of),
             regs_intr: s.regs_intr.as_ref().map(KeptRegs::of),
             branches,
+            raw: s.raw.map(Box::from),
         }
     }
 }

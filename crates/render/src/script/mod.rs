@@ -30,6 +30,8 @@ pub struct Fields {
     pub time: bool,
     pub period: bool,
     pub event: bool,
+    /// A tracepoint sample's fields, formatted from the event's print format.
+    pub trace: bool,
     pub ip: bool,
     pub sym: bool,
     pub symoff: bool,
@@ -77,6 +79,7 @@ impl Fields {
         "time",
         "cpu",
         "event",
+        "trace",
         "ip",
         "sym",
         "dso",
@@ -120,6 +123,7 @@ impl Fields {
             "time" => &mut self.time,
             "period" => &mut self.period,
             "event" => &mut self.event,
+            "trace" => &mut self.trace,
             "ip" => &mut self.ip,
             "sym" => &mut self.sym,
             "symoff" => &mut self.symoff,
@@ -153,7 +157,8 @@ impl Fields {
     /// Whether a sample needs more than every view keeps
     /// ([`profile::session::SampleExtra`]).
     pub fn needs_extra(&self) -> bool {
-        self.misc
+        self.trace
+            || self.misc
             || self.addr
             || self.data_src
             || self.weight

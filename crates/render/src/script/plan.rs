@@ -33,9 +33,10 @@ fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fie
         // Without PERIOD in the samples perf prints the attr's period.
         period: !tracepoint,
         event: true,
+        trace: tracepoint && has(PERF_SAMPLE_RAW),
         ip,
         sym: ip,
-        symoff: ip && !tracepoint,
+        symoff: ip,
         dso: ip,
         ..Fields::default()
     }
@@ -111,12 +112,35 @@ fn check_srcline(f: &Fields) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// perf's output types: the attr types up to BREAKPOINT by number, SYNTH, and
+/// one for all others.
+fn output_type(attr_type: u32) -> u32 {
+    match attr_type {
+        0..=5 => attr_type,
+        PERF_TYPE_SYNTH => PERF_TYPE_SYNTH,
+        _ => u32::MAX,
+    }
+}
+
+/// The output type a `TYPE:` prefix of `-F` names, if it has one.
+fn spec_type(spec: &str) -> Option<u32> {
+    Some(match spec.split_once(':')?.0 {
+        "hw" => PERF_TYPE_HARDWARE,
+        "sw" => PERF_TYPE_SOFTWARE,
+        "trace" => PERF_TYPE_TRACEPOINT,
+        "raw" => PERF_TYPE_RAW,
+        "break" => PERF_TYPE_BREAKPOINT,
+        "synth" => PERF_TYPE_SYNTH,
+        _ => return None,
+    })
+}
+
 /// Applies `-F` to an event's defaults: a list replaces them, `+f`/`-f`
 /// items change them. Also the fields the user named to print (the list,
 /// or the `+f` items), which the samples must carry.
 pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, Fields), FieldError> {
-    // perf's `TYPE:` prefix selects an event type; sear applies the list
-    // to every event.
+    // perf's `TYPE:` prefix selects an event type (see `spec_type`: the
+    // caller applies the list to that type's events only).
     let spec = match spec.split_once(':') {
         Some((ty, rest)) if ["hw", "sw", "trace", "raw", "synth", "break"].contains(&ty) => rest,
         _ => spec,
@@ -164,18 +188,33 @@ pub struct FieldPlan {
 
 impl FieldPlan {
     /// perf's fields for each event of `meta`, changed by `-F` (`spec`).
-    pub fn new(meta: &perf_data::Meta, spec: Option<&str>) -> Result<FieldPlan, FieldError> {
-        let any_callchain = meta
-            .events
-            .iter()
-            .any(|e| e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0);
+    pub fn new(
+        meta: &perf_data::Meta,
+        spec: Option<&str>,
+        hide_call_graph: bool,
+    ) -> Result<FieldPlan, FieldError> {
+        // perf adds the location to tracepoints' defaults when a tracepoint
+        // event has call chains and they are shown (not `-G`).
+        let any_callchain = !hide_call_graph
+            && meta.events.iter().any(|e| {
+                e.attr.type_ == PERF_TYPE_TRACEPOINT
+                    && e.attr.sample_type & PERF_SAMPLE_CALLCHAIN != 0
+            });
         let mut fields = Vec::with_capacity(meta.events.len());
         for e in &meta.events {
-            let d = default_fields(&e.attr, any_callchain);
+            // A `TYPE:` list is for that type's events; the others keep
+            // their defaults.
+            let spec = spec.filter(|s| spec_type(s).is_none_or(|t| t == output_type(e.attr.type_)));
+            // (perf adds the location to tracepoints only where `-F` leaves
+            // their fields to it.)
+            let d = default_fields(&e.attr, any_callchain && spec.is_none());
             let f = match spec {
                 None => d,
                 Some(spec) => {
-                    let (f, named) = parse_fields(spec, d)?;
+                    let (mut f, named) = parse_fields(spec, d)?;
+                    // `trace` is for tracepoints: perf drops it from the others
+                    // (saying so).
+                    f.trace &= e.attr.type_ == PERF_TYPE_TRACEPOINT;
                     check_available(&named, &e.attr, &e.name())?;
                     check_srcline(&f)?;
                     f
