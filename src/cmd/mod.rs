@@ -59,7 +59,11 @@ fn version(a: crate::cli::VersionArgs) -> Result<ExitCode> {
             ("libiberty", true, "C++ names as perf demangles them"),
             ("zstd", true, "compressed records (-z)"),
             ("debuginfod", false, "fetching debug files"),
-            ("libtraceevent", true, "tracepoint fields, as perf formats them"),
+            (
+                "libtraceevent",
+                true,
+                "tracepoint fields, as perf formats them",
+            ),
         ] {
             let state = if on { "on " } else { "OFF" };
             writeln!(out, "{name:>22}: [ {state} ]  # {what}")?;
