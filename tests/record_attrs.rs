@@ -97,6 +97,19 @@ fn attributes_equal_perfs() {
         vec!["--namespaces"],
         vec!["--all-cgroups", "-g"],
         vec!["--namespaces", "--all-cgroups", "-p", &pid],
+        // Tracepoints: every hit (period 1) unless -F or -c say otherwise,
+        // raw data and CPUs, wildcards in tracefs order.
+        vec!["-e", "sched:sched_switch"],
+        vec!["-e", "sched:sched_switch", "-a", "-g"],
+        vec!["-e", "sched:sched_wakeup*", "-e", "cpu-clock"],
+        vec![
+            "-e",
+            "sched:sched_process_*,syscalls:sys_enter_openat",
+            "-F",
+            "1000",
+        ],
+        vec!["-e", "{sched:sched_switch,sched:sched_wakeup}", "-c", "2"],
+        vec!["-e", "syscalls:sys_enter_read", "--call-graph", "dwarf"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {

@@ -226,3 +226,60 @@ fn pipe_mode_tracepoints_equal_perf_script() {
     let out = assert_same(&data, &[]);
     assert!(out.contains("prev_comm="), "{out}");
 }
+
+/// `sear record -e SYS:NAME`: perf reads sear's tracepoint recordings (their
+/// TRACING_DATA copied from tracefs as perf copies it) and prints what sear
+/// prints; unknown tracepoints are an error that says where to look.
+#[test]
+fn sear_recordings_read_by_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, opts) in [
+        &["-a", "-e", "sched:sched_switch,sched:sched_process_*"][..],
+        &[
+            "-g",
+            "-e",
+            "syscalls:sys_enter_openat",
+            "-e",
+            "signal:*",
+            "-e",
+            "cpu-clock",
+        ],
+        &["-a", "-e", "timer:hrtimer_*", "-e", "kmem:kmalloc"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let data = dir.path().join(format!("s{i}.data"));
+        run_ok(
+            sear()
+                .args(["record", "-q", "-o"])
+                .arg(&data)
+                .args(*opts)
+                .arg("--")
+                .args(workload(dir.path())),
+        );
+        let o = perf().args(["script", "-i"]).arg(&data).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && !err.contains("Error"),
+            "{opts:?}: {err}"
+        );
+        let theirs = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(theirs.lines().count() > 3, "{opts:?}: {theirs}");
+        assert!(!theirs.contains("FAILED TO PARSE"), "{opts:?}");
+        assert_same(&data, &[]);
+    }
+    let o = sear()
+        .args(["record", "-q", "-o"])
+        .arg(dir.path().join("x.data"))
+        .args(["-e", "sched:no_such_event", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no such tracepoint") && err.contains("events/sched"),
+        "{err}"
+    );
+}

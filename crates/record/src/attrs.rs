@@ -182,8 +182,15 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
     }
     if n_events > 1 {
         // perf identifies samples at the front when the events' sample
-        // types differ (the dummy's has no period).
-        st |= if dummy {
+        // types differ (the dummy's has no period, tracepoints have raw
+        // data and CPUs).
+        let tracepoints = groups
+            .iter()
+            .flat_map(|g| &g.members)
+            .filter(|m| m.type_ == PERF_TYPE_TRACEPOINT)
+            .count();
+        let differ = tracepoints > 0 && tracepoints < n_events && st | TRACEPOINT_SAMPLE != st;
+        st |= if dummy || differ {
             PERF_SAMPLE_IDENTIFIER
         } else {
             PERF_SAMPLE_ID
@@ -343,7 +350,13 @@ pub(crate) struct AttrCtx {
     /// `--overwrite`: the kernel writes the rings backward, over the oldest
     /// records (perf's flight recorder).
     pub(crate) overwrite: bool,
+    /// `-F` or `-c` given: tracepoints sample at that rate too (else at
+    /// every hit, as perf).
+    pub(crate) user_rate: bool,
 }
+
+/// What perf's tracepoint events add to the sample type (`evsel__newtp`).
+pub(crate) const TRACEPOINT_SAMPLE: u64 = PERF_SAMPLE_RAW | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 
 pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool) -> EventAttr {
     let mut flags = 0u64;
@@ -370,7 +383,9 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
     if c.inherit_stat {
         set(flag::INHERIT_STAT);
     }
-    if c.freq && !dummy {
+    let tracepoint = e.type_ == PERF_TYPE_TRACEPOINT;
+    // (A tracepoint samples every hit unless -F or -c says otherwise.)
+    if c.freq && !dummy && (!tracepoint || c.user_rate) {
         set(flag::FREQ);
     }
     set(flag::SAMPLE_ID_ALL);
@@ -434,6 +449,7 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         sample_period_or_freq: match (dummy, c.no_samples) {
             (true, _) => 1,
             (false, true) => 0,
+            (false, false) if tracepoint && !c.user_rate => 1,
             (false, false) => c.rate,
         },
         // perf's tracking dummy takes no registers.
@@ -445,6 +461,8 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
                     PERF_SAMPLE_REGS_USER
                 };
             c.sample_type & !PERF_SAMPLE_PERIOD & !regs
+        } else if tracepoint {
+            c.sample_type | TRACEPOINT_SAMPLE
         } else {
             c.sample_type
         },

@@ -1,7 +1,7 @@
 //! perf's event names (`-e`): software and hardware events, modifiers and
 //! groups, turned into (type, config, exclusions) before anything is opened.
 
-use perf_data::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE};
+use perf_data::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE, PERF_TYPE_TRACEPOINT};
 
 use crate::error::{Error, Result};
 
@@ -246,9 +246,10 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
             }
             let mut members = Vec::new();
             for one in inner.split(',') {
-                let mut e = parse_one(one.trim())?;
-                apply_modifiers(&mut e, mods, one)?;
-                members.push(e);
+                for mut e in parse_many(one.trim())? {
+                    apply_modifiers(&mut e, mods, one)?;
+                    members.push(e);
+                }
             }
             if members.is_empty() {
                 return Err(Error::BadEvent {
@@ -262,9 +263,9 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
             let end = rest.find(',').unwrap_or(rest.len());
             let one = rest[..end].trim();
             if !one.is_empty() {
-                groups.push(Group {
-                    members: vec![parse_one(one)?],
-                });
+                for e in parse_many(one)? {
+                    groups.push(Group { members: vec![e] });
+                }
             }
             rest = rest[end..].trim_start_matches(',').trim();
         }
@@ -276,6 +277,120 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
         });
     }
     Ok(groups)
+}
+
+/// One event name, or a tracepoint pattern naming several (`sched:*`).
+pub fn parse_many(spec: &str) -> Result<Vec<EventSpec>> {
+    match tracepoints(spec)? {
+        Some(v) => Ok(v),
+        None => Ok(vec![parse_one(spec)?]),
+    }
+}
+
+/// The tracing filesystem's `events` directory (tracefs, or under debugfs).
+pub fn tracefs_events() -> Option<std::path::PathBuf> {
+    [
+        "/sys/kernel/tracing/events",
+        "/sys/kernel/debug/tracing/events",
+    ]
+    .iter()
+    .map(std::path::PathBuf::from)
+    .find(|p| p.join("header_page").is_file())
+}
+
+/// `*` and `?` as the shell (and perf) match event names.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// Entries of a directory in the order the kernel lists them (perf's readdir).
+fn dir_names(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `SYS:NAME` (with `*`/`?` in either part, and perf's modifiers after another
+/// `:`): the tracepoints it names, in tracefs order; None where `spec` is not
+/// a tracepoint's form.
+fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
+    let mut parts = spec.splitn(3, ':');
+    let (Some(sys), Some(name)) = (parts.next(), parts.next()) else {
+        return Ok(None);
+    };
+    let mods = parts.next().unwrap_or("");
+    let lower = sys.to_ascii_lowercase();
+    let is_other = SOFTWARE.iter().any(|s| s.0 == lower)
+        || HARDWARE.iter().any(|h| h.0 == lower)
+        || cache_event(&lower).is_some();
+    if is_other || sys.is_empty() || name.is_empty() || sys.contains('/') || name.contains('/') {
+        return Ok(None);
+    }
+    let Some(events) = tracefs_events() else {
+        return Err(Error::BadEvent {
+            spec: spec.into(),
+            detail: "tracepoints need the tracing filesystem, which is not mounted here or \
+                     not readable (mount -t tracefs nodev /sys/kernel/tracing; as root)"
+                .into(),
+        });
+    };
+    let mut out = Vec::new();
+    for s in dir_names(&events)
+        .into_iter()
+        .filter(|s| glob_match(sys, s))
+    {
+        for n in dir_names(&events.join(&s))
+            .into_iter()
+            .filter(|n| glob_match(name, n))
+        {
+            let Ok(id) = std::fs::read_to_string(events.join(&s).join(&n).join("id")) else {
+                continue;
+            };
+            let Ok(config) = id.trim().parse::<u64>() else {
+                continue;
+            };
+            let mut e = EventSpec {
+                name: format!("{s}:{n}"),
+                type_: PERF_TYPE_TRACEPOINT,
+                config,
+                exclude_user: false,
+                exclude_kernel: false,
+                exclude_hv: false,
+                exclude_guest: true,
+                exclude_host: false,
+                precise_ip: 0,
+            };
+            apply_modifiers(&mut e, mods, spec)?;
+            out.push(e);
+        }
+    }
+    if out.is_empty() {
+        let systems = dir_names(&events);
+        let hint = if systems.iter().any(|s| glob_match(sys, s)) {
+            format!("`ls {}/{sys}` lists that system's events", events.display())
+        } else {
+            format!("`ls {}` lists the systems", events.display())
+        };
+        return Err(Error::BadEvent {
+            spec: spec.into(),
+            detail: format!("no such tracepoint ({hint})"),
+        });
+    }
+    Ok(Some(out))
 }
 
 /// One event name with optional `:modifiers`.

@@ -185,6 +185,18 @@ pub fn features(endian: Endian, h: &HeaderInput<'_>) -> FeatureMap {
     if !h.build_ids.is_empty() {
         f.insert(feature::BUILD_ID, h.build_ids.clone());
     }
+    // Tracepoints: their formats from tracefs, to decode their raw data.
+    let tracepoints: Vec<String> = h
+        .events
+        .iter()
+        .filter(|e| e.attr.type_ == perf_data::PERF_TYPE_TRACEPOINT)
+        .map(|e| e.name())
+        .collect();
+    if !tracepoints.is_empty() {
+        if let Some(t) = crate::tracing::tracing_data(&tracepoints) {
+            f.insert(feature::TRACING_DATA, t);
+        }
+    }
     f
 }
 

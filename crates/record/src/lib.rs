@@ -53,6 +53,7 @@ pub mod stat;
 pub mod stat_file;
 mod synth;
 mod sys;
+mod tracing;
 
 use attrs::*;
 use open::*;
@@ -480,6 +481,7 @@ fn record_inner(
         namespaces: opts.namespaces,
         cgroups: opts.all_cgroups,
         overwrite: opts.overwrite,
+        user_rate: opts.freq.is_some() || opts.period.is_some(),
     };
     // perf's reference pair for the time of day, taken as it starts.
     let clock = opts.clockid.map(header::ClockRef::now);
@@ -525,7 +527,13 @@ fn record_inner(
     }
     let mut o = opened.ok_or_else(|| Error::Options("could not open the events".into()))?;
     let endian = Endian::native();
-    let trailer = id_trailer_size(o.sample_type);
+    // Synthesized records carry zeros for their sample id, which readers
+    // (perf's and sear's) lay out by the first event's sample type.
+    let trailer = id_trailer_size(
+        o.events
+            .first()
+            .map_or(o.sample_type, |e| e.attr.sample_type),
+    );
 
     let mut sink = match out {
         Output::File(f) => {
@@ -1109,6 +1117,7 @@ mod tests {
             namespaces: false,
             cgroups: false,
             overwrite: false,
+            user_rate: false,
         };
         let a = make_attr(&c, &e, true, true);
         for b in [
