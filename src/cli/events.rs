@@ -283,11 +283,15 @@ pub struct RecordArgs {
     #[arg(long = "threads", value_name = "SPEC", num_args = 0..=1, require_equals = true,
           default_missing_value = "cpu", value_parser = threads_spec)]
     pub threads: Option<String>,
-    /// Leave perf's own events out of tracepoint samples (perf's
-    /// `--exclude-perf`): it applies to tracepoint events, which sear
-    /// does not record yet.
+    /// Leave the recorder's own hits out of the tracepoints of the `-e`
+    /// before it (a `common_pid != PID` filter, as perf's).
     #[arg(long = "exclude-perf")]
     pub exclude_perf: bool,
+    /// A tracepoint filter for the events of the `-e` before it, in the
+    /// kernel's filter language (`--filter 'prev_pid == 1'`,
+    /// `'common_pid != 0 && next_comm ~ "py*"'`); several join with `&&`.
+    #[arg(long = "filter", value_name = "FILTER")]
+    pub filter: Vec<String>,
     /// perf's side-band trigger for --switch-output: not implemented in
     /// sear yet (refused; `--switch-output=signal` with SIGUSR2 from the
     /// trigger does the same).

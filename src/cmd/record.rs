@@ -24,6 +24,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
     };
     let opts = record::Options {
         events: a.event.clone(),
+        filters: Vec::new(),
         freq,
         period: a.count,
         call_graph,
@@ -123,12 +124,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
              not implemented in sear yet; use one of them"
         );
     }
-    if a.exclude_perf {
-        bail!(
-            "--exclude-perf option should follow a -e tracepoint option (it filters perf's own \
-             tracepoint samples; sear does not record tracepoints yet)"
-        );
-    }
+    opts.filters = event_filters(a.event.len(), !a.filter.is_empty() || a.exclude_perf)?;
     if let Some(e) = &a.switch_output_event {
         bail!(
             "--switch-output-event {e}: not implemented in sear yet; `--switch-output` (SIGUSR2, \
@@ -433,4 +429,68 @@ fn set_realtime(prio: i32) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The tracepoint filter of each `-e` (perf applies `--filter F` and
+/// `--exclude-perf` to the events of the `-e` before them, in command-line
+/// order; several join as `(a) && (b)`).
+fn event_filters(n_events: usize, any: bool) -> Result<Vec<Option<String>>> {
+    let mut out = vec![None::<String>; n_events];
+    if !any {
+        return Ok(out);
+    }
+    let args: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let mut last: Option<usize> = None;
+    let mut seen = 0usize;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let value = |long: &str, short: Option<&str>| -> Option<(Option<String>, usize)> {
+            if a == long || short.is_some_and(|s| a == s) {
+                return Some((args.get(i + 1).cloned(), 2));
+            }
+            if let Some(v) = a.strip_prefix(&format!("{long}=")) {
+                return Some((Some(v.to_owned()), 1));
+            }
+            match short {
+                Some(s) if a.starts_with(s) && !a.starts_with("--") && a.len() > s.len() => {
+                    Some((Some(a[s.len()..].to_owned()), 1))
+                }
+                _ => None,
+            }
+        };
+        let mut add = |f: String| -> Result<()> {
+            let Some(j) = last.filter(|&j| j < n_events) else {
+                bail!(
+                    "{} option should follow a -e tracepoint option: it filters the \
+                     tracepoints named before it (e.g. `-e sched:sched_switch --filter \
+                     'prev_pid != 0'`)",
+                    if a.starts_with("--filter") {
+                        "--filter"
+                    } else {
+                        "--exclude-perf"
+                    }
+                );
+            };
+            out[j] = Some(match out[j].take() {
+                None => f,
+                Some(old) => format!("({old}) && ({f})"),
+            });
+            Ok(())
+        };
+        if let Some((_, step)) = value("--event", Some("-e")) {
+            last = Some(seen);
+            seen += 1;
+            i += step;
+        } else if let Some((v, step)) = value("--filter", None) {
+            add(v.unwrap_or_default())?;
+            i += step;
+        } else if a == "--exclude-perf" {
+            add(format!("common_pid != {}", std::process::id()))?;
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(out)
 }

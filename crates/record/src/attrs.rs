@@ -106,8 +106,21 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         )
     } else {
         let mut g = Vec::new();
-        for e in &opts.events {
-            g.extend(event::parse_list(e)?);
+        for (j, e) in opts.events.iter().enumerate() {
+            let mut groups = event::parse_list(e)?;
+            if let Some(f) = opts.filters.get(j).cloned().flatten() {
+                for m in groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+                    if m.type_ != PERF_TYPE_TRACEPOINT {
+                        return Err(Error::Options(format!(
+                            "--filter option should follow a -e tracepoint option: {} is \
+                             not a tracepoint",
+                            m.name
+                        )));
+                    }
+                    m.filter = Some(f.clone());
+                }
+            }
+            g.extend(groups);
         }
         (g, false)
     };

@@ -19,6 +19,8 @@ pub struct EventSpec {
     pub exclude_guest: bool,
     pub exclude_host: bool,
     pub precise_ip: u8,
+    /// A tracepoint's filter (`--filter`), set once it is opened.
+    pub filter: Option<String>,
 }
 
 impl EventSpec {
@@ -47,6 +49,7 @@ impl EventSpec {
             exclude_guest: !cpu_is_amd(),
             exclude_host: false,
             precise_ip: 3,
+            filter: None,
         }
     }
 
@@ -63,6 +66,7 @@ impl EventSpec {
             exclude_guest: false,
             exclude_host: false,
             precise_ip: 0,
+            filter: None,
         };
         e.rename_generated("dummy");
         e
@@ -373,6 +377,7 @@ fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
                 exclude_guest: true,
                 exclude_host: false,
                 precise_ip: 0,
+                filter: None,
             };
             apply_modifiers(&mut e, mods, spec)?;
             out.push(e);
@@ -428,6 +433,7 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
         exclude_guest: true,
         exclude_host: false,
         precise_ip: 0,
+        filter: None,
     };
     apply_modifiers(&mut e, mods, spec)?;
     Ok(e)

@@ -98,6 +98,9 @@ pub struct Options {
     /// `-e` values (each a comma-separated list, groups in braces); empty:
     /// cycles, or cpu-clock where there is no hardware PMU.
     pub events: Vec<String>,
+    /// Per `-e` value: the tracepoint filter for its events (`--filter`,
+    /// `--exclude-perf`).
+    pub filters: Vec<Option<String>>,
     pub freq: Option<Freq>,
     /// A fixed period (`-c`); wins over `freq`.
     pub period: Option<u64>,
@@ -280,6 +283,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             events: Vec::new(),
+            filters: Vec::new(),
             freq: None,
             period: None,
             call_graph: CallGraph::None,

@@ -155,6 +155,19 @@ pub(crate) fn open_all(
                         return Err((open_error(e, task, cpu, err, p.default_event), retry));
                     }
                 };
+                if let Some(f) = &e.filter {
+                    sys::set_filter(&fd, f).map_err(|err| {
+                        (
+                            Error::Options(format!(
+                                "failed to set filter \"{f}\" on event {}: {err} (the kernel's \
+                                 filter language: `FIELD OP VALUE` joined with && and ||, fields \
+                                 from the event's format file under tracefs)",
+                                e.name
+                            )),
+                            None,
+                        )
+                    })?;
+                }
                 let id =
                     sys::event_id(&fd).map_err(|e| (Error::sys("reading an event id", e), None))?;
                 ids[i].push(id);

@@ -189,6 +189,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
                 exclude_guest: e.attr.flag(perf_data::attr::flag::EXCLUDE_GUEST),
                 exclude_host: e.attr.flag(perf_data::attr::flag::EXCLUDE_HOST),
                 precise_ip: 0,
+                filter: None,
             },
             supported: true,
             value: 0,

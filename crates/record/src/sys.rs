@@ -74,6 +74,15 @@ pub fn event_id(fd: &OwnedFd) -> io::Result<u64> {
     Ok(id)
 }
 
+/// Sets a tracepoint's filter (the kernel's filter language).
+pub fn set_filter(fd: &OwnedFd, filter: &str) -> io::Result<()> {
+    let c =
+        std::ffi::CString::new(filter).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: SET_FILTER reads the NUL-terminated string, valid for the call.
+    cvt(unsafe { sys::ioctls::SET_FILTER(fd.as_raw_fd(), c.as_ptr() as *mut libc::c_char) })?;
+    Ok(())
+}
+
 /// Sends `fd`'s records into the ring buffer of `target` (same CPU).
 pub fn set_output(fd: &OwnedFd, target: &OwnedFd) -> io::Result<()> {
     // SAFETY: plain ioctl on two descriptors we own.
