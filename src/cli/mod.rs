@@ -124,6 +124,10 @@ functions are skipped (sear does not read vmlinux or /proc/kcore yet)."
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
+    /// List the events of a recording (like `perf evlist`): their names, with
+    /// -v every attribute, -F the sampling rate, -g the groups,
+    /// --trace-fields the tracepoints' fields.
+    Evlist(EvlistArgs),
     /// Rewrite a recording (like `perf inject`): pipe to file mode, decompress, compress.
     ///
     /// Compressed input is written decompressed unless -z asks for compression.
@@ -1116,6 +1120,21 @@ pub struct ScriptArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct EvlistArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Show each event's sample frequency (or period).
+    #[arg(short = 'F', long = "freq")]
+    pub freq: bool,
+    /// Show the event groups, `{leader,member}` (leaders only).
+    #[arg(short = 'g', long = "group")]
+    pub group: bool,
+    /// Show the fields of tracepoint events.
+    #[arg(long = "trace-fields")]
+    pub trace_fields: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct BuildidListArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -1141,6 +1160,7 @@ impl Command {
             Command::Annotate(_) => "annotate",
             Command::Stat(_) => "stat",
             Command::BuildidList(_) => "buildid-list",
+            Command::Evlist(_) => "evlist",
             Command::Inject(_) => "inject",
             Command::Collapse(_) => "collapse",
             Command::Flame(_) => "flame",

@@ -15,6 +15,7 @@ pub mod collapse;
 mod config;
 mod diff;
 mod dump;
+mod evlist;
 mod export;
 mod flame;
 mod html;
@@ -33,6 +34,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Annotate(a) => annotate::run(a),
         Command::Stat(a) => stat::run(*a, quiet),
         Command::BuildidList(a) => buildid_list::run(a),
+        // (perf evlist's -v is every attribute; sear's -v is global.)
+        Command::Evlist(a) => evlist::run(a, cli.verbose > 0),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flame(a) => flame::run(a),

@@ -168,6 +168,40 @@ pub fn parse(b: &[u8]) -> Result<TracingData<'_>> {
     })
 }
 
+/// An event's format text's id (`ID: N`) and the names of its own fields (not
+/// the `common_` ones), in order: what `perf evlist --trace-fields` lists.
+pub fn format_fields(text: &[u8]) -> Option<(u64, Vec<String>)> {
+    let text = String::from_utf8_lossy(text);
+    let mut id = None;
+    let mut fields = Vec::new();
+    let mut blocks = 0;
+    let mut in_format = false;
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("ID:") {
+            id = v.trim().parse().ok();
+        } else if line.starts_with("format:") {
+            in_format = true;
+        } else if in_format && line.trim().is_empty() {
+            blocks += 1;
+            if blocks == 2 {
+                break;
+            }
+        } else if in_format && blocks == 1 {
+            let Some(decl) = line
+                .trim()
+                .strip_prefix("field:")
+                .and_then(|d| d.split(';').next())
+            else {
+                continue;
+            };
+            if let Some(name) = decl.split_whitespace().last() {
+                fields.push(name.split('[').next().unwrap_or(name).to_owned());
+            }
+        }
+    }
+    Some((id?, fields))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +228,15 @@ mod tests {
         b.extend_from_slice(&5u64.to_le_bytes());
         b.extend_from_slice(b"1 a\n\0");
         b
+    }
+
+    #[test]
+    fn fields_of_a_format() {
+        let f = b"name: sched_switch\nID: 372\nformat:\n\tfield:unsigned short common_type;\toffset:0;\n\n\tfield:char prev_comm[16];\toffset:8;\n\tfield:__data_loc char[] name;\toffset:24;\n\nprint fmt: \"x\"\n";
+        assert_eq!(
+            format_fields(f),
+            Some((372, vec!["prev_comm".to_owned(), "name".to_owned()]))
+        );
     }
 
     #[test]

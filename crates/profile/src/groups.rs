@@ -77,6 +77,16 @@ impl EventGroups {
         out
     }
 
+    /// Whether `ev` leads its group (an event alone leads itself).
+    pub fn leads(&self, ev: usize) -> bool {
+        self.leader.get(ev) == Some(&ev)
+    }
+
+    /// The name a group was given (`-e 'name{a,b}'`), if any.
+    pub fn group_name(&self, ev: usize) -> Option<String> {
+        self.names.get(ev).cloned().flatten()
+    }
+
     /// Whether any event is in a group of several (perf's `nr_groups` > 0).
     pub fn any(&self) -> bool {
         self.leader.iter().enumerate().any(|(i, &l)| l != i)

@@ -170,7 +170,26 @@ pub(super) fn write_event_desc(out: &mut dyn Write, b: &[u8], endian: Endian) ->
 
 /// perf_event_attr__fprintf of perf 6.1: ", name = value" for each non-zero field.
 pub(super) fn write_attr(out: &mut dyn Write, a: &EventAttr) -> io::Result<()> {
-    let mut f = |name: &str, v: String| write!(out, ", {name} = {v}");
+    for (name, v) in attr_fields(a) {
+        write!(out, ", {name} = {v}")?;
+    }
+    Ok(())
+}
+
+/// The fields perf_event_attr__fprintf prints (those not zero), in its order.
+pub fn attr_fields(a: &EventAttr) -> Vec<(&'static str, String)> {
+    let mut fields = Vec::new();
+    let _ = fill_attr_fields(a, &mut |name: &'static str, v: String| {
+        fields.push((name, v));
+        Ok(())
+    });
+    fields
+}
+
+fn fill_attr_fields(
+    a: &EventAttr,
+    f: &mut dyn FnMut(&'static str, String) -> io::Result<()>,
+) -> io::Result<()> {
     if a.type_ != 0 {
         f("type", a.type_.to_string())?;
     }

@@ -11,6 +11,7 @@
 use std::io::{self, Write};
 
 mod attr;
+pub use attr::attr_fields;
 mod time;
 use attr::*;
 use time::*;

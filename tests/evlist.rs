@@ -1,0 +1,64 @@
+//! `sear evlist` prints what `perf evlist` prints for the same recording: names,
+//! `-v` (every attribute), `-F`, `-g` (groups), `--trace-fields`, and perf's tip
+//! line for tracepoints; in file and pipe mode (perf 6.1 names a stream's tracepoints `unknown
+//! tracepoint`; sear names them).
+
+mod common;
+use common::*;
+
+#[test]
+fn evlist_equals_perf_evlist() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let sleep = vec!["sleep".to_string(), "0.05".to_string()];
+    let files = [
+        perf_record(dir.path(), "a.data", &["-e", "cpu-clock"], &sleep),
+        perf_record(
+            dir.path(),
+            "b.data",
+            &["-e", "{cpu-clock,task-clock},page-faults", "-c", "10000"],
+            &sleep,
+        ),
+        perf_record(
+            dir.path(),
+            "c.data",
+            &[
+                "-a",
+                "-e",
+                "sched:sched_switch,sched:sched_wakeup*",
+                "-e",
+                "cpu-clock:u",
+            ],
+            &sleep,
+        ),
+        perf_record(
+            dir.path(),
+            "d.data",
+            &["-e", "cpu-clock", "-g", "-o-"],
+            &sleep,
+        ),
+    ];
+    for f in &files {
+        for args in [
+            &[][..],
+            &["-v"],
+            &["-F"],
+            &["-g"],
+            &["--trace-fields"],
+            &["-F", "--trace-fields"],
+        ] {
+            let theirs = stdout_of(&run_ok(perf().args(["evlist", "-i"]).arg(f).args(args)));
+            let ours = stdout_of(&run_ok(sear().args(["evlist", "-i"]).arg(f).args(args)));
+            assert_eq!(ours, theirs, "{} {args:?}", f.display());
+        }
+    }
+    let t = stdout_of(&run_ok(
+        sear()
+            .args(["evlist", "--trace-fields", "-i"])
+            .arg(&files[2]),
+    ));
+    assert!(
+        t.contains("sched:sched_switch: trace_fields: prev_comm,prev_pid"),
+        "{t}"
+    );
+}
