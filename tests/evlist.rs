@@ -16,7 +16,7 @@ fn evlist_equals_perf_evlist() {
         perf_record(
             dir.path(),
             "b.data",
-            &["-e", "{cpu-clock,task-clock},page-faults", "-c", "10000"],
+            &["-e", "{cpu-clock,task-clock},page-faults", "-c", "1000000"],
             &sleep,
         ),
         perf_record(
@@ -60,5 +60,35 @@ fn evlist_equals_perf_evlist() {
     assert!(
         t.contains("sched:sched_switch: trace_fields: prev_comm,prev_pid"),
         "{t}"
+    );
+}
+
+/// `sear list`: perf list's lines for software and tracepoint events (each kind
+/// sorted as perf sorts it), perf's filters (`sched`, `sched:*`, `tracepoint`).
+#[test]
+fn list_equals_perf_list() {
+    have_perf();
+    let lines = |out: String, kind: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.ends_with(&format!("[{kind}]")))
+            .map(str::to_owned)
+            .collect()
+    };
+    let perf_list = |args: &[&str]| stdout_of(&run_ok(perf().arg("list").args(args)));
+    let sear_list = |args: &[&str]| stdout_of(&run_ok(sear().arg("list").args(args)));
+    let all = sear_list(&[]);
+    let theirs = perf_list(&[]);
+    for kind in ["Software event", "Tracepoint event"] {
+        let (s, p) = (lines(all.clone(), kind), lines(theirs.clone(), kind));
+        assert!(p.len() > 5, "perf lists no {kind}");
+        assert_eq!(s, p, "{kind}");
+    }
+    for args in [&["sched"][..], &["sched:*"], &["tracepoint"]] {
+        assert_eq!(sear_list(args), perf_list(args), "{args:?}");
+    }
+    // Hardware events are listed, marked where this machine cannot count them.
+    assert!(
+        all.contains("cpu-cycles OR cycles") && all.contains("[Hardware event"),
+        "{all}"
     );
 }

@@ -124,6 +124,18 @@ functions are skipped (sear does not read vmlinux or /proc/kcore yet)."
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
+    /// List the events this machine can record (like `perf list`):
+    /// hardware, software, cache and tracepoint events.
+    #[command(
+        long_about = "List the events this machine can record (like `perf list`): hardware, \
+software, cache and tracepoint events, with `-e`'s names. Hardware and cache events this \
+machine cannot count (no PMU, as in most VMs) are listed as such.\n\nExamples:\n  \
+sear list                  # everything\n  \
+sear list sched            # events whose name has `sched` in it\n  \
+sear list 'sched:*'        # the sched system's tracepoints\n  \
+sear list sw tracepoint    # only those kinds (hw, sw, cache, tracepoint)"
+    )]
+    List(ListArgs),
     /// List the events of a recording (like `perf evlist`): their names, with
     /// -v every attribute, -F the sampling rate, -g the groups,
     /// --trace-fields the tracepoints' fields.
@@ -1120,6 +1132,15 @@ pub struct ScriptArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Kinds (`hw`/`hardware`, `sw`/`software`, `cache`/`hwcache`,
+    /// `tracepoint`), tracepoint globs (`sched:*`) or words a name must hold
+    /// (`sched`: `*sched*`).
+    #[arg(value_name = "FILTER")]
+    pub filters: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct EvlistArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -1161,6 +1182,7 @@ impl Command {
             Command::Stat(_) => "stat",
             Command::BuildidList(_) => "buildid-list",
             Command::Evlist(_) => "evlist",
+            Command::List(_) => "list",
             Command::Inject(_) => "inject",
             Command::Collapse(_) => "collapse",
             Command::Flame(_) => "flame",

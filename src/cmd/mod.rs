@@ -20,6 +20,7 @@ mod export;
 mod flame;
 mod html;
 mod inject;
+mod list;
 mod record;
 mod report;
 mod script;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::BuildidList(a) => buildid_list::run(a),
         // (perf evlist's -v is every attribute; sear's -v is global.)
         Command::Evlist(a) => evlist::run(a, cli.verbose > 0),
+        Command::List(a) => list::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flame(a) => flame::run(a),

@@ -158,6 +158,8 @@ const SOFTWARE: &[(&str, u64, &str)] = &[
     ("alignment-faults", 7, "alignment-faults"),
     ("emulation-faults", 8, "emulation-faults"),
     ("dummy", 9, "dummy"),
+    ("bpf-output", 10, "bpf-output"),
+    ("cgroup-switches", 11, "cgroup-switches"),
 ];
 
 /// Hardware events by perf's names.
@@ -214,6 +216,79 @@ fn cache_event(name: &str) -> Option<(String, u64)> {
         }
     }
     None
+}
+
+/// One line of `sear list`: the name (with perf's `OR alias`), the kind as
+/// perf says it, and the event to try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub names: String,
+    pub kind: &'static str,
+    pub type_: u32,
+    pub config: u64,
+}
+
+/// perf list's software and hardware events (aliases joined with ` OR `) and
+/// its generic cache events, each kind sorted by name as perf sorts them.
+pub fn catalog() -> Vec<Listed> {
+    let mut out = Vec::new();
+    let mut push = |table: Vec<(&str, u64)>, kind: &'static str, type_: u32| {
+        let mut rows: Vec<Listed> = Vec::new();
+        for (name, config) in table {
+            match rows.last_mut() {
+                Some(last) if last.config == config => {
+                    last.names = format!("{} OR {name}", last.names);
+                }
+                _ => rows.push(Listed {
+                    names: name.to_owned(),
+                    kind,
+                    type_,
+                    config,
+                }),
+            }
+        }
+        rows.sort_by(|a, b| a.names.cmp(&b.names));
+        out.extend(rows);
+    };
+    push(HARDWARE.to_vec(), "Hardware event", PERF_TYPE_HARDWARE);
+    push(
+        SOFTWARE.iter().map(|s| (s.0, s.1)).collect(),
+        "Software event",
+        PERF_TYPE_SOFTWARE,
+    );
+    let mut cache = Vec::new();
+    for &(c, cid) in CACHES {
+        for &(access, miss, op) in CACHE_OPS {
+            cache.push((format!("{c}-{access}"), cid | op << 8));
+            cache.push((format!("{c}-{miss}"), cid | op << 8 | 1 << 16));
+        }
+    }
+    cache.sort();
+    out.extend(cache.into_iter().map(|(names, config)| Listed {
+        names,
+        kind: "Hardware cache event",
+        type_: PERF_TYPE_HW_CACHE,
+        config,
+    }));
+    out
+}
+
+/// The tracepoints tracefs lists, `system:event`, sorted as perf sorts them
+/// (those without an id left out, as perf does).
+pub fn tracepoint_names() -> Vec<(String, String)> {
+    let Some(events) = tracefs_events() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in dir_names(&events) {
+        for n in dir_names(&events.join(&s)) {
+            if events.join(&s).join(&n).join("id").is_file() {
+                out.push((s.clone(), n));
+            }
+        }
+    }
+    out.sort_by(|a, b| format!("{}:{}", a.0, a.1).cmp(&format!("{}:{}", b.0, b.1)));
+    out
 }
 
 /// The names `-e` accepts, for help texts and errors.
@@ -386,9 +461,12 @@ fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
     if out.is_empty() {
         let systems = dir_names(&events);
         let hint = if systems.iter().any(|s| glob_match(sys, s)) {
-            format!("`ls {}/{sys}` lists that system's events", events.display())
+            format!(
+                "`sear list '{sys}:*'` lists that system's events ({}/{sys})",
+                events.display()
+            )
         } else {
-            format!("`ls {}` lists the systems", events.display())
+            format!("`sear list tracepoint` lists them ({})", events.display())
         };
         return Err(Error::BadEvent {
             spec: spec.into(),
@@ -416,7 +494,9 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             return Err(Error::BadEvent {
                 spec: spec.into(),
                 detail: format!(
-                    "unknown event (known: {}; tracepoints and raw events are not supported yet)",
+                    "unknown event (`sear list` shows the events this machine has: {}, \
+                     perf's cache events and tracepoints `SYSTEM:EVENT`; raw PMU events are \
+                     not supported yet)",
                     known_names().join(", ")
                 ),
             });

@@ -368,6 +368,24 @@ pub struct Recorded {
 }
 
 /// The kernel's sampling-rate limit.
+/// Whether this machine can count the event (perf list's
+/// `is_event_supported`: opened disabled on this process, kernel excluded
+/// where the kernel may not be counted).
+pub fn event_supported(type_: u32, config: u64) -> bool {
+    let mut attr = perf_data::EventAttr {
+        type_,
+        size: 128,
+        config,
+        flags: 1 << perf_data::attr::flag::DISABLED,
+        ..Default::default()
+    };
+    if sys::perf_event_open(&attr, 0, -1, -1).is_ok() {
+        return true;
+    }
+    attr.flags |= 1 << perf_data::attr::flag::EXCLUDE_KERNEL;
+    sys::perf_event_open(&attr, 0, -1, -1).is_ok()
+}
+
 pub fn max_sample_rate() -> Option<u64> {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
         .ok()?
