@@ -24,6 +24,24 @@ pub struct EventSpec {
 }
 
 impl EventSpec {
+    /// An event as named, before modifiers: all contexts counted but guests
+    /// (perf's `event_attr_init`: guests excluded unless a modifier says
+    /// otherwise).
+    pub fn plain(name: String, type_: u32, config: u64) -> EventSpec {
+        EventSpec {
+            name,
+            type_,
+            config,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_guest: true,
+            exclude_host: false,
+            precise_ip: 0,
+            filter: None,
+        }
+    }
+
     /// An event of the CPU's PMU (generic hardware or cache events).
     pub fn is_hardware(&self) -> bool {
         self.type_ == PERF_TYPE_HARDWARE || self.type_ == PERF_TYPE_HW_CACHE
@@ -391,8 +409,9 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     go(pattern.as_bytes(), name.as_bytes())
 }
 
-/// Entries of a directory in the order the kernel lists them (perf's readdir).
-fn dir_names(dir: &std::path::Path) -> Vec<String> {
+/// Subdirectories of a directory in the order the kernel lists them (perf's
+/// readdir).
+pub(crate) fn dir_names(dir: &std::path::Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
@@ -442,18 +461,7 @@ fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
             let Ok(config) = id.trim().parse::<u64>() else {
                 continue;
             };
-            let mut e = EventSpec {
-                name: format!("{s}:{n}"),
-                type_: PERF_TYPE_TRACEPOINT,
-                config,
-                exclude_user: false,
-                exclude_kernel: false,
-                exclude_hv: false,
-                exclude_guest: true,
-                exclude_host: false,
-                precise_ip: 0,
-                filter: None,
-            };
+            let mut e = EventSpec::plain(format!("{s}:{n}"), PERF_TYPE_TRACEPOINT, config);
             apply_modifiers(&mut e, mods, spec)?;
             out.push(e);
         }
@@ -501,20 +509,7 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
                 ),
             });
         };
-    let mut e = EventSpec {
-        name,
-        type_,
-        config,
-        exclude_user: false,
-        exclude_kernel: false,
-        exclude_hv: false,
-        // perf's `event_attr_init`: guests excluded unless a modifier says
-        // otherwise.
-        exclude_guest: true,
-        exclude_host: false,
-        precise_ip: 0,
-        filter: None,
-    };
+    let mut e = EventSpec::plain(name, type_, config);
     apply_modifiers(&mut e, mods, spec)?;
     Ok(e)
 }

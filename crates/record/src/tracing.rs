@@ -29,22 +29,11 @@ fn read_all(p: &Path) -> Option<Vec<u8>> {
     Some(v)
 }
 
-fn dirs(p: &Path) -> Vec<String> {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The formats of `sys`'s events whose names are among `names` (perf matches
 /// the event name alone), counted: perf's `copy_event_system`.
 fn event_system(out: &mut Vec<u8>, sys: &Path, names: &[&str]) {
     let mut formats = Vec::new();
-    for n in dirs(sys) {
+    for n in crate::event::dir_names(sys) {
         if !names.contains(&n.as_str()) {
             continue;
         }
@@ -88,7 +77,7 @@ pub fn tracing_data(tracepoints: &[String]) -> Option<Vec<u8>> {
         out.extend_from_slice(&b);
     }
     event_system(&mut out, &events.join("ftrace"), &names);
-    let systems: Vec<String> = dirs(&events)
+    let systems: Vec<String> = crate::event::dir_names(&events)
         .into_iter()
         .filter(|s| s != "ftrace" && tps.iter().any(|t| t.0 == s))
         .collect();

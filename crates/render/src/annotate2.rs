@@ -429,18 +429,6 @@ fn hex_width(mut v: u64) -> usize {
     n
 }
 
-/// perf's `convert_unit` of the title's sample count.
-fn with_unit(mut v: u64) -> (u64, char) {
-    let mut unit = ' ';
-    for u in ['K', 'M', 'G'] {
-        if v > 1000 {
-            v /= 1000;
-            unit = u;
-        }
-    }
-    (v, unit)
-}
-
 /// C's `scnprintf` into perf's 256-byte buffer: at most 255 bytes.
 fn truncate_255(mut s: String) -> String {
     if s.len() > 255 {
@@ -465,7 +453,7 @@ pub fn write_function(
     t: &Title<'_>,
     o: &Options,
 ) -> io::Result<()> {
-    let (n, unit) = with_unit(t.samples);
+    let (n, unit) = crate::report::convert_unit(t.samples);
     writeln!(
         w,
         "Samples: {n}{unit} of event{} '{}', {} Hz, Event count (approx.): {}, [percent: {}]",
@@ -649,8 +637,8 @@ mod tests {
         assert_eq!(strtoull16("  0x1f <x>"), (0x1f, 6));
         assert_eq!(strtoull16("*%rax"), (0, 0));
         assert_eq!(strtoull16("11a0 <other>"), (0x11a0, 4));
-        assert_eq!(with_unit(3695), (3, 'K'));
-        assert_eq!(with_unit(1000), (1000, ' '));
+        assert_eq!(crate::report::convert_unit(3695), (3, 'K'));
+        assert_eq!(crate::report::convert_unit(1000), (1000, ' '));
         assert_eq!(hex_width(0x60), 2);
         assert_eq!(hex_width(0), 1);
     }

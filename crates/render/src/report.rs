@@ -101,7 +101,7 @@ impl TableOptions {
 pub type Graphs = [Vec<Vec<u8>>];
 
 /// perf abbreviates sample counts: 1548 → "1K", 207 → "207 ".
-fn convert_unit(mut v: u64) -> (u64, char) {
+pub(crate) fn convert_unit(mut v: u64) -> (u64, char) {
     let mut unit = ' ';
     for u in ['K', 'M', 'G'] {
         if v > 1000 {
