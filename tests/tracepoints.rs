@@ -358,3 +358,23 @@ fn filters_apply_to_the_tracepoints_before_them() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// `sear stat` counts tracepoints: a program that opens three files counts at
+/// least three `openat` entries, on perf's line for the event.
+#[test]
+fn stat_counts_tracepoints() {
+    have_perf();
+    let o = sear()
+        .args(["stat", "-x,", "-e", "syscalls:sys_enter_openat", "--"])
+        .args(["cat", "/etc/hostname", "/etc/passwd", "/etc/hosts"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("syscalls:sys_enter_openat"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let count: u64 = line.split(',').next().unwrap().parse().unwrap();
+    assert!(count >= 3, "{line}");
+}

@@ -13,9 +13,12 @@ pub struct RecordArgs {
     /// major-faults, context-switches/cs, cpu-migrations, alignment-faults,
     /// emulation-faults) and hardware (cycles, instructions,
     /// cache-references, cache-misses, branches, branch-misses, bus-cycles,
-    /// ref-cycles, stalled-cycles-frontend/-backend). `{a,b}` opens a group;
-    /// modifiers `:u` (user space only), `:k` (kernel only), `:p`. Repeatable.
-    /// Default: cycles, or cpu-clock on machines without a hardware PMU (VMs).
+    /// ref-cycles, stalled-cycles-frontend/-backend) and tracepoints
+    /// `SYSTEM:EVENT` (`sched:sched_switch`, `syscalls:sys_enter_*`: sampled
+    /// at every hit, their fields printed by `sear script`); `sear list` shows
+    /// them all. `{a,b}` opens a group; modifiers `:u` (user space only), `:k`
+    /// (kernel only), `:p`. Repeatable. Default: cycles, or cpu-clock on
+    /// machines without a hardware PMU (VMs).
     #[arg(short = 'e', long = "event", value_name = "EVENTS")]
     pub event: Vec<String>,
     /// Samples per second per event (default 4000), or `max` for the kernel's
