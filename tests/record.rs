@@ -510,7 +510,11 @@ fn events_groups_and_modifiers() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("known: cpu-clock"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`sear list`") && err.contains(": cpu-clock, task-clock"),
+        "{err}"
+    );
 }
 
 #[test]
