@@ -700,15 +700,7 @@ fn layout_equals_perf_annotate_byte_for_byte() {
             let ours = sear_annotate(&s.data, &args);
             let theirs = perf_annotate(&s.data, &args);
             assert!(theirs.contains("Disassembly of section"), "{theirs}");
-            if ours != theirs {
-                let at = first_difference(&theirs, &ours);
-                differ.push(format!(
-                    "{args:?} line {}:\n  perf: {}\n  sear: {}",
-                    at + 1,
-                    theirs.lines().nth(at).unwrap_or("<end>"),
-                    ours.lines().nth(at).unwrap_or("<end>")
-                ));
-            }
+            differ.extend(difference(&format!("{args:?}"), &theirs, &ours));
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
@@ -794,15 +786,7 @@ fn stdio2_equals_perf_annotate_byte_for_byte() {
                 .args(&args),
         ));
         assert!(theirs.contains("Disassembly of section"), "{theirs}");
-        if ours != theirs {
-            let at = first_difference(&theirs, &ours);
-            differ.push(format!(
-                "{args:?} line {}:\n  perf: {}\n  sear: {}",
-                at + 1,
-                theirs.lines().nth(at).unwrap_or("<end>"),
-                ours.lines().nth(at).unwrap_or("<end>")
-            ));
-        }
+        differ.extend(difference(&format!("{args:?}"), &theirs, &ours));
         theirs
     };
     for f in ["hot", "warm"] {

@@ -37,14 +37,8 @@ fn perf_script(f: &Path, args: &[&str]) -> String {
 
 fn assert_same(f: &Path, args: &[&str]) -> String {
     let (ours, theirs) = (sear_script(f, args), perf_script(f, args));
-    if ours != theirs {
-        let at = first_difference(&theirs, &ours);
-        panic!(
-            "{args:?} line {}:\n  perf: {}\n  sear: {}",
-            at + 1,
-            theirs.lines().nth(at).unwrap_or("<end>"),
-            ours.lines().nth(at).unwrap_or("<end>")
-        );
+    if let Some(d) = difference(&format!("{args:?}"), &theirs, &ours) {
+        panic!("{d}");
     }
     theirs
 }

@@ -459,3 +459,18 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
+
+/// Where `ours` first differs from `theirs` (perf's), as a test's failure line
+/// says it: `label line N`, then perf's line and sear's; None when equal.
+pub fn difference(label: &str, theirs: &str, ours: &str) -> Option<String> {
+    if ours == theirs {
+        return None;
+    }
+    let at = first_difference(theirs, ours);
+    Some(format!(
+        "{label} line {}:\n  perf: {}\n  sear: {}",
+        at + 1,
+        theirs.lines().nth(at).unwrap_or("<end>"),
+        ours.lines().nth(at).unwrap_or("<end>")
+    ))
+}

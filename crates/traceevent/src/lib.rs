@@ -277,9 +277,12 @@ impl Formatter {
         if !self.knows(id) {
             return None;
         }
-        self.buf.clear();
-        self.buf.extend_from_slice(raw);
-        self.buf.resize(raw.len() + SLACK, 0);
+        // The buffer stays zero between calls: only the sample's bytes are
+        // written, and cleared again after.
+        if self.buf.len() < raw.len() + SLACK {
+            self.buf.resize(raw.len() + SLACK, 0);
+        }
+        self.buf[..raw.len()].copy_from_slice(raw);
         let mut record = TepRecord {
             ts: 0,
             offset: 0,
@@ -319,6 +322,7 @@ impl Formatter {
                 String::from_utf8_lossy(bytes).into_owned()
             };
             trace_seq_destroy(&mut s);
+            self.buf[..raw.len()].fill(0);
             Some(text)
         }
     }
