@@ -79,6 +79,15 @@ pub struct RecordArgs {
     /// Also record context switches (SWITCH records).
     #[arg(long = "switch-events")]
     pub switch_events: bool,
+    /// Also record off-CPU time (perf's --off-cpu): an `offcpu-time` event
+    /// whose samples are the nanoseconds each thread waited (asleep or in
+    /// uninterruptible I/O, not preempted) with the user stack it left
+    /// from. Needs no BPF: sear pairs the sched:sched_switch tracepoint with
+    /// context-switch records. View it with `sear report` (its own
+    /// section), `flame --event offcpu-time`, or on-CPU and off-CPU
+    /// together with `flame --wall-clock`.
+    #[arg(long = "off-cpu")]
+    pub off_cpu: bool,
     /// Start sampling MSECS milliseconds after the command starts (perf's
     /// -D/--delay); what the command maps and runs before is recorded.
     /// -1: start with the events disabled, for `--control enable`.

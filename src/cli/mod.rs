@@ -561,6 +561,11 @@ pub struct CollapseArgs {
     /// Fold only samples of this event (default: the first event in the input).
     #[arg(long = "event-filter", value_name = "EVENT")]
     pub event_filter: Option<String>,
+    /// Wall-clock time from a `sear record --off-cpu` recording: on-CPU
+    /// (cpu-clock or task-clock) and off-CPU nanoseconds summed per stack,
+    /// each off-CPU stack ending in an `[off-cpu]` frame.
+    #[arg(long = "wall-clock", conflicts_with_all = ["event_filter", "samples"])]
+    pub wall_clock: bool,
     /// Count samples instead of summing their periods.
     #[arg(long)]
     pub samples: bool,
@@ -615,6 +620,11 @@ pub struct FlameArgs {
     /// (default: the first in the input). One graph per event.
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+    /// Wall-clock time from a `sear record --off-cpu` recording: on-CPU
+    /// (cpu-clock or task-clock) and off-CPU time on one graph, in
+    /// nanoseconds; off-CPU stacks end in an `[off-cpu]` frame (blue).
+    #[arg(long = "wall-clock", conflicts_with = "event")]
+    pub wall_clock: bool,
     /// A differential flame graph of two profiles (recordings, folded
     /// stacks or `perf script` text): NEW's stacks, each frame red where it
     /// has more samples than in BASE (scaled to the same total), blue where

@@ -28,6 +28,7 @@ pub fn options(a: &CollapseArgs) -> Options {
         show_addrs: a.addrs,
         inline: a.inline,
         event_filter: a.event_filter.clone(),
+        wall_clock: a.wall_clock,
         weight: if a.samples {
             Weight::Samples
         } else {
@@ -37,6 +38,13 @@ pub fn options(a: &CollapseArgs) -> Options {
 }
 
 fn collapse_text(mut input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
+    if a.wall_clock {
+        anyhow::bail!(
+            "{}: --wall-clock needs a recording (perf.data from `sear record --off-cpu`), \
+             not text",
+            input.name
+        );
+    }
     let mut c = Collapser::new(options(a));
     c.read(&mut input.reader)
         .with_context(|| format!("reading {}", input.name))?;

@@ -44,6 +44,7 @@ fn stacks_of(
         annotate_kernel: true,
         annotate_jit: true,
         event_filter: a.event.clone(),
+        wall_clock: a.wall_clock,
         ..Options::default()
     };
     let name = input.name.clone();
@@ -60,6 +61,12 @@ fn stacks_of(
         )?;
         crate::ui::print_diagnostics(name.as_ref(), &diag);
         return Ok(folded.sorted_text());
+    }
+    if a.wall_clock {
+        anyhow::bail!(
+            "{name}: --wall-clock needs a recording (perf.data from `sear record --off-cpu`), \
+             not text"
+        );
     }
     let mut bytes = Vec::new();
     input
@@ -106,7 +113,11 @@ fn flame_options(a: &FlameArgs) -> FlameOptions {
         reverse: a.reverse,
         flame_chart: a.flamechart,
         min_width: a.minwidth,
-        count_name: a.countname.clone(),
+        // (A wall-clock graph counts nanoseconds.)
+        count_name: a
+            .countname
+            .clone()
+            .or_else(|| a.wall_clock.then(|| "ns".to_string())),
     }
 }
 

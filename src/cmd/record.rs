@@ -38,6 +38,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
             None => record::DEFAULT_MMAP_PAGES,
         },
         switch_events: a.switch_events,
+        off_cpu: a.off_cpu,
         build_ids: !a.no_buildid,
         // As perf: -t samples only the threads named.
         inherit: !a.no_inherit && a.tasks.tid.is_none(),

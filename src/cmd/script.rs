@@ -186,6 +186,11 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         nanoseconds: a.ns,
     };
     let kinds: Vec<EventKind> = meta.events.iter().map(|e| EventKind::of(&e.attr)).collect();
+    let bpf_output: Vec<bool> = meta
+        .events
+        .iter()
+        .map(|e| e.attr.type_ == perf_data::consts::PERF_TYPE_SOFTWARE && e.attr.config == 10)
+        .collect();
     let arch = meta.features.arch().unwrap_or_default();
     let clock = meta.features.clock_data();
     let tod_of = |t: u64| {
@@ -309,6 +314,10 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         }
         let insn = insns.get(&k.leaf).map(Vec::as_slice);
         render::script::write_after_location(&mut *sw, extra, &f, &arch, &texts, insn)?;
+        if f.bpf_output && bpf_output.get(ev).copied().unwrap_or(false) {
+            // (perf's dump of the event's data: empty in offcpu-time.)
+            sw.write_all(b"\n")?;
+        }
         render::script::write_end(&mut *sw)?;
         if f.srccode {
             let pos = syms.per_loc.get(k.leaf as usize).and_then(|l| l.line);

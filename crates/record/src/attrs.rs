@@ -94,6 +94,9 @@ pub(crate) struct Plan {
     /// `-G`: the cgroup of each event (member order); the tracking dummy
     /// has none.
     pub(crate) cgroups: Vec<Option<String>>,
+    /// `--off-cpu`: the index (member order) of `offcpu-time`; the switch
+    /// tracepoint that feeds it follows, last.
+    pub(crate) offcpu: Option<usize>,
 }
 
 pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
@@ -142,6 +145,17 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         i
     } else {
         0
+    };
+    let offcpu = if opts.off_cpu {
+        let (out, switch) = crate::offcpu::events()?;
+        let i = groups.iter().map(|g| g.members.len()).sum();
+        groups.push(Group { members: vec![out] });
+        groups.push(Group {
+            members: vec![switch],
+        });
+        Some(i)
+    } else {
+        None
     };
     let n_events: usize = groups.iter().map(|g| g.members.len()).sum();
     // As perf: per-thread rings need no time to merge, unless -T asks.
@@ -203,7 +217,8 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
             .filter(|m| m.type_ == PERF_TYPE_TRACEPOINT)
             .count();
         let differ = tracepoints > 0 && tracepoints < n_events && st | TRACEPOINT_SAMPLE != st;
-        st |= if dummy || differ {
+        // (off-CPU samples have a call chain and CPU the others may lack.)
+        st |= if dummy || differ || offcpu.is_some() {
             PERF_SAMPLE_IDENTIFIER
         } else {
             PERF_SAMPLE_ID
@@ -282,6 +297,7 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
         default_event,
         tracking,
         cgroups,
+        offcpu,
     })
 }
 

@@ -47,6 +47,7 @@ pub use options::{parse_mmap_pages, parse_size};
 mod error;
 pub mod event;
 pub mod header;
+mod offcpu;
 mod open;
 mod sink;
 pub mod stat;
@@ -115,6 +116,9 @@ pub struct Options {
     /// Data pages per ring buffer (a power of two).
     pub mmap_pages: usize,
     pub switch_events: bool,
+    /// `--off-cpu`: an `offcpu-time` event whose samples are the times
+    /// threads waited off the CPU, with their stacks (see `offcpu`).
+    pub off_cpu: bool,
     pub build_ids: bool,
     /// Follow children and new threads (perf's default; `--no-inherit` turns it off).
     pub inherit: bool,
@@ -294,6 +298,7 @@ impl Default for Options {
             cpus: None,
             mmap_pages: DEFAULT_MMAP_PAGES,
             switch_events: false,
+            off_cpu: false,
             build_ids: true,
             inherit: true,
             sample_address: false,
@@ -412,6 +417,13 @@ pub fn check(opts: &Options) -> Result<()> {
             opts.mmap_pages
         )));
     }
+    if opts.off_cpu && opts.overwrite {
+        return Err(Error::Options(
+            "--off-cpu pairs switch-outs with switch-ins as the rings drain: it cannot be used \
+             with --overwrite"
+                .into(),
+        ));
+    }
     period_or_freq(opts).map(|_| ())
 }
 
@@ -457,6 +469,12 @@ fn start_stopped(command: &[OsString]) -> Result<Option<sys::Child>> {
     sys::Child::spawn_stopped(command)
         .map(Some)
         .map_err(|e| Error::sys("starting the command (fork)", e))
+}
+
+/// Writes an `offcpu-time` sample (as perf's: user space).
+fn write_offcpu(sink: &mut Sink, tally: &mut Tally, st: u64, s: &[u8]) -> perf_data::Result<()> {
+    tally.see(st, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s);
+    sink.write(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s)
 }
 
 fn record_inner(
@@ -763,6 +781,10 @@ fn record_inner(
         .filter(|l| !o.dummy_leaders.contains(l))
         .collect();
     let mut scratch = Vec::new();
+    let mut offcpu = o
+        .offcpu
+        .as_ref()
+        .and_then(|(i, ids)| Some(offcpu::Converter::new(o.events.get(*i)?, ids.clone())));
     let mut wakeups = 0u64;
     let mut stopped_by = None;
     let mut exit_raw: Option<i32> = None;
@@ -776,10 +798,18 @@ fn record_inner(
                     let type_ = u32_at(rec, 0);
                     let misc = u16::from_ne_bytes([rec[4], rec[5]]);
                     let payload = &rec[8..];
+                    if let Some(c) = offcpu.as_mut() {
+                        if c.see(type_, misc, payload) == offcpu::Verdict::Drop {
+                            return Ok(());
+                        }
+                    }
                     tally.see(st, type_, misc, payload);
                     sink.write(type_, misc, payload)
                 })?;
                 any |= n > 0;
+            }
+            if let Some(c) = offcpu.as_mut() {
+                any |= c.end_pass(|s| write_offcpu(sink, tally, st, s))? > 0;
             }
             if any {
                 sink.round()?;
@@ -969,6 +999,23 @@ fn record_inner(
         if let Err(e) = drain(&mut o, &mut sink, &mut tally) {
             failure = Some(e);
         }
+    }
+    if let (Some(c), None) = (offcpu.as_mut(), &failure) {
+        let written = c
+            .finish(|s| write_offcpu(&mut sink, &mut tally, st, s))
+            .and_then(|n| if n > 0 { sink.round() } else { Ok(()) });
+        if let Err(e) = written {
+            failure = Some(e);
+        }
+    }
+    if let Some(c) = &offcpu {
+        log::debug!(
+            "off-CPU: {} threads still waiting at the end (not counted), {} switch-outs without \
+             their switch-in, {} without a user stack",
+            c.still_waiting(),
+            c.unpaired,
+            c.no_user_stack
+        );
     }
     if failure.is_none() && opts.overwrite {
         // The flight recorder's rings: paused, read newest first from

@@ -18,12 +18,21 @@ pub(crate) struct Opened {
     pub(crate) sample_type: u64,
     /// The index in `events` of each of `fds`.
     pub(crate) fd_events: Vec<usize>,
+    /// `--off-cpu`: the index of `offcpu-time` in `events` and the ids of
+    /// the switch tracepoint (opened, not in `events`: its samples become
+    /// `offcpu-time`'s).
+    pub(crate) offcpu: Option<(usize, Vec<u64>)>,
 }
 
 impl Opened {
     /// The index in `events` of the event `fds[fd]` is one of.
+    /// (The switch tracepoint of `--off-cpu` counts as `offcpu-time`.)
     pub(crate) fn event_of_fd(&self, fd: usize) -> Option<usize> {
-        self.fd_events.get(fd).copied()
+        let e = self.fd_events.get(fd).copied()?;
+        match self.offcpu {
+            Some((i, _)) if e >= self.events.len() => Some(i),
+            _ => Some(e),
+        }
     }
 }
 
@@ -97,6 +106,12 @@ pub(crate) fn open_all(
         for (i, e) in g.members.iter().enumerate() {
             let a = make_attr(ctx, e, i == 0, attrs.len() == p.tracking);
             attrs.push((a, e, i == 0));
+        }
+    }
+    if let Some(i) = p.offcpu {
+        let st = crate::offcpu::sample_type(p.sample_type, ctx.call_graph);
+        if let [(out, ..), (switch, ..)] = &mut attrs[i..] {
+            crate::offcpu::adjust_attrs(out, switch, st);
         }
     }
     // -G: each cgroup's directory, opened once.
@@ -215,7 +230,7 @@ pub(crate) fn open_all(
             None,
         ));
     }
-    let events = attrs
+    let mut events: Vec<Event> = attrs
         .into_iter()
         .zip(ids)
         .map(|((attr, e, _), ids)| Event {
@@ -224,6 +239,7 @@ pub(crate) fn open_all(
             name: Some(e.name.clone()),
         })
         .collect();
+    let offcpu = p.offcpu.and_then(|i| Some((i, events.pop()?.ids)));
     Ok(Opened {
         events,
         group_desc,
@@ -233,5 +249,6 @@ pub(crate) fn open_all(
         rings,
         sample_type: p.sample_type,
         fd_events,
+        offcpu,
     })
 }

@@ -93,6 +93,9 @@ impl FromStr for MinWidth {
     }
 }
 
+/// The leaf frame of off-CPU stacks in a wall-clock graph.
+pub const OFF_CPU_FRAME: &str = "[off-cpu]";
+
 /// True if some frame ends with a `_[k]`, `_[j]` or `_[i]` mark.
 pub fn has_annotations(lines: &[FoldedLine<'_>]) -> bool {
     lines.iter().any(|l| {
@@ -181,7 +184,21 @@ fn inferno_options(o: &FlameOptions, annotated: bool) -> io::Result<flamegraph::
 /// Writes the SVG of `lines` to `out`. With no lines it writes flamegraph.pl's
 /// "no valid input" placeholder SVG (the caller warns).
 pub fn write_svg<W: Write>(out: W, lines: &[FoldedLine<'_>], o: &FlameOptions) -> io::Result<()> {
-    let mut opts = inferno_options(o, has_annotations(lines))?;
+    let mut opts: flamegraph::Options<'_> = inferno_options(o, has_annotations(lines))?;
+    // A wall-clock graph's off-CPU frames in blue (as flamegraph.pl's
+    // off-CPU graphs), whatever the palette.
+    let mut off_cpu = flamegraph::color::PaletteMap::default();
+    if o.palette.is_none() && lines.iter().any(|l| l.stack.ends_with(OFF_CPU_FRAME)) {
+        off_cpu.insert(
+            OFF_CPU_FRAME,
+            flamegraph::color::Color {
+                r: 60,
+                g: 110,
+                b: 220,
+            },
+        );
+        opts.palette_map = Some(&mut off_cpu);
+    }
     let mut text: Vec<String> = lines
         .iter()
         .map(|l| format!("{} {}", xml_safe(l.stack), l.count))

@@ -82,7 +82,9 @@ pub fn fold_recording(
         .collect();
     let sums = summed.collector.take_sums_in_order();
     log::debug!("{} sums in order: {:?}", sums.len(), t0.elapsed());
-    if let Some(asked) = &opts.event_filter {
+    if opts.wall_clock {
+        wall_clock_events(&event_names)?;
+    } else if let Some(asked) = &opts.event_filter {
         if !event_names.iter().any(|e| event_matches(e, asked)) {
             return Err(crate::Error::BadOption(format!(
                 "no event {asked} in this recording (it has {})",
@@ -104,6 +106,41 @@ pub fn fold_recording(
     );
     log::debug!("folded: {:?}", t0.elapsed());
     Ok((folded, diag, summed.reader))
+}
+
+/// perf's name for off-CPU time (`record --off-cpu`).
+pub const OFFCPU_EVENT: &str = "offcpu-time";
+
+/// The events a wall-clock view sums (the time-based on-CPU events and
+/// `offcpu-time`, whose periods are nanoseconds), and which is off-CPU's;
+/// an error saying what to record where the recording lacks either.
+pub fn wall_clock_events(event_names: &[String]) -> Result<(Vec<u32>, u32), crate::Error> {
+    let off = event_names.iter().position(|e| e == OFFCPU_EVENT);
+    let on: Vec<u32> = event_names
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            ["cpu-clock", "task-clock"]
+                .iter()
+                .any(|t| event_matches(e, t))
+        })
+        .map(|(i, _)| i as u32)
+        .collect();
+    match off {
+        Some(off) if !on.is_empty() => {
+            Ok((on.into_iter().chain([off as u32]).collect(), off as u32))
+        }
+        Some(_) => Err(crate::Error::BadOption(format!(
+            "--wall-clock adds on-CPU time to off-CPU time: it needs cpu-clock or task-clock \
+             samples (whose periods are nanoseconds), and this recording has {}",
+            event_names.join(", ")
+        ))),
+        None => Err(crate::Error::BadOption(format!(
+            "--wall-clock needs off-CPU samples: record with `sear record --off-cpu` (this \
+             recording has {})",
+            event_names.join(", ")
+        ))),
+    }
 }
 
 /// Whether `asked` names `event`: exactly, or without perf's modifiers
@@ -129,12 +166,17 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
             .map(|i| i as u32),
         None => r.sums.first().map(|(k, _)| k.event),
     };
+    // (Wall-clock: several events, off-CPU's marked.)
+    let (events, offcpu) = match wall_clock_events(r.event_names) {
+        Ok((events, off)) if opts.wall_clock => (events, Some(off)),
+        _ => (event.into_iter().collect(), None),
+    };
     let other = r
         .sums
         .iter()
-        .filter(|(k, _)| Some(k.event) != event)
+        .filter(|(k, _)| !events.contains(&k.event))
         .count();
-    if other > 0 {
+    if other > 0 && offcpu.is_none() {
         let which = event
             .and_then(|e| r.event_names.get(e as usize))
             .map_or("no event", |s| s.as_str());
@@ -149,6 +191,7 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
     // comm (and pid/tid) text: each stack node of pass one is walked once
     // per root, and each distinct folded line is written out once.
     let mut tree = NameTrie::default();
+    let off_cpu_frame = tree.intern(b"[off-cpu]");
     let mut roots: HashMap<Vec<u8>, u32> = HashMap::default();
     // Per stack node of pass one: its trie node under the root (and java
     // flag) that folded it last; another root folds it again.
@@ -157,7 +200,7 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
     let mut key = Vec::new();
     let mut pending: Vec<u32> = Vec::new();
     for (k, sum) in r.sums {
-        if Some(k.event) != event {
+        if !events.contains(&k.event) {
             continue;
         }
         let comm = comms.get(k.comm as usize).map_or("", |c| c.as_str());
@@ -219,6 +262,11 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
                 }
             }
             n
+        };
+        let node = if Some(k.event) == offcpu {
+            tree.child(node, off_cpu_frame)
+        } else {
+            node
         };
         let count = match opts.weight {
             Weight::Samples => sum.samples,

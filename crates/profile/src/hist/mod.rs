@@ -239,6 +239,9 @@ struct LocFrames {
     /// [`HistOptions::frames_by_srcline`]).
     by_srcline: bool,
     site_ids: HashMap<(Frame, u64), u32>,
+    /// perf's `match_chain` compares inlined frames by name alone: the
+    /// first inlined symbol of each name stands for all of that name.
+    inlined_by_name: HashMap<String, u32>,
 }
 
 impl LocFrames {
@@ -291,6 +294,12 @@ impl LocFrames {
                 match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
                     Some(ls) => {
                         for (depth, &f) in ls.frames.iter().enumerate() {
+                            let f = match syms.syms.get(f as usize) {
+                                Some(s) if s.inlined => {
+                                    *self.inlined_by_name.entry(s.name.clone()).or_insert(f)
+                                }
+                                _ => f,
+                            };
                             let id = intern((SymRef::Sym(f), l.level), depth);
                             self.ids.push(id);
                         }
@@ -550,6 +559,7 @@ pub fn build(
         by_address: opts.frames_by_address && opts.callchains,
         by_srcline: opts.frames_by_srcline && opts.callchains,
         site_ids: HashMap::default(),
+        inlined_by_name: HashMap::default(),
     };
     let comms = collector.comms();
     let mut g = Grow {

@@ -64,6 +64,9 @@ pub struct Fields {
     /// The source line of the sample's address, its text read from the
     /// source file.
     pub srccode: bool,
+    /// A bpf-output event's data (perf's `offcpu-time` has none: an empty
+    /// line).
+    pub bpf_output: bool,
     /// Fields of data these samples cannot carry (instruction-trace,
     /// BPF-output, synthesized, stat-metric and guest samples): accepted
     /// as perf accepts them, and print nothing, as perf does here.
@@ -147,9 +150,8 @@ impl Fields {
             "insnlen" => &mut self.insnlen,
             "insn" => &mut self.insn,
             "srccode" => &mut self.srccode,
-            "bpf-output" | "callindent" | "synth" | "metric" | "ipc" | "machine_pid" | "vcpu" => {
-                &mut self.quiet
-            }
+            "bpf-output" => &mut self.bpf_output,
+            "callindent" | "synth" | "metric" | "ipc" | "machine_pid" | "vcpu" => &mut self.quiet,
             _ => return None,
         })
     }

@@ -38,6 +38,7 @@ fn default_fields(attr: &perf_data::attr::EventAttr, any_callchain: bool) -> Fie
         sym: ip,
         symoff: ip,
         dso: ip,
+        bpf_output: attr.type_ == PERF_TYPE_SOFTWARE,
         ..Fields::default()
     }
 }
@@ -202,12 +203,19 @@ impl FieldPlan {
             });
         let mut fields = Vec::with_capacity(meta.events.len());
         for e in &meta.events {
+            // perf's defaults are per type: what the type's first event
+            // lacks is left out for all of its events.
+            let first = meta
+                .events
+                .iter()
+                .find(|x| output_type(x.attr.type_) == output_type(e.attr.type_))
+                .unwrap_or(e);
             // A `TYPE:` list is for that type's events; the others keep
             // their defaults.
             let spec = spec.filter(|s| spec_type(s).is_none_or(|t| t == output_type(e.attr.type_)));
             // (perf adds the location to tracepoints only where `-F` leaves
             // their fields to it.)
-            let d = default_fields(&e.attr, any_callchain && spec.is_none());
+            let d = default_fields(&first.attr, any_callchain && spec.is_none());
             let f = match spec {
                 None => d,
                 Some(spec) => {

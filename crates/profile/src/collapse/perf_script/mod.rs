@@ -88,6 +88,10 @@ pub struct Options {
     /// Fold only samples of this event (default: the first event seen).
     pub event_filter: Option<String>,
     pub weight: Weight,
+    /// Wall-clock time (recordings only): the on-CPU samples of a time
+    /// event (cpu-clock, task-clock) and `offcpu-time`'s, both in
+    /// nanoseconds, off-CPU stacks ending in an `[off-cpu]` frame.
+    pub wall_clock: bool,
 }
 
 /// The sample being read.
