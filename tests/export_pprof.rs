@@ -5,24 +5,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::export::*;
 use common::*;
 use prost::Message;
-
-fn go() -> Command {
-    let go = ["/usr/local/go/bin/go", "/usr/lib/go/bin/go", "/usr/bin/go"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect(
-            "the pprof test needs Go (`go tool pprof`): apt-get install golang-go (.ci/run does)",
-        );
-    let mut c = Command::new(go);
-    // pprof looks for binaries and symbol servers otherwise.
-    c.env("PPROF_BINARY_PATH", "/nonexistent");
-    c
-}
 
 #[test]
 fn pprof_is_read_by_go_tool_pprof_with_the_recordings_totals() {

@@ -6,6 +6,8 @@
 //! `offcpu-time` rows and lines equal sear's.
 
 mod common;
+use common::browser::Browser;
+use common::chromium::Chromium;
 use common::*;
 
 use std::collections::HashMap;
@@ -201,6 +203,87 @@ fn off_cpu_time_of_one_process_is_measured_with_its_stacks() {
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.contains("<title>[off-cpu] (") && svg.contains("fill=\"rgb(60,110,220)\""));
     assert!(svg.contains("<title>burner ("));
+    // The HTML report has the wall-clock view as an event of its own:
+    // chosen in Chromium, its table gives [off-cpu] and burner their
+    // shares of on-CPU plus off-CPU time.
+    let page = dir.path().join("wall.html");
+    run_ok(sear().args(["html", "-o"]).arg(&page).arg("-i").arg(&data));
+    let mut ch = Chromium::launch();
+    ch.open(&page);
+    ch.wait_for("window.searReady === true");
+    let events = ch.eval("[...document.querySelectorAll('#event option')].map(o => o.textContent)");
+    let wall_index = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e.as_str().unwrap().starts_with("wall-clock"))
+        .unwrap_or_else(|| panic!("no wall-clock event in the page: {events}"));
+    ch.eval(&format!(
+        "(() => {{ const e = document.getElementById('event'); e.value = '{wall_index}'; \
+         e.dispatchEvent(new Event('change')); return true; }})()"
+    ));
+    let rows = ch.eval(
+        "[...document.querySelectorAll('#symbols tbody tr')].map(r => [...r.cells].map(c => c.textContent))",
+    );
+    let self_share = |name: &str| -> f64 {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[4].as_str().unwrap().ends_with(name))
+            .map(|r| {
+                r[1].as_str()
+                    .unwrap()
+                    .trim_end_matches('%')
+                    .parse()
+                    .unwrap()
+            })
+            .unwrap_or_else(|| panic!("no row {name}: {rows}"))
+    };
+    let total_ms = ms_through(&wall, &[]);
+    let off_ms: f64 = off.iter().map(|(_, n)| *n as f64 / 1e6).sum();
+    let (want_off, got_off) = (100.0 * off_ms / total_ms, self_share("[off-cpu]"));
+    assert!(
+        (got_off - want_off).abs() < 0.1,
+        "[off-cpu]: {got_off}% in the page, {want_off:.2}% folded"
+    );
+    let burner = self_share("burner");
+    assert!(
+        (burner - 100.0 * burn / total_ms).abs() < 1.0,
+        "burner: {burner}% of wall-clock time in the page"
+    );
+    drop(ch);
+    // pprof (go tool pprof) reads off-CPU time in nanoseconds.
+    let pb = dir.path().join("one.pb.gz");
+    run_ok(
+        sear()
+            .args(["export", "--format", "pprof", "-o"])
+            .arg(&pb)
+            .arg("-i")
+            .arg(&data),
+    );
+    let top = stdout_of(&run_ok(
+        go().args([
+            "tool",
+            "pprof",
+            "-sample_index=offcpu-time",
+            "-unit=ms",
+            "-top",
+        ])
+        .arg(&pb),
+    ));
+    let cum = |name: &str| -> f64 {
+        top.lines()
+            .find(|l| l.split_whitespace().last() == Some(name))
+            .and_then(|l| {
+                l.split_whitespace()
+                    .nth(3)?
+                    .strip_suffix("ms")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no {name} in pprof's top:\n{top}"))
+    };
+    assert_near("sleeper in pprof", cum("sleeper"), 500.0);
     // Without off-CPU samples, --wall-clock says what to record.
     let plain = dir.path().join("plain.data");
     run_ok(sear().args(["record", "-q", "-o"]).arg(&plain).arg(&exe));

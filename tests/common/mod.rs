@@ -474,3 +474,17 @@ pub fn difference(label: &str, theirs: &str, ours: &str) -> Option<String> {
         ours.lines().nth(at).unwrap_or("<end>")
     ))
 }
+
+/// `go` (for `go tool pprof`), with pprof kept from looking for binaries
+/// and symbol servers.
+pub fn go() -> Command {
+    let go = ["/usr/local/go/bin/go", "/usr/lib/go/bin/go", "/usr/bin/go"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect(
+            "the pprof test needs Go (`go tool pprof`): apt-get install golang-go (.ci/run does)",
+        );
+    let mut c = Command::new(go);
+    c.env("PPROF_BINARY_PATH", "/nonexistent");
+    c
+}

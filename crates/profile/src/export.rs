@@ -16,7 +16,7 @@ pub use crate::session::TimedSample;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub name: String,
-    /// `nanoseconds` for the clock events, else `count`.
+    /// `nanoseconds` for the clock events and off-CPU time, else `count`.
     pub unit: &'static str,
 }
 
@@ -24,7 +24,7 @@ impl Event {
     /// The event `name` with the unit its period has.
     pub fn named(name: String) -> Self {
         let base = name.split(':').next().unwrap_or(&name);
-        let unit = if matches!(base, "cpu-clock" | "task-clock") {
+        let unit = if matches!(base, "cpu-clock" | "task-clock" | "offcpu-time") {
             "nanoseconds"
         } else {
             "count"

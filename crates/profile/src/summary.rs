@@ -93,6 +93,10 @@ struct Leaf {
 /// event, thread, self function, inner function, file, line.
 type LineKey = (u32, u32, u32, u32, u32, u32);
 
+/// The summary's event of on-CPU and off-CPU time together (recordings
+/// of `record --off-cpu`).
+pub const WALL_CLOCK_EVENT: &str = "wall-clock (on-CPU + offcpu-time)";
+
 /// Sums `p`'s samples into a [`Summary`] (without source text: see
 /// [`Summary::wanted_lines`]).
 pub fn build(p: &ExportProfile) -> Summary {
@@ -121,6 +125,18 @@ pub fn build(p: &ExportProfile) -> Summary {
     let mut weights: HashMap<(u32, u32, u32, u32), (u64, u64)> = HashMap::default();
     let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
     let mut frames: Vec<u32> = Vec::new();
+    // With off-CPU samples beside time-based on-CPU ones: a wall-clock
+    // event of both, off-CPU stacks ending in an `[off-cpu]` frame.
+    let wall = crate::collapse::recording::wall_clock_events(&s.events)
+        .ok()
+        .map(|(events, off)| {
+            let id = s.events.len() as u32;
+            s.events.push(WALL_CLOCK_EVENT.to_owned());
+            let f = intern_fn(&mut s, "[off-cpu]".to_owned(), String::new(), false);
+            (id, events, off, f)
+        });
+    // Per leaf node: its `[off-cpu]` child.
+    let mut off_cpu_nodes: HashMap<u32, u32> = HashMap::default();
     for smp in &p.samples {
         let Some(stack) = p.stacks.get(smp.stack as usize) else {
             continue;
@@ -199,24 +215,41 @@ pub fn build(p: &ExportProfile) -> Summary {
                 l
             }
         };
-        let w = weights
-            .entry((smp.event, smp.thread, leaf.node, leaf.self_function))
-            .or_default();
-        w.0 += 1;
-        w.1 = w.1.saturating_add(smp.period);
-        if let Some((file, line)) = leaf.src {
-            let w = lines
-                .entry((
-                    smp.event,
-                    smp.thread,
-                    leaf.self_function,
-                    leaf.inner_function,
-                    file,
-                    line,
-                ))
+        let mut add = |event: u32, node: u32, self_function: u32| {
+            let w = weights
+                .entry((event, smp.thread, node, self_function))
                 .or_default();
             w.0 += 1;
             w.1 = w.1.saturating_add(smp.period);
+            if let Some((file, line)) = leaf.src {
+                let w = lines
+                    .entry((
+                        event,
+                        smp.thread,
+                        leaf.self_function,
+                        leaf.inner_function,
+                        file,
+                        line,
+                    ))
+                    .or_default();
+                w.0 += 1;
+                w.1 = w.1.saturating_add(smp.period);
+            }
+        };
+        add(smp.event, leaf.node, leaf.self_function);
+        if let Some((id, events, off, off_fn)) = &wall {
+            if *off == smp.event {
+                let node = *off_cpu_nodes.entry(leaf.node).or_insert_with(|| {
+                    s.nodes.push(Node {
+                        parent: Some(leaf.node),
+                        function: *off_fn,
+                    });
+                    (s.nodes.len() - 1) as u32
+                });
+                add(*id, node, *off_fn);
+            } else if events.contains(&smp.event) {
+                add(*id, leaf.node, leaf.self_function);
+            }
         }
     }
     let mut w: Vec<_> = weights.into_iter().collect();
