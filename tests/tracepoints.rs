@@ -94,10 +94,14 @@ fn tracepoint_fields_equal_perf_script() {
     ] {
         assert_same(&data, args);
     }
-    // report's rows on the same recording.
+    // report's rows on the same recording, also by the samples' fields
+    // (perf's `trace` key, as formatted and with --raw-trace).
     for args in [
         &["--no-children", "-g", "none"][..],
         &["--sort", "comm,sym", "--no-children", "-g", "none"],
+        &["--sort", "trace", "-g", "none"],
+        &["--sort", "comm,trace", "-n", "-g", "none"],
+        &["--sort", "trace", "--raw-trace", "-g", "none"],
     ] {
         let p = stdout_of(&run_ok(
             perf()
@@ -111,7 +115,9 @@ fn tracepoint_fields_equal_perf_script() {
                 .arg(&data)
                 .args(args),
         ));
-        assert_eq!(s, p, "report {args:?}");
+        if let Some(d) = difference(&format!("report {args:?}"), &p, &s) {
+            panic!("{d}");
+        }
     }
 }
 

@@ -215,7 +215,10 @@ fn hotspots(
     )
     .with_context(|| format!("reading records of {}", path.display()))?;
     crate::ui::log_memory("after symbolizing");
-    let plan = request.plan(early, summed.reader.meta())?;
+    let mut plan = request.plan(early, summed.reader.meta())?;
+    if plan.keys.contains(&profile::hist::SortKey::Trace) {
+        plan.hist.trace_texts = trace_texts(path, &summed, a.raw_trace);
+    }
     let filters = Filters {
         comms: a.only.comms(),
         dsos: a.dsos.clone().map(|d| d.0),
@@ -337,4 +340,35 @@ fn hotspots(
     super::discard(sections);
     super::discard((rows, summed));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `trace` key's text of each distinct raw data pass one kept: a
+/// tracepoint sample's fields as libtraceevent formats them (`--raw-trace`:
+/// every field, raw), None for other events' samples.
+fn trace_texts(
+    path: &std::path::Path,
+    summed: &profile::session::Summed,
+    raw_trace: bool,
+) -> Vec<Option<String>> {
+    let meta = summed.reader.meta();
+    let raws = summed.collector.trace_raws();
+    let tracepoint = |e: u32| {
+        meta.events
+            .get(e as usize)
+            .filter(|e| e.attr.type_ == perf_data::consts::PERF_TYPE_TRACEPOINT)
+            .map(|e| e.attr.config)
+    };
+    let wanted = raws.iter().any(|r| tracepoint(r.0).is_some());
+    let mut formatter = super::script::trace_formatter(path, meta, wanted);
+    raws.iter()
+        .map(|(event, cpu, raw)| {
+            let id = tracepoint(*event)?;
+            let f = formatter.as_mut()?;
+            if raw_trace {
+                f.format_fields(id, *cpu, raw)
+            } else {
+                f.format(id, *cpu, raw)
+            }
+        })
+        .collect()
 }

@@ -483,7 +483,7 @@ fn dump_with_samples(
 
 /// The recording's tracepoint formats, where a field shown needs them; what
 /// cannot be read is said once and the fields are left out.
-fn trace_formatter(
+pub(super) fn trace_formatter(
     path: &std::path::Path,
     meta: &perf_data::Meta,
     wanted: bool,

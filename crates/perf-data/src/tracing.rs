@@ -171,6 +171,49 @@ pub fn parse(b: &[u8]) -> Result<TracingData<'_>> {
 /// An event's format text's id (`ID: N`) and the names of its own fields (not
 /// the `common_` ones), in order: what `perf evlist --trace-fields` lists.
 pub fn format_fields(text: &[u8]) -> Option<(u64, Vec<String>)> {
+    let (id, fields) = field_specs(text)?;
+    Some((id, fields.into_iter().map(|f| f.name).collect()))
+}
+
+/// One field of an event's format: `field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:B;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Without any `[N]`.
+    pub name: String,
+    /// The declared type, with the array part of the name (`char[16]`).
+    pub type_: String,
+    pub offset: usize,
+    pub size: usize,
+    pub signed: bool,
+    /// Declared with `[...]` (or `__data_loc`/`__rel_loc`: dynamic).
+    pub array: bool,
+}
+
+impl FieldSpec {
+    /// `__data_loc` (offset and length in a 32-bit word) or `__rel_loc`
+    /// (the offset counted from the field's end).
+    pub fn dynamic(&self) -> bool {
+        self.type_.starts_with("__data_loc") || self.relative()
+    }
+    pub fn relative(&self) -> bool {
+        self.type_.starts_with("__rel_loc")
+    }
+    /// A `char` array: printed as text where it is.
+    pub fn string(&self) -> bool {
+        self.array && (self.type_.contains("char") || self.type_.contains("u8"))
+    }
+    pub fn pointer(&self) -> bool {
+        self.type_.trim_end().ends_with('*')
+    }
+    /// Any `long` type (libtraceevent's `field_is_long`).
+    pub fn long(&self) -> bool {
+        self.type_.contains("long")
+    }
+}
+
+/// An event's format text's id and its own fields (not the `common_` ones)
+/// with their places, in order.
+pub fn field_specs(text: &[u8]) -> Option<(u64, Vec<FieldSpec>)> {
     let text = String::from_utf8_lossy(text);
     let mut id = None;
     let mut fields = Vec::new();
@@ -187,16 +230,34 @@ pub fn format_fields(text: &[u8]) -> Option<(u64, Vec<String>)> {
                 break;
             }
         } else if in_format && blocks == 1 {
-            let Some(decl) = line
-                .trim()
-                .strip_prefix("field:")
-                .and_then(|d| d.split(';').next())
-            else {
+            let mut parts = line.trim().split(';').map(str::trim);
+            let Some(decl) = parts.next().and_then(|d| d.strip_prefix("field:")) else {
                 continue;
             };
-            if let Some(name) = decl.split_whitespace().last() {
-                fields.push(name.split('[').next().unwrap_or(name).to_owned());
+            let mut attrs = std::collections::HashMap::new();
+            for p in parts {
+                if let Some((k, v)) = p.split_once(':') {
+                    attrs.insert(k.trim(), v.trim());
+                }
             }
+            let num = |k: &str| attrs.get(k).and_then(|v| v.parse::<usize>().ok());
+            let Some(last) = decl.split_whitespace().last() else {
+                continue;
+            };
+            let name = last.split('[').next().unwrap_or(last).to_owned();
+            let head = decl[..decl.len() - last.len()].trim_end();
+            let array_part = &last[name.len()..];
+            let type_ = format!("{head}{array_part}");
+            fields.push(FieldSpec {
+                array: !array_part.is_empty()
+                    || type_.contains("__data_loc")
+                    || type_.contains("__rel_loc"),
+                name,
+                type_,
+                offset: num("offset").unwrap_or(0),
+                size: num("size").unwrap_or(0),
+                signed: num("signed") == Some(1),
+            });
         }
     }
     Some((id?, fields))
@@ -237,6 +298,11 @@ mod tests {
             format_fields(f),
             Some((372, vec!["prev_comm".to_owned(), "name".to_owned()]))
         );
+        let (_, specs) = field_specs(f).unwrap();
+        assert_eq!(specs[0].type_, "char[16]");
+        assert!(specs[0].array && specs[0].string() && !specs[0].dynamic());
+        assert_eq!(specs[0].offset, 8);
+        assert!(specs[1].dynamic() && specs[1].string());
     }
 
     #[test]

@@ -246,6 +246,9 @@ pub struct CollectOptions {
     pub time_quantum: Option<u64>,
     /// Keep samples apart by their cgroup (the `cgroup` sort key).
     pub by_cgroup: bool,
+    /// Keep samples apart by their raw tracepoint data (the `trace` sort
+    /// key; see [`Collector::trace_raws`]).
+    pub by_trace: bool,
 }
 
 impl Default for CollectOptions {
@@ -258,6 +261,7 @@ impl Default for CollectOptions {
             max_stack_from_root: false,
             time_quantum: None,
             by_cgroup: false,
+            by_trace: false,
         }
     }
 }
@@ -310,9 +314,23 @@ pub struct Collector {
     pub unwind_failures: u64,
     /// Unwinder syncs and the mappings they compared (debug figures).
     syncs: (u64, u64, u64, u64, u64),
-    /// (time bucket, cgroup id) of each [`SampleKey::tag`].
-    tags: Vec<(u64, u64)>,
-    tag_ids: HashMap<(u64, u64), u32>,
+    /// What each [`SampleKey::tag`] stands for.
+    tags: Vec<Tag>,
+    tag_ids: HashMap<Tag, u32>,
+    /// The distinct raw data of the samples (`by_trace`): event, CPU and
+    /// bytes; see [`Tag::trace`].
+    trace_raws: Vec<(u32, u32, Box<[u8]>)>,
+    trace_raw_ids: HashMap<(u32, Box<[u8]>), u32>,
+}
+
+/// What a sample's [`SampleKey::tag`] stands for: its time bucket, cgroup
+/// id and raw data (an index into [`Collector::trace_raws`], `u32::MAX`
+/// for none), each where a sort key needs it (else 0 / `u32::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tag {
+    pub time: u64,
+    pub cgroup: u64,
+    pub trace: u32,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -394,21 +412,24 @@ impl Collector {
             syncs: (0, 0, 0, 0, 0),
             tags: Vec::new(),
             tag_ids: HashMap::default(),
+            trace_raws: Vec::new(),
+            trace_raw_ids: HashMap::default(),
         }
     }
 
-    /// Every tag's (time bucket, cgroup id), by [`SampleKey::tag`].
-    pub fn tags(&self) -> &[(u64, u64)] {
+    /// Every tag, by [`SampleKey::tag`].
+    pub fn tags(&self) -> &[Tag] {
         &self.tags
     }
 
-    /// The (time bucket, cgroup id) a [`SampleKey::tag`] stands for.
-    pub fn tag(&self, tag: u32) -> (u64, u64) {
-        self.tags.get(tag as usize).copied().unwrap_or((0, 0))
+    /// The distinct raw data of the samples (with `by_trace`): (event, CPU
+    /// of its first sample, bytes), by [`Tag::trace`].
+    pub fn trace_raws(&self) -> &[(u32, u32, Box<[u8]>)] {
+        &self.trace_raws
     }
 
     fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
-        if self.opts.time_quantum.is_none() && !self.opts.by_cgroup {
+        if self.opts.time_quantum.is_none() && !self.opts.by_cgroup && !self.opts.by_trace {
             return u32::MAX;
         }
         let time = match (self.opts.time_quantum, s.time) {
@@ -421,9 +442,28 @@ impl Collector {
         } else {
             0
         };
+        let trace = match s.raw {
+            Some(raw) if self.opts.by_trace => {
+                let raws = &mut self.trace_raws;
+                let key = (s.event as u32, Box::<[u8]>::from(raw));
+                *self
+                    .trace_raw_ids
+                    .entry(key)
+                    .or_insert_with_key(|(event, raw)| {
+                        raws.push((*event, s.cpu.unwrap_or(0), raw.clone()));
+                        (raws.len() - 1) as u32
+                    })
+            }
+            _ => u32::MAX,
+        };
+        let tag = Tag {
+            time,
+            cgroup,
+            trace,
+        };
         let tags = &mut self.tags;
-        *self.tag_ids.entry((time, cgroup)).or_insert_with(|| {
-            tags.push((time, cgroup));
+        *self.tag_ids.entry(tag).or_insert_with(|| {
+            tags.push(tag);
             (tags.len() - 1) as u32
         })
     }

@@ -112,6 +112,7 @@ impl Request<'_> {
                 .contains(&SortKey::Time)
                 .then_some(self.time_quantum),
             by_cgroup: early.keys.contains(&SortKey::Cgroup),
+            by_trace: early.keys.contains(&SortKey::Trace),
         }
     }
 
@@ -181,6 +182,7 @@ impl Request<'_> {
             frames_by_address: self.graph.key == crate::callchain::ChainKey::Address,
             frames_by_srcline: self.graph.key == crate::callchain::ChainKey::Srcline,
             nanosecs: self.nanosecs,
+            trace_texts: Vec::new(),
         };
         Ok(Plan {
             show_graphs: hist.callchains,

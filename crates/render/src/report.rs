@@ -263,7 +263,8 @@ fn write_section(
         .iter()
         .enumerate()
         .map(|(i, k)| {
-            k.needs_srclines().then(|| {
+            // (The same for a tracepoint sample's text, the `trace` key.)
+            (k.needs_srclines() || *k == SortKey::Trace).then(|| {
                 let mut m: HashMap<&[Key], usize> = HashMap::new();
                 for e in &s.hists.entries {
                     *m.entry(&e.keys[..i.min(e.keys.len())]).or_default() += 1;
@@ -487,7 +488,7 @@ fn key_text(
     // with a -w width, every key but a symbol (cut above) or an unresolved
     // address (printed whole).
     let own_cut = match k {
-        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) | Key::Time(..) => true,
+        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) | Key::Time(..) | Key::Trace(_) => true,
         Key::Sym(_) => false,
         _ => col.user.is_some(),
     };

@@ -156,7 +156,10 @@ fn tally(what: &str, pairs: &[(Frame, Option<(String, u64)>)]) -> (usize, usize)
         if &f.sym == ours {
             good += 1;
         } else if bad.len() < 20 {
-            bad.push(format!("{:#x}: perf {:?}, ours {:?}", f.ip, f.sym, ours));
+            bad.push(format!(
+                "{:#x}: perf {:?} in {}, ours {:?}",
+                f.ip, f.sym, f.dso, ours
+            ));
         }
     }
     let unique: std::collections::HashSet<u64> = pairs.iter().map(|(f, _)| f.ip).collect();
@@ -240,9 +243,13 @@ fn kernel_symbols_match_perf_script() {
     // `_stext`, `_text`, `__pi__text`); perf 6.1 once printed no symbol
     // for a sample there where sear names the alias perf's rules keep.
     // Seen once in many system-wide runs; not yet understood.)
+    // (Also left out: kernel addresses perf looked up in a process's maps,
+    // `[unknown]` in `[unknown]`: a sample whose cpumode says user space
+    // while its address is the kernel's, seen now and then system-wide.)
     let frames: Vec<Frame> = script_frames(&data, "ip,sym,symoff,dso")
         .into_iter()
         .filter(|f| f.ip >= 0xffff_8000_0000_0000 && f.ip != kmap.pgoff)
+        .filter(|f| f.sym.is_some() || f.dso != "[unknown]")
         .collect();
     let resolved = frames.iter().filter(|f| f.sym.is_some()).count();
     assert!(

@@ -134,6 +134,9 @@ pub struct Formatter {
     buf: Vec<u8>,
     /// Format texts libtraceevent refused: (system, first line).
     pub refused: Vec<(String, String)>,
+    /// Each event's own fields (for [`Formatter::format_fields`]).
+    fields: std::collections::HashMap<u64, Vec<perf_data::tracing::FieldSpec>>,
+    big_endian: bool,
 }
 
 impl Drop for Formatter {
@@ -186,6 +189,12 @@ impl Formatter {
             resolver: None,
             buf: Vec::new(),
             refused: Vec::new(),
+            fields: t
+                .events
+                .iter()
+                .filter_map(|(_, text)| perf_data::tracing::field_specs(text))
+                .collect(),
+            big_endian: t.big_endian,
         };
         // SAFETY: `tep` is valid; every buffer handed over is NUL-terminated and
         // lives across the call (libtraceevent copies what it keeps).
@@ -274,6 +283,89 @@ impl Formatter {
     /// `cpu`, as perf script prints them; None where the recording has no format for
     /// the event.
     pub fn format(&mut self, id: u64, cpu: u32, raw: &[u8]) -> Option<String> {
+        self.print(id, cpu, raw)
+    }
+
+    /// Every field of one sample as ` name=value`, as perf 6.1 prints them
+    /// with `--raw-trace` (its libtraceevent's `tep_print_fields`: numbers by
+    /// their declared type, not by the print format: newer libtraceevents
+    /// print them by the format, so this is written here); None for an
+    /// event without a format.
+    pub fn format_fields(&mut self, id: u64, _cpu: u32, raw: &[u8]) -> Option<String> {
+        use std::fmt::Write;
+        let specs = self.fields.get(&id)?;
+        let read = |at: usize, size: usize| -> u64 {
+            let Some(b) = at.checked_add(size).and_then(|end| raw.get(at..end)) else {
+                return 0;
+            };
+            let mut v = [0u8; 8];
+            match (size, self.big_endian) {
+                (1 | 2 | 4 | 8, false) => {
+                    v[..size].copy_from_slice(b);
+                    u64::from_le_bytes(v)
+                }
+                (1 | 2 | 4 | 8, true) => {
+                    v[8 - size..].copy_from_slice(b);
+                    u64::from_be_bytes(v)
+                }
+                _ => 0,
+            }
+        };
+        let mut out = String::new();
+        for f in specs {
+            let _ = write!(out, " {}=", f.name);
+            if f.array {
+                let (mut at, mut len) = (f.offset, f.size);
+                if f.dynamic() {
+                    let v = read(f.offset, f.size);
+                    at = (v & 0xffff) as usize;
+                    len = ((v >> 16) & 0xffff) as usize;
+                    if f.relative() {
+                        at += f.offset + f.size;
+                    }
+                }
+                let bytes = raw
+                    .get(at..at.saturating_add(len).min(raw.len()))
+                    .unwrap_or(&[]);
+                let text_end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+                let printable = bytes[..text_end]
+                    .iter()
+                    .all(|&c| c.is_ascii_graphic() || c == b' ' || (b'\t'..=b'\r').contains(&c));
+                if f.string() && printable {
+                    out.push_str(&String::from_utf8_lossy(&bytes[..text_end]));
+                } else {
+                    out.push_str("ARRAY[");
+                    for (i, b) in bytes.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        let _ = write!(out, "{b:02x}");
+                    }
+                    out.push(']');
+                }
+                continue;
+            }
+            let v = read(f.offset, f.size);
+            let _ = if f.pointer() {
+                write!(out, "{v:#x}")
+            } else if f.signed {
+                match f.size {
+                    4 if f.long() => write!(out, "{:#x}", v as u32),
+                    4 => write!(out, "{}", v as u32 as i32),
+                    2 => write!(out, "{:2}", v as u16 as i16),
+                    1 => write!(out, "{}", v as u8 as i8),
+                    _ => write!(out, "{}", v as i64),
+                }
+            } else if f.long() {
+                write!(out, "{v:#x}")
+            } else {
+                write!(out, "{v}")
+            };
+        }
+        Some(out)
+    }
+
+    fn print(&mut self, id: u64, cpu: u32, raw: &[u8]) -> Option<String> {
         if !self.knows(id) {
             return None;
         }

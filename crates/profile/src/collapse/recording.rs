@@ -63,6 +63,7 @@ pub fn fold_recording(
                 max_stack_from_root: false,
                 time_quantum: None,
                 by_cgroup: false,
+                by_trace: false,
             },
             names: crate::symbolize::NameStyle::Short,
             inline: true,

@@ -39,11 +39,14 @@ pub enum SortKey {
     Time,
     /// The sample's cgroup (`record --all-cgroups`), named by CGROUP records.
     Cgroup,
+    /// A tracepoint sample's fields as its print format gives them (perf's
+    /// "Trace output"; `N/A` for other events).
+    Trace,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -66,6 +69,7 @@ impl SortKey {
             "cgroup_id" => SortKey::CgroupId,
             "cgroup" => SortKey::Cgroup,
             "time" => SortKey::Time,
+            "trace" => SortKey::Trace,
             _ => return None,
         })
     }
@@ -104,6 +108,7 @@ impl SortKey {
             SortKey::CgroupId => "cgroup id (dev/inode)",
             SortKey::Time => "Time",
             SortKey::Cgroup => "Cgroup",
+            SortKey::Trace => "Trace output",
         }
     }
 
@@ -119,6 +124,7 @@ impl SortKey {
                 | SortKey::CgroupId
                 | SortKey::Time
                 | SortKey::Cgroup
+                | SortKey::Trace
         )
     }
 
@@ -217,6 +223,9 @@ pub enum Key {
     Time(u64, bool),
     /// A cgroup id (0: the sample has none).
     Cgroup(u64),
+    /// A tracepoint sample's formatted fields (an index into
+    /// [`Names::strings`]); None for other events (`N/A`).
+    Trace(Option<u32>),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -310,6 +319,7 @@ impl Names<'_> {
             (Key::CgroupId(a, b), Key::CgroupId(c, d)) => (a, b).cmp(&(c, d)),
             (Key::Time(x, _), Key::Time(y, _)) => x.cmp(y),
             (Key::Cgroup(x), Key::Cgroup(y)) => x.cmp(y),
+            (Key::Trace(Some(x)), Key::Trace(Some(y))) => self.string(*x).cmp(self.string(*y)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
@@ -384,7 +394,8 @@ impl Names<'_> {
                     format!("{s}.{:06}", frac / 1000)
                 }
             }
-            Key::Cgroup(0) => "N/A".to_owned(),
+            Key::Cgroup(0) | Key::Trace(None) => "N/A".to_owned(),
+            Key::Trace(Some(i)) => self.string(*i).to_owned(),
             Key::Cgroup(id) => self
                 .machine
                 .cgroup_name(*id)
@@ -460,8 +471,12 @@ pub(super) struct KeyMaker<'a> {
     pub(super) identity: Vec<bool>,
     /// Per thread: its cgroup namespace (for the `cgroup_id` key).
     pub(super) cgroup_ns: Vec<(u64, u64)>,
-    /// Per sample tag: (time bucket, cgroup id) (for `time` and `cgroup`).
-    pub(super) tags: &'a [(u64, u64)],
+    /// Per sample tag: time bucket, cgroup id, raw data (for `time`,
+    /// `cgroup` and `trace`).
+    pub(super) tags: &'a [crate::collect::Tag],
+    /// Per raw data of [`crate::collect::Collector::trace_raws`]: its
+    /// formatted fields (None: not a tracepoint's).
+    pub(super) trace_texts: &'a [Option<String>],
     /// `--ns`: times to the nanosecond.
     pub(super) nanosecs: bool,
 }
@@ -496,13 +511,20 @@ impl<'a> KeyMaker<'a> {
             identity: Vec::new(),
             cgroup_ns: Vec::new(),
             tags: &[],
+            trace_texts: &[],
             nanosecs: false,
         }
     }
 
     /// With the samples' tags (see [`crate::collect::SampleKey::tag`]).
-    pub(super) fn with_tags(mut self, tags: &'a [(u64, u64)], nanosecs: bool) -> Self {
+    pub(super) fn with_tags(
+        mut self,
+        tags: &'a [crate::collect::Tag],
+        trace_texts: &'a [Option<String>],
+        nanosecs: bool,
+    ) -> Self {
         self.tags = tags;
+        self.trace_texts = trace_texts;
         self.nanosecs = nanosecs;
         self
     }
@@ -636,10 +658,20 @@ impl<'a> KeyMaker<'a> {
                     Key::Socket(self.sockets.get(c.cpu as usize).copied().unwrap_or(-1))
                 }
                 SortKey::Time => {
-                    let t = self.tags.get(c.tag as usize).map_or(0, |t| t.0);
+                    let t = self.tags.get(c.tag as usize).map_or(0, |t| t.time);
                     Key::Time(t, self.nanosecs)
                 }
-                SortKey::Cgroup => Key::Cgroup(self.tags.get(c.tag as usize).map_or(0, |t| t.1)),
+                SortKey::Cgroup => {
+                    Key::Cgroup(self.tags.get(c.tag as usize).map_or(0, |t| t.cgroup))
+                }
+                SortKey::Trace => {
+                    let text = self
+                        .tags
+                        .get(c.tag as usize)
+                        .and_then(|t| self.trace_texts.get(t.trace as usize))
+                        .and_then(Option::as_deref);
+                    Key::Trace(text.map(|t| self.intern(t)))
+                }
                 SortKey::CgroupId => {
                     let (dev, ino) = self
                         .cgroup_ns

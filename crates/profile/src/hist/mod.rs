@@ -138,6 +138,10 @@ pub struct HistOptions {
     pub frames_by_srcline: bool,
     /// `--ns`: the time key to the nanosecond.
     pub nanosecs: bool,
+    /// The `trace` key's texts: per raw data of
+    /// [`crate::collect::Collector::trace_raws`], its formatted fields
+    /// (None: not a tracepoint's). The caller formats them (libtraceevent).
+    pub trace_texts: Vec<Option<String>>,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -566,7 +570,7 @@ pub fn build(
         syms,
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows, &opts.sockets)
             .with_identity(machine.dsos().iter().map(|d| d.maps_identity()).collect())
-            .with_tags(collector.tags(), opts.nanosecs)
+            .with_tags(collector.tags(), &opts.trace_texts, opts.nanosecs)
             .with_cgroup_ns(if opts.keys.contains(&SortKey::CgroupId) {
                 (0..machine.nr_threads())
                     .map(|t| machine.cgroup_ns_of(t))
@@ -585,7 +589,7 @@ pub fn build(
     let want_tag = opts
         .keys
         .iter()
-        .any(|k| matches!(k, SortKey::Time | SortKey::Cgroup));
+        .any(|k| matches!(k, SortKey::Time | SortKey::Cgroup | SortKey::Trace));
     // Keys that depend on the frame's location, not only its symbol: the
     // chains then keep frames of different locations apart.
     let by_loc = opts.keys.iter().any(|k| k.needs_loc());
