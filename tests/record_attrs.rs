@@ -110,6 +110,15 @@ fn attributes_equal_perfs() {
         ],
         vec!["-e", "{sched:sched_switch,sched:sched_wakeup}", "-c", "2"],
         vec!["-e", "syscalls:sys_enter_read", "--call-graph", "dwarf"],
+        // Leader sampling: the leader's samples read the group (no
+        // inheritance across a group read), the members do not sample;
+        // a group's modifiers do not rename its events.
+        vec!["-e", "{cpu-clock,page-faults}:S"],
+        vec!["-e", "{cpu-clock,page-faults}:uS", "-e", "task-clock"],
+        vec!["-e", "{cpu-clock:u,page-faults}:S", "-g"],
+        vec!["-e", "{cpu-clock,page-faults}:S", "-a", "-g"],
+        vec!["-e", "cpu-clock:S"],
+        vec!["-e", "{cpu-clock,page-faults}:u"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {
@@ -287,6 +296,51 @@ fn cgroup_events_sample_only_the_cgroup() {
                 .output()
                 .unwrap();
             assert!(!o.status.success(), "{tool:?} {bad:?}");
+        }
+    }
+}
+
+/// A leader-sampled group recorded by sear reads as perf's: each sample of
+/// the leader carries the group's counts, and the report's group view (one
+/// column per member, the members' shares from those counts) equals perf
+/// report's on the same file.
+#[test]
+fn leader_sampled_groups_report_as_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    // A loop that computes and a loop that touches new pages: both
+    // columns have weight.
+    let exe = build_c(
+        dir.path(),
+        "faults",
+        r#"
+#include <stdlib.h>
+#include <string.h>
+volatile unsigned long sink;
+__attribute__((noinline)) void compute(void) { for (long i = 0; i < 60000000; i++) sink += i; }
+__attribute__((noinline)) void touch(void) {
+    for (int r = 0; r < 40; r++) { char *p = malloc(8 << 20); memset(p, r, 8 << 20); sink += p[4096]; free(p); }
+}
+int main(void) { compute(); touch(); return 0; }
+"#,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    );
+    let data = dir.path().join("s.data");
+    run_ok(
+        sear()
+            .args(["record", "-q", "-e", "{cpu-clock,page-faults}:S", "-o"])
+            .arg(&data)
+            .arg(&exe),
+    );
+    for args in [
+        &["--no-children"][..],
+        &["--no-children", "--sort", "sym"],
+        &["--no-children", "--group", "--sort", "comm,sym", "-n"],
+    ] {
+        let (p, s) = (perf_report(&data, args), sear_report(&data, args));
+        assert!(p.contains("anon group { cpu-clock, page-faults }"), "{p}");
+        if let Some(d) = difference(&format!("{args:?}"), &p, &s) {
+            panic!("{d}");
         }
     }
 }

@@ -216,7 +216,13 @@ pub(crate) fn plan(opts: &Options, child: Option<i32>) -> Result<Plan> {
             .flat_map(|g| &g.members)
             .filter(|m| m.type_ == PERF_TYPE_TRACEPOINT)
             .count();
-        let differ = tracepoints > 0 && tracepoints < n_events && st | TRACEPOINT_SAMPLE != st;
+        let reads = groups
+            .iter()
+            .flat_map(|g| &g.members)
+            .filter(|m| m.sample_read)
+            .count();
+        let differ = (tracepoints > 0 && tracepoints < n_events && st | TRACEPOINT_SAMPLE != st)
+            || (reads > 0 && reads < n_events);
         // (off-CPU samples have a call chain and CPU the others may lack.)
         st |= if dummy || differ || offcpu.is_some() {
             PERF_SAMPLE_IDENTIFIER

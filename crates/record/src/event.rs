@@ -21,6 +21,9 @@ pub struct EventSpec {
     pub precise_ip: u8,
     /// A tracepoint's filter (`--filter`), set once it is opened.
     pub filter: Option<String>,
+    /// `:S`: leader sampling (the group's leader samples and reads every
+    /// member's count with each sample; the members do not sample).
+    pub sample_read: bool,
 }
 
 impl EventSpec {
@@ -39,6 +42,7 @@ impl EventSpec {
             exclude_host: false,
             precise_ip: 0,
             filter: None,
+            sample_read: false,
         }
     }
 
@@ -68,6 +72,7 @@ impl EventSpec {
             exclude_host: false,
             precise_ip: 3,
             filter: None,
+            sample_read: false,
         }
     }
 
@@ -85,6 +90,7 @@ impl EventSpec {
             exclude_host: false,
             precise_ip: 0,
             filter: None,
+            sample_read: false,
         };
         e.rename_generated("dummy");
         e
@@ -344,7 +350,11 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
             let mut members = Vec::new();
             for one in inner.split(',') {
                 for mut e in parse_many(one.trim())? {
-                    apply_modifiers(&mut e, mods, one)?;
+                    // (As perf: a group's modifiers change its events'
+                    // bits, not their names.)
+                    let name = e.name.clone();
+                    apply_modifiers(&mut e, mods, one, true)?;
+                    e.name = name;
                     members.push(e);
                 }
             }
@@ -462,7 +472,7 @@ fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
                 continue;
             };
             let mut e = EventSpec::plain(format!("{s}:{n}"), PERF_TYPE_TRACEPOINT, config);
-            apply_modifiers(&mut e, mods, spec)?;
+            apply_modifiers(&mut e, mods, spec, false)?;
             out.push(e);
         }
     }
@@ -510,7 +520,7 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             });
         };
     let mut e = EventSpec::plain(name, type_, config);
-    apply_modifiers(&mut e, mods, spec)?;
+    apply_modifiers(&mut e, mods, spec, false)?;
     Ok(e)
 }
 
@@ -518,7 +528,18 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
 /// (precise), P (maximum precision), G/H (guest or host only), with perf's
 /// rules for the guest/host bits (`get_event_modifier`): with any modifier
 /// the guest is excluded only by `u`, `p` or `H`.
-fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str) -> Result<()> {
+fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str, group: bool) -> Result<()> {
+    // `S` (leader sampling): on a group, not a modifier the guest rules
+    // see; on one event, one (and part of its name), as in perf 6.1.
+    if mods.contains('S') {
+        e.sample_read = true;
+    }
+    let stripped = if group {
+        mods.replace('S', "")
+    } else {
+        mods.to_owned()
+    };
+    let mods = stripped.as_str();
     if mods.is_empty() {
         return Ok(());
     }
@@ -541,6 +562,7 @@ fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str) -> Result<()> {
                 }
             }
             'P' => e.precise_ip = 3,
+            'S' => {}
             'G' | 'H' => {
                 if !gh {
                     gh = true;
@@ -553,18 +575,10 @@ fn apply_modifiers(e: &mut EventSpec, mods: &str, spec: &str) -> Result<()> {
                     e_host = false;
                 }
             }
-            'S' => {
-                return Err(Error::BadEvent {
-                    spec: spec.into(),
-                    detail: "leader sampling (:S) is not supported by sear record yet; \
-                             record the events without :S"
-                        .into(),
-                })
-            }
             other => {
                 return Err(Error::BadEvent {
                     spec: spec.into(),
-                    detail: format!("unknown modifier '{other}' (known: u, k, h, p, P, H, G)"),
+                    detail: format!("unknown modifier '{other}' (known: u, k, h, p, P, H, G, S)"),
                 })
             }
         }

@@ -82,6 +82,25 @@ pub(crate) fn open_error(
     }
 }
 
+/// `:S`, as perf 6.1 sets it: every event's sample reads the group's
+/// counts (by id); in a group of several the read is the group's (and
+/// nothing is inherited: the kernel cannot read a group across tasks); the
+/// members count without sampling.
+fn leader_sampling(a: &mut EventAttr, leader: bool, members: usize) {
+    a.sample_type |= PERF_SAMPLE_READ;
+    if a.sample_type & PERF_SAMPLE_IDENTIFIER == 0 {
+        a.sample_type |= PERF_SAMPLE_ID;
+    }
+    if members > 1 {
+        a.read_format |= PERF_FORMAT_GROUP;
+        a.flags &= !(1 << flag::INHERIT);
+    }
+    if !leader {
+        a.sample_period_or_freq = 0;
+        a.flags &= !(1 << flag::FREQ);
+    }
+}
+
 /// What to change before opening the events again.
 pub(crate) enum Retry {
     /// The kernel's paranoia refuses kernel samples: user space only.
@@ -104,7 +123,10 @@ pub(crate) fn open_all(
             group_desc.push((attrs.len() as u32, g.members.len() as u32));
         }
         for (i, e) in g.members.iter().enumerate() {
-            let a = make_attr(ctx, e, i == 0, attrs.len() == p.tracking);
+            let mut a = make_attr(ctx, e, i == 0, attrs.len() == p.tracking);
+            if g.members[0].sample_read {
+                leader_sampling(&mut a, i == 0, g.members.len());
+            }
             attrs.push((a, e, i == 0));
         }
     }

@@ -190,6 +190,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
                 exclude_host: e.attr.flag(perf_data::attr::flag::EXCLUDE_HOST),
                 precise_ip: 0,
                 filter: None,
+                sample_read: false,
             },
             supported: true,
             value: 0,
