@@ -605,10 +605,23 @@ mod tests {
         assert_eq!(g.len(), 3);
         assert_eq!(g[0].members[0].config, 0);
         assert_eq!(g[1].members.len(), 2);
-        assert_eq!(g[1].members[0].name, "cs:u");
+        // (perf names a group's events without the group's modifiers.)
+        assert_eq!(g[1].members[0].name, "cs");
         assert!(g[1].members[1].exclude_kernel && !g[1].members[1].exclude_user);
         assert!(g[2].members[0].is_hardware());
         assert!(g[2].members[0].exclude_user && !g[2].members[0].exclude_kernel);
+    }
+
+    #[test]
+    fn leader_sampling_marks_the_group() {
+        let g = parse_list("{cpu-clock,faults}:S,cs").unwrap();
+        assert!(g[0].members.iter().all(|m| m.sample_read));
+        assert!(!g[1].members[0].sample_read);
+        assert_eq!(g[0].members[0].name, "cpu-clock");
+        assert_eq!(
+            parse_list("cpu-clock:S").unwrap()[0].members[0].name,
+            "cpu-clock:S"
+        );
     }
 
     #[test]
@@ -660,7 +673,6 @@ mod tests {
             "nosuch",
             "cpu-clock:z",
             "{a,b",
-            "cpu-clock:S",
             "}",
             ":",
         ] {
