@@ -119,6 +119,12 @@ fn attributes_equal_perfs() {
         vec!["-e", "{cpu-clock,page-faults}:S", "-a", "-g"],
         vec!["-e", "cpu-clock:S"],
         vec!["-e", "{cpu-clock,page-faults}:u"],
+        // PMU syntax (this machine's `software` PMU): config, period,
+        // freq and name terms, modifiers after, in groups.
+        vec!["-e", "software/config=0,period=100000/"],
+        vec!["-e", "software/config=2,period=1/u"],
+        vec!["-e", "software/config=2,freq=100,name=faults/"],
+        vec!["-e", "{software/config=0/,page-faults}"],
     ];
     let mut differ = Vec::new();
     for (i, opts) in sets.iter().enumerate() {
@@ -192,7 +198,23 @@ fn refused_as_perf_refuses() {
             "above the kernel's limit",
         ),
         (&["--user-regs=xx"][..], "available registers: AX"),
-    ] {
+        // Raw and PMU events the machine lacks or that cannot sample.
+        (&["-e", "r003c"][..], "no hardware performance counters"),
+        (
+            &["-e", "nosuchpmu/event=0x3c/"][..],
+            "no PMU named 'nosuchpmu'",
+        ),
+        (
+            &["-e", "software/event=2/"][..],
+            "unknown term 'event' for pmu 'software'",
+        ),
+        // (x86's msr PMU, where the kernel has it: its events only count.)
+        (&["-a", "-e", "msr/tsc/"][..], "may only count, not sample"),
+    ]
+    .into_iter()
+    .filter(|(o, _)| {
+        !o.contains(&"msr/tsc/") || Path::new("/sys/bus/event_source/devices/msr").exists()
+    }) {
         let record = |mut cmd: std::process::Command| {
             cmd.args(["record", "-q", "-o"])
                 .arg(&out)

@@ -1,5 +1,7 @@
 //! `sear list`: the events `-e` takes on this machine, in `perf list`'s lines
-//! (`  NAME  [KIND]`, each kind sorted by name). Hardware events this machine
+//! (`  NAME  [KIND]`, each kind sorted by name): hardware, software and cache
+//! events, the PMUs' named events (`msr/tsc/`), the raw-event forms, and
+//! tracepoints. Hardware events this machine
 //! cannot count are listed too, marked so (perf leaves them out); cache events
 //! it cannot count are left out, as perf does, with a line saying why.
 
@@ -31,6 +33,7 @@ impl Selection {
                 "sw" | "software" => s.kinds.push("Software event"),
                 "cache" | "hwcache" => s.kinds.push("Hardware cache event"),
                 "tracepoint" => s.kinds.push("Tracepoint event"),
+                "pmu" => s.kinds.push("Kernel PMU event"),
                 _ => match f.split_once(':') {
                     Some((sys, ev)) => s.tracepoint_globs.push((sys.into(), ev.into())),
                     None => s.words.push(format!("*{f}*")),
@@ -76,6 +79,16 @@ pub fn run(a: ListArgs) -> Result<ExitCode> {
             )?,
             (false, "Hardware cache event") => cache_hidden += 1,
             (false, kind) => writeln!(out, "  {:<50} [{kind}, not supported here]", e.names)?,
+        }
+    }
+    for name in record::event::pmu_events() {
+        if sel.shows("Kernel PMU event", &name) {
+            writeln!(out, "  {name:<50} [Kernel PMU event]")?;
+        }
+    }
+    if sel.everything() {
+        for d in ["rNNN", "cpu/t1=v1[,t2=v2,t3 ...]/modifier"] {
+            writeln!(out, "  {d:<50} [Raw hardware event descriptor]")?;
         }
     }
     for (sys, ev) in record::event::tracepoint_names() {

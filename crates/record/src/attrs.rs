@@ -534,6 +534,23 @@ pub(crate) fn make_attr(c: &AttrCtx, e: &EventSpec, leader: bool, tracking: bool
         a.sample_stack_user = size;
     }
     flags |= u64::from(e.precise_ip & 3) << flag::PRECISE_IP;
+    // A PMU event's own terms (`pmu/config1=..,period=../`).
+    a.config1 = e.pmu.config1;
+    a.config2 = e.pmu.config2;
+    if !dummy && !c.no_samples {
+        if let Some(p) = e.pmu.period {
+            a.sample_period_or_freq = p;
+            flags &= !(1 << flag::FREQ);
+            // (The period is the attr's: in the samples only with -P.)
+            if c.freq {
+                a.sample_type &= !PERF_SAMPLE_PERIOD;
+            }
+        } else if let Some(f) = e.pmu.freq {
+            a.sample_period_or_freq = f;
+            flags |= 1 << flag::FREQ;
+            a.sample_type |= PERF_SAMPLE_PERIOD;
+        }
+    }
     a.flags = flags;
     a
 }

@@ -1,6 +1,7 @@
 //! perf's event names (`-e`): software and hardware events, modifiers and
 //! groups, turned into (type, config, exclusions) before anything is opened.
 
+use perf_data::consts::PERF_TYPE_RAW;
 use perf_data::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE, PERF_TYPE_TRACEPOINT};
 
 use crate::error::{Error, Result};
@@ -24,6 +25,18 @@ pub struct EventSpec {
     /// `:S`: leader sampling (the group's leader samples and reads every
     /// member's count with each sample; the members do not sample).
     pub sample_read: bool,
+    /// What a PMU event's terms set besides `config` (`pmu/.../`).
+    pub pmu: PmuTerms,
+}
+
+/// A PMU event's terms beyond its config: the other config words and a
+/// sampling period or frequency of its own (perf's `period=`, `freq=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PmuTerms {
+    pub config1: u64,
+    pub config2: u64,
+    pub period: Option<u64>,
+    pub freq: Option<u64>,
 }
 
 impl EventSpec {
@@ -43,12 +56,16 @@ impl EventSpec {
             precise_ip: 0,
             filter: None,
             sample_read: false,
+            pmu: PmuTerms::default(),
         }
     }
 
-    /// An event of the CPU's PMU (generic hardware or cache events).
+    /// An event of the CPU's PMU (generic hardware, cache or raw events).
     pub fn is_hardware(&self) -> bool {
-        self.type_ == PERF_TYPE_HARDWARE || self.type_ == PERF_TYPE_HW_CACHE
+        matches!(
+            self.type_,
+            PERF_TYPE_HARDWARE | PERF_TYPE_HW_CACHE | PERF_TYPE_RAW
+        )
     }
 
     /// The hardware cycles event, which perf replaces by cpu-clock where
@@ -73,6 +90,7 @@ impl EventSpec {
             precise_ip: 3,
             filter: None,
             sample_read: false,
+            pmu: PmuTerms::default(),
         }
     }
 
@@ -91,6 +109,7 @@ impl EventSpec {
             precise_ip: 0,
             filter: None,
             sample_read: false,
+            pmu: PmuTerms::default(),
         };
         e.rename_generated("dummy");
         e
@@ -348,7 +367,7 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
                 tail = &m[end..];
             }
             let mut members = Vec::new();
-            for one in inner.split(',') {
+            for one in split_events(inner) {
                 for mut e in parse_many(one.trim())? {
                     // (As perf: a group's modifiers change its events'
                     // bits, not their names.)
@@ -367,7 +386,7 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
             groups.push(Group { members });
             rest = tail.trim_start_matches(',').trim();
         } else {
-            let end = rest.find(',').unwrap_or(rest.len());
+            let end = top_level_comma(rest).unwrap_or(rest.len());
             let one = rest[..end].trim();
             if !one.is_empty() {
                 for e in parse_many(one)? {
@@ -384,6 +403,217 @@ pub fn parse_list(list: &str) -> Result<Vec<Group>> {
         });
     }
     Ok(groups)
+}
+
+/// The first comma of `s` outside a PMU event's `/.../` terms.
+fn top_level_comma(s: &str) -> Option<usize> {
+    let mut inside = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '/' => inside = !inside,
+            ',' if !inside => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A group's events, split at commas outside PMU terms.
+fn split_events(mut s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    while let Some(i) = top_level_comma(s) {
+        out.push(&s[..i]);
+        s = &s[i + 1..];
+    }
+    out.push(s);
+    out
+}
+
+/// Where the kernel lists its PMUs.
+const PMU_DIR: &str = "/sys/bus/event_source/devices";
+
+/// The PMUs this machine has (perf's `NAME/.../` event prefixes).
+pub fn pmu_names() -> Vec<String> {
+    // (Symbolic links to the devices.)
+    dir_files(std::path::Path::new(PMU_DIR))
+}
+
+/// The named events of the PMUs here (`PMU/EVENT/`, perf list's "Kernel
+/// PMU event" lines), PMUs and their events in name order; the unit, scale
+/// and other side files of an event are not events.
+pub fn pmu_events() -> Vec<String> {
+    let mut out = Vec::new();
+    for pmu in pmu_names() {
+        let dir = std::path::Path::new(PMU_DIR).join(&pmu).join("events");
+        for ev in dir_files(&dir) {
+            if !ev.contains('.') {
+                out.push(format!("{pmu}/{ev}/"));
+            }
+        }
+    }
+    out
+}
+
+/// A number as perf's event terms take it: decimal, or hex after `0x`.
+fn term_number(v: &str) -> Option<u64> {
+    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// `rNNNN`: a raw event of the CPU's PMU, its config in hex.
+fn raw_event(base: &str) -> Option<u64> {
+    let hex = base.strip_prefix('r')?;
+    (!hex.is_empty() && hex.len() <= 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
+/// `PMU/TERMS/[MODS]` (perf's event syntax for any PMU): the PMU's type
+/// from sysfs, `config`, `config1`, `config2`, `period`, `freq` and `name`
+/// terms, the PMU's own format fields (`event=0x3c`, placed in the config
+/// bits its `format/` file names) and event aliases (`events/`). None
+/// where `spec` is not of that form.
+fn pmu_event(spec: &str) -> Result<Option<EventSpec>> {
+    let Some((pmu, rest)) = spec.split_once('/') else {
+        return Ok(None);
+    };
+    let Some((terms, mods)) = rest.rsplit_once('/') else {
+        return Ok(None);
+    };
+    let bad = |detail: String| Error::BadEvent {
+        spec: spec.into(),
+        detail,
+    };
+    let dir = std::path::Path::new(PMU_DIR).join(pmu);
+    let type_ = std::fs::read_to_string(dir.join("type"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .ok_or_else(|| {
+            bad(format!(
+                "this machine has no PMU named '{pmu}' (it has: {}; a virtual machine without \
+                 a virtual PMU has no `cpu` PMU)",
+                pmu_names().join(", ")
+            ))
+        })?;
+    let mut e = EventSpec::plain(spec.to_owned(), type_, 0);
+    let mut name = None;
+    let mut pending: Vec<(String, Option<String>)> = terms
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) => (k.trim().to_owned(), Some(v.trim().to_owned())),
+            None => (t.to_owned(), None),
+        })
+        .rev()
+        .collect();
+    let mut aliases = 0;
+    while let Some((key, value)) = pending.pop() {
+        let number = || -> Result<u64> {
+            match value.as_deref() {
+                None => Ok(1),
+                Some(v) => term_number(v).ok_or_else(|| bad(format!("'{key}={v}': not a number"))),
+            }
+        };
+        match key.as_str() {
+            "config" => e.config = number()?,
+            "config1" => e.pmu.config1 = number()?,
+            "config2" => e.pmu.config2 = number()?,
+            "period" => e.pmu.period = Some(number()?),
+            "freq" => e.pmu.freq = Some(number()?),
+            "name" => name = value.clone(),
+            _ => {
+                let format = std::fs::read_to_string(dir.join("format").join(&key)).ok();
+                let alias = std::fs::read_to_string(dir.join("events").join(&key)).ok();
+                if let Some(f) = format {
+                    place_bits(&mut e, f.trim(), number()?)
+                        .map_err(|d| bad(format!("'{key}': {d}")))?;
+                } else if let (Some(a), None) = (alias, &value) {
+                    // An alias's own terms, in its place (bounded: an
+                    // alias naming an alias is not followed far).
+                    aliases += 1;
+                    if aliases > 16 {
+                        return Err(bad(format!("'{key}': aliases nest too deep")));
+                    }
+                    for t in a.trim().split(',').rev() {
+                        pending.push(match t.split_once('=') {
+                            Some((k, v)) => (k.trim().to_owned(), Some(v.trim().to_owned())),
+                            None => (t.trim().to_owned(), None),
+                        });
+                    }
+                } else {
+                    let mut known = vec!["config", "config1", "config2", "period", "freq", "name"]
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>();
+                    known.extend(dir_files(&dir.join("format")));
+                    known.extend(dir_files(&dir.join("events")));
+                    return Err(bad(format!(
+                        "unknown term '{key}' for pmu '{pmu}' (valid terms: {})",
+                        known.join(",")
+                    )));
+                }
+            }
+        }
+    }
+    apply_modifiers(&mut e, mods.strip_prefix(':').unwrap_or(mods), spec, false)?;
+    // (perf names the event as written, unless a name term names it.)
+    e.name = name.unwrap_or_else(|| spec.to_owned());
+    Ok(Some(e))
+}
+
+/// Puts `value` in the bits a PMU format file names (`config:0-7`,
+/// `config1:0-63`, `config:0-7,32-35`; a single bit `config:21`).
+fn place_bits(e: &mut EventSpec, format: &str, value: u64) -> std::result::Result<(), String> {
+    let (word, ranges) = format
+        .split_once(':')
+        .ok_or_else(|| format!("format '{format}' not understood"))?;
+    let target = match word {
+        "config" => &mut e.config,
+        "config1" => &mut e.pmu.config1,
+        "config2" => &mut e.pmu.config2,
+        _ => return Err(format!("format '{format}': no such config word")),
+    };
+    let mut v = value;
+    for r in ranges.split(',') {
+        let (lo, hi) = match r.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+            None => (r.trim().parse::<u32>(), r.trim().parse::<u32>()),
+        };
+        let (Ok(lo), Ok(hi)) = (lo, hi) else {
+            return Err(format!("format '{format}' not understood"));
+        };
+        if lo > hi || hi > 63 {
+            return Err(format!("format '{format}' not understood"));
+        }
+        let width = hi - lo + 1;
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        *target = (*target & !(mask << lo)) | ((v & mask) << lo);
+        v = if width == 64 { 0 } else { v >> width };
+    }
+    if v != 0 {
+        return Err(format!("value {value:#x} too big for format '{format}'"));
+    }
+    Ok(())
+}
+
+/// The files of a directory, sorted.
+fn dir_files(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// One event name, or a tracepoint pattern naming several (`sched:*`).
@@ -496,6 +726,9 @@ fn tracepoints(spec: &str) -> Result<Option<Vec<EventSpec>>> {
 
 /// One event name with optional `:modifiers`.
 pub fn parse_one(spec: &str) -> Result<EventSpec> {
+    if let Some(e) = pmu_event(spec)? {
+        return Ok(e);
+    }
     let (base, mods) = match spec.split_once(':') {
         Some((b, m)) => (b, m),
         None => (spec, ""),
@@ -508,14 +741,17 @@ pub fn parse_one(spec: &str) -> Result<EventSpec> {
             (name.to_string(), PERF_TYPE_HARDWARE, config)
         } else if let Some((name, config)) = cache_event(&lower) {
             (name, PERF_TYPE_HW_CACHE, config)
+        } else if let Some(config) = raw_event(base) {
+            (base.to_owned(), PERF_TYPE_RAW, config)
         } else {
             return Err(Error::BadEvent {
                 spec: spec.into(),
                 detail: format!(
                     "unknown event (`sear list` shows the events this machine has: {}, \
-                     perf's cache events and tracepoints `SYSTEM:EVENT`; raw PMU events are \
-                     not supported yet)",
-                    known_names().join(", ")
+                     perf's cache events, tracepoints `SYSTEM:EVENT`, raw events `rNNNN` and \
+                     PMU events `PMU/TERMS/` of the PMUs here: {})",
+                    known_names().join(", "),
+                    pmu_names().join(", ")
                 ),
             });
         };
@@ -610,6 +846,36 @@ mod tests {
         assert!(g[1].members[1].exclude_kernel && !g[1].members[1].exclude_user);
         assert!(g[2].members[0].is_hardware());
         assert!(g[2].members[0].exclude_user && !g[2].members[0].exclude_kernel);
+    }
+
+    #[test]
+    fn pmu_terms_and_raw_events() {
+        let mut e = EventSpec::plain("x".into(), 8, 0);
+        place_bits(&mut e, "config:0-7", 0x3c).unwrap();
+        place_bits(&mut e, "config:8-15", 0x1).unwrap();
+        place_bits(&mut e, "config:21", 1).unwrap();
+        assert_eq!(e.config, 0x20013c);
+        place_bits(&mut e, "config1:0-3,8-11", 0xab).unwrap();
+        assert_eq!(e.pmu.config1, 0xa0b);
+        assert!(place_bits(&mut e, "config:0-3", 0x10).is_err());
+        assert!(place_bits(&mut e, "config:9-3", 1).is_err());
+        assert!(place_bits(&mut e, "config3:0-3", 1).is_err());
+        assert_eq!(raw_event("r003c"), Some(0x3c));
+        assert_eq!(raw_event("rxyz"), None);
+        assert_eq!(raw_event("r"), None);
+        // Commas inside a PMU event's terms do not split the list.
+        assert_eq!(
+            split_events("software/config=0,period=9/,cs"),
+            ["software/config=0,period=9/", "cs"]
+        );
+        let g = parse_list("software/config=2,period=1/u,cs").unwrap();
+        assert_eq!(g.len(), 2);
+        let e = &g[0].members[0];
+        assert_eq!((e.type_, e.config, e.pmu.period), (1, 2, Some(1)));
+        assert!(e.exclude_kernel && !e.exclude_user);
+        assert_eq!(e.name, "software/config=2,period=1/u");
+        assert!(parse_list("nosuch/config=1/").is_err());
+        assert!(parse_list("software/config=zz/").is_err());
     }
 
     #[test]

@@ -67,6 +67,15 @@ pub(crate) fn open_error(
             hint: "; too many open files: raise the limit (`ulimit -n 65536`) or record fewer CPUs (-C) or threads",
             err,
         },
+        // A PMU of its own type (`pmu/.../`) whose events only count.
+        Some(libc::EINVAL) | Some(libc::EOPNOTSUPP) if e.type_ > PERF_TYPE_BREAKPOINT => {
+            Error::Open {
+                event: e.name.clone(),
+                target,
+                hint: "; this PMU's events may only count, not sample: count it with `sear stat -e EVENT`, or sample another event",
+                err,
+            }
+        }
         Some(libc::EINVAL) => Error::Open {
             event: e.name.clone(),
             target,

@@ -191,6 +191,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
                 precise_ip: 0,
                 filter: None,
                 sample_read: false,
+                pmu: Default::default(),
             },
             supported: true,
             value: 0,
