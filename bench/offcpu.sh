@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of off-CPU recording on a context-switch-heavy workload: two threads
 # ping-ponging one byte over a pair of pipes (every round trip is two sleeps and two
-# wake-ups). Interleaved runs of: the program alone; `sear record` (the default event);
+# wake-ups; pinned to one CPU). Interleaved runs of: the program alone; `sear record` (the default event);
 # `sear record --off-cpu`; `perf record -e sched:sched_switch -g` (perf 6.1's nearest
 # equivalent: Debian's perf has no BPF --off-cpu); each with -g. Prints, per way, the
 # median wall time of the workload, the recorder's CPU time (user+sys of the whole run,
@@ -44,7 +44,9 @@ int main(int argc, char **argv) {
 }
 C
 gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$d/pingpong" "$d/pingpong.c" || exit 1
-w="$d/pingpong $trips"
+# (Both threads on one CPU: every round trip is two context switches, and
+# the run does not depend on where the scheduler puts the threads.)
+w="taskset -c 0 $d/pingpong $trips"
 declare -A ways=(
   [alone]="$w"
   [sear]="$sear record -g -q -o $d/sear.data -- $w"
