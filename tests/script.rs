@@ -583,3 +583,39 @@ fn script_splits_leader_sampled_groups_as_perf() {
     assert!(members(&perf, "cpu-clock:") > 20, "{perf}");
     assert_eq!(sear, perf);
 }
+
+/// A recording without the vdso's build id (`record -B`, or the vdso met
+/// only in call chains, which no recorder marks as hit): its frames are
+/// named from this machine's vdso, as perf names them.
+#[test]
+fn vdso_frames_without_a_build_id_are_named_as_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(
+        dir.path(),
+        "clock",
+        "#include <time.h>\nint main(void) { struct timespec t; for (long i = 0; i < 3000000; i++) \
+         clock_gettime(CLOCK_MONOTONIC, &t); return 0; }\n",
+        &["-O1", "-fno-omit-frame-pointer"],
+    );
+    let data = dir.path().join("b.data");
+    run_ok(
+        sear()
+            .args(["record", "-q", "-B", "-g", "-o"])
+            .arg(&data)
+            .arg(&exe),
+    );
+    let vdso = |t: String| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.ends_with("([vdso])"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let theirs = vdso(perf_script(&data, &[]));
+    let ours = vdso(sear_script(&data, &[]));
+    assert!(
+        theirs.iter().any(|l| l.contains("__vdso_clock_gettime")),
+        "{theirs:?}"
+    );
+    assert_eq!(ours, theirs);
+}

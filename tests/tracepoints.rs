@@ -271,6 +271,23 @@ fn sear_recordings_read_by_perf() {
         assert!(theirs.lines().count() > 3, "{opts:?}: {theirs}");
         assert!(!theirs.contains("FAILED TO PARSE"), "{opts:?}");
         assert_same(&data, &[]);
+        // perf report's rows on sear's file, by symbol and by the fields.
+        for args in [
+            &["--no-children", "-g", "none"][..],
+            &["--sort", "comm,trace", "-g", "none"],
+        ] {
+            let report = |mut c: std::process::Command| {
+                stdout_of(&run_ok(
+                    c.args(["report", "--stdio", "-q", "-i"])
+                        .arg(&data)
+                        .args(args),
+                ))
+            };
+            let (p, s) = (report(perf()), report(sear()));
+            if let Some(d) = difference(&format!("{opts:?} report {args:?}"), &p, &s) {
+                panic!("{d}");
+            }
+        }
     }
     let o = sear()
         .args(["record", "-q", "-o"])

@@ -155,6 +155,11 @@ pub struct Report {
     pub frame_sites: Vec<FrameSite>,
     /// Texts the srcline, srcfile and parent keys refer to.
     pub strings: Vec<String>,
+    /// Per frame: the frame call graphs merge it with (perf's
+    /// `match_chain`: inlined frames are equal by name alone, wherever
+    /// they were inlined); itself for the others, and for all with frames
+    /// keyed by address or source line. Entries keep frames apart.
+    pub frame_canon: Vec<u32>,
     /// Every sample's chain (in insertion order) as a path in one trie of
     /// frames, with a root per (event, comm, thread).
     trie: ChainTrie,
@@ -243,9 +248,6 @@ struct LocFrames {
     /// [`HistOptions::frames_by_srcline`]).
     by_srcline: bool,
     site_ids: HashMap<(Frame, u64), u32>,
-    /// perf's `match_chain` compares inlined frames by name alone: the
-    /// first inlined symbol of each name stands for all of that name.
-    inlined_by_name: HashMap<String, u32>,
 }
 
 impl LocFrames {
@@ -298,12 +300,6 @@ impl LocFrames {
                 match syms.per_loc.get(lid as usize).filter(|s| s.sym.is_some()) {
                     Some(ls) => {
                         for (depth, &f) in ls.frames.iter().enumerate() {
-                            let f = match syms.syms.get(f as usize) {
-                                Some(s) if s.inlined => {
-                                    *self.inlined_by_name.entry(s.name.clone()).or_insert(f)
-                                }
-                                _ => f,
-                            };
                             let id = intern((SymRef::Sym(f), l.level), depth);
                             self.ids.push(id);
                         }
@@ -563,7 +559,6 @@ pub fn build(
         by_address: opts.frames_by_address && opts.callchains,
         by_srcline: opts.frames_by_srcline && opts.callchains,
         site_ids: HashMap::default(),
-        inlined_by_name: HashMap::default(),
     };
     let comms = collector.comms();
     let mut g = Grow {
@@ -852,6 +847,20 @@ pub fn build(
     if need_chain {
         report.trie.finish();
     }
+    let by_name = !loc_frames.by_address && !loc_frames.by_srcline;
+    let mut inlined: HashMap<&str, u32> = HashMap::default();
+    report.frame_canon = report
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(i, (sref, _))| match sref {
+            SymRef::Sym(s) if by_name => match syms.syms.get(*s as usize) {
+                Some(sym) if sym.inlined => *inlined.entry(sym.name.as_str()).or_insert(i as u32),
+                _ => i as u32,
+            },
+            _ => i as u32,
+        })
+        .collect();
     if opts.children {
         // An entry's accumulated period: its own, plus every chain through
         // the nodes where its frame first occurs, less its own samples

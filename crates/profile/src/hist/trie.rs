@@ -358,11 +358,13 @@ impl Report {
             pairs.clear();
             out
         };
+        // (Frames as call graphs compare them: see `Report::frame_canon`.)
+        let canon = |f: u32| self.frame_canon.get(f as usize).copied().unwrap_or(f);
         let children_of = |srcs: &[Src], pairs: &mut Vec<(u32, Src)>| {
             for s in srcs {
                 for c in t.children(s.node) {
                     pairs.push((
-                        t.frame[c as usize],
+                        canon(t.frame[c as usize]),
                         Src {
                             node: c,
                             own: s.own,
@@ -390,7 +392,7 @@ impl Report {
         children_of(&roots, &mut pairs);
         for &s in &e.subtrees {
             pairs.push((
-                t.frame[s as usize],
+                canon(t.frame[s as usize]),
                 Src {
                     node: s,
                     own: false,
@@ -454,7 +456,8 @@ impl Report {
         let mut add = |b: &mut TrieBuilder, mut n: u32, period: u64, samples: u64| {
             path.clear();
             while t.parent[n as usize] != NONE {
-                path.push(t.frame[n as usize]);
+                let f = t.frame[n as usize];
+                path.push(self.frame_canon.get(f as usize).copied().unwrap_or(f));
                 n = t.parent[n as usize];
             }
             if t.caller_order {

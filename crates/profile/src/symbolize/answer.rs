@@ -92,11 +92,16 @@ pub(super) fn is_jit_map(name: &str) -> bool {
 /// perf's build-id cache).
 pub(super) fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reason> {
     if d.name == "[vdso]" {
-        let elf = d
-            .build_id
-            .as_deref()
-            .ok_or(Reason::NoSuchFile)
-            .and_then(|id| symbols::find_vdso(id, &opts.finder))?;
+        let elf = match d.build_id.as_deref() {
+            Some(id) => symbols::find_vdso(id, &opts.finder)?,
+            // No build id (the vdso only in call chains, which perf's and
+            // sear's recorders do not mark as hit): this machine's own, as
+            // perf reads it.
+            None => symbols::read_own_vdso()
+                .ok()
+                .and_then(|image| symbols::ElfFile::from_bytes("[vdso]", &image).ok())
+                .ok_or(Reason::NoSuchFile)?,
+        };
         Ok(Binary::from_elf(elf))
     } else if d.name.starts_with('/') {
         let mut bin = open_binary(&d.name, d.build_id.as_deref(), &opts.finder)?;
