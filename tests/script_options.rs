@@ -246,3 +246,39 @@ fn per_event_dump_writes_perfs_files() {
     };
     assert_eq!(said(&s, "sear", &s_dir), said(&p, "perf", &p_dir));
 }
+
+/// `-F` naming a field some event types cannot have: perf's warnings, one
+/// per type, as it reads the option (and stops at a `+`/`-` item mixed into
+/// a plain list); with a type prefix, its error.
+#[test]
+fn field_type_warnings_are_perfs() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = two_process_recording(dir.path());
+    let stderr = |mut c: std::process::Command, spec: &str| -> (bool, Vec<String>) {
+        let o = c
+            .args(["script", "-i"])
+            .arg(&data)
+            .args(["-F", spec])
+            .output()
+            .unwrap();
+        let lines = String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.contains("not valid for"))
+            .map(|l| l.trim_start_matches("sear: error: ").to_owned())
+            .collect();
+        (o.status.success(), lines)
+    };
+    for spec in [
+        "trace",
+        "comm,trace,bpf-output",
+        "-trace",
+        "comm,trace,+ip",
+        "sw:trace",
+    ] {
+        let (p_ok, p) = stderr(perf(), spec);
+        let (s_ok, s) = stderr(sear(), spec);
+        assert_eq!(s, p, "-F {spec}");
+        assert_eq!(s_ok, p_ok, "-F {spec}: exit status");
+    }
+}

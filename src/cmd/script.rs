@@ -15,6 +15,10 @@ use render::script::{DataSrcColumn, EventKind, FieldPlan, FrameTexts, LineLayout
 use crate::cli::ScriptArgs;
 
 pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
+    // (perf says these while it reads -F, before anything else.)
+    for w in render::script::invalid_field_warnings(a.fields.as_deref().unwrap_or(""))? {
+        eprintln!("{w}");
+    }
     profile::symbolize::set_full_source_path(a.full_source_path);
     // perf's unsorted dump is its -D with the records in file order.
     a.dump_raw_trace |= a.dump_unsorted_raw_trace;

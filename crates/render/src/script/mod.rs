@@ -18,7 +18,7 @@ pub use extra::{
     write_misc, DataSrcColumn, EventKind,
 };
 pub use frames::FrameTexts;
-pub use plan::{parse_fields, FieldError, FieldPlan};
+pub use plan::{invalid_field_warnings, parse_fields, FieldError, FieldPlan};
 
 /// Which fields are printed (perf's `-F`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

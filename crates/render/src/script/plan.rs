@@ -136,6 +136,78 @@ fn spec_type(spec: &str) -> Option<u32> {
     })
 }
 
+/// The event types perf 6.1 warns about when a `-F` list without a
+/// `TYPE:` prefix names a field they cannot have (`trace` outside
+/// tracepoints, `bpf-output` outside software and tracepoint events), in
+/// perf's type order and its names (types past hardware-cache are
+/// "unknown" to it).
+fn invalid_types(field: &str) -> &'static [&'static str] {
+    match field {
+        "trace" => &[
+            "hardware",
+            "software",
+            "hardware-cache",
+            "unknown",
+            "unknown",
+            "unknown",
+            "unknown",
+        ],
+        "bpf-output" => &[
+            "hardware",
+            "hardware-cache",
+            "unknown",
+            "unknown",
+            "unknown",
+            "unknown",
+        ],
+        _ => &[],
+    }
+}
+
+/// perf's lines for fields some event types cannot have, as it prints them
+/// while it reads `-F` (up to a `+`/`-` item mixed into a plain list, where
+/// it stops with an error); with a `TYPE:` prefix naming such a field for
+/// that type, perf's error instead.
+pub fn invalid_field_warnings(spec: &str) -> Result<Vec<String>, FieldError> {
+    if let Some(t) = spec_type(spec) {
+        let (prefix, rest) = spec.split_once(':').unwrap_or(("", spec));
+        let type_name = match prefix {
+            "hw" => "hardware",
+            "sw" => "software",
+            "trace" => "tracepoint",
+            "raw" => "raw",
+            "break" => "breakpoint",
+            _ => "synth",
+        };
+        for item in rest.split(',').map(str::trim) {
+            let name = item.trim_start_matches(['+', '-']);
+            let bad = match name {
+                "trace" => t != PERF_TYPE_TRACEPOINT,
+                "bpf-output" => t != PERF_TYPE_TRACEPOINT && t != PERF_TYPE_SOFTWARE,
+                _ => false,
+            };
+            if bad {
+                return Err(FieldError(format!(
+                    "'{name}' not valid for {type_name} events."
+                )));
+            }
+        }
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let modify = spec.trim_start().starts_with(['+', '-']);
+    for item in spec.split(',').map(str::trim) {
+        if item.starts_with(['+', '-']) != modify {
+            break;
+        }
+        let name = item.trim_start_matches(['+', '-']);
+        for t in invalid_types(name) {
+            out.push(format!("'{name}' not valid for {t} events. Ignoring."));
+        }
+    }
+    Ok(out)
+}
+
 /// Applies `-F` to an event's defaults: a list replaces them, `+f`/`-f`
 /// items change them. Also the fields the user named to print (the list,
 /// or the `+f` items), which the samples must carry.
@@ -151,6 +223,12 @@ pub fn parse_fields(spec: &str, defaults: Fields) -> Result<(Fields, Fields), Fi
     let mut named = Fields::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (on, name) = match item.as_bytes()[0] {
+            b'+' | b'-' if !modify => {
+                return Err(FieldError(format!(
+                    "-F {spec}: `{item}`: cannot mix +-field with overridden fields; \
+                     write the list without +/-"
+                )))
+            }
             b'+' => (true, &item[1..]),
             b'-' => (false, &item[1..]),
             _ if modify => {
