@@ -989,6 +989,42 @@ fn switch_output_on_signal_splits_the_recording() {
     assert_eq!(total, closing_samples(&err), "{err}");
 }
 
+/// `--switch-output-event`: each time the event fires (here a shell's
+/// three `sleep` commands, 200 ms apart, entering clock_nanosleep) the file
+/// is switched, as with the signal: as many files as perf leaves, each
+/// whole for perf.
+#[test]
+fn switch_output_event_switches_when_it_fires() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("naps.sh");
+    std::fs::write(
+        &script,
+        "for i in 1 2 3; do\n  x=0; while [ $x -lt 20000 ]; do x=$((x+1)); done\n  sleep 0.2\ndone\n",
+    )
+    .unwrap();
+    let script = script.to_string_lossy().into_owned();
+    let opts = [
+        "--switch-output-event",
+        "syscalls:sys_enter_clock_nanosleep",
+    ];
+    let (_, err) = sear_record(dir.path(), "ev.data", &opts, &["sh", &script]);
+    let ours = switched_files(dir.path(), "ev.data");
+    run_ok(
+        perf()
+            .args(["record", "-q", "-o"])
+            .arg(dir.path().join("pe.data"))
+            .args(opts)
+            .args(["--", "sh", &script]),
+    );
+    let theirs = switched_files(dir.path(), "pe.data");
+    assert_eq!(theirs.len(), 4, "perf: three naps and the end: {theirs:?}");
+    assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{err}");
+    for f in &ours {
+        run_ok(perf().args(["report", "--stats", "-i"]).arg(f));
+    }
+}
+
 /// `--switch-output=TIME` switches on its own; `--switch-max-files` keeps
 /// the newest files only.
 #[test]
@@ -1227,7 +1263,7 @@ fn synth_threads_and_refusals_like_perf() {
     assert!(refused(&["--threads=bogus"]).contains("bogus"));
     assert!(refused(&["--exclude-perf"]).contains("--exclude-perf option should follow"));
     assert!(refused(&["--vmlinux", "/nonexistent/vmlinux"]).contains("Invalid file"));
-    assert!(refused(&["--switch-output-event", "cpu-clock"]).contains("not implemented"));
+    assert!(refused(&["--switch-output-event", "nosuch:event"]).contains("nosuch"));
     let (_, err) = sear_record(dir.path(), "d.data", &["--debuginfod"], &["true"]);
     assert!(err.contains("debuginfod"), "{err}");
 }

@@ -38,6 +38,7 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
             None => record::DEFAULT_MMAP_PAGES,
         },
         switch_events: a.switch_events,
+        switch_output_event: None,
         off_cpu: a.off_cpu,
         build_ids: !a.no_buildid,
         // As perf: -t samples only the threads named.
@@ -127,10 +128,14 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
     }
     opts.filters = event_filters(a.event.len(), !a.filter.is_empty() || a.exclude_perf)?;
     if let Some(e) = &a.switch_output_event {
-        bail!(
-            "--switch-output-event {e}: not implemented in sear yet; `--switch-output` (SIGUSR2, \
-             a size or a time) switches files, and a trigger can send the signal"
-        );
+        // As perf: the event switches as the signal does (and selects
+        // --switch-output=signal when no other way is given).
+        record::event::parse_list(e)
+            .map_err(|err| anyhow::anyhow!("--switch-output-event: {err}"))?;
+        opts.switch_output_event = Some(e.clone());
+        let sw = opts.switch_output.get_or_insert_with(Default::default);
+        sw.signal = true;
+        opts.build_ids = a.no_no_buildid;
     }
     if a.debuginfod.is_some() && !quiet {
         eprintln!(

@@ -176,6 +176,10 @@ pub struct Options {
     /// `--switch-output`: when to close the output file and go on in a
     /// new one (the [`Switcher`] given to [`record_switching`] names them).
     pub switch_output: Option<SwitchOutput>,
+    /// `--switch-output-event`: events (perf's `-e` syntax) that, when
+    /// they fire, switch the output file as the signal does; watched on
+    /// rings of their own, not recorded.
+    pub switch_output_event: Option<String>,
     /// `--per-thread`: per-thread rings (one per task, any CPU) instead of
     /// per-CPU ones; as perf, threads are not followed and samples carry no
     /// time unless `-T` asks (`sample_time`).
@@ -298,6 +302,7 @@ impl Default for Options {
             cpus: None,
             mmap_pages: DEFAULT_MMAP_PAGES,
             switch_events: false,
+            switch_output_event: None,
             off_cpu: false,
             build_ids: true,
             inherit: true,
@@ -469,6 +474,46 @@ fn start_stopped(command: &[OsString]) -> Result<Option<sys::Child>> {
     sys::Child::spawn_stopped(command)
         .map(Some)
         .map_err(|e| Error::sys("starting the command (fork)", e))
+}
+
+/// `--switch-output-event`'s events, opened on the recording's tasks and
+/// CPUs with a one-page ring each that wakes the reader at every record.
+fn open_trigger(spec: &str, p: &Plan, ctx: &AttrCtx) -> Result<Vec<(OwnedFd, sys::Ring)>> {
+    let mut out = Vec::new();
+    for g in event::parse_list(spec)? {
+        for e in &g.members {
+            let mut a = EventAttr {
+                type_: e.type_,
+                size: 128,
+                config: e.config,
+                sample_period_or_freq: 1,
+                sample_type: PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+                wakeup_events_or_watermark: 1,
+                ..Default::default()
+            };
+            a.flags = 1 << flag::SAMPLE_ID_ALL
+                | u64::from(ctx.inherit) << flag::INHERIT
+                | u64::from(e.exclude_user) << flag::EXCLUDE_USER
+                | u64::from(e.exclude_kernel) << flag::EXCLUDE_KERNEL;
+            for &cpu in &p.cpus {
+                for &task in &p.tasks {
+                    let fd = sys::perf_event_open(&a, task, cpu, -1)
+                        .map_err(|err| open_error(e, task, cpu, err, false))?;
+                    if let Some(f) = &e.filter {
+                        sys::set_filter(&fd, f).map_err(|err| {
+                            Error::Options(format!(
+                                "--switch-output-event: failed to set filter \"{f}\": {err}"
+                            ))
+                        })?;
+                    }
+                    let ring = sys::Ring::new(&fd, 1, false)
+                        .map_err(|e| Error::sys("mmapping a --switch-output-event ring", e))?;
+                    out.push((fd, ring));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Writes an `offcpu-time` sample (as perf's: user space).
@@ -771,7 +816,14 @@ fn record_inner(
         .filter(|_| !opts.start_disabled)
         .map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
 
+    // --switch-output-event: its events on rings of their own (one page
+    // each, a wakeup per record), read only to see that they fired.
+    let mut trigger = match &opts.switch_output_event {
+        Some(spec) => open_trigger(spec, &p, &ctx)?,
+        None => Vec::new(),
+    };
     let mut ring_fds: Vec<RawFd> = o.rings.iter().map(|r| r.0).collect();
+    ring_fds.extend(trigger.iter().map(|(fd, _)| fd.as_raw_fd()));
     // The events --control enables and disables: all but the tracking
     // dummy (which runs throughout, as perf's).
     let controlled: Vec<usize> = o
@@ -781,6 +833,7 @@ fn record_inner(
         .filter(|l| !o.dummy_leaders.contains(l))
         .collect();
     let mut scratch = Vec::new();
+    let mut scratch_trigger = Vec::new();
     let mut offcpu = o
         .offcpu
         .as_ref()
@@ -912,8 +965,15 @@ fn record_inner(
                 break;
             }
         }
+        let mut fired = false;
+        for (_, ring) in trigger.iter_mut() {
+            let _ = ring.drain(&mut scratch_trigger, |rec| -> std::result::Result<(), ()> {
+                fired |= u32_at(rec, 0) == PERF_RECORD_SAMPLE;
+                Ok(())
+            });
+        }
         if let (Some(sw), Some(next)) = (opts.switch_output, switcher.as_mut()) {
-            let due = (sw.signal && sys::take_switch_signal())
+            let due = (sw.signal && (sys::take_switch_signal() || fired))
                 || sw.size.is_some_and(|m| sink.written() >= m)
                 || sw.time.is_some_and(|t| file_started.elapsed() >= t);
             if due && matches!(sink, Sink::File { .. }) {
