@@ -1311,3 +1311,66 @@ fn overwrite_keeps_the_last_ring_full_like_perf() {
     let span = sorted[sorted.len() - 1] - sorted[sorted.len() / 10];
     assert!(span < 0.3, "sear's samples span {span} s");
 }
+
+/// `--overwrite` with `--switch-output`: each SIGUSR2 writes a snapshot
+/// of the flight recorder into its own file and recording goes on; the
+/// next snapshot holds only what came after (each ring is read back to
+/// where the last read stopped), so the files follow each other in time,
+/// as perf's, and perf reads each.
+#[test]
+fn overwrite_snapshots_on_signal() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
+    let out = dir.path().join("ow.data");
+    let child = sear()
+        .args(["record", "--overwrite", "--switch-output", "-m", "1", "-o"])
+        .arg(&out)
+        .args(["--", "taskset", "-c", "0"])
+        .arg(&spin)
+        .arg("1500")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+        assert!(t0.elapsed().as_secs() < 20, "the recording never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+    let r = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    let files = switched_files(dir.path(), "ow.data");
+    assert_eq!(files.len(), 2, "a snapshot and the end: {files:?}\n{err}");
+    let times = |f: &Path| -> Vec<f64> {
+        stdout_of(&run_ok(perf().args(["script", "-F", "time", "-i"]).arg(f)))
+            .lines()
+            .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+            .collect()
+    };
+    let (a, b) = (times(&files[0]), times(&files[1]));
+    assert!(
+        a.len() > 20 && b.len() > 20,
+        "{} and {} samples",
+        a.len(),
+        b.len()
+    );
+    let last_a = a.iter().copied().fold(f64::MIN, f64::max);
+    let first_b = b.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        first_b > last_a,
+        "the second snapshot repeats the first: {first_b} <= {last_a}"
+    );
+    // A snapshot describes the running process at its end, so perf names
+    // its function. (The last file cannot: the process has ended by then,
+    // and perf's last file has the same bare addresses.)
+    let rep = stdout_of(&run_ok(
+        perf()
+            .args(["report", "--stdio", "--no-children", "-s", "sym", "-i"])
+            .arg(&files[0]),
+    ));
+    assert!(rep.contains("[.] main"), "{rep}");
+}

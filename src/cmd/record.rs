@@ -120,12 +120,6 @@ fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
         // pay for them), unless asked for with --no-no-buildid.
         opts.build_ids = a.no_no_buildid;
     }
-    if a.overwrite && a.switch_output.is_some() {
-        bail!(
-            "--overwrite with --switch-output (a snapshot of the flight recorder per signal) is \
-             not implemented in sear yet; use one of them"
-        );
-    }
     opts.filters = event_filters(a.event.len(), !a.filter.is_empty() || a.exclude_perf)?;
     if let Some(e) = &a.switch_output_event {
         // As perf: the event switches as the signal does (and selects

@@ -516,6 +516,42 @@ fn open_trigger(spec: &str, p: &Plan, ctx: &AttrCtx) -> Result<Vec<(OwnedFd, sys
     Ok(out)
 }
 
+/// The flight recorder's rings (`--overwrite`): paused, read newest first
+/// from their heads back to the last read, written oldest first; resumed
+/// after when the recording goes on (a `--switch-output` snapshot).
+/// Whether there was anything.
+fn snapshot(
+    o: &mut Opened,
+    sink: &mut Sink,
+    tally: &mut Tally,
+    st: u64,
+    resume: bool,
+) -> perf_data::Result<bool> {
+    let mut recs: Vec<Vec<u8>> = Vec::new();
+    for (fd, ring) in o.rings.iter_mut() {
+        if let Err(e) = sys::pause_output(*fd, true) {
+            log::warn!("pausing an overwritten ring: {e}");
+        }
+        let mut mine = Vec::new();
+        ring.read_backward(|r| mine.push(r.to_vec()));
+        mine.reverse();
+        recs.extend(mine);
+        if resume {
+            if let Err(e) = sys::pause_output(*fd, false) {
+                log::warn!("resuming an overwritten ring: {e}");
+            }
+        }
+    }
+    for rec in &recs {
+        let type_ = u32_at(rec, 0);
+        let misc = u16::from_ne_bytes([rec[4], rec[5]]);
+        tally.see(st, type_, misc, &rec[8..]);
+        sink.write(type_, misc, &rec[8..])?;
+    }
+    sink.round()?;
+    Ok(!recs.is_empty())
+}
+
 /// Writes an `offcpu-time` sample (as perf's: user space).
 fn write_offcpu(sink: &mut Sink, tally: &mut Tally, st: u64, s: &[u8]) -> perf_data::Result<()> {
     tally.see(st, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s);
@@ -978,7 +1014,24 @@ fn record_inner(
                 || sw.time.is_some_and(|t| file_started.elapsed() >= t);
             if due && matches!(sink, Sink::File { .. }) {
                 file_started = std::time::Instant::now();
-                let switched = drain(&mut o, &mut sink, &mut tally).and_then(|_| {
+                // (--overwrite: a snapshot of the rings, then the
+                // processes as they are, as at the end.)
+                let read = if opts.overwrite {
+                    snapshot(&mut o, &mut sink, &mut tally, st, true)
+                } else {
+                    drain(&mut o, &mut sink, &mut tally)
+                };
+                let read = read.and_then(|_| {
+                    if opts.overwrite || opts.tail_synthesize {
+                        for r in synthesize(child.as_ref().map(|c| c.pid)) {
+                            tally.see(st, r.type_, r.misc, &r.payload);
+                            sink.write(r.type_, r.misc, &r.payload)?;
+                        }
+                        sink.round()?;
+                    }
+                    Ok(())
+                });
+                let switched = read.and_then(|_| {
                     let f = next().map_err(|source| perf_data::Error::Io {
                         offset: sink.written(),
                         source,
@@ -1014,9 +1067,13 @@ fn record_inner(
                         w.finish(&feats)?;
                     }
                     tally.first_time = None;
-                    for r in synthesize(child.as_ref().map(|c| c.pid)) {
-                        tally.see(st, r.type_, r.misc, &r.payload);
-                        sink.write(r.type_, r.misc, &r.payload)?;
+                    // (Described at the end instead, with --overwrite and
+                    // --tail-synthesize.)
+                    if !opts.overwrite && !opts.tail_synthesize {
+                        for r in synthesize(child.as_ref().map(|c| c.pid)) {
+                            tally.see(st, r.type_, r.misc, &r.payload);
+                            sink.write(r.type_, r.misc, &r.payload)?;
+                        }
                     }
                     sink.round()
                 });
@@ -1078,31 +1135,10 @@ fn record_inner(
         );
     }
     if failure.is_none() && opts.overwrite {
-        // The flight recorder's rings: paused, read newest first from
-        // their heads, written oldest first.
-        let mut recs: Vec<Vec<u8>> = Vec::new();
-        for (fd, ring) in o.rings.iter_mut() {
-            if let Err(e) = sys::pause_output(*fd, true) {
-                log::warn!("pausing an overwritten ring: {e}");
-            }
-            let mut mine = Vec::new();
-            ring.read_backward(|r| mine.push(r.to_vec()));
-            mine.reverse();
-            recs.extend(mine);
-        }
-        let written = (|| -> perf_data::Result<()> {
-            for rec in &recs {
-                let type_ = u32_at(rec, 0);
-                let misc = u16::from_ne_bytes([rec[4], rec[5]]);
-                tally.see(st, type_, misc, &rec[8..]);
-                sink.write(type_, misc, &rec[8..])?;
-            }
-            sink.round()
-        })();
-        if let Err(e) = written {
-            failure = Some(e);
-        } else if !recs.is_empty() {
-            wakeups += 1;
+        match snapshot(&mut o, &mut sink, &mut tally, st, false) {
+            Err(e) => failure = Some(e),
+            Ok(true) => wakeups += 1,
+            Ok(false) => {}
         }
     }
     if (opts.tail_synthesize || opts.overwrite) && failure.is_none() {

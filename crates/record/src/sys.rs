@@ -204,6 +204,9 @@ pub struct Ring {
     data_size: usize,
     /// Bytes copied out so far (perf's bytes_transferred).
     pub bytes: u64,
+    /// An overwritten ring's head at its last read: a later read stops
+    /// there (what is older was read then).
+    prev_head: u64,
 }
 
 /// Offsets of data_head and data_tail in `struct perf_event_mmap_page`.
@@ -229,6 +232,7 @@ impl Ring {
             data_off: page,
             data_size: page * data_pages,
             bytes: 0,
+            prev_head: 0,
         })
     }
 
@@ -300,24 +304,28 @@ impl Ring {
     /// An overwritten (backward) ring's records, newest first: from the
     /// head forward, as long as whole records fit in one buffer's length
     /// (the oldest, partly overwritten, is left out), as perf's
-    /// overwrite_rb_find_range reads them. Pause the ring's output first
-    /// ([`pause_output`]).
+    /// overwrite_rb_find_range reads them, and only what was written since
+    /// the last read. Pause the ring's output first ([`pause_output`]).
     pub fn read_backward(&mut self, mut f: impl FnMut(&[u8])) -> usize {
         let head = self.head().load(Ordering::Acquire);
-        let size = self.data_size as u64;
+        // (The head runs down from 0: what lies between it and the head
+        // of the last read is new.)
+        let ring = self.data_size as u64;
+        let limit = ring.min(self.prev_head.wrapping_sub(head));
+        self.prev_head = head;
         // SAFETY: the data area lies inside the mapping.
         let data = unsafe {
             std::slice::from_raw_parts(self.map.as_ptr().add(self.data_off), self.data_size)
         };
         let mut scratch = Vec::new();
         let (mut pos, mut n) = (0u64, 0usize);
-        while pos + 8 <= size {
-            let off = (head.wrapping_add(pos) % size) as usize;
+        while pos + 8 <= limit {
+            let off = (head.wrapping_add(pos) % ring) as usize;
             let Some(h) = data.get(off..off + 8) else {
                 break;
             };
             let rsize = u16::from_ne_bytes([h[6], h[7]]) as u64;
-            if rsize < 8 || pos + rsize > size {
+            if rsize < 8 || pos + rsize > limit {
                 break;
             }
             let r = rsize as usize;
