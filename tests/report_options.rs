@@ -129,7 +129,7 @@ fn options_print_what_perf_prints() {
             "flat",
         ],
     ];
-    assert_rows_equal(
+    assert_rows_equal_up_to_ties(
         &rows,
         |args| {
             let p = perf_report(&data, args);
