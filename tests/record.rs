@@ -937,6 +937,34 @@ fn switched_files(dir: &Path, base: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Runs `sear record OPTS -o OUT -- CMD`, sends it SIGUSR2 `after_ms` after
+/// the recording has started (its file has its header), and returns its
+/// stderr once it has ended (successfully).
+fn record_then_signal(out: &Path, opts: &[&str], cmd: &[&str], after_ms: u64) -> String {
+    let child = sear()
+        .arg("record")
+        .args(opts)
+        .arg("-o")
+        .arg(out)
+        .arg("--")
+        .args(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !std::fs::metadata(out).is_ok_and(|m| m.len() > 0) {
+        assert!(t0.elapsed().as_secs() < 20, "the recording never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+    let r = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    err
+}
+
 /// `--switch-output`: on SIGUSR2 (and at the end) the output is closed
 /// under a timestamped name and the recording goes on in a new file;
 /// every file is whole for perf (header, the process's maps again, the
@@ -947,28 +975,13 @@ fn switch_output_on_signal_splits_the_recording() {
     let dir = tempfile::tempdir().unwrap();
     let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
     let out = dir.path().join("sw.data");
-    let child = sear()
-        .args(["record", "--switch-output", "-F", "1000", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&spin)
-        .arg("2500")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Once the recording runs (its file has its header), half a second on:
-    // a switch.
-    let t0 = std::time::Instant::now();
-    while !std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
-        assert!(t0.elapsed().as_secs() < 20, "the recording never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
-    let r = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&r.stderr).into_owned();
-    assert!(r.status.success(), "{err}");
+    let spin = spin.to_string_lossy();
+    let err = record_then_signal(
+        &out,
+        &["--switch-output", "-F", "1000"],
+        &[&spin, "2500"],
+        500,
+    );
     let files = switched_files(dir.path(), "sw.data");
     assert_eq!(files.len(), 2, "one switch and the end: {files:?}\n{err}");
     assert!(!out.exists());
@@ -1323,26 +1336,13 @@ fn overwrite_snapshots_on_signal() {
     let dir = tempfile::tempdir().unwrap();
     let spin = gcc(dir.path(), "spin", SPIN_C, &["-O1"]);
     let out = dir.path().join("ow.data");
-    let child = sear()
-        .args(["record", "--overwrite", "--switch-output", "-m", "1", "-o"])
-        .arg(&out)
-        .args(["--", "taskset", "-c", "0"])
-        .arg(&spin)
-        .arg("1500")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
-        assert!(t0.elapsed().as_secs() < 20, "the recording never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
-    let r = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&r.stderr).into_owned();
-    assert!(r.status.success(), "{err}");
+    let spin = spin.to_string_lossy();
+    let err = record_then_signal(
+        &out,
+        &["--overwrite", "--switch-output", "-m", "1"],
+        &["taskset", "-c", "0", &spin, "1500"],
+        600,
+    );
     let files = switched_files(dir.path(), "ow.data");
     assert_eq!(files.len(), 2, "a snapshot and the end: {files:?}\n{err}");
     let times = |f: &Path| -> Vec<f64> {
