@@ -103,21 +103,20 @@ fn tracepoint_fields_equal_perf_script() {
         &["--sort", "comm,trace", "-n", "-g", "none"],
         &["--sort", "trace", "--raw-trace", "-g", "none"],
     ] {
-        let p = stdout_of(&run_ok(
-            perf()
-                .args(["report", "--stdio", "-q", "-i"])
-                .arg(&data)
-                .args(args),
-        ));
-        let s = stdout_of(&run_ok(
-            sear()
-                .args(["report", "--stdio", "-q", "-i"])
-                .arg(&data)
-                .args(args),
-        ));
-        if let Some(d) = difference(&format!("report {args:?}"), &p, &s) {
-            panic!("{d}");
-        }
+        assert_report_same(&data, args);
+    }
+}
+
+/// `report --stdio -q ARGS` of perf and sear on `f`: the same lines.
+fn assert_report_same(f: &Path, args: &[&str]) {
+    let report = |mut c: std::process::Command| {
+        stdout_of(&run_ok(
+            c.args(["report", "--stdio", "-q", "-i"]).arg(f).args(args),
+        ))
+    };
+    let (p, s) = (report(perf()), report(sear()));
+    if let Some(d) = difference(&format!("{} report {args:?}", f.display()), &p, &s) {
+        panic!("{d}");
     }
 }
 
@@ -276,17 +275,7 @@ fn sear_recordings_read_by_perf() {
             &["--no-children", "-g", "none"][..],
             &["--sort", "comm,trace", "-g", "none"],
         ] {
-            let report = |mut c: std::process::Command| {
-                stdout_of(&run_ok(
-                    c.args(["report", "--stdio", "-q", "-i"])
-                        .arg(&data)
-                        .args(args),
-                ))
-            };
-            let (p, s) = (report(perf()), report(sear()));
-            if let Some(d) = difference(&format!("{opts:?} report {args:?}"), &p, &s) {
-                panic!("{d}");
-            }
+            assert_report_same(&data, args);
         }
     }
     let o = sear()

@@ -110,7 +110,30 @@ pub(crate) enum Verdict {
 struct Switch {
     time: u64,
     tid: u32,
-    out: Option<Vec<u8>>,
+    out: Option<OutSample>,
+}
+
+/// A switch-out's sample made `offcpu-time`'s but for its time and
+/// period (known at the switch-in), with where those two are.
+struct OutSample {
+    bytes: Vec<u8>,
+    time_at: usize,
+    period_at: usize,
+}
+
+impl OutSample {
+    /// Identifier, time (the switch-in) and period (the wait).
+    fn complete(&mut self, id: u64, t_out: u64, t_in: u64) {
+        for (at, v) in [
+            (0, id),
+            (self.time_at, t_in),
+            (self.period_at, t_in.saturating_sub(t_out)),
+        ] {
+            if let Some(b) = self.bytes.get_mut(at..at + 8) {
+                b.copy_from_slice(&v.to_ne_bytes());
+            }
+        }
+    }
 }
 
 /// Pairs switch-outs with switch-ins in time order.
@@ -133,7 +156,7 @@ pub(crate) struct Converter {
     horizon: u64,
     pass_max: u64,
     /// Per thread: its switch-out waiting for the switch-in.
-    waiting: HashMap<u32, (u64, Vec<u8>)>,
+    waiting: HashMap<u32, (u64, OutSample)>,
     /// Switch-outs whose switch-in never came (lost records).
     pub(crate) unpaired: u64,
     /// Switch-outs without a user stack (kernel threads, exiting tasks).
@@ -247,8 +270,8 @@ impl Converter {
                     let Some((t_out, mut sample)) = self.waiting.remove(&s.tid) else {
                         continue;
                     };
-                    finish(self.st, &mut sample, self.out_id, t_out, s.time);
-                    emit(&sample)?;
+                    sample.complete(self.out_id, t_out, s.time);
+                    emit(&sample.bytes)?;
                     n += 1;
                 }
             }
@@ -258,7 +281,7 @@ impl Converter {
 
     /// The tracepoint sample without its raw data and with the user
     /// address as its IP; None without a user stack or when malformed.
-    fn without_raw(&mut self, p: &[u8]) -> Option<(u32, u64, Vec<u8>)> {
+    fn without_raw(&mut self, p: &[u8]) -> Option<(u32, u64, OutSample)> {
         let st = self.st;
         let mut o = 8; // identifier
         let mut ip_at = None;
@@ -268,6 +291,7 @@ impl Converter {
         }
         let tid = u32_at(p, o + 4);
         o += 8;
+        let time_at = o;
         let t = u64_at(p, o);
         o += 8;
         for bit in [PERF_SAMPLE_ADDR, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU] {
@@ -275,7 +299,8 @@ impl Converter {
                 o += 8;
             }
         }
-        o += 8; // period
+        let period_at = o;
+        o += 8;
         let nr = u64_at(p, o) as usize;
         let chain = o + 8;
         let raw = chain.checked_add(nr.checked_mul(8)?)?;
@@ -308,27 +333,13 @@ impl Converter {
         if let Some(at) = ip_at {
             s[at..at + 8].copy_from_slice(&user_ip.to_ne_bytes());
         }
-        Some((tid, t, s))
+        let sample = OutSample {
+            bytes: s,
+            time_at,
+            period_at,
+        };
+        Some((tid, t, sample))
     }
-}
-
-/// Identifier, time (the switch-in) and period (the wait) of a sample.
-fn finish(st: u64, s: &mut [u8], id: u64, t_out: u64, t_in: u64) {
-    let mut put = |o: usize, v: u64| {
-        if let Some(b) = s.get_mut(o..o + 8) {
-            b.copy_from_slice(&v.to_ne_bytes());
-        }
-    };
-    put(0, id);
-    let mut o = 8 + if st & PERF_SAMPLE_IP != 0 { 8 } else { 0 } + 8;
-    put(o, t_in);
-    o += 8;
-    for bit in [PERF_SAMPLE_ADDR, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU] {
-        if st & bit != 0 {
-            o += 8;
-        }
-    }
-    put(o, t_in.saturating_sub(t_out));
 }
 
 #[cfg(test)]
