@@ -384,11 +384,10 @@ fn library_matches_objdump_on_libc() {
 }
 
 /// `Symbol → samples` of `sear report --no-children --sort sym -n` for the program's DSO.
-fn report_self_samples(data: &Path) -> BTreeMap<String, u64> {
-    let out = sear_report(
-        data,
-        &["--no-children", "--sort", "sym", "-n", "--dsos", "prog"],
-    );
+fn report_self_samples(data: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let mut args = vec!["--no-children", "--sort", "sym", "-n", "--dsos", "prog"];
+    args.extend_from_slice(extra);
+    let out = sear_report(data, &args);
     let mut m = BTreeMap::new();
     for l in out
         .lines()
@@ -403,10 +402,19 @@ fn report_self_samples(data: &Path) -> BTreeMap<String, u64> {
     m
 }
 
+/// Also on time slices (`--time`, perf's forms).
 #[test]
 fn sums_equal_report_self_samples() {
     let s = setup();
-    let out = sear_annotate(&s.data, &["-n", "--dsos", "prog"]);
+    for extra in [&[][..], &["--time", "0%-50%"], &["--time", "25%/4"]] {
+        sums_equal_report_in(&s, extra);
+    }
+}
+
+fn sums_equal_report_in(s: &Setup, extra: &[&str]) {
+    let mut args = vec!["-n", "--dsos", "prog"];
+    args.extend_from_slice(extra);
+    let out = sear_annotate(&s.data, &args);
     let mut ours = BTreeMap::new();
     for (header, insns) in sections(&out) {
         let n: u64 = insns
@@ -424,10 +432,10 @@ fn sums_equal_report_self_samples() {
         let start = insns[0].1;
         ours.insert(start, n);
     }
-    let report = report_self_samples(&s.data);
+    let report = report_self_samples(&s.data, extra);
     assert!(
         report.contains_key("hot") && report.contains_key("warm"),
-        "{report:?}"
+        "{extra:?}: {report:?}"
     );
     // Functions by start address from the symbol table.
     let nm = stdout_of(&run_ok(Command::new("nm").arg(&s.prog)));
@@ -443,10 +451,14 @@ fn sums_equal_report_self_samples() {
         assert_eq!(
             ours.get(&start),
             Some(n),
-            "{name}: annotate and report differ"
+            "{extra:?} {name}: annotate and report differ"
         );
     }
-    assert_eq!(ours.len(), report.len(), "{ours:?} vs {report:?}");
+    assert_eq!(
+        ours.len(),
+        report.len(),
+        "{extra:?}: {ours:?} vs {report:?}"
+    );
 }
 
 #[test]

@@ -146,3 +146,116 @@ fn recordings_fold_like_perf_script_text() {
         );
     }
 }
+
+/// `--time` (perf's forms) and `--cpu` select the same samples in every
+/// command that draws or exports a whole recording as `perf script` does
+/// with the same arguments: the folded stacks of the selection equal perf
+/// script's text of it folded, and the exports count its samples.
+#[test]
+fn time_and_cpu_ranges_select_what_perf_script_selects() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path());
+    let data = perf_record(
+        dir.path(),
+        "cpu.data",
+        &["-F", "4000", "-g", "--sample-cpu"],
+        &[bin],
+    );
+    let fifths = two_fifths(&data);
+    let mut failures = Vec::new();
+    for args in [
+        &["--time", "10%/2"][..],
+        &["--time", "0%-30%,60%-90%"],
+        &["--time", "40%"],
+        &["--time", &fifths],
+        &["-C", "0"],
+        &["--cpu", "1"],
+        &["--time", "50%/2", "--cpu", "0,1"],
+    ] {
+        let want = via_text(&data, args, &[]);
+        let got = direct(&data, args);
+        if want != got {
+            failures.push(format!(
+                "{args:?}:\n--- perf script | sear collapse\n{want}\n--- sear collapse -i\n{got}"
+            ));
+        }
+        // export and flame select the same.
+        let exported = stdout_of(&run_ok(
+            sear()
+                .args(["export", "--format", "folded", "-o", "-", "-i"])
+                .arg(&data)
+                .args(args),
+        ));
+        let plain = stdout_of(&run_ok(
+            sear().args(["collapse", "-i"]).arg(&data).args(args),
+        ));
+        if exported != plain {
+            failures.push(format!(
+                "export {args:?}:\n{exported}\n--- collapse\n{plain}"
+            ));
+        }
+        let n = stdout_of(&run_ok(
+            perf()
+                .args(["script", "-F", "time", "-i"])
+                .arg(&data)
+                .args(args),
+        ))
+        .lines()
+        .count() as u64;
+        let json = stdout_of(&run_ok(
+            sear()
+                .args(["export", "--format", "json", "-o", "-", "-i"])
+                .arg(&data)
+                .args(args),
+        ));
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let counted = json["events"][0]["samples"].as_u64().unwrap_or(0);
+        if counted != n {
+            failures.push(format!(
+                "export json {args:?}: {counted} samples, perf script {n}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The whole recording is not a slice of itself: the slices hold fewer.
+    let all = direct(&data, &[]);
+    let slice = direct(&data, &["--time", "10%/2"]);
+    let count = |t: &str| -> u64 {
+        t.lines()
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    };
+    assert!(count(&slice) > 0 && count(&slice) * 5 < count(&all));
+    // Text has no samples to select: an error that says what to do.
+    let out = sear()
+        .args(["collapse", "--time", "10%", "-"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("perf script --time"));
+    // A percent slice of a recording without its first and last sample
+    // times (pipe mode) says why it cannot be cut.
+    let piped = dir.path().join("pipe.data");
+    let text = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(&data));
+    assert!(!text.stdout.is_empty());
+    run_ok(
+        perf()
+            .args(["inject", "-i"])
+            .arg(&data)
+            .arg("-o")
+            .arg("-")
+            .stdout(std::fs::File::create(&piped).unwrap()),
+    );
+    let out = sear()
+        .args(["report", "--stdio", "--time", "10%/2", "-i"])
+        .arg(&piped)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("SAMPLE_TIME") && err.contains("seconds"),
+        "{err}"
+    );
+}

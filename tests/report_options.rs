@@ -16,6 +16,7 @@ fn options_print_what_perf_prints() {
     let dir = tempfile::tempdir().unwrap();
     let data = two_process_recording(dir.path());
     let time = middle_third(&data);
+    let fifths = two_fifths(&data);
     // The CPU with the most samples: on a loaded machine both processes
     // may have run on one CPU only.
     let busiest = {
@@ -42,6 +43,19 @@ fn options_print_what_perf_prints() {
         vec!["--symbol-filter=o", "-g", "none"],
         vec!["--time", &time, "--no-children"],
         vec!["--time", &time, "-g", "none", "-s", "dso,sym"],
+        vec!["--time", &fifths, "--no-children", "-n"],
+        vec!["--time", "10%/2", "--no-children"],
+        vec!["--time", "25%", "-g", "none", "-n"],
+        vec![
+            "--time",
+            "10%/1,10%/3,10%/10",
+            "-g",
+            "none",
+            "-s",
+            "pid,sym",
+        ],
+        vec!["--time", "0%-20%,50%-70%", "--no-children", "-n"],
+        vec!["--time", "90%-100%", "-g", "none", "-n", "-s", "sym"],
         vec!["-g", "--no-children"],
         vec!["-g", "caller,0.5,callee", "--no-children"],
         vec!["--percent-limit", "5", "--no-children"],

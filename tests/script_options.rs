@@ -14,6 +14,7 @@ fn options_print_what_perf_prints() {
     let dir = tempfile::tempdir().unwrap();
     let data = two_process_recording(dir.path());
     let time = middle_third(&data);
+    let fifths = two_fifths(&data);
     let rows: Vec<Vec<&str>> = vec![
         vec!["-C", "0"],
         vec!["--cpu", "1", "-F", "comm,tid,cpu,ip,sym"],
@@ -27,6 +28,12 @@ fn options_print_what_perf_prints() {
         vec!["--reltime", "-C", "1"],
         vec!["--reltime", "--time", "0.01,0.05"],
         vec!["--time", &time],
+        vec!["--time", &fifths, "-F", "comm,tid,time,ip,sym"],
+        vec!["--time", "10%/2"],
+        vec!["--time", "10%/1,10%/4", "-F", "tid,time,sym"],
+        vec!["--time", "30%"],
+        vec!["--time", "0%-10%,45%-55%,90%-100%", "-F", "time,ip"],
+        vec!["--reltime", "--time", "0.01,0.02 0.04,0.05"],
         vec!["--header-only"],
         vec!["--header-only", "-I"],
         vec!["-c", "hot", "--tid", "1"],

@@ -270,6 +270,8 @@ pub struct HtmlArgs {
     /// lines; 0: none).
     #[arg(long, value_name = "N", default_value_t = 20000)]
     pub source_lines: usize,
+    #[command(flatten)]
+    pub range: RangeArgs,
 }
 
 /// The formats of `sear export`.
@@ -297,6 +299,8 @@ pub struct ExportArgs {
     /// At most this many frames per stack, from the leaf (perf's --max-stack).
     #[arg(long, value_name = "N", default_value_t = 127)]
     pub max_stack: usize,
+    #[command(flatten)]
+    pub range: RangeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -463,6 +467,11 @@ pub struct AnnotateArgs {
     /// CPUs: `-a`, `-C` or `--sample-cpu`).
     #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
     pub cpu: Option<CpuList>,
+    /// Only samples in these time ranges (perf's forms, as report's
+    /// `--time`): START,STOP in seconds, several separated by spaces, or
+    /// percent slices like `10%/2` and `0%-10%`.
+    #[arg(long = "time", value_name = "RANGES")]
+    pub time: Option<String>,
     /// Print every record raw and decoded (as `report -D`) instead.
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,
@@ -572,6 +581,8 @@ pub struct CollapseArgs {
     /// Recordings: --max-stack and --raw-return-addresses.
     #[command(flatten)]
     pub stack: StackArgs,
+    #[command(flatten)]
+    pub range: RangeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -632,6 +643,8 @@ pub struct FlameArgs {
     /// Example: sear flame --diff before.data after.data -o diff.svg
     #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], conflicts_with_all = ["file", "input"])]
     pub diff: Option<Vec<PathBuf>>,
+    #[command(flatten)]
+    pub range: RangeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1359,10 +1372,13 @@ pub struct SampleFilterArgs {
     /// Only samples in these symbols (comma-separated names as printed).
     #[arg(short = 'S', long = "symbols", value_name = "SYMBOLS", value_parser = names)]
     pub symbols: Option<NameList>,
-    /// Only samples in this time range: START,STOP in seconds as `sear
-    /// script` prints times (either may be empty: `1234.5,` is from 1234.5
-    /// on).
-    #[arg(long = "time", value_name = "START,STOP")]
+    /// Only samples in these time ranges (perf's forms): START,STOP in
+    /// seconds as `sear script` prints times (either may be empty:
+    /// `1234.5,` is from 1234.5 on), several separated by spaces
+    /// (`"1234.5,1235 1236,"`), or slices of the recording in percent:
+    /// `10%/2` (the second tenth), `25%` (the first quarter), `0%-10%`, and
+    /// comma-separated lists of them (`10%/1,10%/3`, `0%-10%,30%-40%`).
+    #[arg(long = "time", value_name = "RANGES")]
     pub time: Option<String>,
 }
 
@@ -1382,13 +1398,63 @@ impl SampleFilterArgs {
     pub fn symbols(&self) -> Option<Vec<String>> {
         self.symbols.clone().map(|n| n.0)
     }
-    /// The `--time` range, parsed.
-    pub fn time_range(&self) -> anyhow::Result<Option<(u64, u64)>> {
-        Ok(self
-            .time
-            .as_deref()
-            .map(profile::session::parse_time_range)
-            .transpose()?)
+    /// The `--time` ranges, parsed (percent slices of this recording's
+    /// span).
+    pub fn time_ranges(
+        &self,
+        meta: &perf_data::Meta,
+    ) -> anyhow::Result<Option<profile::session::TimeRanges>> {
+        time_ranges(self.time.as_deref(), meta)
+    }
+}
+
+/// `--time` parsed for a recording (percent slices need its first and last
+/// sample times).
+pub fn time_ranges(
+    time: Option<&str>,
+    meta: &perf_data::Meta,
+) -> anyhow::Result<Option<profile::session::TimeRanges>> {
+    Ok(time
+        .map(|t| profile::session::TimeRanges::parse(t, meta.features.sample_time()))
+        .transpose()?)
+}
+
+/// `--time` and `-C/--cpu` of the commands that draw or export a whole
+/// recording (collapse, flame, export, html), as report and script take
+/// them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RangeArgs {
+    /// Only samples in these time ranges (perf's forms): START,STOP in
+    /// seconds as `sear script` prints times (either may be empty), several
+    /// separated by spaces, or slices in percent: `10%/2` (the second
+    /// tenth), `25%`, `0%-10%`, `10%/1,10%/3`. Recordings only.
+    #[arg(long = "time", value_name = "RANGES")]
+    pub time: Option<String>,
+    /// Only samples of these CPUs (a list like 0-3,6; the recording needs
+    /// CPUs: `-a`, `-C` or `--sample-cpu`). Recordings only.
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+}
+
+impl RangeArgs {
+    pub fn is_set(&self) -> bool {
+        self.time.is_some() || self.cpu.is_some()
+    }
+    pub fn cpus(&self) -> Option<Vec<u32>> {
+        self.cpu.clone().map(|c| c.0)
+    }
+    /// The time ranges for this recording, its CPUs checked.
+    pub fn for_recording(
+        &self,
+        meta: &perf_data::Meta,
+        path: &std::path::Path,
+    ) -> anyhow::Result<Option<profile::session::TimeRanges>> {
+        use anyhow::Context;
+        if self.cpu.is_some() {
+            profile::session::check_cpu_filter(meta)
+                .with_context(|| format!("{}", path.display()))?;
+        }
+        time_ranges(self.time.as_deref(), meta).with_context(|| format!("{}", path.display()))
     }
 }
 

@@ -39,6 +39,8 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         profile::session::check_cpu_filter(reader.meta())
             .with_context(|| format!("{}", path.display()))?;
     }
+    let time = crate::cli::time_ranges(a.time.as_deref(), reader.meta())
+        .with_context(|| format!("{}", path.display()))?;
     let names = crate::cli::NameArgs {
         no_demangle: a.no_demangle,
         short_names: false,
@@ -63,7 +65,8 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             names,
             inline: false,
             srclines: false,
-            time: None,
+            time,
+            cpus: None,
             thread_values: false,
             switch: None,
         },

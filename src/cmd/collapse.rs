@@ -38,6 +38,7 @@ pub fn options(a: &CollapseArgs) -> Options {
 }
 
 fn collapse_text(mut input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
+    text_without_ranges(&input.name, &a.range)?;
     if a.wall_clock {
         anyhow::bail!(
             "{}: --wall-clock needs a recording (perf.data from `sear record --off-cpu`), \
@@ -64,7 +65,9 @@ fn collapse_recording(input: TextInput, a: &CollapseArgs) -> Result<ExitCode> {
             prune_below_percent: None,
             raw_return_addresses: a.stack.raw_return_addresses,
             max_stack: a.stack.max_stack,
+            ..Replay::default()
         },
+        &a.range,
     )?;
     crate::ui::print_diagnostics(name.as_ref(), &diag);
     write(&folded)
@@ -83,11 +86,17 @@ pub fn fold_recording(
     input: TextInput,
     opts: &Options,
     r: &Replay,
+    range: &crate::cli::RangeArgs,
 ) -> Result<(profile::collapse::Folded, perf_data::Diagnostics)> {
     let name = input.name.clone();
     let (path, reader) = input
         .recording()
         .with_context(|| format!("reading perf.data header of {name}"))?;
+    let r = &Replay {
+        time: range.for_recording(reader.meta(), &path)?,
+        cpus: range.cpus(),
+        ..r.clone()
+    };
     let (folded, diag, reader) = profile::collapse::recording::fold_recording(reader, opts, r)
         .map_err(|e| match e {
             profile::Error::BadOption(why) => anyhow::anyhow!("{}: {why}", path.display()),
@@ -95,4 +104,17 @@ pub fn fold_recording(
         })?;
     crate::ui::print_diagnostics(&path, reader.diagnostics());
     Ok((folded, diag))
+}
+
+/// `--time` and `--cpu` select samples of a recording; text has none to
+/// select (filter it where it is made: `perf script --time`, `-C`).
+pub fn text_without_ranges(name: &str, range: &crate::cli::RangeArgs) -> Result<()> {
+    if range.is_set() {
+        anyhow::bail!(
+            "{name}: --time and --cpu select samples of a recording (perf.data), and this \
+             input is text: give the recording, or filter where the text is made \
+             (`perf script --time RANGES -C CPUS`)"
+        );
+    }
+    Ok(())
 }

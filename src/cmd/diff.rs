@@ -54,11 +54,7 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
             cpus: a.cpu.clone().map(|n| n.0),
             ..Filters::default()
         },
-        time: a
-            .time
-            .as_deref()
-            .map(profile::session::parse_time_range)
-            .transpose()?,
+        time: a.time.clone(),
         relative: a.percentage.as_deref() == Some("relative"),
     };
     let base = load(&a.base, &opts)?;
@@ -147,7 +143,8 @@ struct LoadOptions<'a> {
     keys: &'a [SortKey],
     names: profile::symbolize::NameStyle,
     filters: Filters,
-    time: Option<(u64, u64)>,
+    /// `--time`, parsed for each recording (percent slices of its own span).
+    time: Option<String>,
     relative: bool,
 }
 
@@ -163,6 +160,8 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         profile::session::check_cpu_filter(reader.meta())
             .with_context(|| format!("{}", path.display()))?;
     }
+    let time = crate::cli::time_ranges(o.time.as_deref(), reader.meta())
+        .with_context(|| format!("{}", path.display()))?;
     let want_parent = o.keys.contains(&SortKey::Parent);
     let mut summed = profile::session::sum(
         reader,
@@ -175,7 +174,8 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
             names: o.names,
             inline: true,
             srclines: o.keys.iter().any(|k| k.needs_srclines()),
-            time: o.time,
+            time,
+            cpus: None,
             thread_values: false,
             switch: None,
         },

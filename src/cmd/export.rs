@@ -17,7 +17,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     if a.format == ExportFormat::Folded {
         return folded(&a, &path);
     }
-    let profile = load(&path, a.max_stack, a.names)?;
+    let profile = load(&path, a.max_stack, a.names, &a.range)?;
     if profile.samples.is_empty() {
         log::warn!("{}: no samples; the export is empty", path.display());
     }
@@ -39,15 +39,21 @@ pub fn load(
     path: &std::path::Path,
     max_stack: usize,
     names: crate::cli::NameArgs,
+    range: &crate::cli::RangeArgs,
 ) -> Result<ExportProfile> {
     let reader = super::open(path)?;
+    let time = range.for_recording(reader.meta(), path)?;
     let (machine, kernel) = profile::session::start(reader.meta());
     let mut sink = profile::session::Timeline::new(
         Collector::new(CollectOptions {
             max_stack,
             ..CollectOptions::default()
         }),
-        Default::default(),
+        profile::session::SampleFilter {
+            time,
+            cpus: range.cpus(),
+            ..Default::default()
+        },
     );
     let profile::session::Replay {
         machine, reader, ..
@@ -105,7 +111,9 @@ fn folded(a: &ExportArgs, path: &std::path::Path) -> Result<ExitCode> {
             prune_below_percent: None,
             raw_return_addresses: false,
             max_stack: a.max_stack,
+            ..Default::default()
         },
+        &a.range,
     )?;
     crate::ui::print_diagnostics(path, &diag);
     write_to(a, |w| render::folded::write_folded(w, &folded))

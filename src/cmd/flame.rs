@@ -57,11 +57,14 @@ fn stacks_of(
                 prune_below_percent,
                 raw_return_addresses: false,
                 max_stack: 127,
+                ..Default::default()
             },
+            &a.range,
         )?;
         crate::ui::print_diagnostics(name.as_ref(), &diag);
         return Ok(folded.sorted_text());
     }
+    super::collapse::text_without_ranges(&name, &a.range)?;
     if a.wall_clock {
         anyhow::bail!(
             "{name}: --wall-clock needs a recording (perf.data from `sear record --off-cpu`), \

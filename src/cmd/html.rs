@@ -22,7 +22,7 @@ const MAX_SOURCE_BYTES: u64 = 32 << 20;
 
 pub fn run(a: HtmlArgs) -> Result<ExitCode> {
     let path = super::input_path(&a.input);
-    let profile = super::export::load(&path, a.max_stack, a.names)?;
+    let profile = super::export::load(&path, a.max_stack, a.names, &a.range)?;
     if profile.samples.is_empty() {
         log::warn!("{}: no samples; the report is empty", path.display());
     }

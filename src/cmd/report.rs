@@ -191,7 +191,10 @@ fn hotspots(
         profile::session::check_cpu_filter(reader.meta())
             .with_context(|| format!("{}", path.display()))?;
     }
-    let time = a.only.time_range()?;
+    let time = a
+        .only
+        .time_ranges(reader.meta())
+        .with_context(|| format!("{}", path.display()))?;
     let switch = a.switch.evswitch(reader.meta())?;
     let mut collect = request.collect_options(&early);
     collect.max_stack_from_root =
@@ -209,6 +212,7 @@ fn hotspots(
             srclines: early.keys.iter().any(|k| k.needs_srclines())
                 || request.graph.key != profile::callchain::ChainKey::Function,
             time,
+            cpus: None,
             thread_values: a.threads,
             switch,
         },

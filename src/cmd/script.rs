@@ -65,7 +65,10 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         .and_then(|spec| render::script::parse_fields(spec, Default::default()).ok())
         .map(|(f, _)| f)
         .unwrap_or_default();
-    let time = a.only.time_range()?;
+    let time = a
+        .only
+        .time_ranges(meta)
+        .with_context(|| format!("{}", path.display()))?;
     let dsos = a.dsos.clone().map(|d| d.0);
     let symbols = a.only.symbols();
 

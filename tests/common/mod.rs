@@ -342,6 +342,26 @@ pub fn middle_third(data: &Path) -> String {
     format!("{:.6},{:.6}", lo + third, hi - third)
 }
 
+/// Two ranges in perf's `--time` form (`A,B C,D`): the second fifth and
+/// the fourth of the recording's samples' span.
+pub fn two_fifths(data: &Path) -> String {
+    let out = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(data));
+    let times: Vec<f64> = stdout_of(&out)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+        .collect();
+    assert!(times.len() > 30, "too few samples: {}", times.len());
+    let (lo, hi) = (times[0], times[times.len() - 1]);
+    let f = (hi - lo) / 5.0;
+    format!(
+        "{:.6},{:.6} {:.6},{:.6}",
+        lo + f,
+        lo + 2.0 * f,
+        lo + 3.0 * f,
+        lo + 4.0 * f
+    )
+}
+
 /// Runs `perf` and `sear` (each given a row of arguments) on every row and
 /// fails listing the rows whose outputs differ.
 pub fn assert_rows_equal(

@@ -20,6 +20,7 @@ fn options() -> SumOptions {
         inline: false,
         srclines: false,
         time: None,
+        cpus: None,
         thread_values: false,
         switch: None,
     }

@@ -33,7 +33,7 @@ pub struct Recording<'a> {
 }
 
 /// How a recording is replayed for folding.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct Replay {
     /// See [`Recording::mark_inline`].
     pub mark_inline: bool,
@@ -41,6 +41,10 @@ pub struct Replay {
     pub prune_below_percent: Option<f64>,
     pub raw_return_addresses: bool,
     pub max_stack: usize,
+    /// `--time`: only samples in these ranges.
+    pub time: Option<crate::session::TimeRanges>,
+    /// `-C/--cpu`: only samples of these CPUs.
+    pub cpus: Option<Vec<u32>>,
 }
 
 /// A whole recording's samples replayed, unwound, symbolized (perf's short
@@ -68,7 +72,8 @@ pub fn fold_recording(
             names: crate::symbolize::NameStyle::Short,
             inline: true,
             srclines: false,
-            time: None,
+            time: r.time.clone(),
+            cpus: r.cpus.clone(),
             thread_values: false,
             switch: None,
         },

@@ -22,12 +22,14 @@ pub use crate::Error;
 
 mod each;
 mod summed;
+mod time_ranges;
 mod timeline;
 pub use each::{each_record, SampleSite, Step};
 pub use summed::{sum, SumOptions, Summed, Summing, ThreadValue};
+pub use time_ranges::TimeRanges;
 pub use timeline::{
-    parse_time_range, KeptBranch, KeptRegs, LeafFilter, SampleExtra, SampleFilter, ShownTime,
-    SideBand, TimeClock, TimedSample, TimedSide, Timeline,
+    KeptBranch, KeptRegs, LeafFilter, SampleExtra, SampleFilter, ShownTime, SideBand, TimeClock,
+    TimedSample, TimedSide, Timeline,
 };
 
 /// perf's `--switch-on`/`--switch-off` (its evswitch): samples count

@@ -13,16 +13,19 @@ use crate::symbolize::{Background, NameStyle, SymbolTable, SymbolizeOptions};
 use crate::Error;
 
 /// How to sum and symbolize.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SumOptions {
     pub collect: CollectOptions,
     pub names: NameStyle,
     pub inline: bool,
     /// Look up each location's source line (srcline and srcfile keys).
     pub srclines: bool,
-    /// `--time`: only samples in this range (nanoseconds, both ends
-    /// included); the others are left out as perf leaves them out.
-    pub time: Option<(u64, u64)>,
+    /// `--time`: only samples in these ranges; the others are left out as
+    /// perf leaves them out.
+    pub time: Option<super::TimeRanges>,
+    /// `-C/--cpu` where the sums do not keep CPUs (collapse, flame): only
+    /// samples of these CPUs.
+    pub cpus: Option<Vec<u32>>,
     /// Keep the counter values READ records give exiting threads (`record
     /// -s`), for report's `-T`.
     pub thread_values: bool,
@@ -108,7 +111,8 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
 pub struct Summing {
     pub collector: Collector,
     early: Background,
-    time: Option<(u64, u64)>,
+    time: Option<super::TimeRanges>,
+    cpus: Option<Vec<u32>>,
     thread_values: Option<Vec<ThreadValue>>,
     switch: Option<super::EvSwitch>,
 }
@@ -126,7 +130,8 @@ impl Summing {
         Summing {
             collector: Collector::new(o.collect),
             early: Background::start(&sym_opts),
-            time: o.time,
+            time: o.time.clone(),
+            cpus: o.cpus.clone(),
             thread_values: o.thread_values.then(Vec::new),
             switch: o.switch,
         }
@@ -141,11 +146,16 @@ impl Summing {
 
 impl Sink for Summing {
     fn sample(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
-        if let Some((lo, hi)) = self.time {
-            let t = s.time.unwrap_or(0);
-            if t < lo || t > hi {
-                return;
-            }
+        if self
+            .time
+            .as_ref()
+            .is_some_and(|r| !r.keeps(s.time.unwrap_or(0)))
+            || self
+                .cpus
+                .as_ref()
+                .is_some_and(|c| !c.contains(&s.cpu.unwrap_or(u32::MAX)))
+        {
+            return;
         }
         if self.switch.as_mut().is_some_and(|w| w.discard(s.event)) {
             return;

@@ -6,7 +6,6 @@ use perf_data::Sample;
 
 use super::Sink;
 use crate::machine::Machine;
-use crate::Error;
 
 /// One sample as a [`Timeline`] keeps it (see
 /// [`crate::collect::Collector::key`]).
@@ -97,8 +96,8 @@ pub struct SampleExtra {
 pub struct SampleFilter {
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
-    /// Sample times, both ends included.
-    pub time: Option<(u64, u64)>,
+    /// perf's `--time` ranges.
+    pub time: Option<super::TimeRanges>,
     pub comms: Option<Vec<String>>,
     /// `-C/--cpu`: only samples of these CPUs.
     pub cpus: Option<Vec<u32>>,
@@ -258,8 +257,7 @@ impl Sink for Timeline {
         let rel = if f.time_relative { first } else { 0 };
         if f.pids.as_ref().is_some_and(|v| !v.contains(&pid))
             || f.tids.as_ref().is_some_and(|v| !v.contains(&tid))
-            || f.time
-                .is_some_and(|(lo, hi)| t < lo.saturating_add(rel) || t > hi.saturating_add(rel))
+            || f.time.as_ref().is_some_and(|r| !r.keeps_from(t, rel))
             || f.cpus
                 .as_ref()
                 .is_some_and(|c| !c.contains(&s.cpu.unwrap_or(u32::MAX)))
@@ -377,69 +375,6 @@ impl Sink for Timeline {
             misc: raw.misc,
             payload: raw.payload.to_vec(),
         });
-    }
-}
-
-/// `START,STOP` in seconds (as printed) to nanoseconds, both inclusive.
-pub fn parse_time_range(s: &str) -> Result<(u64, u64), Error> {
-    let (a, b) = s.split_once(',').ok_or_else(|| {
-        Error::TimeRange(format!(
-            "--time {s}: expected START,STOP (either may be empty)"
-        ))
-    })?;
-    let secs = |x: &str, empty: u64| -> Result<u64, Error> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Ok(empty);
-        }
-        let (whole, frac) = x.split_once('.').unwrap_or((x, ""));
-        let bad = || {
-            Error::TimeRange(format!(
-                "--time {s}: `{x}` is not a time in seconds like 1234.567890"
-            ))
-        };
-        if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        let whole: u64 = whole.parse().map_err(|_| bad())?;
-        let frac: u64 = if frac.is_empty() {
-            0
-        } else {
-            format!("{frac:0<9}").parse().map_err(|_| bad())?
-        };
-        whole
-            .checked_mul(1_000_000_000)
-            .and_then(|w| w.checked_add(frac))
-            .ok_or_else(bad)
-    };
-    let (start, stop) = (secs(a, 0)?, secs(b, u64::MAX)?);
-    if start > stop {
-        return Err(Error::TimeRange(format!(
-            "--time {s}: the start is after the stop"
-        )));
-    }
-    Ok((start, stop))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_ranges() {
-        assert_eq!(
-            parse_time_range("1.5,2").unwrap(),
-            (1_500_000_000, 2_000_000_000)
-        );
-        assert_eq!(
-            parse_time_range(",3.000000001").unwrap(),
-            (0, 3_000_000_001)
-        );
-        assert_eq!(parse_time_range("4,").unwrap().1, u64::MAX);
-        assert!(parse_time_range("4").is_err());
-        assert!(parse_time_range("x,1").is_err());
-        assert!(parse_time_range("2,1").is_err());
-        assert!(parse_time_range("1.0000000001,").is_err());
     }
 }
 
