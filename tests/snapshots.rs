@@ -81,7 +81,7 @@ fn cpu_clock() -> Event {
 fn put_str(p: &mut Vec<u8>, s: &str) {
     p.extend_from_slice(s.as_bytes());
     p.push(0);
-    while p.len() % 8 != 0 {
+    while !p.len().is_multiple_of(8) {
         p.push(0);
     }
 }

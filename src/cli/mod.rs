@@ -774,8 +774,9 @@ pub struct ReportArgs {
     /// Dump every record raw with its decoded fields (perf's -D).
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,
-    /// Plain text output (the only mode; accepted for perf compatibility).
-    #[arg(long)]
+    /// The text report, also on a terminal (where the interactive browser
+    /// is the default, as perf's).
+    #[arg(long, overrides_with = "tui")]
     pub stdio: bool,
     /// Sort and group samples by these keys, comma-separated: comm, pid
     /// (one entry per thread, shown as tid:comm; `tid` is the same key, as
@@ -905,9 +906,12 @@ pub struct ReportArgs {
           require_equals = true, default_missing_value = "always",
           value_parser = ["always", "never", "auto"])]
     pub stdio_color: Option<String>,
-    /// The interactive browser (perf's default on a terminal): not
-    /// implemented yet; sear prints the text report, saying so.
-    #[arg(long = "tui")]
+    /// The interactive browser (the default when stdout is a terminal and
+    /// `TERM` is not dumb; perf's config `tui.report = false` turns that
+    /// default off): the table with call graphs unfolding under each entry,
+    /// `/` filters by symbol, `t`/`d` zoom into a thread or shared object,
+    /// `a` annotates, `s` switches events, `?` lists every key.
+    #[arg(long = "tui", overrides_with = "stdio")]
     pub tui: bool,
     /// Options that change nothing in perf's text report of recordings
     /// without the data they concern, or describe how perf reads (sear

@@ -16,7 +16,31 @@ use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
 
-pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
+pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
+    annotate(a, None)
+}
+
+/// The text `sear annotate ARGS` prints, into `buf` (the report browser's
+/// annotate view); warnings are left to the log.
+pub fn text(args: &[&std::ffi::OsStr]) -> Result<String> {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(
+        [
+            std::ffi::OsStr::new("sear"),
+            std::ffi::OsStr::new("annotate"),
+        ]
+        .into_iter()
+        .chain(args.iter().copied()),
+    )?;
+    let crate::cli::Command::Annotate(a) = cli.command else {
+        anyhow::bail!("not an annotate command line");
+    };
+    let mut buf = Vec::new();
+    annotate(a, Some(&mut buf))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> {
     crate::config::annotate_defaults(&mut a);
     super::refuse_vmlinux(a.vmlinux.as_deref())?;
     if a.tui {
@@ -148,7 +172,11 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         .collect();
     let mut annotator = Annotator::new(&syms, dsos, opts);
     annotator.forget(std::mem::take(&mut hot.forgotten));
-    let mut out = super::paged_stdout();
+    let mut paged = None;
+    let out: &mut dyn std::io::Write = match buf {
+        Some(b) => b,
+        None => paged.insert(super::paged_stdout()),
+    };
     let mut printed = 0usize;
     for e in &entries {
         let Some((ann, dso)) = annotator.function(e.sym) else {
@@ -164,7 +192,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
         if a.print_line {
             let name = &dso.name;
             render::annotate::write_summary(
-                &mut out,
+                out,
                 name,
                 ann,
                 &per_insn,
@@ -207,7 +235,7 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
                 percent_type,
             };
             render::annotate2::write_function(
-                &mut out, ann, &per_insn, base, &function, &title, &opts2,
+                out, ann, &per_insn, base, &function, &title, &opts2,
             )?;
             printed += 1;
             continue;
@@ -217,10 +245,12 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
             event: &event,
             samples: e.hits.samples,
         };
-        render::annotate::write_function(&mut out, ann, &per_insn, base, &header, &ropts)?;
+        render::annotate::write_function(out, ann, &per_insn, base, &header, &ropts)?;
         printed += 1;
     }
-    super::finish(out)?;
+    out.flush().context("writing output")?;
+    // (The pager ends before the warnings.)
+    drop(paged);
     crate::ui::print_diagnostics(&path, reader.diagnostics());
     let mut func_failures = annotator.failures();
     if a.skip_missing {

@@ -23,6 +23,7 @@ mod inject;
 mod list;
 mod record;
 mod report;
+mod report_browser;
 mod script;
 mod stat;
 

@@ -55,11 +55,6 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
         return super::dump::run(&path, reader);
     }
     super::refuse_vmlinux(a.vmlinux.as_deref())?;
-    if a.tui {
-        log::warn!(
-            "the interactive report browser is not implemented yet: printing the text report"
-        );
-    }
     // Modes whose data the recording lacks: perf's message and an empty
     // report, as perf.
     let sample_types = || reader.meta().events.iter().map(|e| e.attr.sample_type);
@@ -122,6 +117,7 @@ fn hotspots(
     quiet: bool,
     hierarchy_caller: bool,
 ) -> Result<ExitCode> {
+    let browse = browser_wanted(a, quiet);
     use profile::hist::Filters;
     let mut graph = crate::config::call_graph_params();
     // As perf, --percent-limit is also the call graphs' threshold (and -g
@@ -246,18 +242,6 @@ fn hotspots(
             path.display()
         );
     }
-    let t0 = std::time::Instant::now();
-    let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
-    log::debug!("rows built and sorted: {:?}", t0.elapsed());
-    crate::ui::log_memory("after building rows");
-    let t0 = std::time::Instant::now();
-    let names = rows.names(&summed);
-    let sections = render::report::sections(
-        &rows.report.hists,
-        &rows.groups,
-        &rows.section_events,
-        &rows.section_names,
-    );
     let relative = a.percentage.as_deref() == Some("relative");
     let topts = render::report::TableOptions {
         keys: plan.keys.clone(),
@@ -280,6 +264,35 @@ fn hotspots(
         hierarchy: a.hierarchy,
         color: crate::ui::stdio_color(a.stdio_color.as_deref()),
     };
+    if browse {
+        return super::report_browser::run(super::report_browser::Inputs {
+            path: path.to_path_buf(),
+            summed,
+            plan,
+            filters,
+            group: a.group,
+            no_group: a.no_group,
+            topts: render::report::TableOptions {
+                color: false,
+                ..topts
+            },
+            graph: request.graph.clone(),
+            hide_first_frame: request.hides_entry_frame(),
+            annotate_args: annotate_args(a),
+        });
+    }
+    let t0 = std::time::Instant::now();
+    let rows = plan.rows(&mut summed, &filters, a.group, a.no_group);
+    log::debug!("rows built and sorted: {:?}", t0.elapsed());
+    crate::ui::log_memory("after building rows");
+    let t0 = std::time::Instant::now();
+    let names = rows.names(&summed);
+    let sections = render::report::sections(
+        &rows.report.hists,
+        &rows.groups,
+        &rows.section_events,
+        &rows.section_names,
+    );
     // Call graphs are built and formatted per entry on all cores, then
     // printed in order.
     let graphs = if plan.show_graphs {
@@ -375,4 +388,58 @@ fn trace_texts(
             }
         })
         .collect()
+}
+
+/// Whether the report opens in the browser: on a terminal unless `--stdio`
+/// (or perf's `tui.report = false`), always with `--tui` where there is a
+/// terminal; never with the options whose output is text by nature.
+fn browser_wanted(a: &ReportArgs, quiet: bool) -> bool {
+    let text_only = [
+        (a.hierarchy, "--hierarchy"),
+        (a.field_separator.is_some(), "-t/--field-separator"),
+        (a.header, "--header"),
+        (a.threads, "-T/--threads"),
+        (quiet, "-q"),
+    ];
+    if a.stdio {
+        return false;
+    }
+    if !crate::ui::browser::available() {
+        if a.tui {
+            log::warn!(
+                "--tui: stdout is not a terminal (or TERM is dumb): printing the text report"
+            );
+        }
+        return false;
+    }
+    if let Some((_, flag)) = text_only.iter().find(|(on, _)| *on) {
+        if a.tui {
+            log::warn!("--tui: {flag} is a text report's option: printing the text report");
+        }
+        return false;
+    }
+    a.tui || crate::config::get().bool("tui.report").unwrap_or(true)
+}
+
+/// The options `sear annotate` gets from the report for its view of one
+/// symbol: the recording, its names, its time ranges and CPUs.
+fn annotate_args(a: &ReportArgs) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = vec![
+        "--stdio".into(),
+        "--stdio-color=never".into(),
+        "-i".into(),
+        super::input_path(&a.input).into_os_string(),
+    ];
+    if a.names.no_demangle {
+        v.push("--no-demangle".into());
+    }
+    if let Some(t) = &a.only.time {
+        v.push("--time".into());
+        v.push(t.into());
+    }
+    if let Some(c) = &a.only.cpu {
+        v.push("--cpu".into());
+        v.push(c.1.clone().into());
+    }
+    v
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use perf_data::Diagnostics;
 
+pub mod browser;
 pub mod pager;
 
 struct StderrLogger {

@@ -5,6 +5,7 @@ pub mod browser;
 pub mod chromium;
 pub mod export;
 pub mod firefox;
+pub mod tty;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -60,7 +60,7 @@ impl Stats {
         while let Some(rec) = r.next_record()? {
             s.add(&rec);
             n += 1;
-            if n % 65536 == 0 {
+            if n.is_multiple_of(65536) {
                 progress(r.position());
             }
         }

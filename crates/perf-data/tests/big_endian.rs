@@ -32,7 +32,7 @@ impl Builder {
         self.u16(misc);
         self.u16(0);
         body(self);
-        while self.data.len() % 8 != 0 {
+        while !self.data.len().is_multiple_of(8) {
             self.data.push(0);
         }
         let size = (self.data.len() - start) as u16;

@@ -136,7 +136,7 @@ fn expand_tabs(s: &str) -> String {
     for c in s.chars() {
         if c == '\t' {
             out.push(' ');
-            while out.chars().count() % 8 != 0 {
+            while !out.chars().count().is_multiple_of(8) {
                 out.push(' ');
             }
         } else {

@@ -228,8 +228,21 @@ impl Plan {
         group: bool,
         no_group: bool,
     ) -> Rows {
-        let dso_names = dso_short_names(summed);
         let sums = summed.collector.take_sums_in_order();
+        self.rows_from(summed, sums, filters, group, no_group)
+    }
+
+    /// [`Plan::rows`] from sums taken before (a view that builds its rows
+    /// again with other filters keeps them and passes a copy each time).
+    pub fn rows_from(
+        &self,
+        summed: &Summed,
+        sums: Vec<(crate::collect::SampleKey, crate::collect::SampleSum)>,
+        filters: &Filters,
+        group: bool,
+        no_group: bool,
+    ) -> Rows {
+        let dso_names = dso_short_names(summed);
         let mut report = crate::hist::build(
             &summed.collector,
             sums,

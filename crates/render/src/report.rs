@@ -124,7 +124,7 @@ pub fn write_report(
     if opts.quiet {
         for (i, s) in sections.iter().enumerate() {
             if s.hists.all_samples > 0 {
-                write_section(out, opts, i, s, names, graphs)?;
+                write_section(out, opts, i, s, names, &mut RowOut::Print(graphs))?;
                 write!(out, "\n\n")?;
             }
         }
@@ -153,7 +153,7 @@ pub fn write_report(
         if s.hists.all_samples == 0 {
             continue;
         }
-        write_section(out, opts, i, s, names, graphs)?;
+        write_section(out, opts, i, s, names, &mut RowOut::Print(graphs))?;
         write!(out, "\n\n")?;
     }
     writeln!(
@@ -175,13 +175,84 @@ struct ColumnFormat {
     user: Option<usize>,
 }
 
+/// Where a section's rows go: printed, each with its call graph (the text
+/// report), or kept with their entries' indices (the browser).
+enum RowOut<'g> {
+    Print(&'g Graphs),
+    Keep(Vec<(usize, String)>),
+}
+
+/// One section as the report browser shows it: the text report's title
+/// (`Samples: 1K of event 'cpu-clock', Event count (approx.): N`), its
+/// column header and each shown row's line, exactly as `--stdio` prints
+/// them, with the index of the row's entry in the section's hists.
+#[derive(Debug, Clone, Default)]
+pub struct SectionTable {
+    pub title: String,
+    pub columns: String,
+    pub rows: Vec<(usize, String)>,
+}
+
+/// The rows of one section as [`write_report`] prints them (without call
+/// graphs); not for `--hierarchy` (an error says so).
+pub fn section_table(
+    opts: &TableOptions,
+    section: usize,
+    s: &Section<'_>,
+    names: &Names<'_>,
+) -> io::Result<SectionTable> {
+    if opts.hierarchy {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the hierarchy view is text only",
+        ));
+    }
+    let mut head = Vec::new();
+    let mut rows = RowOut::Keep(Vec::new());
+    let opts = TableOptions {
+        quiet: false,
+        field_sep: None,
+        ..opts.clone()
+    };
+    write_section(&mut head, &opts, section, s, names, &mut rows)?;
+    let head = String::from_utf8_lossy(&head);
+    let mut title = Vec::new();
+    let mut columns = String::new();
+    for l in head.lines() {
+        let l = l.strip_prefix('#').unwrap_or(l);
+        if l.trim().is_empty() {
+            continue;
+        }
+        if l.trim_start().starts_with('.') {
+            break;
+        }
+        if l.starts_with(' ')
+            && !l.trim_start().starts_with("Samples:")
+            && !l.trim_start().starts_with("Event count")
+            && !l.trim_start().starts_with("Processor Socket")
+        {
+            columns = l.to_string();
+        } else {
+            title.push(l.trim().to_string());
+        }
+    }
+    let RowOut::Keep(rows) = rows else {
+        unreachable!("kept above")
+    };
+    Ok(SectionTable {
+        title: title.join(", "),
+        columns,
+        rows,
+    })
+}
+
 fn write_section(
     out: &mut dyn Write,
     opts: &TableOptions,
     section: usize,
     s: &Section<'_>,
     names: &Names<'_>,
-    graphs: &Graphs,
+    rows_out: &mut RowOut<'_>,
 ) -> io::Result<()> {
     let (mut nr, mut period) = s.hists.header_totals(opts.relative);
     for m in &s.members {
@@ -329,6 +400,9 @@ fn write_section(
         }
     }
     if opts.hierarchy {
+        let RowOut::Print(graphs) = rows_out else {
+            return Ok(());
+        };
         return write_hierarchy(out, opts, section, s, names, graphs, &cols, &hidden);
     }
     let mut head = String::from("#");
@@ -434,9 +508,14 @@ fn write_section(
                 line.push_str(&" ".repeat(col.width.saturating_sub(printed)));
             }
         }
-        writeln!(out, "{line}")?;
-        if let Some(g) = graphs.get(section).and_then(|g| g.get(row)) {
-            out.write_all(g)?;
+        match rows_out {
+            RowOut::Print(graphs) => {
+                writeln!(out, "{line}")?;
+                if let Some(g) = graphs.get(section).and_then(|g| g.get(row)) {
+                    out.write_all(g)?;
+                }
+            }
+            RowOut::Keep(kept) => kept.push((row, line)),
         }
     }
     Ok(())

@@ -393,7 +393,7 @@ pub fn interval(
     let wall = Spread::of(interval_ns);
     let stamp = format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000);
     let mut out = String::new();
-    if *format == Format::Std && tick % 25 == 0 {
+    if *format == Format::Std && tick.is_multiple_of(25) {
         out.push_str("#           time             counts unit events\n");
     }
     for r in rows {

@@ -222,7 +222,7 @@ fn frames_walked_with_every_register_take_garbage_too() {
         }
         let mut regs = UserRegs::new(ip, sp, sp + next() % 512);
         for r in regs.others.iter_mut() {
-            *r = Some(if next() % 2 == 0 {
+            *r = Some(if next().is_multiple_of(2) {
                 sp + next() % 4096
             } else {
                 next()

@@ -227,7 +227,7 @@ pub fn replay_in(
             stats.add(&rec);
             state.record(&mut machine, sink, &rec);
             n += 1;
-            if n % BATCH_RECORDS == 0 {
+            if n.is_multiple_of(BATCH_RECORDS) {
                 sink.batch_done(&machine);
             }
         }

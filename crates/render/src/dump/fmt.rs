@@ -41,7 +41,7 @@ pub(crate) const X86_REGS: &[&str] = &[
 pub(super) fn reg_name(bit: u32) -> String {
     match bit {
         0..=23 => X86_REGS[bit as usize].to_string(),
-        32..=63 if bit % 2 == 0 => format!("XMM{}", (bit - 32) / 2),
+        32..=63 if bit.is_multiple_of(2) => format!("XMM{}", (bit - 32) / 2),
         _ => "unknown".to_string(),
     }
 }

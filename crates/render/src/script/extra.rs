@@ -287,7 +287,7 @@ pub fn reg_name(arch: &str, r: u32) -> Option<String> {
     match arch {
         "x86_64" | "x86" | "i386" | "i486" | "i586" | "i686" => match r {
             0..=23 => x86.get(i).map(|s| s.to_string()),
-            32..=63 if r % 2 == 0 => Some(format!("XMM{}", (r - 32) / 2)),
+            32..=63 if r.is_multiple_of(2) => Some(format!("XMM{}", (r - 32) / 2)),
             _ => None,
         },
         "aarch64" | "arm64" => ARM64.get(i).map(|s| s.to_string()),
