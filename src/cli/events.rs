@@ -647,3 +647,81 @@ fn threads_spec(s: &str) -> Result<String, String> {
 fn max_size(s: &str) -> Result<u64, String> {
     record::parse_size("--max-size", s).map_err(|e| e.to_string())
 }
+
+/// `sear top`'s options: perf top's.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// Events to sample, as `sear record -e` takes them (default: cycles,
+    /// cpu-clock on a machine without a PMU, as perf top falls back).
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    pub event: Vec<String>,
+    /// Samples per second per CPU (default 4000, as perf top), or `max`.
+    #[arg(short = 'F', long = "freq", value_name = "HZ|max")]
+    pub freq: Option<String>,
+    /// A sample every N events instead of a frequency.
+    #[arg(short = 'c', long = "count", value_name = "N")]
+    pub count: Option<u64>,
+    /// Record call chains (frame pointers): the table then shows the
+    /// children column and each entry's call graph unfolds.
+    #[arg(short = 'g')]
+    pub g: bool,
+    /// How call chains are recorded: fp, or dwarf[,SIZE].
+    #[arg(long = "call-graph", value_name = "fp|dwarf[,SIZE]")]
+    pub call_graph: Option<String>,
+    #[command(flatten)]
+    pub tasks: TaskArgs,
+    /// Every CPU (the default without -p, -t or a command).
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// Only these CPUs (a list like 0-3,6).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
+    pub cpu: Option<CpuList>,
+    /// Ring-buffer size per CPU, in pages (a power of two) or with a unit.
+    #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES|SIZE")]
+    pub mmap_pages: Option<String>,
+    /// Seconds between refreshes (perf top's default: 2).
+    #[arg(
+        short = 'd',
+        long = "delay",
+        value_name = "SECS",
+        default_value_t = 2.0
+    )]
+    pub delay: f64,
+    /// Show at most N entries.
+    #[arg(short = 'E', long = "entries", value_name = "N")]
+    pub entries: Option<usize>,
+    /// Start each refresh from zero instead of decaying the older samples
+    /// (by 7/8 a refresh, as perf top).
+    #[arg(short = 'z', long = "zero")]
+    pub zero: bool,
+    /// Print the table at each refresh instead of the browser.
+    #[arg(long = "stdio", overrides_with = "tui")]
+    pub stdio: bool,
+    /// The browser (the default on a terminal).
+    #[arg(long = "tui", overrides_with = "stdio")]
+    pub tui: bool,
+    /// Leave out samples in the kernel.
+    #[arg(short = 'K', long = "hide_kernel_symbols")]
+    pub hide_kernel: bool,
+    /// Leave out samples in user space.
+    #[arg(short = 'U', long = "hide_user_symbols")]
+    pub hide_user: bool,
+    /// Sort keys, as report's (default: dso,sym, as perf top).
+    #[arg(short = 's', long = "sort", value_name = "KEYS")]
+    pub sort: Option<String>,
+    /// A column with each entry's sample count.
+    #[arg(short = 'n', long = "show-nr-samples")]
+    pub show_nr_samples: bool,
+    /// Hide entries below this percentage.
+    #[arg(long = "percent-limit", value_name = "PERCENT")]
+    pub percent_limit: Option<f64>,
+    /// With call chains, the children column (perf top's default with -g).
+    #[arg(long = "children", overrides_with = "no_children")]
+    pub children: bool,
+    #[arg(long = "no-children", overrides_with = "children")]
+    pub no_children: bool,
+    /// A command to start and sample until it exits (instead of the whole
+    /// machine, after `--`).
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    pub command: Vec<std::ffi::OsString>,
+}

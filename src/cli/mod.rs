@@ -69,7 +69,7 @@ pub struct Cli {
 }
 
 mod events;
-pub use events::{RecordArgs, StatArgs};
+pub use events::{RecordArgs, StatArgs, TopArgs};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -101,6 +101,11 @@ The command's exit status is sear's (127 when it cannot be found)."
     Stat(Box<StatArgs>),
     /// Read perf.data and show what it contains (like `perf report`).
     Report(Box<ReportArgs>),
+    /// The hottest functions of the machine, live (like `perf top`).
+    #[command(
+        long_about = "The hottest functions of the machine, live (like `perf top`): samples every CPU (or -p/-t tasks, -C CPUs, or a command after `--`) and shows the hotspot table, refreshed every -d seconds; older samples fade by 7/8 a refresh (-z: each refresh from zero). On a terminal it is the report browser (unfold call graphs with Enter after -g, `/` filter, `t`/`d` zoom, `s` events, `?` keys, `q` quits); --stdio prints the table at each refresh.\n\nExamples:\n  sear top                     # the whole machine, cycles (cpu-clock without a PMU) at 4000 Hz\n  sear top -g                  # with call graphs\n  sear top -p 1234 -d 1        # one process, a refresh a second\n  sear top --stdio -E 10 -- ./prog   # a command's 10 hottest functions, printed until it exits"
+    )]
+    Top(Box<TopArgs>),
     /// Print every sample of a recording, in time order, with its call
     /// chain (like `perf script`).
     Script(Box<ScriptArgs>),
@@ -1204,6 +1209,7 @@ impl Command {
         match self {
             Command::Record(_) => "record",
             Command::Report(_) => "report",
+            Command::Top(_) => "top",
             Command::Script(_) => "script",
             Command::Annotate(_) => "annotate",
             Command::Stat(_) => "stat",

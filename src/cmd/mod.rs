@@ -26,12 +26,14 @@ mod report;
 mod report_browser;
 mod script;
 mod stat;
+mod top;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Record(a) => record::run(*a, quiet),
         Command::Report(a) => report::run(*a, quiet),
+        Command::Top(a) => top::run(*a),
         Command::Script(a) => script::run(*a),
         Command::Annotate(a) => annotate::run(a),
         Command::Stat(a) => stat::run(*a, quiet),

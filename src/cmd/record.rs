@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::RecordArgs;
 
-fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
+pub(crate) fn options(a: &RecordArgs, quiet: bool) -> Result<record::Options> {
     let freq = a.freq.as_deref().map(record::Freq::parse).transpose()?;
     let cpus = a.cpu.clone().map(|c| c.0);
     let mut cmdline: Vec<String> = std::env::args().collect();

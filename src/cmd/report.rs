@@ -268,16 +268,18 @@ fn hotspots(
         return super::report_browser::run(super::report_browser::Inputs {
             path: path.to_path_buf(),
             summed,
-            plan,
-            filters,
-            group: a.group,
-            no_group: a.no_group,
-            topts: render::report::TableOptions {
-                color: false,
-                ..topts
+            setup: super::report_browser::TableSetup {
+                plan,
+                filters,
+                group: a.group,
+                no_group: a.no_group,
+                topts: render::report::TableOptions {
+                    color: false,
+                    ..topts
+                },
+                graph: request.graph.clone(),
+                hide_first_frame: request.hides_entry_frame(),
             },
-            graph: request.graph.clone(),
-            hide_first_frame: request.hides_entry_frame(),
             annotate_args: annotate_args(a),
         });
     }

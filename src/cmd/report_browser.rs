@@ -1,8 +1,9 @@
-//! `sear report` in the browser: the report's summed samples kept, its rows
-//! built again for each filter or zoom (from a copy of the sums, without
-//! reading the recording again), each section's table and each entry's call
-//! graph rendered by the same code as the text report, so the browser shows
-//! what `--stdio` prints.
+//! The browser's sources: `sear report`'s (a recording's summed samples)
+//! and the table model it shares with `sear top` (a live session's). The
+//! rows are built again from a copy of the sums for each filter or zoom
+//! (without reading the recording again), each section's table and each
+//! entry's call graph rendered by the same code as the text report, so the
+//! browser shows what `--stdio` prints.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -11,15 +12,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 use profile::collect::{SampleKey, SampleSum};
 use profile::hist::{Filters, Key, SymRef};
-use profile::report::{Plan, Rows};
+use profile::report::{Parts, Plan, Rows};
 use profile::session::Summed;
 
 use crate::ui::browser::{Action, Annotation, Source, View};
 
-/// What the report has made when it decides to browse.
-pub struct Inputs {
-    pub path: PathBuf,
-    pub summed: Summed,
+/// What the table is made with: the report's plan and options.
+pub struct TableSetup {
     pub plan: Plan,
     pub filters: Filters,
     pub group: bool,
@@ -27,9 +26,6 @@ pub struct Inputs {
     pub topts: render::report::TableOptions,
     pub graph: profile::callchain::CallGraphParams,
     pub hide_first_frame: bool,
-    /// `sear annotate` options for the annotate view (the recording, names,
-    /// ranges).
-    pub annotate_args: Vec<OsString>,
 }
 
 /// Zooms and the symbol filter in force.
@@ -41,48 +37,53 @@ struct Zoom {
     dso: Option<String>,
 }
 
-struct Browser {
-    i: Inputs,
-    sums: Vec<(SampleKey, SampleSum)>,
-    rows: Rows,
-    /// While zoomed: the rows without zoom, for going back at once.
+impl Zoom {
+    fn any(&self) -> bool {
+        self.symbol.is_some() || self.thread.is_some() || self.dso.is_some()
+    }
+}
+
+/// The table the browser shows, built from a summing session's parts.
+pub struct Table {
+    pub s: TableSetup,
+    rows: Option<Rows>,
+    /// While zoomed: the rows without zoom, for going back at once (a
+    /// still recording's only: a live one's change).
     unzoomed: Option<Rows>,
+    keep_unzoomed: bool,
     /// The sections with samples (indices into the report's sections) and
     /// the one shown.
     shown: Vec<usize>,
     section: usize,
     /// Each shown row's entry index, for the section shown.
     entries: Vec<usize>,
-    view: View,
+    pub view: View,
     zoom: Zoom,
+    /// Lines the view's title starts with (top's rate line).
+    pub head: Vec<String>,
+    /// Shown rows at most (top's `-E`; 0: all).
+    pub max_rows: usize,
 }
 
-pub fn run(mut i: Inputs) -> Result<ExitCode> {
-    let sums = i.summed.collector.take_sums_in_order();
-    let rows = i
-        .plan
-        .rows_from(&i.summed, sums.clone(), &i.filters, i.group, i.no_group);
-    let mut b = Browser {
-        i,
-        sums,
-        rows,
-        unzoomed: None,
-        shown: Vec::new(),
-        section: 0,
-        entries: Vec::new(),
-        view: View::default(),
-        zoom: Zoom::default(),
-    };
-    b.tables()?;
-    crate::ui::print_diagnostics(&b.i.path, b.i.summed.reader.diagnostics());
-    crate::ui::browser::run(&mut b)?;
-    super::discard(b);
-    Ok(ExitCode::SUCCESS)
-}
+impl Table {
+    pub fn new(s: TableSetup, keep_unzoomed: bool) -> Self {
+        Table {
+            s,
+            rows: None,
+            unzoomed: None,
+            keep_unzoomed,
+            shown: Vec::new(),
+            section: 0,
+            entries: Vec::new(),
+            view: View::default(),
+            zoom: Zoom::default(),
+            head: Vec::new(),
+            max_rows: 0,
+        }
+    }
 
-impl Browser {
     fn filters(&self) -> Filters {
-        let mut f = self.i.filters.clone();
+        let mut f = self.s.filters.clone();
         if let Some(s) = &self.zoom.symbol {
             f.symbol_filter = Some(s.clone());
         }
@@ -95,46 +96,51 @@ impl Browser {
         f
     }
 
-    fn rebuild(&mut self) -> Result<()> {
+    /// Builds the rows from `sums` (with the zoom in force) and the table.
+    pub fn build(&mut self, parts: Parts<'_>, sums: Vec<(SampleKey, SampleSum)>) -> Result<()> {
         let filters = self.filters();
-        if !self.zoomed() {
-            if let Some(r) = self.unzoomed.take() {
-                self.rows = r;
-            }
-        } else {
-            let rows = self.i.plan.rows_from(
-                &self.i.summed,
-                self.sums.clone(),
-                &filters,
-                self.i.group,
-                self.i.no_group,
-            );
-            let before = std::mem::replace(&mut self.rows, rows);
-            if self.unzoomed.is_none() {
-                self.unzoomed = Some(before);
-            } else {
-                super::discard(before);
-            }
+        let rows = self
+            .s
+            .plan
+            .rows_of(parts, sums, &filters, self.s.group, self.s.no_group);
+        let before = self.rows.replace(rows);
+        if self.keep_unzoomed && self.zoom.any() && self.unzoomed.is_none() {
+            self.unzoomed = before;
+        } else if let Some(b) = before {
+            super::discard(b);
         }
-        self.i.topts.single_filters = filters.single_values();
-        self.tables()
+        self.s.topts.single_filters = filters.single_values();
+        self.tables(parts)
+    }
+
+    /// Back to the rows without zoom, where they were kept.
+    fn unzoom_kept(&mut self, parts: Parts<'_>) -> Option<Result<()>> {
+        let r = self.unzoomed.take()?;
+        self.rows = Some(r);
+        self.s.topts.single_filters = self.filters().single_values();
+        Some(self.tables(parts))
     }
 
     /// The shown section's table, as the text report prints it.
-    fn tables(&mut self) -> Result<()> {
-        let names = self.rows.names(&self.i.summed);
+    fn tables(&mut self, parts: Parts<'_>) -> Result<()> {
+        let Some(rows) = &self.rows else {
+            return Ok(());
+        };
+        let names = rows.names_of(parts);
         let sections = render::report::sections(
-            &self.rows.report.hists,
-            &self.rows.groups,
-            &self.rows.section_events,
-            &self.rows.section_names,
+            &rows.report.hists,
+            &rows.groups,
+            &rows.section_events,
+            &rows.section_names,
         );
         self.shown = (0..sections.len())
             .filter(|&s| sections[s].hists.all_samples > 0)
             .collect();
+        let mut title = self.head.clone();
         if self.shown.is_empty() {
+            title.push("No samples yet".into());
             self.view = View {
-                title: vec!["No samples".into()],
+                title,
                 ..View::default()
             };
             self.entries.clear();
@@ -142,8 +148,11 @@ impl Browser {
         }
         self.section = self.section.min(self.shown.len() - 1);
         let at = self.shown[self.section];
-        let t = render::report::section_table(&self.i.topts, at, &sections[at], &names)?;
-        let mut title = vec![if self.shown.len() > 1 {
+        let mut t = render::report::section_table(&self.s.topts, at, &sections[at], &names)?;
+        if self.max_rows > 0 {
+            t.rows.truncate(self.max_rows);
+        }
+        title.push(if self.shown.len() > 1 {
             format!(
                 "{}  [event {}/{}]",
                 t.title,
@@ -152,7 +161,7 @@ impl Browser {
             )
         } else {
             t.title
-        }];
+        });
         let mut zoom = Vec::new();
         if let Some((tid, name)) = &self.zoom.thread {
             zoom.push(format!("Thread: {name}({tid})"));
@@ -176,10 +185,10 @@ impl Browser {
     }
 
     fn entry(&self, row: usize) -> Option<&profile::hist::HistEntry> {
+        let rows = self.rows.as_ref()?;
         let sec = *self.shown.get(self.section)?;
-        let ev = *self.rows.section_events.get(sec)?;
-        self.rows
-            .report
+        let ev = *rows.section_events.get(sec)?;
+        rows.report
             .hists
             .get(ev)?
             .entries
@@ -187,9 +196,9 @@ impl Browser {
     }
 
     /// The row's symbol (as the report names it) and its DSO's short name.
-    fn symbol_of(&self, row: usize) -> Option<(String, Option<String>)> {
+    pub fn symbol_of(&self, parts: Parts<'_>, row: usize) -> Option<(String, Option<String>)> {
         let e = self.entry(row)?;
-        let names = self.rows.names(&self.i.summed);
+        let names = self.rows.as_ref()?.names_of(parts);
         let sym = e.keys.iter().find_map(|k| match k {
             Key::Sym(SymRef::Sym(id)) | Key::SymOff(SymRef::Sym(id), _) => Some(*id),
             _ => None,
@@ -201,31 +210,34 @@ impl Browser {
 
     /// The call graphs under these rows, as the text report prints them
     /// (on all cores).
-    fn graphs_of(&self, rows: &[usize]) -> Vec<Vec<String>> {
+    pub fn graphs_of(&self, parts: Parts<'_>, rows: &[usize]) -> Vec<Vec<String>> {
         use rayon::prelude::*;
         let empty = || rows.iter().map(|_| Vec::new()).collect();
-        if !self.i.plan.show_graphs || self.shown.is_empty() {
+        let Some(r) = &self.rows else {
+            return empty();
+        };
+        if !self.s.plan.show_graphs || self.shown.is_empty() {
             return empty();
         }
         let sec = self.shown[self.section];
-        let ev = self.rows.section_events[sec];
-        let Some(h) = self.rows.report.hists.get(ev) else {
+        let ev = r.section_events[sec];
+        let Some(h) = r.report.hists.get(ev) else {
             return empty();
         };
-        let names = self.rows.names(&self.i.summed);
-        let srclines = self.i.graph.key != profile::callchain::ChainKey::Function;
+        let names = r.names_of(parts);
+        let srclines = self.s.graph.key != profile::callchain::ChainKey::Function;
         let o = render::callgraph::EntryGraphOptions {
-            params: &self.i.graph,
-            children: self.i.plan.children,
-            hide_first_frame: self.i.hide_first_frame,
-            percent_limit: self.i.topts.percent_limit,
-            relative: self.i.topts.relative,
+            params: &self.s.graph,
+            children: self.s.plan.children,
+            hide_first_frame: self.s.hide_first_frame,
+            percent_limit: self.s.topts.percent_limit,
+            relative: self.s.topts.relative,
             field_sep: None,
-            srclines: srclines.then_some(&self.i.summed.syms),
-            srcline_key: self.i.graph.key == profile::callchain::ChainKey::Srcline,
+            srclines: srclines.then_some(parts.syms),
+            srcline_key: self.s.graph.key == profile::callchain::ChainKey::Srcline,
             color: false,
         };
-        let (report, syms) = (&self.rows.report, &self.i.summed.syms.syms);
+        let (report, syms) = (&r.report, &parts.syms.syms);
         let entries: Vec<Option<&profile::hist::HistEntry>> = rows
             .iter()
             .map(|&r| self.entries.get(r).and_then(|&i| h.entries.get(i)))
@@ -250,43 +262,36 @@ impl Browser {
             })
             .collect()
     }
-}
 
-impl Source for Browser {
-    fn view(&self) -> &View {
-        &self.view
-    }
-
-    fn graph(&mut self, row: usize) -> Vec<String> {
-        self.graphs_of(&[row]).pop().unwrap_or_default()
-    }
-
-    fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
-        self.graphs_of(rows)
-    }
-
-    fn act(&mut self, a: Action) -> Result<(), String> {
+    /// Applies a key's action; `sums` gives the sums to build from when the
+    /// rows must be built again.
+    pub fn act(
+        &mut self,
+        parts: Parts<'_>,
+        sums: impl FnOnce() -> Vec<(SampleKey, SampleSum)>,
+        a: Action,
+    ) -> Result<(), String> {
         let before = (self.zoom.clone(), self.section);
         match a {
             Action::Filter(s) => self.zoom.symbol = s,
             Action::ZoomThread(row) => {
                 if self.zoom.thread.take().is_none() {
                     let e = self.entry(row).ok_or("no entry selected")?;
-                    let names = self.rows.names(&self.i.summed);
-                    let tid = self.i.summed.machine.thread_info(e.thread as usize).tid;
+                    let names = self.rows.as_ref().ok_or("no rows")?.names_of(parts);
+                    let tid = parts.machine.thread_info(e.thread as usize).tid;
                     self.zoom.thread = Some((tid, names.thread_comm(e.thread)));
                 }
             }
             Action::ZoomDso(row) => {
                 if self.zoom.dso.take().is_none() {
                     let e = self.entry(row).ok_or("no entry selected")?;
-                    let names = self.rows.names(&self.i.summed);
+                    let names = self.rows.as_ref().ok_or("no rows")?.names_of(parts);
                     let dso = e.keys.iter().find_map(|k| match k {
                         Key::Dso(Some(d)) => names.dso_names.get(*d as usize).cloned(),
                         _ => None,
                     });
                     let dso = dso
-                        .or_else(|| self.symbol_of(row).and_then(|s| s.1))
+                        .or_else(|| self.symbol_of(parts, row).and_then(|s| s.1))
                         .ok_or("this entry has no shared object to zoom into")?;
                     self.zoom.dso = Some(dso);
                 }
@@ -299,48 +304,114 @@ impl Source for Browser {
                 } else {
                     (self.section + n - 1) % n
                 };
-                return self.tables().map_err(|e| format!("{e:#}"));
+                return self.tables(parts).map_err(|e| format!("{e:#}"));
             }
         }
-        if let Err(e) = self.rebuild() {
+        let r = if self.zoom.any() {
+            None
+        } else {
+            self.unzoom_kept(parts)
+        };
+        let r = r.unwrap_or_else(|| self.build(parts, sums()));
+        if let Err(e) = r {
             (self.zoom, self.section) = before;
             return Err(format!("{e:#}"));
         }
         Ok(())
     }
 
+    pub fn zoomed(&self) -> bool {
+        self.zoom.any()
+    }
+}
+
+/// What the report has made when it decides to browse.
+pub struct Inputs {
+    pub path: PathBuf,
+    pub summed: Summed,
+    pub setup: TableSetup,
+    /// `sear annotate` options for the annotate view (the recording, names,
+    /// ranges).
+    pub annotate_args: Vec<OsString>,
+}
+
+struct Browser {
+    path: PathBuf,
+    summed: Summed,
+    sums: Vec<(SampleKey, SampleSum)>,
+    table: Table,
+    annotate_args: Vec<OsString>,
+}
+
+pub fn run(mut i: Inputs) -> Result<ExitCode> {
+    let sums = i.summed.collector.take_sums_in_order();
+    let mut table = Table::new(i.setup, true);
+    table.build(i.summed.parts(), sums.clone())?;
+    let mut b = Browser {
+        path: i.path,
+        summed: i.summed,
+        sums,
+        table,
+        annotate_args: i.annotate_args,
+    };
+    crate::ui::print_diagnostics(&b.path, b.summed.reader.diagnostics());
+    crate::ui::browser::run(&mut b)?;
+    super::discard(b);
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Source for Browser {
+    fn view(&self) -> &View {
+        &self.table.view
+    }
+
+    fn graph(&mut self, row: usize) -> Vec<String> {
+        self.graphs(&[row]).pop().unwrap_or_default()
+    }
+
+    fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
+        self.table.graphs_of(self.summed.parts(), rows)
+    }
+
+    fn act(&mut self, a: Action) -> Result<(), String> {
+        let sums = &self.sums;
+        self.table.act(self.summed.parts(), || sums.clone(), a)
+    }
+
     fn annotate(&mut self, row: usize) -> Result<Annotation, String> {
-        if self.i.path.as_os_str() == "-" {
+        if self.path.as_os_str() == "-" {
             return Err("annotate needs the recording as a file (-i FILE), not stdin".into());
         }
         let (name, dso) = self
-            .symbol_of(row)
+            .table
+            .symbol_of(self.summed.parts(), row)
             .ok_or("this entry has no symbol to annotate")?;
-        let mut args: Vec<&std::ffi::OsStr> = self
-            .i
-            .annotate_args
-            .iter()
-            .map(OsString::as_os_str)
-            .collect();
+        let mut args: Vec<&std::ffi::OsStr> =
+            self.annotate_args.iter().map(OsString::as_os_str).collect();
         let os = std::ffi::OsStr::new;
         args.extend([os("-s"), os(&name)]);
         if let Some(d) = &dso {
             args.extend([os("-d"), os(d)]);
         }
         let text = super::annotate::text(&args).map_err(|e| format!("annotate {name}: {e:#}"))?;
-        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        Ok(Annotation {
-            title: format!(
-                "Annotate {name}{}",
-                dso.map(|d| format!(" ({d})")).unwrap_or_default()
-            ),
-            hot: hottest_line(&lines),
-            lines,
-        })
+        Ok(annotation(&name, dso.as_deref(), &text))
     }
 
     fn zoomed(&self) -> bool {
-        self.zoom.symbol.is_some() || self.zoom.thread.is_some() || self.zoom.dso.is_some()
+        self.table.zoomed()
+    }
+}
+
+/// The annotate view of `sear annotate`'s text for one symbol.
+pub fn annotation(name: &str, dso: Option<&str>, text: &str) -> Annotation {
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    Annotation {
+        title: format!(
+            "Annotate {name}{}",
+            dso.map(|d| format!(" ({d})")).unwrap_or_default()
+        ),
+        hot: hottest_line(&lines),
+        lines,
     }
 }
 

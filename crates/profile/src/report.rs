@@ -25,8 +25,34 @@ pub fn parent_regex(pattern: Option<&str>) -> Result<regex_lite::Regex, Error> {
 
 /// perf's short name of every DSO of the session.
 pub fn dso_short_names(summed: &Summed) -> Vec<String> {
-    summed
-        .machine
+    dso_short_names_of(&summed.machine)
+}
+
+/// What rows are built from: a summing session's collector, model and
+/// symbols and the recording's metadata ([`Summed::parts`], or a live
+/// session's).
+#[derive(Clone, Copy)]
+pub struct Parts<'a> {
+    pub collector: &'a crate::collect::Collector,
+    pub machine: &'a crate::machine::Machine,
+    pub syms: &'a crate::symbolize::SymbolTable,
+    pub meta: &'a Meta,
+}
+
+impl Summed {
+    pub fn parts(&self) -> Parts<'_> {
+        Parts {
+            collector: &self.collector,
+            machine: &self.machine,
+            syms: &self.syms,
+            meta: self.reader.meta(),
+        }
+    }
+}
+
+/// perf's short name of each DSO of the machine.
+pub fn dso_short_names_of(machine: &crate::machine::Machine) -> Vec<String> {
+    machine
         .dsos()
         .iter()
         .map(|d| crate::hist::dso_short_name(&d.name))
@@ -242,18 +268,31 @@ impl Plan {
         group: bool,
         no_group: bool,
     ) -> Rows {
-        let dso_names = dso_short_names(summed);
+        self.rows_of(summed.parts(), sums, filters, group, no_group)
+    }
+
+    /// [`Plan::rows_from`] from the parts of a summing session (a live
+    /// view's, which has no reader).
+    pub fn rows_of(
+        &self,
+        parts: Parts<'_>,
+        sums: Vec<(crate::collect::SampleKey, crate::collect::SampleSum)>,
+        filters: &Filters,
+        group: bool,
+        no_group: bool,
+    ) -> Rows {
+        let dso_names = dso_short_names_of(parts.machine);
         let mut report = crate::hist::build(
-            &summed.collector,
+            parts.collector,
             sums,
-            &summed.syms,
-            &summed.machine,
+            parts.syms,
+            parts.machine,
             &dso_names,
             &self.hist,
             filters,
         );
         let strings = std::mem::take(&mut report.strings);
-        let meta = summed.reader.meta();
+        let meta = parts.meta;
         // (After all records: in pipe mode, GROUP_DESC comes as one.)
         let groups = EventGroups::new(meta, group, no_group);
         let nr_events = meta.events.len();
@@ -274,7 +313,7 @@ impl Plan {
         };
         let mut hists = std::mem::take(&mut rows.report.hists);
         {
-            let names = rows.names(summed);
+            let names = rows.names_of(parts);
             for h in &mut hists {
                 h.sort_by_columns(
                     &names,
@@ -293,11 +332,16 @@ impl Plan {
 impl Rows {
     /// The texts of the rows' keys.
     pub fn names<'a>(&'a self, summed: &'a Summed) -> Names<'a> {
+        self.names_of(summed.parts())
+    }
+
+    /// [`Rows::names`] from a summing session's parts.
+    pub fn names_of<'a>(&'a self, parts: Parts<'a>) -> Names<'a> {
         Names {
-            comms: summed.collector.comms(),
+            comms: parts.collector.comms(),
             dso_names: &self.dso_names,
-            syms: &summed.syms.syms,
-            machine: &summed.machine,
+            syms: &parts.syms.syms,
+            machine: parts.machine,
             strings: &self.strings,
         }
     }

@@ -432,6 +432,13 @@ pub fn check(opts: &Options) -> Result<()> {
     period_or_freq(opts).map(|_| ())
 }
 
+/// Asks a recording running on another thread to stop, as SIGTERM does
+/// (`sear top` when the user quits). The recording notices when its poll
+/// next wakes: send the recording thread SIGCHLD to wake it at once.
+pub fn request_stop() {
+    sys::request_stop();
+}
+
 /// Records `opts` into `out` until the command ends (or the targets do, or
 /// SIGINT/SIGTERM arrives). On a write error the output is left readable
 /// (cut back to its last complete round) and the error returned.

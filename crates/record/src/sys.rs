@@ -713,6 +713,11 @@ pub fn restore_signal_handlers() {
     }
 }
 
+/// Asks the recording to stop as SIGTERM would (a live view that ends).
+pub fn request_stop() {
+    STOP_SIGNAL.store(libc::SIGTERM, Ordering::SeqCst);
+}
+
 /// The signal that asked us to stop, if one did.
 pub fn stop_signal() -> Option<i32> {
     match STOP_SIGNAL.load(Ordering::SeqCst) {

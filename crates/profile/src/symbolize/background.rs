@@ -154,7 +154,14 @@ impl Background {
             prep.open.len(),
             t0.elapsed()
         );
-        super::complete(locs, dsos, kernel_reloc, &self.opts, preloaded_kernel, prep)
+        super::complete(
+            locs,
+            dsos,
+            kernel_reloc,
+            &self.opts,
+            super::KernelSyms::Preloaded(preloaded_kernel),
+            prep,
+        )
     }
 }
 

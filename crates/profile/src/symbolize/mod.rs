@@ -13,9 +13,11 @@ use crate::machine::Dso;
 
 mod answer;
 mod background;
+mod incremental;
 use answer::*;
 pub use answer::{instruction_bytes, open_binary};
 pub use background::Background;
+pub use incremental::Incremental;
 mod kernel;
 pub use kernel::KernelPrefetch;
 
@@ -171,6 +173,42 @@ impl SymbolTable {
         self.paths.push(path.clone());
         self.file_ids.insert(path, i);
         i
+    }
+
+    /// Adds the answers of `more` (a table of the locations after this
+    /// one's, as [`Incremental`] looks them up), its symbols and files
+    /// interned into this table's.
+    pub fn append(&mut self, more: SymbolTable) {
+        let sym_ids: Vec<u32> = more.syms.into_iter().map(|s| self.intern(s)).collect();
+        let file_ids: Vec<u32> = more
+            .paths
+            .into_iter()
+            .map(|p| self.intern_file(p))
+            .collect();
+        let sym = |i: u32| sym_ids.get(i as usize).copied().unwrap_or(i);
+        let pos = |p: SrcPos| SrcPos {
+            file: file_ids.get(p.file as usize).copied().unwrap_or(p.file),
+            line: p.line,
+        };
+        for mut l in more.per_loc {
+            l.sym = l.sym.map(sym);
+            for f in &mut l.frames {
+                *f = sym(*f);
+            }
+            l.line = l.line.map(pos);
+            for p in &mut l.frame_lines {
+                *p = pos(*p);
+            }
+            self.per_loc.push(l);
+        }
+        if self.kernel_extent.is_none() {
+            self.kernel_extent = more.kernel_extent;
+        }
+        for m in more.misses {
+            if !self.misses.iter().any(|x| x.0 == m.0) {
+                self.misses.push(m);
+            }
+        }
     }
 
     fn intern(&mut self, s: SymInfo) -> u32 {
@@ -331,7 +369,7 @@ pub fn symbolize_with_kernel(
         dsos,
         kernel_reloc,
         opts,
-        preloaded_kernel,
+        KernelSyms::Preloaded(preloaded_kernel),
         Prepared::default(),
     )
 }
@@ -362,12 +400,49 @@ fn same_dso(a: &Dso, b: &Dso) -> bool {
 /// Pass two: answers every location not answered in `prep`, then interns
 /// all answers DSO by DSO (biggest first) and location by location, so the
 /// symbols' ids do not depend on what was answered early.
+/// The kernel's symbols for pass two: loaded (unrelocated) before, or
+/// loaded and relocated already and kept by the caller (a live view's,
+/// used refresh after refresh).
+pub(crate) enum KernelSyms<'k> {
+    Preloaded(Option<Result<symbols::Kallsyms, Reason>>),
+    Ready(&'k Result<symbols::Kallsyms, Reason>),
+}
+
+/// The running kernel's symbols, relocated for a recording of this machine
+/// (what [`KernelSyms::Ready`] holds).
+pub(crate) fn load_kernel(
+    build_id: Option<&[u8]>,
+    kernel_reloc: Option<(&str, u64)>,
+) -> Result<symbols::Kallsyms, Reason> {
+    let reloc = kernel_reloc.map(|(name, addr)| symbols::RefReloc { name, addr });
+    symbols::KernelFinder::default()
+        .load_for_recording(build_id)
+        .and_then(|k| symbols::KernelFinder::relocate_for_recording(k, reloc))
+}
+
+/// [`symbolize`] with the kernel's symbols given ready.
+pub(crate) fn symbolize_with_ready_kernel(
+    locs: &[Loc],
+    dsos: &[Dso],
+    opts: &SymbolizeOptions,
+    kernel: &Result<symbols::Kallsyms, Reason>,
+) -> SymbolTable {
+    complete(
+        locs,
+        dsos,
+        None,
+        opts,
+        KernelSyms::Ready(kernel),
+        Prepared::default(),
+    )
+}
+
 fn complete(
     locs: &[Loc],
     dsos: &[Dso],
     kernel_reloc: Option<(&str, u64)>,
     opts: &SymbolizeOptions,
-    preloaded_kernel: Option<Result<symbols::Kallsyms, Reason>>,
+    kernel_syms: KernelSyms<'_>,
     mut prep: Prepared,
 ) -> SymbolTable {
     let mut by_dso: HashMap<u32, Vec<u32>> = HashMap::default();
@@ -405,20 +480,26 @@ fn complete(
     let any_kernel = by_dso
         .keys()
         .any(|&d| is_kernel_dso(&dsos[d as usize].name));
-    let kernel = if any_kernel {
-        let id = dsos
-            .iter()
-            .find(|d| d.name == "[kernel.kallsyms]")
-            .and_then(|d| d.build_id.as_deref());
-        let reloc = kernel_reloc.map(|(name, addr)| symbols::RefReloc { name, addr });
-        let finder = symbols::KernelFinder::default();
-        preloaded_kernel
-            .unwrap_or_else(|| finder.load_for_recording(id))
-            .and_then(|k| symbols::KernelFinder::relocate_for_recording(k, reloc))
-    } else {
-        Err(Reason::NoSuchFile)
+    let owned;
+    let kernel: &Result<symbols::Kallsyms, Reason> = match kernel_syms {
+        KernelSyms::Ready(k) => k,
+        KernelSyms::Preloaded(preloaded_kernel) => {
+            owned = if any_kernel {
+                let id = dsos
+                    .iter()
+                    .find(|d| d.name == "[kernel.kallsyms]")
+                    .and_then(|d| d.build_id.as_deref());
+                let reloc = kernel_reloc.map(|(name, addr)| symbols::RefReloc { name, addr });
+                let finder = symbols::KernelFinder::default();
+                preloaded_kernel
+                    .unwrap_or_else(|| finder.load_for_recording(id))
+                    .and_then(|k| symbols::KernelFinder::relocate_for_recording(k, reloc))
+            } else {
+                Err(Reason::NoSuchFile)
+            };
+            &owned
+        }
     };
-    let kernel = &kernel;
     // perf fits the kernel map to the kernel's symbols once it has loaded
     // them: kernel addresses past the end the MMAP record gave (its init
     // text: `start_kernel` under every idle stack of CPU 0) fall in it.

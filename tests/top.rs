@@ -1,0 +1,206 @@
+//! `sear top` against running test programs: printed (`--stdio`) and in
+//! the browser on a real pseudo-terminal (parsed by a terminal emulator),
+//! the program's hot function is the first row within two refreshes; and
+//! the symbols top looks up as addresses arrive (`symbolize::Incremental`)
+//! name every location as a whole report's pass two does.
+
+mod common;
+
+use common::tty::Tty;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// A program that spins in `hotloop` (a surely hot function: nothing else
+/// runs) for about `secs` seconds of CPU, or forever with 0.
+const PROGRAM: &str = r#"
+#include <stdlib.h>
+#include <time.h>
+volatile long x;
+__attribute__((noinline)) void hotloop(long n) { for (long i = 0; i < n; i++) x += i; }
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 0;
+    clock_t end = (clock_t)(secs * CLOCKS_PER_SEC);
+    while (secs == 0 || clock() < end) hotloop(1000000);
+    return 0;
+}
+"#;
+
+fn program(dir: &Path) -> String {
+    build_c(
+        dir,
+        "spin",
+        PROGRAM,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    )
+    .display()
+    .to_string()
+}
+
+/// The row lines (starting with a percentage) of one printed table.
+fn rows(table: &str) -> Vec<&str> {
+    table
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|t| t.strip_suffix('%'))
+                .is_some_and(|v| v.parse::<f64>().is_ok())
+        })
+        .collect()
+}
+
+#[test]
+fn stdio_tables_show_the_commands_hot_function() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let out = run_ok(
+        sear()
+            .args(["top", "--stdio", "-d", "0.5", "-E", "5", "--"])
+            .arg(&prog)
+            .arg("3"),
+    );
+    let text = stdout_of(&out);
+    // One table per refresh, each under perf top's rate line.
+    let tables: Vec<&str> = text.split("   PerfTop:").skip(1).collect();
+    assert!(tables.len() >= 3, "{text}");
+    let with_rows: Vec<&&str> = tables.iter().filter(|t| !rows(t).is_empty()).collect();
+    assert!(!with_rows.is_empty(), "{text}");
+    // Within the first two tables with samples, hotloop leads.
+    assert!(
+        with_rows
+            .iter()
+            .take(2)
+            .any(|t| rows(t)[0].trim_end().ends_with("[.] hotloop")),
+        "{text}"
+    );
+    // -E: at most 5 rows each; the columns are perf top's (dso,sym).
+    assert!(tables.iter().all(|t| rows(t).len() <= 5));
+    assert!(text.contains("Shared Object") && text.contains("Symbol"));
+    assert!(!text.contains("Command  "), "{text}");
+}
+
+#[test]
+fn the_browser_shows_a_running_programs_hot_function() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let _spin = Killed(
+        Command::new(&prog)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sear"));
+    c.args(["top", "-d", "1", "-g"]);
+    let mut t = Tty::spawn(c, 40, 160);
+    // Two refreshes of 1 s, and the start (the kernel's symbols, the
+    // rings) with a margin for a loaded machine.
+    let lines = t.wait_for("hotloop on top", 20, |l| {
+        let first = l
+            .iter()
+            .position(|x| x.contains("Children") || x.contains("Overhead"))
+            .and_then(|h| l.get(h + 1));
+        // (In children mode the callers of hotloop come first, with the
+        // same share.)
+        l.iter()
+            .take(12)
+            .any(|x| x.trim_end().ends_with("[.] hotloop"))
+            && first.is_some()
+    });
+    assert!(lines[0].contains("PerfTop:"), "{}", lines.join("\n"));
+    // Enter on hotloop's row unfolds its call graph: main calls it.
+    let at = lines
+        .iter()
+        .position(|x| x.trim_end().ends_with("[.] hotloop"))
+        .unwrap();
+    let head = lines.iter().position(|x| x.contains("Children")).unwrap();
+    let keys = "j".repeat(at - head - 1) + "\r";
+    t.send(keys.as_bytes());
+    let unfolded = t.wait_for("the graph", 10, |l| {
+        l.iter()
+            .any(|x| x.trim_start().starts_with("---") || x.trim_start().starts_with("--"))
+    });
+    assert!(
+        unfolded
+            .iter()
+            .any(|x| x.contains("main") || x.contains("__libc_start")),
+        "{}",
+        unfolded.join("\n")
+    );
+    // `?` lists the keys; q quits and leaves the terminal as it was.
+    t.send(b"?");
+    assert!(t.screen().contains("Help: keys"));
+    t.send(b"x");
+    t.send(b"q");
+    assert_eq!(t.wait_exit(15), Some(0));
+    assert_eq!(t.cooked(), (true, true));
+    assert_eq!(t.cursor_shown_on_main_screen(), (true, true));
+}
+
+/// A child killed when the test ends, passed or failed.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A live session's symbols looked up a batch of records at a time name
+/// every location as the whole report's pass two does at the end.
+#[test]
+fn incremental_symbols_equal_pass_two() {
+    use perf_data::{Order, OrderedReader, RecordReader};
+    use profile::session::{self, Live, SumOptions, Summing};
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let data = perf_record(
+        dir.path(),
+        "spin.data",
+        &["-g", "-F", "2000"],
+        &[prog, "0.5".into()],
+    );
+    let options = SumOptions {
+        collect: Default::default(),
+        names: Default::default(),
+        inline: false,
+        srclines: false,
+        time: None,
+        cpus: None,
+        thread_values: false,
+        switch: None,
+    };
+    let whole = session::sum(RecordReader::open(&data).unwrap(), &options).unwrap();
+    let name = |t: &profile::symbolize::SymbolTable, i: usize| {
+        let l = &t.per_loc[i];
+        (l.sym.map(|s| t.syms[s as usize].name.clone()), l.sym_offset)
+    };
+    let reader = RecordReader::open(&data).unwrap();
+    let (machine, _kernel) = session::start(reader.meta());
+    let mut reader = OrderedReader::new(reader, Order::Time);
+    let mut live = Live::new(machine, Summing::new(&options));
+    let mut inc = profile::symbolize::Incremental::new(Default::default());
+    let (mut n, mut updates) = (0, 0);
+    while let Some(rec) = reader.next_record().unwrap() {
+        live.push(&rec);
+        n += 1;
+        if n % 50 == 0 {
+            inc.update(&mut live.sink.collector, &live.machine);
+            updates += 1;
+        }
+    }
+    inc.update(&mut live.sink.collector, &live.machine);
+    assert!(updates >= 3, "{n} records");
+    let t = inc.table();
+    assert_eq!(t.per_loc.len(), whole.syms.per_loc.len());
+    for i in 0..t.per_loc.len() {
+        assert_eq!(name(t, i), name(&whole.syms, i), "location {i}");
+    }
+    let named: Vec<String> = (0..t.per_loc.len()).filter_map(|i| name(t, i).0).collect();
+    assert!(named.iter().any(|n| n == "hotloop"), "{named:?}");
+}
