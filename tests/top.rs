@@ -130,6 +130,21 @@ fn the_browser_shows_a_running_programs_hot_function() {
         "{}",
         unfolded.join("\n")
     );
+    // a: the annotate view of hotloop from the samples shown, on its
+    // hottest instruction (inside the loop: the function's share there).
+    t.send(b"a");
+    let ann = t.wait_for("the annotate view", 20, |l| {
+        l.first().is_some_and(|x| x.starts_with("Annotate hotloop"))
+    });
+    let values: Vec<f64> = ann
+        .iter()
+        .filter_map(|l| l.split_once(':')?.0.trim().parse::<f64>().ok())
+        .collect();
+    assert!(values.len() > 3, "{}", ann.join("\n"));
+    let total: f64 = values.iter().sum();
+    assert!((total - 100.0).abs() < 1.0, "{total}: {}", ann.join("\n"));
+    t.send(b"q");
+    assert!(t.lines().last().unwrap().contains("help on key bindings"));
     // `?` lists the keys; q quits and leaves the terminal as it was.
     t.send(b"?");
     assert!(t.screen().contains("Help: keys"));

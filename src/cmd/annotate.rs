@@ -23,6 +23,13 @@ pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
 /// The text `sear annotate ARGS` prints, into `buf` (the report browser's
 /// annotate view); warnings are left to the log.
 pub fn text(args: &[&std::ffi::OsStr]) -> Result<String> {
+    let mut buf = Vec::new();
+    annotate(parse_args(args)?, Some(&mut buf))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// `sear annotate ARGS`'s options, parsed as the command line parses them.
+pub fn parse_args(args: &[&std::ffi::OsStr]) -> Result<AnnotateArgs> {
     use clap::Parser;
     let cli = crate::cli::Cli::try_parse_from(
         [
@@ -32,12 +39,11 @@ pub fn text(args: &[&std::ffi::OsStr]) -> Result<String> {
         .into_iter()
         .chain(args.iter().copied()),
     )?;
-    let crate::cli::Command::Annotate(a) = cli.command else {
+    let crate::cli::Command::Annotate(mut a) = cli.command else {
         anyhow::bail!("not an annotate command line");
     };
-    let mut buf = Vec::new();
-    annotate(a, Some(&mut buf))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+    crate::config::annotate_defaults(&mut a);
+    Ok(a)
 }
 
 fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> {
@@ -52,7 +58,6 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
             format!("-M/--disassembler-style {s}: not a syntax sear knows (att or intel)")
         })?,
     };
-    let wanted = a.symbol.clone().or_else(|| a.name.clone());
     let path = super::input_path(&a.input);
     let reader = super::open(&path)?;
     if a.dump_raw_trace {
@@ -96,22 +101,62 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
         },
     )
     .with_context(|| format!("reading records of {}", path.display()))?;
-    let meta = reader.meta();
-    let dsos = machine.dsos();
+    let name = path.display().to_string();
+    let code = write_annotations(
+        &a,
+        &Inputs {
+            sums: collector.take_sums_in_order(),
+            syms: &syms,
+            dsos: machine.dsos(),
+            meta: reader.meta(),
+            source: &name,
+            syntax,
+            names,
+            cpus,
+        },
+        buf,
+    );
+    crate::ui::print_diagnostics(&path, reader.diagnostics());
+    code
+}
+
+/// What annotations are made from: summed samples (their own locations),
+/// their symbols and binaries, and where they come from (for messages).
+pub struct Inputs<'a> {
+    pub sums: Vec<(profile::collect::SampleKey, profile::collect::SampleSum)>,
+    pub syms: &'a profile::symbolize::SymbolTable,
+    pub dsos: &'a [profile::machine::Dso],
+    pub meta: &'a perf_data::Meta,
+    /// The recording's name, or what stands for it (`sear top`'s session).
+    pub source: &'a str,
+    pub syntax: Syntax,
+    pub names: profile::symbolize::NameStyle,
+    pub cpus: Option<Vec<u32>>,
+}
+
+/// Annotates the functions `a` asks for from `i`'s sums, printed (paged) or
+/// into `buf`.
+pub fn write_annotations(
+    a: &AnnotateArgs,
+    i: &Inputs<'_>,
+    buf: Option<&mut Vec<u8>>,
+) -> Result<ExitCode> {
+    let (syms, dsos, meta, names, syntax) = (i.syms, i.dsos, i.meta, i.names, i.syntax);
+    let wanted = a.symbol.clone().or_else(|| a.name.clone());
     let mut hot = profile::annotate::hot_functions(
-        collector.take_sums_in_order(),
-        &syms,
+        i.sums.clone(),
+        syms,
         dsos,
         meta.events.len(),
         &FunctionFilter {
             symbol: wanted.clone(),
             dsos: a.dsos.clone().map(|n| n.0),
-            cpus,
+            cpus: i.cpus.clone(),
         },
     );
     if let Some(w) = &wanted {
         if hot.entries.is_empty() {
-            let unread = profile::annotate::unread_binaries(&syms, dsos);
+            let unread = profile::annotate::unread_binaries(syms, dsos);
             let also = if unread.is_empty() {
                 String::new()
             } else {
@@ -122,7 +167,7 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
             };
             anyhow::bail!(
                 "symbol `{w}` has no samples in {}{}: `sear report --no-children --sort dso,sym` lists the functions that do{also}",
-                path.display(),
+                i.source,
                 match &a.dsos {
                     Some(d) => format!(" (in the DSOs {})", d.0.join(",")),
                     None => String::new(),
@@ -170,7 +215,7 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
         .filter(|d| d.nr_members > 1)
         .map(|d| d.leader_idx as usize)
         .collect();
-    let mut annotator = Annotator::new(&syms, dsos, opts);
+    let mut annotator = Annotator::new(syms, dsos, opts);
     annotator.forget(std::mem::take(&mut hot.forgotten));
     let mut paged = None;
     let out: &mut dyn std::io::Write = match buf {
@@ -251,7 +296,6 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
     out.flush().context("writing output")?;
     // (The pager ends before the warnings.)
     drop(paged);
-    crate::ui::print_diagnostics(&path, reader.diagnostics());
     let mut func_failures = annotator.failures();
     if a.skip_missing {
         func_failures.clear();
@@ -269,7 +313,7 @@ fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> 
         anyhow::bail!("{m}");
     }
     if printed == 0 && entries.is_empty() {
-        log::warn!("{}: no samples to annotate", path.display());
+        log::warn!("{}: no samples to annotate", i.source);
     }
     Ok(ExitCode::SUCCESS)
 }

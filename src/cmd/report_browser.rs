@@ -197,6 +197,17 @@ impl Table {
 
     /// The row's symbol (as the report names it) and its DSO's short name.
     pub fn symbol_of(&self, parts: Parts<'_>, row: usize) -> Option<(String, Option<String>)> {
+        self.symbol_and_dso(parts, row)
+            .map(|(n, d)| (n, d.map(|d| d.0)))
+    }
+
+    /// The row's symbol and its DSO's short and full names (the full name
+    /// picks one binary where several share a base name).
+    pub fn symbol_and_dso(
+        &self,
+        parts: Parts<'_>,
+        row: usize,
+    ) -> Option<(String, Option<(String, String)>)> {
         let e = self.entry(row)?;
         let names = self.rows.as_ref()?.names_of(parts);
         let sym = e.keys.iter().find_map(|k| match k {
@@ -204,7 +215,13 @@ impl Table {
             _ => None,
         })?;
         let info = names.syms.get(sym as usize)?;
-        let dso = names.dso_names.get(info.dso as usize).cloned();
+        let dso = names.dso_names.get(info.dso as usize).cloned().zip(
+            parts
+                .machine
+                .dsos()
+                .get(info.dso as usize)
+                .map(|d| d.name.clone()),
+        );
         Some((info.name.clone(), dso))
     }
 
@@ -384,17 +401,17 @@ impl Source for Browser {
         }
         let (name, dso) = self
             .table
-            .symbol_of(self.summed.parts(), row)
+            .symbol_and_dso(self.summed.parts(), row)
             .ok_or("this entry has no symbol to annotate")?;
         let mut args: Vec<&std::ffi::OsStr> =
             self.annotate_args.iter().map(OsString::as_os_str).collect();
         let os = std::ffi::OsStr::new;
         args.extend([os("-s"), os(&name)]);
-        if let Some(d) = &dso {
-            args.extend([os("-d"), os(d)]);
+        if let Some((_, long)) = &dso {
+            args.extend([os("-d"), os(long)]);
         }
         let text = super::annotate::text(&args).map_err(|e| format!("annotate {name}: {e:#}"))?;
-        Ok(annotation(&name, dso.as_deref(), &text))
+        Ok(annotation(&name, dso.as_ref().map(|d| d.0.as_str()), &text))
     }
 
     fn zoomed(&self) -> bool {

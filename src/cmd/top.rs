@@ -195,6 +195,7 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
             names: sum_opts.names,
             ..Default::default()
         }),
+        names: sum_opts.names,
         decayed: Vec::new(),
         index: HashMap::new(),
         zero: a.zero,
@@ -321,6 +322,7 @@ struct Top {
     table: Option<Table>,
     group: bool,
     syms: profile::symbolize::Incremental,
+    names: profile::symbolize::NameStyle,
     /// The decayed sums shown, in the order their keys came.
     decayed: Vec<(SampleKey, SampleSum)>,
     index: HashMap<SampleKey, usize>,
@@ -548,8 +550,51 @@ impl Source for Top {
         r
     }
 
-    fn annotate(&mut self, _row: usize) -> Result<Annotation, String> {
-        Err("annotate is not in sear top yet: record with `sear record`, then `sear report` and `a`".into())
+    fn annotate(&mut self, row: usize) -> Result<Annotation, String> {
+        let shared = self.shared.clone();
+        let g = lock(&shared);
+        let feed = g.feed.as_ref().ok_or("no samples yet")?;
+        let parts = Parts {
+            collector: &feed.live.sink.collector,
+            machine: &feed.live.machine,
+            syms: self.syms.table(),
+            meta: &feed.meta,
+        };
+        let table = self.table.as_ref().ok_or("no samples yet")?;
+        let (name, dso) = table
+            .symbol_and_dso(parts, row)
+            .ok_or("this entry has no symbol to annotate")?;
+        let os = std::ffi::OsStr::new;
+        let mut args = vec![
+            os("--stdio"),
+            os("--stdio-color=never"),
+            os("-s"),
+            os(&name),
+        ];
+        if let Some((_, long)) = &dso {
+            args.extend([os("-d"), os(long)]);
+        }
+        let a = super::annotate::parse_args(&args).map_err(|e| format!("{e:#}"))?;
+        // The samples the table shows now (decayed as it shows them).
+        let inputs = super::annotate::Inputs {
+            sums: self.decayed.clone(),
+            syms: self.syms.table(),
+            dsos: feed.live.machine.dsos(),
+            meta: &feed.meta,
+            source: "this session",
+            syntax: symbols::disasm::Syntax::Att,
+            names: self.names,
+            cpus: None,
+        };
+        let mut buf = Vec::new();
+        super::annotate::write_annotations(&a, &inputs, Some(&mut buf))
+            .map_err(|e| format!("annotate {name}: {e:#}"))?;
+        let text = String::from_utf8_lossy(&buf);
+        Ok(super::report_browser::annotation(
+            &name,
+            dso.as_ref().map(|d| d.0.as_str()),
+            &text,
+        ))
     }
 
     fn zoomed(&self) -> bool {

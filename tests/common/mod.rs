@@ -330,15 +330,21 @@ pub fn two_process_recording(dir: &Path) -> PathBuf {
     )
 }
 
-/// The middle third of the recording's sample times, as `--time` takes it.
-pub fn middle_third(data: &Path) -> String {
+/// The first and last sample times of a recording, in seconds (as perf
+/// script prints them).
+fn sample_span(data: &Path) -> (f64, f64) {
     let out = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(data));
     let times: Vec<f64> = stdout_of(&out)
         .lines()
         .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
         .collect();
     assert!(times.len() > 30, "too few samples: {}", times.len());
-    let (lo, hi) = (times[0], times[times.len() - 1]);
+    (times[0], times[times.len() - 1])
+}
+
+/// The middle third of the recording's sample times, as `--time` takes it.
+pub fn middle_third(data: &Path) -> String {
+    let (lo, hi) = sample_span(data);
     let third = (hi - lo) / 3.0;
     format!("{:.6},{:.6}", lo + third, hi - third)
 }
@@ -346,13 +352,7 @@ pub fn middle_third(data: &Path) -> String {
 /// Two ranges in perf's `--time` form (`A,B C,D`): the second fifth and
 /// the fourth of the recording's samples' span.
 pub fn two_fifths(data: &Path) -> String {
-    let out = run_ok(perf().args(["script", "-F", "time", "-i"]).arg(data));
-    let times: Vec<f64> = stdout_of(&out)
-        .lines()
-        .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
-        .collect();
-    assert!(times.len() > 30, "too few samples: {}", times.len());
-    let (lo, hi) = (times[0], times[times.len() - 1]);
+    let (lo, hi) = sample_span(data);
     let f = (hi - lo) / 5.0;
     format!(
         "{:.6},{:.6} {:.6},{:.6}",

@@ -262,8 +262,9 @@ pub fn write_summary(
             None => sums.push((path, share)),
         }
     }
-    // perf keeps equal shares in the order of their paths.
-    sums.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    // perf keeps equal shares in its first tree's order: paths by strcmp,
+    // descending (a greater path goes left there).
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
     writeln!(w, "\nSorted summary for file {long_name}")?;
     writeln!(w, "----------------------------------------------\n")?;
     if sums.is_empty() {
@@ -433,5 +434,20 @@ mod tests {
             s,
             "\nSorted summary for file /tmp/hot\n----------------------------------------------\n\n   90.00 hot.c:6\n   10.00 hot.c:7\n"
         );
+        // Equal shares: the greater path first, as perf 6.1 prints them
+        // (seen on a recording where prog.c:16 and prog.c:13 had 50% each).
+        let mut out = Vec::new();
+        write_summary(
+            &mut out,
+            "/tmp/hot",
+            &sample(),
+            &[(5, 5), (0, 0), (5, 5)],
+            10,
+            PercentType::LocalPeriod,
+            false,
+        )
+        .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.ends_with("   50.00 hot.c:7\n   50.00 hot.c:6\n"), "{s}");
     }
 }
