@@ -180,16 +180,7 @@ fn incremental_symbols_equal_pass_two() {
         &["-g", "-F", "2000"],
         &[prog, "0.5".into()],
     );
-    let options = SumOptions {
-        collect: Default::default(),
-        names: Default::default(),
-        inline: false,
-        srclines: false,
-        time: None,
-        cpus: None,
-        thread_values: false,
-        switch: None,
-    };
+    let options = SumOptions::default();
     let whole = session::sum(RecordReader::open(&data).unwrap(), &options).unwrap();
     let name = |t: &profile::symbolize::SymbolTable, i: usize| {
         let l = &t.per_loc[i];

@@ -382,10 +382,6 @@ impl Source for Browser {
         &self.table.view
     }
 
-    fn graph(&mut self, row: usize) -> Vec<String> {
-        self.graphs(&[row]).pop().unwrap_or_default()
-    }
-
     fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
         self.table.graphs_of(self.summed.parts(), rows)
     }

@@ -163,12 +163,8 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
             demangle_kernel: false,
         }
         .style(),
-        inline: false,
-        srclines: false,
-        time: None,
-        cpus: None,
-        thread_values: false,
-        switch: None,
+        // (Names only: no inline frames or source lines in top's table.)
+        ..SumOptions::default()
     };
 
     // The recorder writes a pipe-mode stream into a pipe; the reader
@@ -190,7 +186,6 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
         request,
         early: Some(early),
         table: None,
-        group: false,
         syms: profile::symbolize::Incremental::new(profile::symbolize::SymbolizeOptions {
             names: sum_opts.names,
             ..Default::default()
@@ -220,8 +215,7 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
         kernel_share: 0.0,
         ended: None,
     };
-    let browse =
-        !a.stdio && crate::ui::browser::available() && std::io::stdin().is_terminal_or_tty();
+    let browse = !a.stdio && crate::ui::browser::available() && keys_readable();
     if a.tui && !browse {
         log::warn!("--tui: stdout is not a terminal (or TERM is dumb): printing the table");
     }
@@ -253,16 +247,11 @@ fn wake<T>(t: &std::thread::JoinHandle<T>) {
     }
 }
 
-trait TtyIn {
-    fn is_terminal_or_tty(&self) -> bool;
-}
-
-impl TtyIn for std::io::Stdin {
-    /// stdin, or else a controlling terminal crossterm can read keys from.
-    fn is_terminal_or_tty(&self) -> bool {
-        use std::io::IsTerminal;
-        self.is_terminal() || std::fs::File::open("/dev/tty").is_ok()
-    }
+/// Whether keys can be read: stdin is a terminal, or there is a
+/// controlling terminal (crossterm reads keys from /dev/tty then).
+fn keys_readable() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok()
 }
 
 /// The reader thread: the stream's records into the live session.
@@ -320,7 +309,6 @@ struct Top {
     request: profile::report::Request<'static>,
     early: Option<profile::report::Early>,
     table: Option<Table>,
-    group: bool,
     syms: profile::symbolize::Incremental,
     names: profile::symbolize::NameStyle,
     /// The decayed sums shown, in the order their keys came.
@@ -468,7 +456,7 @@ impl Top {
                 TableSetup {
                     plan,
                     filters: Default::default(),
-                    group: self.group,
+                    group: false,
                     no_group: false,
                     topts,
                     graph: self.request.graph.clone(),
@@ -523,10 +511,6 @@ impl Top {
 impl Source for Top {
     fn view(&self) -> &View {
         &self.view
-    }
-
-    fn graph(&mut self, row: usize) -> Vec<String> {
-        self.graphs(&[row]).pop().unwrap_or_default()
     }
 
     fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {

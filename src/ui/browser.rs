@@ -62,11 +62,12 @@ pub struct Annotation {
 /// The data behind the browser.
 pub trait Source {
     fn view(&self) -> &View;
-    /// The call graph under a row, as text lines (empty: none).
-    fn graph(&mut self, row: usize) -> Vec<String>;
-    /// The call graphs of many rows (a source may make them in parallel).
-    fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
-        rows.iter().map(|&r| self.graph(r)).collect()
+    /// The call graphs under these rows, as text lines (empty: none; a
+    /// source may make them in parallel).
+    fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>>;
+    /// The call graph under one row.
+    fn graph(&mut self, row: usize) -> Vec<String> {
+        self.graphs(&[row]).pop().unwrap_or_default()
     }
     /// Rebuilds for an action; an error is shown on the status line.
     fn act(&mut self, a: Action) -> Result<(), String>;

@@ -7,23 +7,13 @@ use std::path::PathBuf;
 use perf_data::{Order, OrderedReader, RecordReader, PERF_RECORD_SAMPLE};
 use profile::collect::{SampleKey, SampleSum};
 use profile::session::{self, Live, SumOptions, Summing};
-use profile::symbolize::NameStyle;
 
 fn recording() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/two-processes.data")
 }
 
 fn options() -> SumOptions {
-    SumOptions {
-        collect: Default::default(),
-        names: NameStyle::default(),
-        inline: false,
-        srclines: false,
-        time: None,
-        cpus: None,
-        thread_values: false,
-        switch: None,
-    }
+    SumOptions::default()
 }
 
 fn samples_in(sums: &[(SampleKey, SampleSum)]) -> u64 {

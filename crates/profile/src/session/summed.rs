@@ -13,7 +13,7 @@ use crate::symbolize::{Background, NameStyle, SymbolTable, SymbolizeOptions};
 use crate::Error;
 
 /// How to sum and symbolize.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SumOptions {
     pub collect: CollectOptions,
     pub names: NameStyle,

@@ -27,13 +27,6 @@ pub struct TimeRanges {
 }
 
 impl TimeRanges {
-    /// One range, both ends included.
-    pub fn one(start: u64, stop: u64) -> Self {
-        TimeRanges {
-            ranges: vec![(start, stop)],
-        }
-    }
-
     /// Parses perf's `--time` forms. `bounds` gives the recording's first
     /// and last sample times, which percent forms need (None: the recording
     /// does not say, and a percent form is an error saying so).
@@ -85,19 +78,6 @@ impl TimeRanges {
             [(lo, hi)] => t >= *lo && t <= *hi,
             many => many.iter().any(|&(lo, hi)| t >= lo && t <= hi),
         }
-    }
-
-    /// The ranges, in nanoseconds (an open end is `u64::MAX`).
-    pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ranges
-    }
-
-    /// The first start and the last stop.
-    pub fn span(&self) -> (u64, u64) {
-        (
-            self.ranges.first().map_or(0, |r| r.0),
-            self.ranges.last().map_or(u64::MAX, |r| r.1),
-        )
     }
 }
 
