@@ -80,6 +80,24 @@ fn record(dir: &Path) -> (PathBuf, PathBuf) {
     (data, dir.join("prog.c"))
 }
 
+/// The data a page embeds: gzipped JSON in base64 (without padding).
+fn page_data(html: &str) -> Value {
+    use std::io::Read;
+    let start = html
+        .find("<script id=\"sear-data\" type=\"text/plain\" data-encoding=\"gzip-base64\">")
+        .expect("the data element");
+    let rest = &html[start..];
+    let text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let gz = data_encoding::BASE64_NOPAD
+        .decode(text.trim().as_bytes())
+        .expect("base64");
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut json)
+        .expect("gzipped JSON");
+    serde_json::from_str(&json).expect("JSON")
+}
+
 fn sear_html(data: &Path, out: &Path) -> String {
     run_ok(sear().arg("html").arg("-i").arg(data).arg("-o").arg(out));
     std::fs::read_to_string(out).expect("the page is UTF-8 text")
@@ -230,7 +248,7 @@ fn the_report_works<B: Browser>(launch: impl FnOnce() -> B) {
     ch.open(&page);
     ch.wait_for("window.searReady === true");
     // A test hook to name frames (node → function name).
-    ch.eval("window.searFrameName = n => { const D = JSON.parse(document.getElementById('sear-data').textContent); return D.strings[D.fn_name[D.node_fn[n]]]; }; true");
+    ch.eval("window.searFrameName = n => { const D = window.searData; return D.strings[D.fn_name[D.node_fn[n]]]; }; true");
 
     // The table: perf report's self shares.
     let t = table(&mut ch);
@@ -425,6 +443,320 @@ fn the_report_works<B: Browser>(launch: impl FnOnce() -> B) {
     assert!(src.exists());
 }
 
+/// Two phases on the main thread (work_a, then the same loop as work_b) beside a thread
+/// running work_c the whole time: a time range early in the recording surely holds
+/// work_a and work_c, and hardly any work_b.
+const PHASES: &str = r#"#include <pthread.h>
+#include <stdio.h>
+
+static volatile long sink;
+static volatile int done;
+
+__attribute__((noinline)) long work_a(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x += i * 3 + (x >> 2); /* HOT_A */
+    return x;
+}
+
+__attribute__((noinline)) long work_b(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x += i * 3 + (x >> 2); /* HOT_B */
+    return x;
+}
+
+__attribute__((noinline)) long work_c(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x ^= i * 7 + (x << 1); /* HOT_C */
+    return x;
+}
+
+static void *background(void *arg) {
+    (void)arg;
+    while (!done) sink += work_c(100000);
+    return NULL;
+}
+
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, background, NULL);
+    for (int k = 0; k < 40; k++) sink += work_a(8000000);
+    for (int k = 0; k < 40; k++) sink += work_b(8000000);
+    done = 1;
+    pthread_join(t, NULL);
+    printf("%ld\n", sink);
+    return 0;
+}
+"#;
+
+/// A `--stdio -n` report's sections: (event, samples of its rows, rows), each row the
+/// fields of a line that has a share (`%`), split on white space. (The header's count is
+/// rounded by perf: `1K`.)
+type Section = (String, u64, Vec<Vec<String>>);
+
+fn sections(out: &str) -> Vec<Section> {
+    let mut all: Vec<Section> = Vec::new();
+    for l in out.lines() {
+        if let Some(rest) = l.strip_prefix("# Samples: ") {
+            // `N of event 'NAME'` and, with --time, ` (time slices: ...)`
+            let ev = rest.split('\'').nth(1).unwrap();
+            all.push((ev.to_string(), 0, Vec::new()));
+        } else if !l.starts_with('#') && l.contains('%') {
+            if let Some(s) = all.last_mut() {
+                let row: Vec<String> = l.split_whitespace().map(str::to_string).collect();
+                s.1 += row[1].parse::<u64>().unwrap();
+                s.2.push(row);
+            }
+        }
+    }
+    all
+}
+
+/// `report --stdio --no-children -g none -n ARGS -i data` by `tool` (sear or perf), as sections.
+fn report_sections(mut tool: std::process::Command, data: &Path, args: &[&str]) -> Vec<Section> {
+    let o = run_ok(
+        tool.args(["report", "--stdio", "--no-children", "-g", "none", "-n"])
+            .args(args)
+            .arg("-i")
+            .arg(data),
+    );
+    sections(&stdout_of(&o))
+}
+
+/// (self %, samples) of `sym` in a `--sort sym` section's rows (0 without a row).
+fn sym_row(rows: &[Vec<String>], sym: &str) -> (f64, u64) {
+    rows.iter()
+        .find(|r| r.len() >= 4 && r[3] == sym)
+        .map_or((0.0, 0), |r| {
+            (
+                r[0].trim_end_matches('%').parse().unwrap(),
+                r[1].parse().unwrap(),
+            )
+        })
+}
+
+/// The timeline lanes as drawn: (kind, label, samples, tid or -1).
+fn lanes(ch: &mut impl Browser) -> Vec<(String, String, u64, i64)> {
+    let v = ch.eval(
+        "[...document.querySelectorAll('#timeline .tl-row')].map(r => [r.className.replace('tl-row ', '').replace(' chosen', ''), r.querySelector('.tl-label').textContent, Number(r.dataset.samples), Number(r.dataset.tid || -1)])",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l[0].as_str().unwrap().to_string(),
+                l[1].as_str().unwrap().to_string(),
+                l[2].as_u64().unwrap(),
+                l[3].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_timeline_works_in_chromium() {
+    the_timeline_works(Chromium::launch);
+}
+
+#[test]
+fn the_timeline_works_in_firefox() {
+    the_timeline_works(Firefox::launch);
+}
+
+/// The timeline: lanes per event and per thread count what perf report counts; dragging
+/// across them chooses a range whose table, flame graph, source lines and thread totals are
+/// `sear report --time RANGE`'s (and perf report's shares), the URL carries the range and
+/// opening that URL shows the same, and "Whole recording" undoes it.
+fn the_timeline_works<B: Browser>(launch: impl FnOnce() -> B) {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_c(
+        dir.path(),
+        "phases",
+        PHASES,
+        &["-O0", "-g", "-fno-omit-frame-pointer", "-pthread"],
+    );
+    let data = perf_record(
+        dir.path(),
+        "perf.data",
+        &["-e", "cpu-clock,task-clock", "-F", "1000", "-g"],
+        &[bin.display().to_string()],
+    );
+    let page = dir.path().join("report.html");
+    sear_html(&data, &page);
+
+    let mut ch = launch();
+    ch.open(&page);
+    ch.wait_for("window.searReady === true");
+
+    // A lane per event and per thread (of the first event), with perf report's totals.
+    let perf_events = report_sections(perf(), &data, &["--sort", "sym"]);
+    let perf_threads = report_sections(perf(), &data, &["--sort", "pid"]);
+    let shown = lanes(&mut ch);
+    let events: Vec<_> = shown.iter().filter(|l| l.0 == "ev").collect();
+    assert_eq!(events.len(), 2, "{shown:?}");
+    for (lane, (ev, n, _)) in events.iter().zip(&perf_events) {
+        assert_eq!((&lane.1, lane.2), (ev, *n), "event lane {lane:?}");
+    }
+    let threads: Vec<_> = shown.iter().filter(|l| l.0 == "t").collect();
+    assert_eq!(threads.len(), 2, "{shown:?}");
+    for r in &perf_threads[0].2 {
+        // `tid:comm`
+        let tid: i64 = r[2].split(':').next().unwrap().parse().unwrap();
+        let lane = threads
+            .iter()
+            .find(|l| l.3 == tid)
+            .unwrap_or_else(|| panic!("no lane for thread {tid}: {shown:?}"));
+        assert_eq!(lane.2, r[1].parse::<u64>().unwrap(), "thread {tid}'s lane");
+    }
+    let total_all = ch.eval("Number(document.getElementById('total').dataset.samples)");
+
+    // Drag across the first 30% of a lane.
+    let lane = ch.eval(
+        "(() => { const b = document.querySelector('#timeline canvas').getBoundingClientRect(); return [b.left, b.top + b.height / 2, b.width]; })()",
+    );
+    let (left, y, width) = (
+        lane[0].as_f64().unwrap(),
+        lane[1].as_f64().unwrap(),
+        lane[2].as_f64().unwrap(),
+    );
+    ch.drag((left + 2.0, y), (left + width * 0.3, y));
+    ch.wait_for("document.getElementById('range').dataset.time !== undefined");
+    let time = ch.eval("document.getElementById('range').dataset.time");
+    let time = time.as_str().unwrap().to_string();
+    assert_eq!(
+        ch.eval("location.hash"),
+        json!(format!("#time={time}")),
+        "the URL carries the range"
+    );
+
+    // The table is sear report's for that range, row by row, and perf report's shares.
+    let ours = report_sections(sear(), &data, &["--sort", "sym", "--time", &time]);
+    let theirs = report_sections(perf(), &data, &["--sort", "sym", "--time", &time]);
+    let t = table(&mut ch);
+    let (want, in_range) = (&ours[0].2, ours[0].1);
+    assert_eq!(
+        ch.eval("Number(document.getElementById('total').dataset.samples)"),
+        json!(in_range),
+        "samples in the range"
+    );
+    assert!(
+        json!(in_range) != total_all,
+        "the range holds fewer samples"
+    );
+    for r in want {
+        let (pct, n) = sym_row(want, &r[3]);
+        let got = row(&t, &r[3]).unwrap_or_else(|| panic!("no row {}: {t:?}", r[3]));
+        assert_eq!(got.2, n, "{}'s samples in the range", r[3]);
+        assert!((got.1 - pct).abs() < 0.006, "{}: {} vs {pct}", r[3], got.1);
+    }
+    assert_eq!(
+        t.iter().filter(|r| r.2 > 0).count(),
+        want.len(),
+        "the same symbols: {t:?} against {want:?}"
+    );
+    for name in ["work_a", "work_c"] {
+        let perf_pct = sym_row(&theirs[0].2, name).0;
+        let got = row(&t, name).unwrap().1;
+        assert!(
+            (got - perf_pct).abs() <= 0.01 + 1e-9,
+            "{name}: {got}% in the page, {perf_pct}% in perf report --time {time}"
+        );
+    }
+    let (a, b) = (sym_row(want, "work_a").1, sym_row(want, "work_b").1);
+    assert!(
+        a > 0 && b * 4 <= a,
+        "early on, work_a ({a}) and not work_b ({b})"
+    );
+
+    // The flame graph is the range's.
+    assert_eq!(
+        ch.eval("Number(document.querySelector('#flame .f[data-n=\"-1\"]').dataset.s)"),
+        json!(in_range)
+    );
+
+    // Source lines: work_a's hot line counts the range's samples at it.
+    let by_line = report_sections(sear(), &data, &["--sort", "sym,srcline", "--time", &time]);
+    let line = format!("phases.c:{}", {
+        PHASES.lines().position(|l| l.contains("HOT_A")).unwrap() + 1
+    });
+    let at_line: u64 = by_line[0]
+        .2
+        .iter()
+        .find(|r| r[3] == "work_a" && r[4] == line)
+        .unwrap_or_else(|| panic!("no work_a {line} row: {:?}", by_line[0].2))[1]
+        .parse()
+        .unwrap();
+    let pos = ch.eval(
+        "(() => { const r = [...document.querySelectorAll('#symbols tbody tr')].find(r => r.cells[4].textContent.endsWith(' work_a')); r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()",
+    );
+    ch.click(pos[0].as_f64().unwrap(), pos[1].as_f64().unwrap());
+    ch.wait_for("document.getElementById('src-title').textContent === 'Source: work_a'");
+    let hot = ch.eval(
+        "[...document.querySelector('#src-lines tbody tr').cells].slice(0, 2).map(c => c.textContent)",
+    );
+    assert_eq!(hot, json!([line, at_line.to_string()]), "work_a's hot line");
+
+    // A thread's name chooses it: the totals are its samples in the range.
+    let per_thread = report_sections(sear(), &data, &["--sort", "pid", "--time", &time]);
+    let main_tid = threads.iter().map(|l| l.3).min().unwrap();
+    let want_main: u64 = per_thread[0]
+        .2
+        .iter()
+        .find(|r| r[2].starts_with(&format!("{main_tid}:")))
+        .unwrap()[1]
+        .parse()
+        .unwrap();
+    let (x, y) = centre_of(
+        &mut ch,
+        &format!("#timeline .tl-row[data-tid=\"{main_tid}\"] .tl-label"),
+    );
+    ch.click(x, y);
+    ch.wait_for(&format!(
+        "Number(document.getElementById('total').dataset.samples) === {want_main}"
+    ));
+    assert!(ch
+        .eval("document.getElementById('thread').value")
+        .as_str()
+        .unwrap()
+        .starts_with("t:"));
+    let tt = table(&mut ch);
+    assert!(
+        row(&tt, "work_c").is_none(),
+        "work_c is the other thread's: {tt:?}"
+    );
+    set_value(&mut ch, "thread", "change", &json!("all"));
+
+    // An event's name chooses the event: task-clock's samples in the range.
+    let (x, y) = centre_of(&mut ch, "#timeline .tl-row.ev:nth-child(2) .tl-label");
+    ch.click(x, y);
+    let n2 = ours[1].1;
+    assert_eq!(ours[1].0, "task-clock");
+    ch.wait_for(&format!(
+        "Number(document.getElementById('total').dataset.samples) === {n2}"
+    ));
+
+    // The URL, opened afresh, shows the same range.
+    let url = format!("file://{}#time={time}", page.display());
+    ch.open_url("about:blank");
+    ch.open_url(&url);
+    ch.wait_for("window.searReady === true");
+    assert_eq!(
+        ch.eval("document.getElementById('range').dataset.time"),
+        json!(time)
+    );
+    assert_eq!(table(&mut ch), t, "the shared URL shows the same table");
+
+    // "Whole recording" undoes the range.
+    let (x, y) = centre_of(&mut ch, "#clear-range");
+    ch.click(x, y);
+    ch.wait_for("location.hash === ''");
+    assert_eq!(
+        ch.eval("Number(document.getElementById('total').dataset.samples)"),
+        total_all
+    );
+}
+
 /// With the source file gone, the page still names the hot line and says the text is missing.
 #[test]
 fn missing_sources_are_named() {
@@ -433,12 +765,7 @@ fn missing_sources_are_named() {
     let (data, src) = record(dir.path());
     std::fs::remove_file(&src).unwrap();
     let html = sear_html(&data, &dir.path().join("r.html"));
-    let start = html
-        .find("<script id=\"sear-data\" type=\"application/json\">")
-        .unwrap();
-    let rest = &html[start..];
-    let json_text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
-    let d: Value = serde_json::from_str(json_text).unwrap();
+    let d = page_data(&html);
     assert_eq!(d["sources"], json!([]), "nothing to embed");
     assert!(
         d["files"]
@@ -503,7 +830,16 @@ fn truncated_recordings_give_errors_not_panics() {
 fn help_teaches() {
     let o = run_ok(sear().args(["html", "--help"]));
     let h = stdout_of(&o);
-    for want in ["self-contained", "zoom", "search", "thread", "source", "-o"] {
+    for want in [
+        "self-contained",
+        "zoom",
+        "search",
+        "thread",
+        "source",
+        "timeline",
+        "#time=",
+        "-o",
+    ] {
         assert!(h.contains(want), "--help mentions {want}: {h}");
     }
 }
@@ -511,7 +847,8 @@ fn help_teaches() {
 /// Page load time of a given report (BENCHMARKS.md): `SEAR_HTML_PAGE=report.html cargo test
 /// --test html -- --ignored --nocapture page_load` (in Chromium; `SEAR_BROWSER=firefox` for
 /// Firefox). Prints, for three fresh loads, the time from navigation start until the page's
-/// script has drawn the flame graph and the table (`window.searLoadMs`, set when it finishes).
+/// script has drawn the flame graph and the table (`window.searLoadMs`, set when it finishes), and
+/// the time it takes to redraw for a time range given in the URL (`window.searRangeMs`).
 #[test]
 #[ignore = "a measurement: needs SEAR_HTML_PAGE"]
 fn page_load_time() {
@@ -530,10 +867,19 @@ fn measure_page_load(ch: &mut impl Browser, page: &Path) {
         ch.open(page);
         ch.wait_for("window.searReady === true");
         let ms = ch.eval("window.searLoadMs");
+        let steps = ch.eval(
+            "[window.searInflateStart, window.searParseStart, window.searParsed].map(Math.round)",
+        );
+        // A range (the middle half of the recording, set through the URL as a shared link
+        // would): the time the page takes to redraw for it.
+        ch.eval("(() => { const D = window.searData, w = BigInt(D.slot_ns), f = BigInt(D.slot_first), q = BigInt(D.slots / 4); const s = n => (n / 1000000000n) + '.' + (n % 1000000000n).toString().padStart(9, '0'); location.hash = '#time=' + s(f + q * w) + ',' + s(f + 3n * q * w - 1n); return true; })()");
+        ch.wait_for("document.getElementById('range').dataset.time !== undefined");
+        let range_ms = ch.eval("Math.round(window.searRangeMs)");
+        ch.eval("location.hash = ''; true");
         let rows = ch.eval("document.querySelectorAll('#symbols tbody tr').length");
         let frames = ch.eval("document.querySelectorAll('#flame .f').length");
         println!(
-            "run {run}: ready after {ms} ms (page's clock), {:.0} ms seen by the test; {rows} table rows, {frames} frames drawn",
+            "run {run}: ready after {ms} ms (page's clock; base64 decoded, inflated, parsed at {steps} ms), {:.0} ms seen by the test; {rows} table rows, {frames} frames drawn; a range redrawn in {range_ms} ms",
             t.elapsed().as_secs_f64() * 1e3
         );
     }

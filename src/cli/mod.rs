@@ -187,13 +187,17 @@ sear export --format speedscope -o prof.speedscope.json   # from ./perf.data\n  
 sear export --format firefox -i perf.data -o prof.json"
     )]
     Export(ExportArgs),
-    /// Write one self-contained HTML report of a recording: flame graph,
-    /// top symbols, per-thread filter and hot source lines.
+    /// Write one self-contained HTML report of a recording: timeline, flame
+    /// graph, top symbols, per-thread filter and hot source lines.
     #[command(
         long_about = "Write one self-contained HTML file about a recording: open it in any browser, \
 offline (no server, nothing fetched; all scripts, styles and data are inside the file, so it can \
 be mailed or attached to a bug).\n\n\
 What the page shows:\n  \
+timeline      samples over time, a lane per event and per thread; drag across it to look at a \
+time range (the flame graph, table, totals and source lines redraw for it; the URL's \
+#time=START,STOP shares it and equals `sear report --time START,STOP`); click a thread's name \
+to choose it, click a lane or Whole recording to go back\n  \
 flame graph   click a frame to zoom into it (click `all` or Reset zoom to go back); type a regex \
 in the search box to paint matching frames and see their share (Matched: X%)\n  \
 top symbols   Children and Self shares (as `sear report --children`), self samples, symbol and \

@@ -34,6 +34,9 @@ pub trait Browser {
     fn navigate(&mut self, url: &str);
     /// A left click at (x, y) in CSS pixels of the viewport, as the mouse makes it.
     fn click(&mut self, x: f64, y: f64);
+    /// A left-button drag from `from` to `to` (CSS pixels of the viewport) in a few steps, as
+    /// a hand makes it: press, moves, release.
+    fn drag(&mut self, from: (f64, f64), to: (f64, f64));
     /// Types `text` into the focused element.
     fn type_text(&mut self, text: &str);
     /// Fails the test with `what` and the end of the browser's log.

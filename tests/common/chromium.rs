@@ -182,6 +182,18 @@ impl Browser for Chromium {
         }
     }
 
+    fn drag(&mut self, from: (f64, f64), to: (f64, f64)) {
+        let mouse = |t: &str, (x, y): (f64, f64), buttons: u32| json!({ "type": t, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1 });
+        self.call("Input.dispatchMouseEvent", mouse("mouseMoved", from, 0));
+        self.call("Input.dispatchMouseEvent", mouse("mousePressed", from, 1));
+        for i in 1..=4 {
+            let f = f64::from(i) / 4.0;
+            let at = (from.0 + (to.0 - from.0) * f, from.1 + (to.1 - from.1) * f);
+            self.call("Input.dispatchMouseEvent", mouse("mouseMoved", at, 1));
+        }
+        self.call("Input.dispatchMouseEvent", mouse("mouseReleased", to, 0));
+    }
+
     fn type_text(&mut self, text: &str) {
         self.call("Input.insertText", json!({ "text": text }));
     }

@@ -234,6 +234,33 @@ impl Browser for Firefox {
         );
     }
 
+    fn drag(&mut self, from: (f64, f64), to: (f64, f64)) {
+        let context = self.context.clone();
+        let at = |(x, y): (f64, f64)| (x.round() as i64, y.round() as i64);
+        let mut steps = vec![
+            json!({ "type": "pointerMove", "x": at(from).0, "y": at(from).1 }),
+            json!({ "type": "pointerDown", "button": 0 }),
+        ];
+        for i in 1..=4 {
+            let f = f64::from(i) / 4.0;
+            let p = at((from.0 + (to.0 - from.0) * f, from.1 + (to.1 - from.1) * f));
+            steps.push(json!({ "type": "pointerMove", "x": p.0, "y": p.1, "duration": 20 }));
+        }
+        steps.push(json!({ "type": "pointerUp", "button": 0 }));
+        self.call(
+            "input.performActions",
+            json!({
+                "context": context,
+                "actions": [{
+                    "type": "pointer",
+                    "id": "mouse",
+                    "parameters": { "pointerType": "mouse" },
+                    "actions": steps,
+                }],
+            }),
+        );
+    }
+
     fn type_text(&mut self, text: &str) {
         let context = self.context.clone();
         let keys: Vec<Value> = text

@@ -1,9 +1,11 @@
 //! A recording summed for browsing (`sear html`): a call tree of function
 //! frames (inline frames expanded, root first) whose nodes carry sample
 //! weights per (event, thread, the sample's own symbol), and the source
-//! lines samples hit, per (event, thread, function). Sizes grow with the
-//! unique stacks and lines, not with the samples, so a page can embed it
-//! and redo every view (one thread, one event, a zoomed subtree) itself.
+//! lines samples hit, per (event, thread, function), each also per time
+//! slot (the recording's span cut into at most [`SLOTS`] equal slots, for a
+//! timeline). Sizes grow with the unique stacks and lines per slot, not with
+//! the samples, so a page can embed it and redo every view (one thread, one
+//! event, a zoomed subtree, a time range) itself.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -31,6 +33,8 @@ pub struct Node {
 pub struct Weight {
     pub event: u32,
     pub thread: u32,
+    /// The time slot (see [`Slots`]).
+    pub slot: u32,
     pub node: u32,
     /// The symbol covering the sampled address (perf report's self entry:
     /// the function an inlined leaf frame was inlined into).
@@ -44,6 +48,7 @@ pub struct Weight {
 pub struct LineWeight {
     pub event: u32,
     pub thread: u32,
+    pub slot: u32,
     pub self_function: u32,
     /// The innermost (inlined) function the line belongs to.
     pub inner_function: u32,
@@ -78,6 +83,56 @@ pub struct Summary {
     pub sources: Vec<Snippet>,
     /// First and last sample time (nanoseconds).
     pub time_range: Option<(u64, u64)>,
+    pub slots: Slots,
+}
+
+/// At most this many time slots.
+pub const SLOTS: u32 = 200;
+
+/// The recording's span cut into equal slots: slot `i` holds the samples
+/// from `first + i * width` to `first + (i + 1) * width - 1` nanoseconds
+/// (both ends kept, as perf's `--time START,STOP` keeps them). Samples
+/// without a time are in slot 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slots {
+    pub first: u64,
+    /// Nanoseconds per slot (at least 1).
+    pub width: u64,
+    pub count: u32,
+}
+
+impl Default for Slots {
+    fn default() -> Self {
+        Slots {
+            first: 0,
+            width: 1,
+            count: 1,
+        }
+    }
+}
+
+impl Slots {
+    /// At most [`SLOTS`] slots over the span from `first` to `last`.
+    pub fn over(range: Option<(u64, u64)>) -> Slots {
+        let Some((first, last)) = range.filter(|&(a, b)| a > 0 && b >= a) else {
+            return Slots::default();
+        };
+        let span = last - first + 1;
+        let width = span.div_ceil(u64::from(SLOTS)).max(1);
+        Slots {
+            first,
+            width,
+            count: span.div_ceil(width) as u32,
+        }
+    }
+
+    /// The slot of a sample at `t`.
+    pub fn of(&self, t: u64) -> u32 {
+        if t < self.first {
+            return 0;
+        }
+        (((t - self.first) / self.width) as u32).min(self.count - 1)
+    }
 }
 
 /// A stack reduced to what the summary keeps of it.
@@ -90,8 +145,10 @@ struct Leaf {
     src: Option<(u32, u32)>,
 }
 
-/// event, thread, self function, inner function, file, line.
-type LineKey = (u32, u32, u32, u32, u32, u32);
+/// event, thread, slot, self function, inner function, file, line.
+type LineKey = (u32, u32, u32, u32, u32, u32, u32);
+/// event, thread, slot, node, self function.
+type WeightKey = (u32, u32, u32, u32, u32);
 
 /// The summary's event of on-CPU and off-CPU time together (recordings
 /// of `record --off-cpu`).
@@ -105,6 +162,7 @@ pub fn build(p: &ExportProfile) -> Summary {
         threads: p.threads.clone(),
         files: p.files.clone(),
         time_range: p.time_range,
+        slots: Slots::over(p.time_range),
         ..Default::default()
     };
     let mut function_ids: HashMap<(String, String), u32> = HashMap::default();
@@ -122,7 +180,7 @@ pub fn build(p: &ExportProfile) -> Summary {
     let mut from_export: Vec<Option<u32>> = vec![None; p.functions.len()];
     let mut node_ids: HashMap<(u32, u32), u32> = HashMap::default();
     let mut leaves: Vec<Option<Leaf>> = vec![None; p.stacks.len()];
-    let mut weights: HashMap<(u32, u32, u32, u32), (u64, u64)> = HashMap::default();
+    let mut weights: HashMap<WeightKey, (u64, u64)> = HashMap::default();
     let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
     let mut frames: Vec<u32> = Vec::new();
     // With off-CPU samples beside time-based on-CPU ones: a wall-clock
@@ -215,9 +273,10 @@ pub fn build(p: &ExportProfile) -> Summary {
                 l
             }
         };
+        let slot = s.slots.of(smp.time);
         let mut add = |event: u32, node: u32, self_function: u32| {
             let w = weights
-                .entry((event, smp.thread, node, self_function))
+                .entry((event, smp.thread, slot, node, self_function))
                 .or_default();
             w.0 += 1;
             w.1 = w.1.saturating_add(smp.period);
@@ -226,6 +285,7 @@ pub fn build(p: &ExportProfile) -> Summary {
                     .entry((
                         event,
                         smp.thread,
+                        slot,
                         leaf.self_function,
                         leaf.inner_function,
                         file,
@@ -257,9 +317,10 @@ pub fn build(p: &ExportProfile) -> Summary {
     s.weights = w
         .into_iter()
         .map(
-            |((event, thread, node, self_function), (samples, period))| Weight {
+            |((event, thread, slot, node, self_function), (samples, period))| Weight {
                 event,
                 thread,
+                slot,
                 node,
                 self_function,
                 samples,
@@ -272,10 +333,14 @@ pub fn build(p: &ExportProfile) -> Summary {
     s.lines = l
         .into_iter()
         .map(
-            |((event, thread, self_function, inner_function, file, line), (samples, period))| {
+            |(
+                (event, thread, slot, self_function, inner_function, file, line),
+                (samples, period),
+            )| {
                 LineWeight {
                     event,
                     thread,
+                    slot,
                     self_function,
                     inner_function,
                     file,
@@ -401,6 +466,41 @@ mod tests {
             .map(|l| l.samples)
             .sum();
         assert_eq!(line20, 3);
+    }
+
+    #[test]
+    fn slots_cut_the_span_evenly_and_keep_both_ends() {
+        let s = Slots::over(Some((1_000, 1_999)));
+        assert_eq!((s.first, s.width, s.count), (1_000, 5, 200));
+        assert_eq!(s.of(1_000), 0);
+        assert_eq!(s.of(1_004), 0);
+        assert_eq!(s.of(1_005), 1);
+        assert_eq!(s.of(1_999), 199);
+        // A short span: one nanosecond per slot, no empty slots after it.
+        let s = Slots::over(Some((7, 9)));
+        assert_eq!((s.width, s.count), (1, 3));
+        assert_eq!(s.of(9), 2);
+        // No times: one slot.
+        assert_eq!(Slots::over(None), Slots::default());
+        assert_eq!(Slots::default().of(123), 0);
+    }
+
+    #[test]
+    fn weights_are_kept_per_time_slot() {
+        let mut p = profile();
+        for (i, smp) in p.samples.iter_mut().enumerate() {
+            smp.time = 1_000 + 250 * i as u64; // 1000 .. 2000
+        }
+        p.time_range = Some((1_000, 2_000));
+        let s = build(&p);
+        // 1001 ns: 6 ns per slot, 167 slots.
+        assert_eq!((s.slots.width, s.slots.count), (6, 167));
+        let slots: Vec<u32> = s.weights.iter().map(|w| w.slot).collect();
+        // Samples 0 and 1 share a stack but not a slot.
+        assert_eq!(s.weights.len(), 5, "{:?}", s.weights);
+        assert!(slots.contains(&0) && slots.contains(&166), "{slots:?}");
+        let total: u64 = s.lines.iter().map(|l| l.samples).sum();
+        assert_eq!(total, 5);
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //!
 //! The data is columnar to stay small: functions as string ids, call-tree
 //! nodes as (distance to the parent, function), weights and source lines
-//! as flat integer arrays (see the template's `load()` for the decoding).
+//! as flat integer arrays, per time slot for the timeline (see the
+//! template's first lines for the decoding). The JSON is gzipped and
+//! embedded as base64 (a third of its size: the per-slot sums repeat
+//! much); the page inflates it with the browser's `DecompressionStream`.
 
 use std::io::{self, Write};
 
@@ -32,6 +35,11 @@ struct Data<'a> {
     detail: &'a str,
     /// Seconds between the first and last sample (0 unknown).
     seconds: f64,
+    /// The time slots: the first sample's time in nanoseconds (a string:
+    /// JSON numbers lose digits past 2^53), nanoseconds per slot, slots.
+    slot_first: String,
+    slot_ns: u64,
+    slots: u32,
     events: &'a [String],
     /// Per thread: pid, tid, comm (a string id).
     threads: Vec<[i64; 3]>,
@@ -44,10 +52,10 @@ struct Data<'a> {
     /// frame is -1), and its function.
     node_up: Vec<u32>,
     node_fn: Vec<u32>,
-    /// event, thread, node, self function, samples, period; repeated.
+    /// event, thread, slot, node, self function, samples, period; repeated.
     weights: Vec<u64>,
-    /// event, thread, self function, inner function, file, line, samples,
-    /// period; repeated.
+    /// event, thread, slot, self function, inner function, file, line,
+    /// samples, period; repeated.
     lines: Vec<u64>,
     files: &'a [String],
     /// file, first line, the lines' text; repeated.
@@ -56,7 +64,7 @@ struct Data<'a> {
 
 /// Writes the page for `s` to `out`.
 pub fn write_html<W: Write>(mut out: W, s: &Summary, info: &PageInfo) -> io::Result<()> {
-    let json = data_json(s, info)?;
+    let json = embedded(&data_json(s, info)?)?;
     let title = escape_html(&format!("sear: {}", info.name));
     let (head, tail) = TEMPLATE
         .split_once("/*SEAR_DATA*/")
@@ -67,8 +75,16 @@ pub fn write_html<W: Write>(mut out: W, s: &Summary, info: &PageInfo) -> io::Res
     Ok(())
 }
 
-/// The embedded JSON, safe inside a `<script>` element: every `<` is
-/// written as `\u003c`, so no `</script>` or `<!--` can end it early.
+/// `json` gzipped and in base64 without padding (so no `=`, `<`, `:` or
+/// `(`: nothing in it can end the `<script>` element or look like a URL).
+fn embedded(json: &str) -> io::Result<String> {
+    use flate2::{write::GzEncoder, Compression};
+    let mut z = GzEncoder::new(Vec::with_capacity(json.len() / 4), Compression::new(4));
+    z.write_all(json.as_bytes())?;
+    Ok(data_encoding::BASE64_NOPAD.encode(&z.finish()?))
+}
+
+/// The page's data as JSON.
 fn data_json(s: &Summary, info: &PageInfo) -> io::Result<String> {
     let mut strings = Strings::default();
     let threads = s
@@ -95,22 +111,24 @@ fn data_json(s: &Summary, info: &PageInfo) -> io::Result<String> {
         })
         .collect();
     let node_fn = s.nodes.iter().map(|n| n.function).collect();
-    let mut weights = Vec::with_capacity(s.weights.len() * 6);
+    let mut weights = Vec::with_capacity(s.weights.len() * 7);
     for w in &s.weights {
         weights.extend([
             u64::from(w.event),
             u64::from(w.thread),
+            u64::from(w.slot),
             u64::from(w.node),
             u64::from(w.self_function),
             w.samples,
             w.period,
         ]);
     }
-    let mut lines = Vec::with_capacity(s.lines.len() * 8);
+    let mut lines = Vec::with_capacity(s.lines.len() * 9);
     for l in &s.lines {
         lines.extend([
             u64::from(l.event),
             u64::from(l.thread),
+            u64::from(l.slot),
             u64::from(l.self_function),
             u64::from(l.inner_function),
             u64::from(l.file),
@@ -123,10 +141,13 @@ fn data_json(s: &Summary, info: &PageInfo) -> io::Result<String> {
         .time_range
         .map_or(0.0, |(a, b)| b.saturating_sub(a) as f64 / 1e9);
     let data = Data {
-        version: 1,
+        version: 2,
         name: &info.name,
         detail: &info.detail,
         seconds,
+        slot_first: s.slots.first.to_string(),
+        slot_ns: s.slots.width,
+        slots: s.slots.count,
         events: &s.events,
         threads,
         strings: strings.list,
@@ -144,8 +165,7 @@ fn data_json(s: &Summary, info: &PageInfo) -> io::Result<String> {
             .map(|x| (x.file, x.first, x.text.as_slice()))
             .collect(),
     };
-    let json = serde_json::to_string(&data).map_err(io::Error::other)?;
-    Ok(json.replace('<', "\\u003c"))
+    serde_json::to_string(&data).map_err(io::Error::other)
 }
 
 /// Interned strings, in first-use order.
