@@ -107,7 +107,9 @@ impl Table {
         if self.keep_unzoomed && self.zoom.any() && self.unzoomed.is_none() {
             self.unzoomed = before;
         } else if let Some(b) = before {
-            super::discard(b);
+            // Freed beside the view (a live view rebuilds for as long as it
+            // runs: its old rows must not pile up, nor delay the redraw).
+            std::thread::spawn(move || drop(b));
         }
         self.s.topts.single_filters = filters.single_values();
         self.tables(parts)
