@@ -81,6 +81,52 @@ fn stdio_tables_show_the_commands_hot_function() {
     assert!(!text.contains("Command  "), "{text}");
 }
 
+/// `--stdio -g`: each entry's call graph under it, as perf top prints them (children mode:
+/// hotloop's own row has the path from its callers down to it).
+#[test]
+fn stdio_tables_with_g_print_call_graphs() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let out = run_ok(
+        sear()
+            .args(["top", "--stdio", "-g", "-d", "0.5", "-E", "5", "--"])
+            .arg(&prog)
+            .arg("2"),
+    );
+    let text = stdout_of(&out);
+    let last = text
+        .split("   PerfTop:")
+        .filter(|t| !rows(t).is_empty())
+        .last()
+        .unwrap_or_else(|| panic!("no table with rows: {text}"));
+    // Children and Self columns, and hotloop's graph: the lines after its row, up to the
+    // blank line that ends it, go from main to hotloop.
+    assert!(last.contains("Children") && last.contains("Self"), "{last}");
+    let lines: Vec<&str> = last.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| rows(l).len() == 1 && l.trim_end().ends_with("[.] hotloop"))
+        .unwrap_or_else(|| panic!("no hotloop row: {last}"));
+    let graph: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.trim().is_empty())
+        .copied()
+        .collect();
+    let names: Vec<&str> = graph
+        .iter()
+        .map(|l| l.trim_start_matches([' ', '|', '-']).trim())
+        .map(|l| l.rsplit("--").next().unwrap_or(l).trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    // (With frame pointers the leaf's caller may be skipped: the path has a caller above
+    // hotloop, whichever it is.)
+    assert!(
+        names.len() >= 2 && names.last() == Some(&"hotloop") && names[0] != "hotloop",
+        "hotloop's graph goes from its callers to it: {graph:#?}"
+    );
+}
+
 #[test]
 fn the_browser_shows_a_running_programs_hot_function() {
     have_perf();

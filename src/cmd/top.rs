@@ -607,6 +607,10 @@ fn print_loop(top: &mut Top) -> Result<()> {
         }
         let ended = lock(&top.shared).ended.is_some();
         top.refresh();
+        // With -g, each entry's call graph under it, as perf top --stdio
+        // prints them (and as report's text does).
+        let rows: Vec<usize> = (0..top.view.rows.len()).collect();
+        let graphs = top.graphs(&rows);
         let v = &top.view;
         let mut text = String::new();
         if tty {
@@ -624,9 +628,16 @@ fn print_loop(top: &mut Top) -> Result<()> {
             text.push_str(&v.columns);
             text.push('\n');
         }
-        for r in &v.rows {
+        for (i, r) in v.rows.iter().enumerate() {
             text.push_str(r);
             text.push('\n');
+            if let Some(g) = graphs.get(i).filter(|g| !g.is_empty()) {
+                for l in g {
+                    text.push_str(l);
+                    text.push('\n');
+                }
+                text.push('\n');
+            }
         }
         text.push('\n');
         match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
