@@ -364,3 +364,99 @@ fn no_browser_without_a_terminal() {
         assert!(screen.contains("# Samples:"), "{term} {args:?}: {screen}");
     }
 }
+
+/// `sear annotate` on a terminal: perf's annotate browser, one function at a time in the
+/// order `sear annotate --stdio` prints them, each page's lines that text's lines, starting on
+/// the hottest instruction; Right moves to the next function, Left back, q quits and leaves
+/// the terminal as it was. `--stdio` prints the text instead.
+#[test]
+fn annotate_opens_its_browser_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = recording(dir.path());
+    let text = stdout_of(&run_ok(
+        sear().args(["annotate", "--stdio", "-i"]).arg(&data),
+    ));
+    // The functions in the text's order, from each section's `<name>:` line.
+    let names: Vec<String> = text
+        .split(" Percent |")
+        .skip(1)
+        .filter_map(|sec| {
+            sec.lines().find_map(|l| {
+                let inner = l.trim_end().strip_suffix(">:")?;
+                Some(inner.rsplit_once('<')?.1.to_owned())
+            })
+        })
+        .collect();
+    assert!(names.len() >= 2, "{text}");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sear"));
+    c.args(["annotate", "-i"]).arg(&data);
+    let mut t = Tty::spawn(c, ROWS, COLS);
+    let first = format!("Annotate {}:", names[0]);
+    let lines = t.wait_for("the annotate browser", 60, |l| {
+        l.first().is_some_and(|x| x.starts_with(&first))
+    });
+    assert!(
+        lines[0].contains(&format!("[1/{}]", names.len())),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines.last().unwrap().contains("Right/Tab next function"),
+        "{}",
+        lines.last().unwrap()
+    );
+    // The page's lines are the text's (tabs expanded), and the hottest instruction of the
+    // first function is on screen.
+    let expand = |l: &str| {
+        let mut out = String::new();
+        for ch in l.chars() {
+            if ch == '\t' {
+                out.push_str(&" ".repeat(8 - out.chars().count() % 8));
+            } else {
+                out.push(ch);
+            }
+        }
+        out.trim_end().to_owned()
+    };
+    let first_section: Vec<String> = text
+        .split(" Percent |")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .map(expand)
+        .collect();
+    let insn = |l: &str| {
+        l.split_once(':')
+            .and_then(|(v, _)| v.trim().parse::<f64>().ok())
+    };
+    let body: Vec<&String> = lines[1..lines.len() - 1]
+        .iter()
+        .filter(|l| !l.is_empty())
+        .collect();
+    for l in &body {
+        assert!(
+            first_section.iter().any(|x| x == *l) || l.contains("Percent |"),
+            "not in the text: {l}"
+        );
+    }
+    let hottest = first_section
+        .iter()
+        .filter_map(|l| Some((insn(l)?, l)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap();
+    assert!(body.contains(&hottest.1), "{} not on screen", hottest.1);
+    // Right: the next function; Left: back.
+    t.send(b"\x1b[C");
+    let second = format!("Annotate {}:", names[1]);
+    t.wait_for("the next function", 10, |l| {
+        l.first().is_some_and(|x| x.starts_with(&second))
+    });
+    t.send(b"\x1b[D");
+    t.wait_for("the first function again", 10, |l| {
+        l.first().is_some_and(|x| x.starts_with(&first))
+    });
+    t.send(b"q");
+    assert_eq!(t.wait_exit(10), Some(0));
+    assert_eq!(t.cooked(), (true, true));
+    assert_eq!(t.cursor_shown_on_main_screen(), (true, true));
+}

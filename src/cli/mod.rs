@@ -432,7 +432,9 @@ pub struct AnnotateArgs {
     /// Only functions of these DSOs (comma-separated base or full names).
     #[arg(short = 'd', long = "dsos", value_name = "LIST", value_parser = names)]
     pub dsos: Option<NameList>,
-    /// Plain text output (the only mode; accepted for perf compatibility).
+    /// Text output (on a terminal sear annotate otherwise opens perf's
+    /// annotate browser; perf's config `tui.annotate = false` also gives
+    /// text).
     #[arg(long)]
     pub stdio: bool,
     /// perf's other text layout, its annotate browser's view printed: jump
@@ -515,8 +517,10 @@ pub struct AnnotateArgs {
     /// (use --kallsyms FILE), refused saying so.
     #[arg(short = 'k', long = "vmlinux", value_name = "FILE")]
     pub vmlinux: Option<PathBuf>,
-    /// The interactive view: not implemented yet; sear prints the text
-    /// view, saying so.
+    /// perf's annotate browser (the default on a terminal): one function
+    /// at a time from the hottest, starting on its hottest instruction;
+    /// Up/Down/PgUp/PgDn scroll, Right/Tab the next function, Left the
+    /// previous, q or Esc quit.
     #[arg(long = "tui")]
     pub tui: bool,
     /// Accepted for perf's command lines, changing nothing here: names

@@ -16,8 +16,88 @@ use symbols::disasm::Syntax;
 
 use crate::cli::AnnotateArgs;
 
-pub fn run(a: AnnotateArgs) -> Result<ExitCode> {
-    annotate(a, None)
+pub fn run(mut a: AnnotateArgs) -> Result<ExitCode> {
+    if !viewer_wanted(&a) {
+        return annotate(a, None);
+    }
+    // (The browser draws plain text.)
+    a.stdio_color = Some("never".into());
+    let mut buf = Vec::new();
+    let code = annotate(a, Some(&mut buf))?;
+    let anns = annotations(&String::from_utf8_lossy(&buf));
+    if anns.is_empty() {
+        eprintln!("sear annotate: no samples in functions that can be annotated");
+        return Ok(code);
+    }
+    crate::ui::browser::run_annotations(&anns)?;
+    Ok(code)
+}
+
+/// Whether annotate opens perf's annotate browser: on a terminal unless
+/// `--stdio` (or perf's `tui.annotate = false`), always with `--tui` where
+/// there is a terminal; never with the text-only layouts and dumps.
+fn viewer_wanted(a: &AnnotateArgs) -> bool {
+    let text_only = [
+        (a.stdio2, "--stdio2"),
+        (a.print_line, "-l/--print-line"),
+        (a.dump_raw_trace, "-D/--dump-raw-trace"),
+    ];
+    if a.stdio {
+        return false;
+    }
+    if !crate::ui::browser::available() {
+        if a.tui {
+            log::warn!("--tui: stdout is not a terminal (or TERM is dumb): printing the text");
+        }
+        return false;
+    }
+    if let Some((_, flag)) = text_only.iter().find(|(on, _)| *on) {
+        if a.tui {
+            log::warn!("--tui: {flag} is a text option: printing the text");
+        }
+        return false;
+    }
+    a.tui || crate::config::get().bool("tui.annotate").unwrap_or(true)
+}
+
+/// The annotate browser's pages: one per function of annotate's text (each
+/// starts at a ` Percent |` header), titled with the function, its DSO,
+/// the event and its samples.
+fn annotations(text: &str) -> Vec<crate::ui::browser::Annotation> {
+    let mut parts: Vec<Vec<&str>> = Vec::new();
+    for l in text.lines() {
+        if l.starts_with(" Percent |") {
+            parts.push(Vec::new());
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(l);
+        }
+    }
+    parts
+        .into_iter()
+        .map(|lines| {
+            // ` Percent |\tSource code & Disassembly of DSO for EVENT (N samples, ...)`
+            let head = lines[0];
+            let about = head
+                .split_once("Disassembly of ")
+                .map(|(_, r)| r.split(", percent").next().unwrap_or(r).to_owned())
+                .unwrap_or_default();
+            let name = lines
+                .iter()
+                .find_map(|l| {
+                    let l = l.trim_end();
+                    let inner = l.strip_suffix(">:")?;
+                    Some(inner.rsplit_once('<')?.1.to_owned())
+                })
+                .unwrap_or_default();
+            let mut ann = super::report_browser::annotation(&name, None, &lines.join("\n"));
+            if !about.is_empty() {
+                ann.title = format!("{}: {}", ann.title, about.trim_end_matches(')'));
+                ann.title.push(')');
+            }
+            ann
+        })
+        .collect()
 }
 
 /// The text `sear annotate ARGS` prints, into `buf` (the report browser's
@@ -49,9 +129,6 @@ pub fn parse_args(args: &[&std::ffi::OsStr]) -> Result<AnnotateArgs> {
 fn annotate(mut a: AnnotateArgs, buf: Option<&mut Vec<u8>>) -> Result<ExitCode> {
     crate::config::annotate_defaults(&mut a);
     super::refuse_vmlinux(a.vmlinux.as_deref())?;
-    if a.tui {
-        log::warn!("the interactive annotate view is not implemented yet: printing the text view");
-    }
     let syntax = match a.disassembler_style.as_deref() {
         None => Syntax::Att,
         Some(s) => Syntax::parse(s).with_context(|| {

@@ -215,6 +215,8 @@ struct State {
     colour: bool,
     /// Lines of the list area at the last draw (for page keys).
     page: usize,
+    /// The annotate browser alone (no table behind it).
+    solo: bool,
 }
 
 #[derive(PartialEq, Eq)]
@@ -256,20 +258,94 @@ pub fn run(src: &mut dyn Source) -> io::Result<()> {
     r
 }
 
+/// perf annotate's browser: one function's annotation at a time, starting
+/// on the first's hottest instruction; Right/Tab the next function,
+/// Left/Shift-Tab the previous, q, Esc or Ctrl-C quit.
+pub fn run_annotations(anns: &[Annotation]) -> io::Result<()> {
+    let level = log::max_level();
+    log::set_max_level(log::LevelFilter::Off);
+    let r = browse_annotations(anns);
+    log::set_max_level(level);
+    r
+}
+
+/// A source without rows (the annotate browser's).
+struct NoRows(View);
+
+impl Source for NoRows {
+    fn view(&self) -> &View {
+        &self.0
+    }
+    fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
+        rows.iter().map(|_| Vec::new()).collect()
+    }
+    fn act(&mut self, _: Action) -> Result<(), String> {
+        Ok(())
+    }
+    fn annotate(&mut self, _: usize) -> Result<Annotation, String> {
+        Err("nothing to annotate".into())
+    }
+    fn zoomed(&self) -> bool {
+        false
+    }
+}
+
+fn browse_annotations(anns: &[Annotation]) -> io::Result<()> {
+    if anns.is_empty() {
+        return Ok(());
+    }
+    let screen = Screen::enter()?;
+    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut src = NoRows(View::default());
+    let mut st = State::new(Mode::List);
+    st.solo = true;
+    let show = |i: usize| {
+        let mut ann = anns[i].clone();
+        if anns.len() > 1 {
+            ann.title = format!("{}  [{}/{}]", ann.title, i + 1, anns.len());
+        }
+        Mode::Annotate {
+            sel: ann.hot,
+            ann,
+            top: 0,
+        }
+    };
+    let mut at = 0;
+    st.mode = show(0);
+    loop {
+        term.draw(|f| st.draw(f, &src))?;
+        let Event::Key(k) = event::read()? else {
+            continue;
+        };
+        if k.kind == KeyEventKind::Release {
+            continue;
+        }
+        let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+        match k.code {
+            _ if ctrl_c => break,
+            KeyCode::Char('q') | KeyCode::Esc => break,
+            KeyCode::Right | KeyCode::Tab => {
+                at = (at + 1) % anns.len();
+                st.mode = show(at);
+            }
+            KeyCode::Left | KeyCode::BackTab => {
+                at = (at + anns.len() - 1) % anns.len();
+                st.mode = show(at);
+            }
+            _ => {
+                st.key(k, &mut src);
+            }
+        }
+    }
+    drop(term);
+    drop(screen);
+    Ok(())
+}
+
 fn browse(src: &mut dyn Source) -> io::Result<()> {
     let screen = Screen::enter()?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    let mut st = State {
-        expanded: BTreeSet::new(),
-        graphs: HashMap::new(),
-        lines: Vec::new(),
-        sel: 0,
-        top: 0,
-        mode: Mode::List,
-        message: None,
-        colour: colour_terminal(),
-        page: 10,
-    };
+    let mut st = State::new(Mode::List);
     st.relayout(src);
     let mut last_refresh = Instant::now();
     loop {
@@ -303,6 +379,21 @@ fn browse(src: &mut dyn Source) -> io::Result<()> {
 }
 
 impl State {
+    fn new(mode: Mode) -> State {
+        State {
+            expanded: BTreeSet::new(),
+            graphs: HashMap::new(),
+            lines: Vec::new(),
+            sel: 0,
+            top: 0,
+            mode,
+            message: None,
+            colour: colour_terminal(),
+            page: 10,
+            solo: false,
+        }
+    }
+
     /// The list's lines from the rows and the unfolded graphs; the
     /// selection stays on its row.
     fn relayout(&mut self, src: &mut dyn Source) {
@@ -506,6 +597,10 @@ impl State {
         let status_text = match (&self.mode, &self.message) {
             (Mode::Prompt(t), _) => format!("Symbol filter: {t}_"),
             (_, Some(m)) => m.clone(),
+            (Mode::Annotate { .. }, None) if self.solo => {
+                "Up/Down/PgUp/PgDn move, Right/Tab next function, Left previous, q or Esc quit"
+                    .into()
+            }
             (Mode::Annotate { .. }, None) => {
                 "Annotate: Up/Down/PgUp/PgDn move, q or Esc back".into()
             }
