@@ -718,7 +718,7 @@ pub fn missing_hint(reason: symbols::Reason, build_id: Option<&[u8]>) -> String 
             " (put the binary back at that path, or add it to the build-id cache with `perf buildid-cache -a FILE`; its build id is {id})"
         ),
         (symbols::Reason::NoSuchFile, None) => " (put the binary back at that path)".to_owned(),
-        (symbols::Reason::BuildIdMismatch, Some(id)) => format!(
+        (symbols::Reason::BuildIdMismatch | symbols::Reason::NotTheRecordedBinary, Some(id)) => format!(
             " (the file there was rebuilt after the recording: add the recorded one, build id {id}, with `perf buildid-cache -a FILE`)"
         ),
         _ => String::new(),

@@ -292,8 +292,11 @@ pub struct Collector {
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
     unwinders: HashMap<usize, (u64, Unwinder)>,
-    /// Per DSO: the file its unwind tables are read from.
-    unwind_paths: Vec<std::path::PathBuf>,
+    /// Per DSO: the file its unwind tables are read from (None: none may
+    /// be, see [`unwind_file`]).
+    unwind_paths: Vec<Option<std::path::PathBuf>>,
+    /// Where copies by build id are looked up (made when first needed).
+    finder: Option<symbols::DebugFinder>,
     /// The file mappings an unwinder is synced to, and the changes it
     /// catches up with (buffers).
     mappings: Vec<Mapping>,
@@ -401,6 +404,7 @@ impl Collector {
             binaries: Binaries::new(),
             unwinders: HashMap::default(),
             unwind_paths: Vec::new(),
+            finder: None,
             mappings: Vec::new(),
             changes: Vec::new(),
             paths: HashMap::default(),
@@ -921,16 +925,24 @@ impl Collector {
                 pgoff: m.pgoff,
                 file: m.dso as u64,
             };
-            // Where each DSO's file is read (under --symfs when set).
+            // Where each DSO's file is read (under --symfs when set; a
+            // copy from the build-id cache where the recorded build id
+            // differs from the file's).
             let paths = &mut self.unwind_paths;
             while paths.len() < dsos.len() {
                 let d = &dsos[paths.len()];
-                paths.push(symbols::on_disk(&d.name).into_owned());
+                paths.push(unwind_file(d, &mut self.finder));
             }
             let paths = &self.unwind_paths;
-            let path = |m: &Mapping| paths[m.file as usize].as_path();
+            let path = |m: &Mapping| {
+                paths[m.file as usize]
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+            };
             let failed = |e| log::debug!("no unwind info: {e}");
-            let is_file = |m: &MapInfo<'_>| m.filename.starts_with('/');
+            let is_file = |m: &MapInfo<'_>| {
+                m.filename.starts_with('/') && paths.get(m.dso).is_some_and(Option::is_some)
+            };
             let changes = &mut self.changes;
             changes.clear();
             match machine.maps_changed_since(th.maps, *synced) {
@@ -993,5 +1005,45 @@ impl Collector {
             }
             out.push(loc);
         }
+    }
+}
+
+/// The file a DSO's unwind tables are read from: its path (under --symfs),
+/// unless the recording gives a build id the file there does not have;
+/// then perf's build-id cache's copy, or none (its frames are unwound as
+/// code without CFI: a different binary's tables would unwind wrongly).
+fn unwind_file(
+    d: &crate::machine::Dso,
+    finder: &mut Option<symbols::DebugFinder>,
+) -> Option<std::path::PathBuf> {
+    let path = symbols::on_disk(&d.name).into_owned();
+    let Some(want) = d.build_id.as_deref().filter(|_| d.name.starts_with('/')) else {
+        return Some(path);
+    };
+    let have = symbols::read_build_id(&path);
+    if let Ok(have) = &have {
+        if have.as_deref().is_none_or(|h| h == want) {
+            return Some(path);
+        }
+    }
+    let finder = finder.get_or_insert_with(symbols::DebugFinder::default);
+    if let Some(cached) = finder.cached_binary(want) {
+        log::debug!(
+            "{}: unwinding with {} (the recorded build id)",
+            d.name,
+            cached.display()
+        );
+        return Some(cached);
+    }
+    match have {
+        Ok(_) => {
+            log::debug!(
+                "{}: its build id differs from the recording's, and no copy with the \
+                 recorded one is in the build-id cache: not used for unwinding",
+                path.display()
+            );
+            None
+        }
+        Err(_) => Some(path), // gone: the unwinder says so when it tries
     }
 }

@@ -151,11 +151,7 @@ impl DebugFinder {
         self.buildid_caches
             .iter()
             .map(|r| build_id_dir(r, &id).join("elf"))
-            .find(|p| {
-                ElfFile::open(p)
-                    .ok()
-                    .is_some_and(|e| e.build_id() == Some(build_id))
-            })
+            .find(|p| crate::read_build_id(p).ok().flatten().as_deref() == Some(build_id))
     }
 
     fn debuglink_candidates(&self, binary: &Path, name: &str) -> Vec<PathBuf> {

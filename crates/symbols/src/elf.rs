@@ -123,6 +123,17 @@ pub(crate) fn map_file(path: &Path) -> Result<Mmap, Error> {
     unsafe { Mmap::map(&file) }.map_err(io)
 }
 
+/// The build id of the ELF file at `path` (None: it has none), read from
+/// its notes without indexing its symbols.
+pub fn read_build_id(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    let map = map_file(path)?;
+    let obj = object::File::parse(&map[..]).map_err(|e| Error::NotElf {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    Ok(obj.build_id().ok().flatten().map(<[u8]>::to_vec))
+}
+
 impl ElfFile {
     /// Maps and indexes the binary at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<ElfFile, Error> {

@@ -60,7 +60,7 @@ pub use binary::{Binary, SharedDwarf};
 pub use debug::{DebugFile, DebugFinder, DebugSource};
 pub use demangle::{demangle, demangle_full, demangle_short};
 pub use dwarf::{DwarfInfo, DwarfSections, Frame, FrameDetail};
-pub use elf::{ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
+pub use elf::{read_build_id, ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
 pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
 pub use perfmap::{JitHit, PerfMap};
 pub use vdso::{find_vdso, read_own_vdso};
@@ -88,6 +88,9 @@ pub enum Reason {
     NoSymbol,
     /// A debug file was found but its build id (or debuglink CRC) is not the binary's.
     BuildIdMismatch,
+    /// The file at the recorded path has another build id than the recording gives (it was
+    /// rebuilt or replaced since), and no copy with the recorded one was found.
+    NotTheRecordedBinary,
     /// Neither the binary nor any debug file found for it has DWARF.
     NoDebugInfo,
     /// The DWARF has no line or function entry for the address.
@@ -110,6 +113,10 @@ impl fmt::Display for Reason {
             Reason::NotElf => "not an ELF file",
             Reason::NoSymbol => "no symbol covers the address",
             Reason::BuildIdMismatch => "debug file does not match the binary's build id",
+            Reason::NotTheRecordedBinary => {
+                "the file's build id is not the recorded one (rebuilt or replaced since the \
+                 recording) and perf's build-id cache has no copy with it"
+            }
             Reason::NoDebugInfo => "no debug info",
             Reason::NoLineInfo => "no line info for the address",
             Reason::NotMapped => "file offset outside every loadable segment",

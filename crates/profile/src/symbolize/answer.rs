@@ -388,7 +388,7 @@ pub fn open_binary(
                 }
             }
             Err(match first {
-                Ok(_) => Reason::BuildIdMismatch,
+                Ok(_) => Reason::NotTheRecordedBinary,
                 Err(e) => e.reason(),
             })
         }

@@ -1,0 +1,138 @@
+//! Binaries that are gone or rebuilt after the recording: perf's build-id cache (`~/.debug`,
+//! where `perf record` copies the binaries its samples hit) holds the file with the recorded
+//! build id, and sear both names and unwinds frames with it, as perf does; a different binary
+//! at the recorded path never lends its unwind tables or names. Each test has its own `HOME`,
+//! so its cache is its own.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Without frame pointers (`-O2`): stacks through `outer` and `middle` come only from DWARF
+/// unwinding with the binary's CFI.
+const PROGRAM: &str = r#"
+volatile long sink;
+__attribute__((noinline)) long inner(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x += i ^ (x >> 3);
+    return x;
+}
+__attribute__((noinline)) long middle(long n) { long r = inner(n); sink += r; return r + 1; }
+__attribute__((noinline)) long outer(long n) { long r = middle(n); sink += r; return r * 3; }
+int main(void) {
+    for (int k = 0; k < 400; k++) sink += outer(1000000);
+    return 0;
+}
+"#;
+
+/// A different program for the same path: other code at other addresses.
+const OTHER: &str = r#"
+volatile double d;
+int main(void) {
+    for (int k = 0; k < 1000; k++) d += k * 0.5;
+    return 0;
+}
+"#;
+
+/// `report --children --sort sym` children shares by symbol, from `cmd` run with `home`.
+fn children(mut cmd: std::process::Command, home: &Path, data: &Path) -> Vec<(String, f64)> {
+    let out = run_ok(
+        cmd.env("HOME", home)
+            .args([
+                "report",
+                "--stdio",
+                "--children",
+                "--sort",
+                "sym",
+                "-g",
+                "none",
+                "-i",
+            ])
+            .arg(data),
+    );
+    stdout_of(&out)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let c: f64 = f.next()?.strip_suffix('%')?.parse().ok()?;
+            let _self = f.next()?;
+            let _level = f.next()?;
+            Some((f.next()?.to_string(), c))
+        })
+        .collect()
+}
+
+fn share(rows: &[(String, f64)], sym: &str) -> f64 {
+    rows.iter().find(|r| r.0 == sym).map_or(0.0, |r| r.1)
+}
+
+/// Records the program with DWARF stacks, `HOME` set to `home` (perf fills its cache there).
+fn record(dir: &Path, home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let bin = build_c(dir, "prog", PROGRAM, &["-O2", "-g"]);
+    let data = dir.join("perf.data");
+    run_ok(
+        perf()
+            .env("HOME", home)
+            .args(["record", "-q", "--call-graph", "dwarf", "-F", "1000", "-o"])
+            .arg(&data)
+            .arg(&bin),
+    );
+    (bin, data)
+}
+
+/// The stacks sear shows equal perf's: `main` and `outer` hold nearly every sample.
+fn same_stacks(home: &Path, data: &Path, what: &str) {
+    let ours = children(sear(), home, data);
+    let theirs = children(perf(), home, data);
+    for sym in ["main", "outer", "middle", "inner"] {
+        let (a, b) = (share(&ours, sym), share(&theirs, sym));
+        assert!(
+            (a - b).abs() <= 0.5,
+            "{what}: {sym} {a}% in sear, {b}% in perf\nsear: {ours:?}\nperf: {theirs:?}"
+        );
+    }
+    assert!(
+        share(&ours, "main") >= 90.0 && share(&ours, "outer") >= 90.0,
+        "{what}: stacks reach main: {ours:?}"
+    );
+}
+
+#[test]
+fn a_removed_binary_is_unwound_from_the_cache() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (bin, data) = record(dir.path(), home.path());
+    assert!(
+        home.path().join(".debug/.build-id").is_dir(),
+        "perf record filled its build-id cache"
+    );
+    same_stacks(home.path(), &data, "binary in place");
+    std::fs::remove_file(&bin).unwrap();
+    same_stacks(home.path(), &data, "binary removed");
+}
+
+#[test]
+fn a_rebuilt_binary_lends_neither_names_nor_unwind_tables() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (bin, data) = record(dir.path(), home.path());
+    // Another program at the same path: the cache's copy (the recorded build id) is used.
+    let other = build_c(dir.path(), "other", OTHER, &["-O2", "-g"]);
+    std::fs::rename(&other, &bin).unwrap();
+    same_stacks(home.path(), &data, "binary replaced");
+    // Without the cache, the replaced binary is not used at all: no frame is named from it
+    // and no stack unwound through it (perf does the same: its frames stay addresses).
+    std::fs::remove_dir_all(home.path().join(".debug")).unwrap();
+    let ours = children(sear(), home.path(), &data);
+    for sym in ["main", "outer", "middle", "inner"] {
+        assert_eq!(
+            share(&ours, sym),
+            0.0,
+            "{sym} named from another binary: {ours:?}"
+        );
+    }
+}
