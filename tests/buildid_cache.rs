@@ -136,3 +136,113 @@ fn a_rebuilt_binary_lends_neither_names_nor_unwind_tables() {
         );
     }
 }
+
+fn lines_of(out: &std::process::Output) -> Vec<String> {
+    stdout_of(out).lines().map(str::to_owned).collect()
+}
+
+/// `sear record` adds what its samples hit to the cache in perf's layout: perf lists it, and
+/// after the binary is removed both perf and sear unwind and name its frames from there.
+/// `-N` adds nothing.
+#[test]
+fn sear_record_fills_the_cache_perf_reads() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let bin = build_c(dir.path(), "prog", PROGRAM, &["-O2", "-g"]);
+    let data = dir.path().join("sear.data");
+    run_ok(
+        sear()
+            .env("HOME", home.path())
+            .args(["record", "-q", "--call-graph", "dwarf", "-F", "1000", "-o"])
+            .arg(&data)
+            .arg(&bin),
+    );
+    let listed = lines_of(&run_ok(
+        perf()
+            .env("HOME", home.path())
+            .args(["buildid-cache", "-l"]),
+    ));
+    let id = symbols_id(&bin);
+    assert!(
+        listed.contains(&format!("{id} {}", bin.display())),
+        "perf buildid-cache -l lists the program: {listed:?}"
+    );
+    std::fs::remove_file(&bin).unwrap();
+    same_stacks(home.path(), &data, "sear's recording, binary removed");
+
+    let home2 = tempfile::tempdir().unwrap();
+    let bin = build_c(dir.path(), "prog", PROGRAM, &["-O2", "-g"]);
+    run_ok(
+        sear()
+            .env("HOME", home2.path())
+            .args(["record", "-q", "-N", "-o"])
+            .arg(dir.path().join("n.data"))
+            .arg(&bin),
+    );
+    assert!(!home2.path().join(".debug").exists(), "-N: no cache");
+}
+
+/// A binary's build id as perf prints it (`buildid-list -i` reads an ELF file's too).
+fn symbols_id(bin: &Path) -> String {
+    let out = run_ok(perf().args(["buildid-list", "-i"]).arg(bin));
+    stdout_of(&out).trim().to_owned()
+}
+
+/// `sear buildid-cache` against `perf buildid-cache` on one cache: what either adds the other
+/// lists, `-M` names the same missing binaries, `-r`, `-p` and `-P` remove what perf sees gone.
+#[test]
+fn buildid_cache_commands_agree_with_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let a = build_c(dir.path(), "a", PROGRAM, &["-O2", "-g"]);
+    let b = build_c(dir.path(), "b", OTHER, &["-O2", "-g"]);
+    let list = |tool: std::process::Command| {
+        let mut t = tool;
+        lines_of(&run_ok(t.env("HOME", h).args(["buildid-cache", "-l"])))
+    };
+    run_ok(sear().env("HOME", h).args(["buildid-cache", "-a"]).arg(&a));
+    run_ok(perf().env("HOME", h).args(["buildid-cache", "-a"]).arg(&b));
+    let ours = list(sear());
+    assert_eq!(ours, list(perf()), "both list the same");
+    for (f, want) in [(&a, symbols_id(&a)), (&b, symbols_id(&b))] {
+        assert!(
+            ours.contains(&format!("{want} {}", f.display())),
+            "{ours:?}"
+        );
+    }
+    // -M: a recording's binaries the cache lacks (here: all but the program).
+    let data = dir.path().join("perf.data");
+    run_ok(
+        perf()
+            .env("HOME", h)
+            .args(["record", "-q", "-N", "-o"])
+            .arg(&data)
+            .arg(&a),
+    );
+    let missing = |tool: std::process::Command| {
+        let mut t = tool;
+        let mut v = lines_of(&run_ok(
+            t.env("HOME", h).args(["buildid-cache", "-M"]).arg(&data),
+        ));
+        v.sort();
+        v
+    };
+    let m = missing(sear());
+    assert_eq!(m, missing(perf()));
+    assert!(
+        !m.iter().any(|l| l.ends_with(&a.display().to_string())),
+        "{m:?}"
+    );
+    // -r by sear: perf no longer lists it; -p the other; -P everything.
+    run_ok(sear().env("HOME", h).args(["buildid-cache", "-r"]).arg(&a));
+    assert_eq!(list(perf()).len(), 1, "{:?}", list(perf()));
+    run_ok(sear().env("HOME", h).args(["buildid-cache", "-p"]).arg(&b));
+    assert!(list(perf()).is_empty());
+    run_ok(sear().env("HOME", h).args(["buildid-cache", "-a"]).arg(&a));
+    assert_eq!(list(perf()).len(), 1);
+    run_ok(sear().env("HOME", h).args(["buildid-cache", "-P"]));
+    assert!(list(perf()).is_empty() && list(sear()).is_empty());
+}

@@ -214,8 +214,10 @@ pub struct RecordArgs {
     /// No BPF program load/unload records (kernel symbol records stay).
     #[arg(long = "no-bpf-event")]
     pub no_bpf_event: bool,
-    /// sear does not fill perf's build-id cache yet: accepted for perf's
-    /// command lines.
+    /// Do not add the binaries samples hit to perf's build-id cache
+    /// (`~/.debug`, or perf's `buildid.dir`), where sear record otherwise
+    /// puts them, as perf does, so that reports of this recording still
+    /// find them after a rebuild.
     #[arg(short = 'N', long = "no-buildid-cache")]
     pub no_buildid_cache: bool,
     /// Close the output and go on in a new file: on SIGUSR2 (`signal`, the

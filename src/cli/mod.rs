@@ -129,6 +129,20 @@ functions are skipped (sear does not read vmlinux or /proc/kcore yet)."
     /// List the build ids of the binaries in a recording (like `perf buildid-list`).
     #[command(name = "buildid-list")]
     BuildidList(BuildidListArgs),
+    /// Manage perf's build-id cache (like `perf buildid-cache`): add,
+    /// remove, purge and list binaries kept by build id.
+    #[command(
+        name = "buildid-cache",
+        long_about = "Manage perf's build-id cache (like `perf buildid-cache`), the directory \
+(`~/.debug`, or perf's `buildid.dir` setting) where `sear record` and `perf record` keep a copy of \
+each binary their samples hit, by build id, so that reports still name and unwind its frames \
+after the binary is rebuilt or removed. sear and perf share it (perf 6.1's layout).\n\n\
+Examples:\n  sear buildid-cache -a ./prog            # keep this build of prog\n  \
+sear buildid-cache -l                    # the cached binaries still on disk as cached\n  \
+sear buildid-cache -M perf.data          # the recording's binaries missing from the cache\n  \
+sear buildid-cache -p ./prog             # forget every cached build of prog"
+    )]
+    BuildidCache(BuildidCacheArgs),
     /// List the events this machine can record (like `perf list`):
     /// hardware, software, cache and tracepoint events.
     #[command(
@@ -1211,6 +1225,57 @@ pub struct BuildidListArgs {
     pub kernel_maps: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct BuildidCacheArgs {
+    /// Add these binaries (comma-separated paths) to the cache.
+    #[arg(short = 'a', long = "add", value_name = "FILES", value_delimiter = ',')]
+    pub add: Vec<PathBuf>,
+    /// Remove these binaries' cached copies of their current build (comma-separated).
+    #[arg(
+        short = 'r',
+        long = "remove",
+        value_name = "FILES",
+        value_delimiter = ','
+    )]
+    pub remove: Vec<PathBuf>,
+    /// Remove every cached build of these paths (comma-separated).
+    #[arg(
+        short = 'p',
+        long = "purge",
+        value_name = "FILES",
+        value_delimiter = ','
+    )]
+    pub purge: Vec<PathBuf>,
+    /// Remove everything in the cache.
+    #[arg(short = 'P', long = "purge-all")]
+    pub purge_all: bool,
+    /// Add these binaries again, replacing what the cache holds for their build id.
+    #[arg(
+        short = 'u',
+        long = "update",
+        value_name = "FILES",
+        value_delimiter = ','
+    )]
+    pub update: Vec<PathBuf>,
+    /// List the cached binaries whose file is still there with the cached build id (perf's
+    /// `--list`: the running kernel's for [kernel.kallsyms]), by build id.
+    #[arg(short = 'l', long = "list")]
+    pub list: bool,
+    /// Print the build ids of the binaries a recording names that the cache lacks.
+    #[arg(short = 'M', long = "missing", value_name = "FILE")]
+    pub missing: Option<PathBuf>,
+    /// Accepted for perf's command lines (nothing here needs forcing).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+    /// perf's kcore copies: refused (sear reads no kcore).
+    #[arg(short = 'k', long = "kcore", value_name = "FILE")]
+    pub kcore: Option<PathBuf>,
+    /// perf's namespace target: refused (give the binary's path as the host sees it, e.g.
+    /// /proc/PID/root/PATH).
+    #[arg(long = "target-ns", value_name = "PID")]
+    pub target_ns: Option<i32>,
+}
+
 impl Command {
     /// The subcommand's name, as perf's `pager.<name>` setting says it.
     pub fn name(&self) -> &'static str {
@@ -1222,6 +1287,7 @@ impl Command {
             Command::Annotate(_) => "annotate",
             Command::Stat(_) => "stat",
             Command::BuildidList(_) => "buildid-list",
+            Command::BuildidCache(_) => "buildid-cache",
             Command::Evlist(_) => "evlist",
             Command::List(_) => "list",
             Command::Inject(_) => "inject",

@@ -387,6 +387,9 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
             return Err(err);
         }
     };
+    if !a.no_buildid_cache {
+        cache_build_ids(&summary.build_ids);
+    }
     // --timestamp-filename: the file gets the time it was finished in its
     // name, as perf names it (local time, to the hundredth of a second).
     let dumped = if (a.timestamp_filename || switching) && !pipe {
@@ -413,6 +416,41 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(summary.exit_status.unwrap_or(0)))
+}
+
+/// Adds the binaries samples hit to perf's build-id cache, as perf record
+/// does (unless `-N`), so a later rebuild or removal does not change the
+/// report. A file whose build id changed since it was recorded is left
+/// out; failures are warnings (the recording is made).
+fn cache_build_ids(ids: &[(String, Vec<u8>)]) {
+    use symbols::cache::{self, Content};
+    let Some(root) = symbols::buildid_dir() else {
+        return;
+    };
+    let vdso = symbols::read_own_vdso().ok();
+    for (name, id) in ids {
+        let what = match name.as_str() {
+            cache::KALLSYMS => Content::Kallsyms,
+            cache::VDSO => match &vdso {
+                Some(b) => Content::Vdso(b),
+                None => continue,
+            },
+            n if n.starts_with('/') => {
+                let p = std::path::Path::new(n);
+                if symbols::read_build_id(p).ok().flatten().as_deref() != Some(id.as_slice()) {
+                    continue;
+                }
+                Content::File(p)
+            }
+            _ => continue,
+        };
+        if let Err(e) = cache::add(&root, name, id, what, false) {
+            log::warn!(
+                "{}: could not add {name} to the build-id cache: {e} (record with -N to skip it)",
+                root.display()
+            );
+        }
+    }
 }
 
 /// `-r PRIO`: this process (and the command it starts) under SCHED_FIFO.

@@ -375,6 +375,10 @@ pub struct Recorded {
     pub stopped_by: Option<i32>,
     /// Event names as recorded (after any fallback).
     pub events: Vec<String>,
+    /// The binaries samples hit, with the build ids the file records
+    /// (`[kernel.kallsyms]` and `[vdso]` by those names): what perf adds
+    /// to its build-id cache.
+    pub build_ids: Vec<(String, Vec<u8>)>,
 }
 
 /// The kernel's sampling-rate limit.
@@ -1179,6 +1183,7 @@ fn record_inner(
     let compressed = sink.compression();
     let (kernel_hit, files) = tally.hits.as_mut().map(|h| h.finish()).unwrap_or_default();
     let mut build_ids = Vec::new();
+    let mut hit_ids = Vec::new();
     if kernel_hit {
         if let Some(id) = std::fs::read("/sys/kernel/notes")
             .ok()
@@ -1190,6 +1195,7 @@ fn record_inner(
                 &id,
                 "[kernel.kallsyms]",
             ));
+            hit_ids.push(("[kernel.kallsyms]".to_owned(), id));
         }
     }
     for f in &files {
@@ -1200,6 +1206,7 @@ fn record_inner(
         };
         if let Some(id) = id {
             build_ids.extend(buildid::build_id_entry(endian, false, &id, f));
+            hit_ids.push((f.clone(), id));
         }
     }
     let mut summary = Recorded {
@@ -1213,6 +1220,7 @@ fn record_inner(
         stopped_by,
         events: Vec::new(),
         bytes_written: 0,
+        build_ids: hit_ids,
     };
     summary.events = events.iter().filter_map(|e| e.name.clone()).collect();
     let result = match sink {

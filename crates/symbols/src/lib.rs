@@ -45,6 +45,7 @@
 //! ```
 
 mod binary;
+pub mod cache;
 mod crc;
 mod debug;
 mod demangle;
