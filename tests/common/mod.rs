@@ -29,15 +29,19 @@ pub fn have_perf() -> bool {
 
 pub fn sear() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sear"));
-    // Like perf below: no configuration of the machine's user.
-    c.env("PERF_CONFIG", "/dev/null");
+    // Like perf below: no configuration of the machine's user, and no debuginfod server
+    // (Debian's profile script names one: tests must not wait on the network).
+    c.env("PERF_CONFIG", "/dev/null")
+        .env_remove("DEBUGINFOD_URLS");
     c
 }
 
 pub fn perf() -> Command {
     let mut c = Command::new(PERF);
     // Keep perf away from the user's ~/.debug cache and config.
-    c.env("PERF_CONFIG", "/dev/null").env("TZ", "UTC");
+    c.env("PERF_CONFIG", "/dev/null")
+        .env("TZ", "UTC")
+        .env_remove("DEBUGINFOD_URLS");
     c
 }
 

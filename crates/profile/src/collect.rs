@@ -1010,7 +1010,7 @@ impl Collector {
 
 /// The file a DSO's unwind tables are read from: its path (under --symfs),
 /// unless the recording gives a build id the file there does not have;
-/// then perf's build-id cache's copy, or none (its frames are unwound as
+/// then perf's build-id cache's copy (or a debuginfod server's), or none (its frames are unwound as
 /// code without CFI: a different binary's tables would unwind wrongly).
 fn unwind_file(
     d: &crate::machine::Dso,
@@ -1027,7 +1027,7 @@ fn unwind_file(
         }
     }
     let finder = finder.get_or_insert_with(symbols::DebugFinder::default);
-    if let Some(cached) = finder.cached_binary(want) {
+    if let Some(cached) = finder.binary_by_build_id(want) {
         log::debug!(
             "{}: unwinding with {} (the recorded build id)",
             d.name,

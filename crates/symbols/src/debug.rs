@@ -137,10 +137,41 @@ impl DebugFinder {
                 }
             }
         }
+        // A debuginfod server, where DEBUGINFOD_URLS names one.
+        if let Some(id) = elf.build_id() {
+            if let Some(p) = crate::debuginfod::client()
+                .and_then(|c| c.fetch(id, crate::debuginfod::Kind::DebugInfo))
+            {
+                match check_build_id(&p, Some(id)) {
+                    Check::Good => {
+                        return Ok(DebugFile {
+                            path: p,
+                            source: DebugSource::BuildId,
+                        })
+                    }
+                    _ => log::warn!(
+                        "{}: the debuginfod server's file is not {}'s debug info",
+                        p.display(),
+                        elf.path().display()
+                    ),
+                }
+            }
+        }
         Err(if mismatch {
             Reason::BuildIdMismatch
         } else {
             Reason::NoDebugInfo
+        })
+    }
+
+    /// The binary with this build id from perf's cache, else from a debuginfod server
+    /// (where DEBUGINFOD_URLS names one): for when the file at the recorded path is gone
+    /// or was replaced.
+    pub fn binary_by_build_id(&self, build_id: &[u8]) -> Option<PathBuf> {
+        self.cached_binary(build_id).or_else(|| {
+            let p = crate::debuginfod::client()?
+                .fetch(build_id, crate::debuginfod::Kind::Executable)?;
+            (crate::read_build_id(&p).ok().flatten().as_deref() == Some(build_id)).then_some(p)
         })
     }
 

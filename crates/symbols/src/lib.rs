@@ -48,6 +48,7 @@ mod binary;
 pub mod cache;
 mod crc;
 mod debug;
+pub mod debuginfod;
 mod demangle;
 pub mod disasm;
 mod dwarf;

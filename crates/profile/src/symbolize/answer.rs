@@ -382,7 +382,7 @@ pub fn open_binary(
         (Ok(b), None) => Ok(b),
         (Ok(b), Some(want)) if b.elf().build_id().is_none_or(|id| id == want) => Ok(b),
         (first, Some(want)) => {
-            if let Some(cached) = finder.cached_binary(want) {
+            if let Some(cached) = finder.binary_by_build_id(want) {
                 if let Ok(b) = Binary::open(&cached, finder) {
                     return Ok(b);
                 }

@@ -1,0 +1,255 @@
+//! Debug files and executables fetched by build id from a real debuginfod server (elfutils'
+//! `debuginfod`, started by the test on a directory it indexes): a recording of a binary whose
+//! debug info was split off and removed reports the same source lines and inline frames as
+//! with the debug info in place, the files land in elfutils' client cache layout and serve the
+//! next run without the server, a removed binary is fetched as an executable, and a server
+//! that does not answer costs one warning, not one per lookup.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PROGRAM: &str = r#"
+volatile long sink;
+static inline long step(long x, long i) { return x + (i ^ (x >> 3)); }
+__attribute__((noinline)) long inner(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) x = step(x, i);
+    return x;
+}
+__attribute__((noinline)) long outer(long n) { return inner(n) + 1; }
+int main(void) {
+    for (int k = 0; k < 400; k++) sink += outer(1000000);
+    return 0;
+}
+"#;
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A debuginfod indexing `dir`, ready once it serves `id`'s debug info.
+fn serve(dir: &Path, db: &Path, id: &str) -> Server {
+    let port = free_port();
+    let child = Command::new("debuginfod")
+        .args(["-F", "-p", &port.to_string(), "-d"])
+        .arg(db)
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("debuginfod (Debian's debuginfod package; .ci/run installs it)");
+    let s = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if status(port, &format!("/buildid/{id}/debuginfo")) == Some(200) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "debuginfod did not index {dir:?} in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The HTTP status of `GET path` on the local port (None: no answer).
+fn status(port: u16, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut head = [0u8; 12];
+    c.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
+
+/// `sear report --sort sym,srcline` (and inline frames in the graph) with the environment.
+fn report(data: &Path, env: &[(&str, &str)]) -> (String, String) {
+    let mut c = sear();
+    c.env_remove("DEBUGINFOD_URLS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .args([
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "sym,srcline",
+            "-i",
+        ])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        stdout_of(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    bin: PathBuf,
+    full: PathBuf,
+    data: PathBuf,
+    srv: PathBuf,
+    id: String,
+}
+
+/// The program built with -g, its debug info split into the server's directory and stripped
+/// from the binary that runs; `full` keeps an unstripped copy (the same build id).
+fn setup() -> Setup {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = build_c(d, "prog", PROGRAM, &["-O2", "-g"]);
+    let full = d.join("prog.full");
+    std::fs::copy(&bin, &full).unwrap();
+    let srv = d.join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    run_ok(
+        Command::new("objcopy")
+            .arg("--only-keep-debug")
+            .arg(&bin)
+            .arg(srv.join("prog.debug")),
+    );
+    run_ok(Command::new("strip").arg("--strip-debug").arg(&bin));
+    let data = perf_record(
+        d,
+        "perf.data",
+        &["-N", "-F", "1000", "-g"],
+        &[bin.display().to_string()],
+    );
+    let id = stdout_of(&run_ok(perf().args(["buildid-list", "-i"]).arg(&bin)))
+        .trim()
+        .to_owned();
+    Setup {
+        bin,
+        full,
+        data,
+        srv,
+        id,
+        _dir: dir,
+    }
+}
+
+#[test]
+fn debug_info_comes_from_the_server_and_its_cache() {
+    let s = setup();
+    let cache = s.srv.with_file_name("client-cache");
+    let cache_s = cache.to_str().unwrap();
+    // Without a server: no source lines for prog.
+    let (without, _) = report(&s.data, &[("DEBUGINFOD_CACHE_PATH", cache_s)]);
+    assert!(!without.contains("prog.c:"), "{without}");
+    // The debug info in place (the unstripped binary) is what the server must give.
+    std::fs::copy(&s.bin, s.bin.with_extension("stripped")).unwrap();
+    std::fs::copy(&s.full, &s.bin).unwrap();
+    let (want, _) = report(&s.data, &[("DEBUGINFOD_CACHE_PATH", cache_s)]);
+    assert!(want.contains("prog.c:"), "{want}");
+    std::fs::copy(s.bin.with_extension("stripped"), &s.bin).unwrap();
+
+    let server = serve(&s.srv, &s.srv.with_file_name("db.sqlite"), &s.id);
+    let url = server.url.clone();
+    let env = [
+        ("DEBUGINFOD_URLS", url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache_s),
+    ];
+    let (got, _) = report(&s.data, &env);
+    assert_eq!(
+        got, want,
+        "the fetched debug info gives the lines of the local one"
+    );
+    // elfutils' layout: CACHE/BUILDID/debuginfo, the server's file.
+    let cached = cache.join(&s.id).join("debuginfo");
+    assert_eq!(
+        std::fs::read(&cached).unwrap(),
+        std::fs::read(s.srv.join("prog.debug")).unwrap()
+    );
+    // The next run needs no server.
+    drop(server);
+    let (again, _) = report(&s.data, &env);
+    assert_eq!(again, want, "from the cache");
+}
+
+#[test]
+fn a_removed_binary_comes_from_the_server_as_an_executable() {
+    let s = setup();
+    // The server indexes the unstripped binary (an executable with its debug info).
+    std::fs::copy(&s.full, s.srv.join("prog")).unwrap();
+    std::fs::remove_file(s.srv.join("prog.debug")).unwrap();
+    let cache = s.srv.with_file_name("client-cache");
+    let (want, _) = report(
+        &s.data,
+        &[("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap())],
+    );
+    assert!(want.contains("inner"), "{want}");
+    std::fs::remove_file(&s.bin).unwrap();
+    let (gone, _) = report(
+        &s.data,
+        &[("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap())],
+    );
+    assert!(!gone.contains("] inner"), "no binary, no names: {gone}");
+    let server = serve(&s.srv, &s.srv.with_file_name("db.sqlite"), &s.id);
+    let env = [
+        ("DEBUGINFOD_URLS", server.url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+    ];
+    let (got, _) = report(&s.data, &env);
+    assert!(got.contains("] inner") && got.contains("prog.c:"), "{got}");
+    assert!(cache.join(&s.id).join("executable").is_file());
+}
+
+#[test]
+fn a_server_that_does_not_answer_costs_one_warning() {
+    let s = setup();
+    let cache = s.srv.with_file_name("client-cache");
+    // A port nothing listens on.
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let t = Instant::now();
+    let (out, err) = report(
+        &s.data,
+        &[
+            ("DEBUGINFOD_URLS", url.as_str()),
+            ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+        ],
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert!(
+        out.contains("] inner"),
+        "the binary's own symbols still name it: {out}"
+    );
+    assert_eq!(
+        err.matches("does not answer").count(),
+        1,
+        "one warning for the server: {err}"
+    );
+}
