@@ -246,3 +246,83 @@ fn buildid_cache_commands_agree_with_perf() {
     run_ok(sear().env("HOME", h).args(["buildid-cache", "-P"]));
     assert!(list(perf()).is_empty() && list(sear()).is_empty());
 }
+
+/// A process in another mount namespace, as in a container: the command runs under
+/// `unshare -m`, where a bind mount puts the hot program at the path where the host has another
+/// one. sear record records the build id of the file the process ran and copies that file into
+/// the cache (through /proc/PID/root while it runs), so after the namespace is gone both sear
+/// and perf report the process's functions, not the host file's.
+#[test]
+fn a_containers_binary_is_cached_as_the_container_saw_it() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // (Running a second or so: the recorder sees its maps while it runs.)
+    let long = PROGRAM.replace("k < 400", "k < 1200");
+    let inside = build_c(dir.path(), "inside", &long, &["-O2", "-g"]);
+    let host = build_c(dir.path(), "prog", OTHER, &["-O2", "-g"]);
+    let data = dir.path().join("perf.data");
+    let script = format!(
+        "mount --bind {} {} && exec {}",
+        inside.display(),
+        host.display(),
+        host.display()
+    );
+    run_ok(
+        sear()
+            .env("HOME", home.path())
+            .args(["record", "-q", "-F", "1000", "-o"])
+            .arg(&data)
+            .args([
+                "--",
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+            ])
+            .arg(&script),
+    );
+    // The host's file is still the other program.
+    assert_ne!(symbols_id(&host), symbols_id(&inside));
+    let recorded = stdout_of(&run_ok(sear().args(["buildid-list", "-i"]).arg(&data)));
+    assert!(
+        recorded.contains(&format!("{} {}", symbols_id(&inside), host.display())),
+        "the recorded build id is the container's file's: {recorded}"
+    );
+    let rows = |tool: std::process::Command, home: &Path, data: &Path| {
+        let mut t = tool;
+        let out = run_ok(
+            t.env("HOME", home)
+                .args([
+                    "report",
+                    "--stdio",
+                    "--no-children",
+                    "--sort",
+                    "dso,sym",
+                    "-g",
+                    "none",
+                    "-i",
+                ])
+                .arg(data),
+        );
+        stdout_of(&out)
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains('%'))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let ours = rows(sear(), home.path(), &data);
+    assert!(
+        ours.iter().any(|r| r.ends_with("[.] inner")),
+        "the container's program is named: {ours:?}"
+    );
+    assert_eq!(
+        ours,
+        rows(perf(), home.path(), &data),
+        "perf reads the same from the cache"
+    );
+    // (perf 6.1's own recording of this records the host file's build id, read after the
+    // namespace is gone, and names the samples from the host's program: not compared.)
+}

@@ -143,6 +143,21 @@ sear buildid-cache -M perf.data          # the recording's binaries missing from
 sear buildid-cache -p ./prog             # forget every cached build of prog"
     )]
     BuildidCache(BuildidCacheArgs),
+    /// Pack what a recording needs from the build-id cache into one file
+    /// for another machine (like `perf archive`), or unpack one there.
+    #[command(
+        long_about = "Pack the binaries, debug files and kernel symbols a recording needs, as \
+perf's build-id cache keeps them, into FILE.tar.bz2 (like `perf archive`), so the recording reports \
+the same on another machine. Binaries the cache lacks are added first where the file at the \
+recorded path still has the recorded build id.\n\n\
+On the other machine: `sear archive --unpack FILE.tar.bz2` (or perf's `tar xvf FILE.tar.bz2 -C \
+~/.debug`), then `sear report -i FILE` as here. The unpacker writes only into the cache: absolute \
+paths, `..`, foreign links and device files in an archive are refused.\n\n\
+Examples:\n  sear archive                     # perf.data -> perf.data.tar.bz2\n  \
+sear archive run1.data -o run1.tar.bz2\n  \
+sear archive --unpack perf.data.tar.bz2   # on the other machine"
+    )]
+    Archive(ArchiveArgs),
     /// List the events this machine can record (like `perf list`):
     /// hardware, software, cache and tracepoint events.
     #[command(
@@ -1226,6 +1241,18 @@ pub struct BuildidListArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// The recording (default perf.data).
+    pub file: Option<PathBuf>,
+    /// Where the archive goes (default FILE.tar.bz2).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Unpack this archive into the build-id cache instead.
+    #[arg(long = "unpack", value_name = "ARCHIVE", conflicts_with_all = ["file", "output"])]
+    pub unpack: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct BuildidCacheArgs {
     /// Add these binaries (comma-separated paths) to the cache.
     #[arg(short = 'a', long = "add", value_name = "FILES", value_delimiter = ',')]
@@ -1288,6 +1315,7 @@ impl Command {
             Command::Stat(_) => "stat",
             Command::BuildidList(_) => "buildid-list",
             Command::BuildidCache(_) => "buildid-cache",
+            Command::Archive(_) => "archive",
             Command::Evlist(_) => "evlist",
             Command::List(_) => "list",
             Command::Inject(_) => "inject",

@@ -10,6 +10,7 @@ use perf_data::RecordReader;
 use crate::cli::{Cli, Command, InputArgs};
 
 mod annotate;
+mod archive;
 mod buildid_cache;
 mod buildid_list;
 pub mod collapse;
@@ -40,6 +41,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stat(a) => stat::run(*a, quiet),
         Command::BuildidList(a) => buildid_list::run(a),
         Command::BuildidCache(a) => buildid_cache::run(a),
+        Command::Archive(a) => archive::run(a),
         // (perf evlist's -v is every attribute; sear's -v is global.)
         Command::Evlist(a) => evlist::run(a, cli.verbose > 0),
         Command::List(a) => list::run(a),

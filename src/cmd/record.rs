@@ -420,15 +420,20 @@ pub fn run(a: RecordArgs, quiet: bool) -> Result<ExitCode> {
 
 /// Adds the binaries samples hit to perf's build-id cache, as perf record
 /// does (unless `-N`), so a later rebuild or removal does not change the
-/// report. A file whose build id changed since it was recorded is left
-/// out; failures are warnings (the recording is made).
-fn cache_build_ids(ids: &[(String, Vec<u8>)]) {
+/// report, nor a container's end (its binaries, not the host's files at
+/// their paths). A file whose build id changed since it was recorded is
+/// left out; failures are warnings (the recording is made).
+fn cache_build_ids(ids: &[(record::buildid::Hit, Vec<u8>)]) {
     use symbols::cache::{self, Content};
     let Some(root) = symbols::buildid_dir() else {
         return;
     };
     let vdso = symbols::read_own_vdso().ok();
-    for (name, id) in ids {
+    for (hit, id) in ids {
+        let name = &hit.name;
+        // (A container process's file is copied as it saw it, through the
+        // file the recorder opened in its mount namespace.)
+        let source = std::path::PathBuf::from(hit.source());
         let what = match name.as_str() {
             cache::KALLSYMS => Content::Kallsyms,
             cache::VDSO => match &vdso {
@@ -436,11 +441,11 @@ fn cache_build_ids(ids: &[(String, Vec<u8>)]) {
                 None => continue,
             },
             n if n.starts_with('/') => {
-                let p = std::path::Path::new(n);
-                if symbols::read_build_id(p).ok().flatten().as_deref() != Some(id.as_slice()) {
+                let have = symbols::read_build_id(&source).ok().flatten();
+                if have.as_deref() != Some(id.as_slice()) {
                     continue;
                 }
-                Content::File(p)
+                Content::File(&source)
             }
             _ => continue,
         };

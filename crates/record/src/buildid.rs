@@ -2,6 +2,8 @@
 //! the file as perf makes), and their build ids for the BUILD_ID feature.
 
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::sync::Arc;
 
 use perf_data::{
     Endian, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_USER,
@@ -27,6 +29,37 @@ pub struct HitBinaries {
     pending: HashSet<(u32, u64)>,
     /// `--buildid-all`: every mapped file (and the kernel) counts as hit.
     pub all: bool,
+    /// This process's mount namespace (`/proc/self/ns/mnt`'s link).
+    own_ns: Option<Option<std::path::PathBuf>>,
+    /// Per process: whether it lives in another mount namespace (a
+    /// container), where a path names another file than here.
+    foreign: HashMap<u32, bool>,
+    /// Per file: the file as a process in another mount namespace saw it,
+    /// opened through `/proc/PID/root` when it was mapped (the open file
+    /// stays readable after the process and its namespace are gone).
+    opened: HashMap<u32, Arc<File>>,
+}
+
+/// At most this many files of other mount namespaces are held open.
+const MAX_OPENED: usize = 4096;
+
+/// A binary samples hit: its recorded name, and where a container process
+/// mapped it, the file it saw (read its build id and copy it from there).
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub name: String,
+    pub opened: Option<Arc<File>>,
+}
+
+impl Hit {
+    /// The path its contents are read from.
+    pub fn source(&self) -> String {
+        use std::os::fd::AsRawFd;
+        match &self.opened {
+            Some(f) => format!("/proc/self/fd/{}", f.as_raw_fd()),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// Names that can have a build id: files and the vdso.
@@ -54,6 +87,30 @@ impl HitBinaries {
             end: start.saturating_add(len),
             file,
         });
+        if name.starts_with('/')
+            && !self.opened.contains_key(&file)
+            && self.opened.len() < MAX_OPENED
+            && self.is_foreign(pid)
+        {
+            if let Some(f) = open_in_root(pid, name) {
+                self.opened.insert(file, Arc::new(f));
+            }
+        }
+    }
+
+    /// Whether `pid` lives in another mount namespace than this process.
+    fn is_foreign(&mut self, pid: u32) -> bool {
+        if let Some(&f) = self.foreign.get(&pid) {
+            return f;
+        }
+        let own = self
+            .own_ns
+            .get_or_insert_with(|| std::fs::read_link("/proc/self/ns/mnt").ok())
+            .clone();
+        let theirs = std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+        let f = matches!((own, theirs), (Some(a), Some(b)) if a != b);
+        self.foreign.insert(pid, f);
+        f
     }
 
     /// A new process starts with its parent's mappings.
@@ -65,9 +122,10 @@ impl HitBinaries {
         }
     }
 
-    /// exec replaces the address space.
+    /// exec replaces the address space (and may enter a namespace).
     pub fn exec(&mut self, pid: u32) {
         self.maps.remove(&pid);
+        self.foreign.remove(&pid);
     }
 
     /// The file a sample's address is in: `[kernel.kallsyms]` for a kernel
@@ -108,7 +166,7 @@ impl HitBinaries {
     }
 
     /// Files hit, after retrying samples that came before their mappings.
-    pub fn finish(&mut self) -> (bool, Vec<String>) {
+    pub fn finish(&mut self) -> (bool, Vec<Hit>) {
         let pending = std::mem::take(&mut self.pending);
         for (pid, ip) in pending {
             if let Some(f) = self.find(pid, ip) {
@@ -119,11 +177,29 @@ impl HitBinaries {
             .files
             .iter()
             .zip(&self.hit)
-            .filter(|(_, &h)| h || self.all)
-            .map(|(f, _)| f.clone())
+            .enumerate()
+            .filter(|(_, (_, &h))| h || self.all)
+            .map(|(i, (f, _))| Hit {
+                name: f.clone(),
+                opened: self.opened.get(&(i as u32)).cloned(),
+            })
             .collect();
         (self.kernel || self.all, files)
     }
+}
+
+/// `name` as process `pid` sees it (through `/proc/PID/root`), if it is a
+/// regular file there. Opened without blocking (a FIFO must not hang the
+/// recorder) and checked before use.
+fn open_in_root(pid: u32, name: &str) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(format!("/proc/{pid}/root{name}"))
+        .ok()?;
+    f.metadata().ok().filter(|m| m.is_file())?;
+    Some(f)
 }
 
 /// The GNU build id in ELF notes bytes (`/sys/kernel/notes` holds them raw).
@@ -206,7 +282,8 @@ mod tests {
         h.sample(PERF_RECORD_MISC_KERNEL, 11, 0xffff_0000);
         let (k, files) = h.finish();
         assert!(k);
-        assert_eq!(files, vec!["/bin/sh".to_string(), "/bin/loop".to_string()]);
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, vec!["/bin/sh", "/bin/loop"]);
     }
 
     #[test]

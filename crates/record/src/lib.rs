@@ -378,7 +378,7 @@ pub struct Recorded {
     /// The binaries samples hit, with the build ids the file records
     /// (`[kernel.kallsyms]` and `[vdso]` by those names): what perf adds
     /// to its build-id cache.
-    pub build_ids: Vec<(String, Vec<u8>)>,
+    pub build_ids: Vec<(buildid::Hit, Vec<u8>)>,
 }
 
 /// The kernel's sampling-rate limit.
@@ -917,9 +917,13 @@ fn record_inner(
             Ok(any)
         };
     // Drained when the kernel says a ring is past its wakeup watermark
-    // (half full, as for perf), or once a second: each drain ends a round,
-    // and with -z each round flushes the compressor, which costs ratio.
+    // (half full, as for perf), or every tenth of a second: a process's
+    // maps are seen while it runs (a container's binaries are read through
+    // /proc/PID/root then). With -z once a second: each drain ends a round,
+    // and each round flushes the compressor, which costs ratio.
     // The poll's timeout is for noticing the command's exit and signals.
+    let drain_every =
+        std::time::Duration::from_millis(if opts.compress.is_some() { 1000 } else { 100 });
     let mut last_drain = std::time::Instant::now();
     let mut file_started = std::time::Instant::now();
     loop {
@@ -954,7 +958,7 @@ fn record_inner(
                 eprintln!("Events enabled");
             }
         }
-        if !opts.overwrite && (ready || last_drain.elapsed() >= std::time::Duration::from_secs(1)) {
+        if !opts.overwrite && (ready || last_drain.elapsed() >= drain_every) {
             last_drain = std::time::Instant::now();
             match drain(&mut o, &mut sink, &mut tally) {
                 Ok(true) => wakeups += 1,
@@ -1195,18 +1199,23 @@ fn record_inner(
                 &id,
                 "[kernel.kallsyms]",
             ));
-            hit_ids.push(("[kernel.kallsyms]".to_owned(), id));
+            let hit = buildid::Hit {
+                name: "[kernel.kallsyms]".to_owned(),
+                opened: None,
+            };
+            hit_ids.push((hit, id));
         }
     }
-    for f in &files {
-        let id = if f == "[vdso]" {
+    for f in files {
+        // (A container's file is read as its process saw it.)
+        let id = if f.name == "[vdso]" {
             sys::own_vdso().and_then(|b| buildid::build_id_of_bytes(&b))
         } else {
-            buildid::build_id_of_file(f)
+            buildid::build_id_of_file(&f.source())
         };
         if let Some(id) = id {
-            build_ids.extend(buildid::build_id_entry(endian, false, &id, f));
-            hit_ids.push((f.clone(), id));
+            build_ids.extend(buildid::build_id_entry(endian, false, &id, &f.name));
+            hit_ids.push((f, id));
         }
     }
     let mut summary = Recorded {
