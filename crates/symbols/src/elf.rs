@@ -1,6 +1,5 @@
 //! One ELF binary, memory-mapped: build id, function symbols, PT_LOAD segments.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -116,7 +115,7 @@ pub(crate) fn map_file(path: &Path) -> Result<Mmap, Error> {
         path: path.to_owned(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
+    let file = crate::open_regular(path).map_err(io)?;
     // SAFETY: the map is only read. Binaries and debug files are not expected to be
     // rewritten while we profile them; if one is truncated meanwhile, reads past the new
     // end fault, which is the documented limit of memory-mapping files.

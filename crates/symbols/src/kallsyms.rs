@@ -479,7 +479,7 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = crate::open_regular(path).map_err(io)?;
     // A cached copy's size is known: read into one buffer of that size
     // rather than a growing one. /proc files report size 0, so the bound is
     // on what is read, not on metadata.

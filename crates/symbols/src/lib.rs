@@ -103,6 +103,8 @@ pub enum Reason {
     BadDebugInfo,
     /// The file exists but could not be read (permissions, I/O error).
     Unreadable,
+    /// The path names a FIFO, device, socket or directory, not a file.
+    NotRegularFile,
     /// The kernel hid its symbol addresses (all zero: `kptr_restrict`, or a reader
     /// without `CAP_SYSLOG`), so kernel symbols are unavailable.
     KernelAddressesHidden,
@@ -124,6 +126,7 @@ impl fmt::Display for Reason {
             Reason::NotMapped => "file offset outside every loadable segment",
             Reason::BadDebugInfo => "unreadable debug info",
             Reason::Unreadable => "file cannot be read",
+            Reason::NotRegularFile => "not a regular file (a FIFO, device, socket or directory)",
             Reason::KernelAddressesHidden => "kernel symbol addresses are hidden (kptr_restrict)",
         })
     }
@@ -149,6 +152,9 @@ impl Error {
         match self {
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Reason::NoSuchFile
+            }
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::InvalidInput => {
+                Reason::NotRegularFile
             }
             Error::Io { .. } => Reason::Unreadable,
             Error::NotElf { .. } => Reason::NotElf,
@@ -178,6 +184,25 @@ pub fn on_disk(path: &str) -> std::borrow::Cow<'_, std::path::Path> {
         Some(root) => std::borrow::Cow::Owned(root.join(path.trim_start_matches('/'))),
         None => std::borrow::Cow::Borrowed(std::path::Path::new(path)),
     }
+}
+
+/// Opens `path` for reading only if it is a regular file: without blocking
+/// (a FIFO's open would wait for a writer forever) and checked after the
+/// open (a FIFO, device, socket or directory is an error saying so: a
+/// symlink to /dev/zero would otherwise be read forever).
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, device, socket or directory)",
+        ));
+    }
+    Ok(f)
 }
 
 /// perf's `--kallsyms FILE`: the kernel's symbols are read from FILE,

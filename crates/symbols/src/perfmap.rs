@@ -85,7 +85,7 @@ impl PerfMap {
             path: path.to_owned(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io)?;
+        let file = crate::open_regular(path).map_err(io)?;
         let mut reader = std::io::BufReader::new(file);
         let mut map = PerfMap::default();
         let mut line = Vec::new();

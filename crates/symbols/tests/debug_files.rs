@@ -390,8 +390,8 @@ fn compressed_debug_sections_give_the_same_frames() {
 }
 
 #[test]
-fn a_directory_is_unreadable_not_missing() {
+fn a_directory_is_not_a_regular_file_not_missing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = ElfFile::open(dir.path()).expect_err("a directory is no binary");
-    assert_eq!(e.reason(), Reason::Unreadable);
+    assert_eq!(e.reason(), Reason::NotRegularFile);
 }

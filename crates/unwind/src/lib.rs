@@ -268,7 +268,7 @@ impl Binaries {
             });
         }
         self.opened += 1;
-        let parsed = File::open(path)
+        let parsed = open_regular(path)
             .map_err(|source| Error::Io {
                 path: path.to_owned(),
                 source,
@@ -804,6 +804,23 @@ fn hard_avmas(slots: &[Slot]) -> Vec<Range<u64>> {
         .collect();
     v.sort_by_key(|r| r.start);
     v
+}
+
+/// Opens `path` only if it is a regular file, without blocking on a FIFO
+/// (`symbols::open_regular`'s rule; this crate does not depend on symbols).
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, device, socket or directory)",
+        ));
+    }
+    Ok(f)
 }
 
 #[cfg(test)]

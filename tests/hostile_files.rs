@@ -1,0 +1,154 @@
+//! Files beside the recording that are not what they claim: a FIFO where a recorded binary
+//! was (its open would block forever), and a JIT perf map that is a FIFO or a link to
+//! /dev/zero (read forever). Every command finishes, exits 0, names the file and says it is
+//! not a regular file, and still names the other frames.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+const PROGRAM: &str = r#"
+volatile long sink;
+__attribute__((noinline)) long inner(long n) {
+    long x = sink;
+    for (long i = 0; i < n; i++) x += i ^ (x >> 3);
+    return x;
+}
+int main(void) {
+    for (int k = 0; k < 300; k++) sink += inner(1000000);
+    return 0;
+}
+"#;
+
+/// Each command over `data` with `HOME` at `home` (no build-id cache to rescue the file),
+/// killed after 60 s if it hangs: every one ends on its own, exits 0 and warns once about
+/// `bad` not being a regular file.
+fn every_command_survives(data: &Path, home: &Path, bad: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("p.html");
+    let svg = dir.path().join("f.svg");
+    let json = dir.path().join("e.json");
+    let cases: Vec<Vec<String>> = vec![
+        vec!["report".into(), "--stdio".into()],
+        vec![
+            "report".into(),
+            "--stdio".into(),
+            "--sort".into(),
+            "srcline".into(),
+        ],
+        vec!["script".into()],
+        vec!["annotate".into(), "--stdio".into()],
+        vec!["collapse".into()],
+        vec!["flame".into(), "-o".into(), svg.display().to_string()],
+        vec!["html".into(), "-o".into(), page.display().to_string()],
+        vec![
+            "export".into(),
+            "--format".into(),
+            "json".into(),
+            "-o".into(),
+            json.display().to_string(),
+        ],
+    ];
+    for args in cases {
+        let out = Command::new("timeout")
+            .args(["-s", "KILL", "60"])
+            .arg(env!("CARGO_BIN_EXE_sear"))
+            .env("PERF_CONFIG", "/dev/null")
+            .env("HOME", home)
+            .env_remove("DEBUGINFOD_URLS")
+            .args(&args)
+            .arg("-i")
+            .arg(data)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?} (137: killed, it hung): {err}"
+        );
+        let named = err
+            .lines()
+            .filter(|l| l.contains(&bad.display().to_string()) && l.contains("not a regular file"))
+            .count();
+        assert_eq!(
+            named,
+            1,
+            "{args:?}: one warning naming {}: {err}",
+            bad.display()
+        );
+    }
+}
+
+#[test]
+fn a_fifo_where_the_binary_was() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for (name, opts) in [
+        ("fp", &["-g"][..]),
+        ("dwarf", &["--call-graph", "dwarf"][..]),
+    ] {
+        let bin = build_c(dir.path(), name, PROGRAM, &["-O2", "-g"]);
+        let mut o = vec!["-N"];
+        o.extend_from_slice(opts);
+        let data = perf_record(
+            dir.path(),
+            &format!("{name}.data"),
+            &o,
+            &[bin.display().to_string()],
+        );
+        std::fs::remove_file(&bin).unwrap();
+        run_ok(Command::new("mkfifo").arg(&bin));
+        every_command_survives(&data, home.path(), &bin);
+        // The other frames are still named (the kernel's, libc's).
+        let report = stdout_of(&run_ok(
+            sear()
+                .env("HOME", home.path())
+                .args(["report", "--stdio", "--no-children", "--sort", "dso", "-i"])
+                .arg(&data),
+        ));
+        assert!(report.contains("%"), "{report}");
+    }
+}
+
+#[test]
+fn a_perf_map_that_is_a_fifo_or_dev_zero() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = dir.path().join("w.js");
+    std::fs::write(
+        &script,
+        "function work(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i); return s; }\n\
+         let t = 0; for (let k = 0; k < 100; k++) t += work(200000); if (t === 1) console.log(t);\n",
+    )
+    .unwrap();
+    let data = dir.path().join("js.data");
+    run_ok(
+        sear()
+            .env("HOME", home.path())
+            .args(["record", "-q", "-N", "-g", "-o"])
+            .arg(&data)
+            .args(["--", "node", "--perf-basic-prof"])
+            .arg(&script),
+    );
+    let pid = stdout_of(&run_ok(
+        sear().args(["script", "-F", "pid", "-i"]).arg(&data),
+    ))
+    .lines()
+    .next()
+    .unwrap()
+    .trim()
+    .to_owned();
+    let map = std::path::PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    let _ = std::fs::remove_file(&map);
+    run_ok(Command::new("mkfifo").arg(&map));
+    every_command_survives(&data, home.path(), &map);
+    std::fs::remove_file(&map).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &map).unwrap();
+    every_command_survives(&data, home.path(), &map);
+    std::fs::remove_file(&map).unwrap();
+}
