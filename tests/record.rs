@@ -1374,3 +1374,44 @@ fn overwrite_snapshots_on_signal() {
     ));
     assert!(rep.contains("[.] main"), "{rep}");
 }
+
+/// An output file deleted during the recording, or its directory removed, is an error with a
+/// non-zero exit, not "Captured and wrote": the samples went to a file no name reaches.
+#[test]
+fn a_deleted_output_is_an_error() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    for (out, gone) in [
+        (dir.path().join("gone.data"), dir.path().join("gone.data")),
+        (sub.join("in-dir.data"), sub.clone()),
+    ] {
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let child = sear()
+            .args(["record", "-o"])
+            .arg(&out)
+            .args(["--", "sleep", "1.5"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !out.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} never appeared",
+                out.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if gone.is_dir() {
+            std::fs::remove_dir_all(&gone).unwrap();
+        } else {
+            std::fs::remove_file(&gone).unwrap();
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{}: {err}", out.display());
+        assert!(err.contains("deleted"), "{err}");
+        assert!(!err.contains("Captured and wrote"), "{err}");
+    }
+}

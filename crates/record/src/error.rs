@@ -79,6 +79,10 @@ pub enum Error {
     /// Writing the recording failed (disk full, broken pipe, ...).
     #[error("writing the recording: {0}")]
     Write(perf_data::Error),
+
+    /// The output file is gone from disk although it was written.
+    #[error("{0}")]
+    OutputLost(String),
 }
 
 // Not a `#[from]`: the message already holds the cause, and a source would

@@ -1246,13 +1246,31 @@ fn record_inner(
                     clock,
                 },
             );
-            w.finish(&feats).map(|f| {
-                summary.bytes_written = f.metadata().map(|m| m.len()).unwrap_or(0);
-            })
+            match w.finish(&feats) {
+                Ok(f) => {
+                    use std::os::unix::fs::MetadataExt;
+                    let meta = f.metadata();
+                    summary.bytes_written = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+                    // Deleted (or its directory removed) while recording: the
+                    // writes went to a file no name reaches.
+                    if meta.is_ok_and(|m| m.nlink() == 0) {
+                        return Err(Error::OutputLost(
+                            "the output file was deleted (or its directory removed) during the \
+                             recording: nothing of it is left on disk; record again"
+                                .into(),
+                        ));
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(Error::from(e)),
+            }
         }
-        Sink::Pipe(w, n) => w.finish().map(|_| {
-            summary.bytes_written = n.load(std::sync::atomic::Ordering::Relaxed);
-        }),
+        Sink::Pipe(w, n) => w
+            .finish()
+            .map(|_| {
+                summary.bytes_written = n.load(std::sync::atomic::Ordering::Relaxed);
+            })
+            .map_err(Error::from),
     };
     result?;
     Ok(summary)
