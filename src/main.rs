@@ -9,6 +9,8 @@ mod ui;
 
 fn main() -> ExitCode {
     record::return_freed_memory();
+    // A file cut short while mapped reads as zeros, with a warning, not a SIGBUS death.
+    ui::sigbus::install();
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(e) => {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         symbols::set_kallsyms(f.clone());
     }
     let code = cmd::run(cli);
+    ui::sigbus::report();
     ui::log_memory("at exit");
     match code {
         Ok(code) => code,

@@ -8,6 +8,7 @@ use perf_data::Diagnostics;
 
 pub mod browser;
 pub mod pager;
+pub mod sigbus;
 
 struct StderrLogger {
     level: log::LevelFilter,
