@@ -152,3 +152,73 @@ fn a_perf_map_that_is_a_fifo_or_dev_zero() {
     every_command_survives(&data, home.path(), &map);
     std::fs::remove_file(&map).unwrap();
 }
+
+/// A decompression bomb: a `.debug_info` of 256 MB of zeros, zlib-compressed to a few hundred
+/// KB (a real 1000:1). sear refuses to inflate it (more than 64:1 is no DWARF), says so naming
+/// the file, and stays small, where it used to take the 256 MB.
+#[test]
+fn a_compressed_debug_section_bomb_is_refused() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let plain = build_c(dir.path(), "plain", PROGRAM, &["-O2", "-g"]);
+    let zeros = dir.path().join("zeros");
+    std::fs::write(&zeros, vec![0u8; 256 << 20]).unwrap();
+    let big = dir.path().join("big");
+    run_ok(
+        Command::new("objcopy")
+            .args(["--remove-section", ".debug_info", "--add-section"])
+            .arg(format!(".debug_info={}", zeros.display()))
+            .arg(&plain)
+            .arg(&big),
+    );
+    std::fs::remove_file(&zeros).unwrap();
+    let bin = dir.path().join("bomb");
+    run_ok(
+        Command::new("objcopy")
+            .arg("--compress-debug-sections=zlib")
+            .arg(&big)
+            .arg(&bin),
+    );
+    std::fs::remove_file(&big).unwrap();
+    assert!(std::fs::metadata(&bin).unwrap().len() < 8 << 20);
+    let data = perf_record(
+        dir.path(),
+        "bomb.data",
+        &["-N", "-g"],
+        &[bin.display().to_string()],
+    );
+    for args in [
+        &["report", "--stdio", "--sort", "srcline"][..],
+        &["annotate", "--stdio"],
+    ] {
+        let out = sear()
+            .env("HOME", home.path())
+            .arg("-vv")
+            .args(args)
+            .arg("-i")
+            .arg(&data)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.lines().any(|l| l.contains(&bin.display().to_string())
+                && l.contains("decompression bomb")),
+            "{args:?}: a warning names the file: {err}"
+        );
+        // `memory at exit: VmHWM N kB`
+        let hwm: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.split("VmHWM ")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .expect("sear -vv prints its peak memory");
+        assert!(hwm < 128 * 1024, "{args:?}: peak {hwm} kB");
+    }
+}

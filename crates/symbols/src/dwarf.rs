@@ -256,7 +256,7 @@ impl std::fmt::Debug for DwarfInfo {
 }
 
 /// The DWARF sections of one object file as gimli asks for them.
-fn read_sections(obj: &object::File<'_>, map: &Arc<Backing>) -> SectionSet {
+fn read_sections(obj: &object::File<'_>, map: &Arc<Backing>, path: &Path) -> SectionSet {
     let endian = if obj.is_little_endian() {
         RunTimeEndian::Little
     } else {
@@ -269,7 +269,7 @@ fn read_sections(obj: &object::File<'_>, map: &Arc<Backing>) -> SectionSet {
     let load = |id: gimli::SectionId| -> Result<Reader, std::convert::Infallible> {
         let data = obj
             .section_by_name(id.name())
-            .filter(|s| plausible_size(s))
+            .filter(|s| plausible_size(s, path))
             .and_then(|s| s.uncompressed_data().ok())
             .map(|data| match data {
                 std::borrow::Cow::Borrowed(b) => {
@@ -344,7 +344,7 @@ impl DwarfSections {
     pub fn read(path: &Path) -> Result<DwarfSections, Reason> {
         let map = Arc::new(Backing::Map(map_file(path).map_err(|e| e.reason())?));
         let obj = object::File::parse(&**map).map_err(|_| Reason::NotElf)?;
-        let main = read_sections(&obj, &map);
+        let main = read_sections(&obj, &map, path);
         let mut sup = None;
         if let Ok(Some((sup_name, _))) = obj.gnu_debugaltlink() {
             let sup_name = String::from_utf8_lossy(sup_name);
@@ -354,7 +354,7 @@ impl DwarfSections {
                 Ok(sup_map) => {
                     let sup_map = Arc::new(Backing::Map(sup_map));
                     match object::File::parse(&**sup_map) {
-                        Ok(sup_obj) => sup = Some(read_sections(&sup_obj, &sup_map)),
+                        Ok(sup_obj) => sup = Some(read_sections(&sup_obj, &sup_map, &sup_path)),
                         Err(e) => log::warn!("{}: {e}", sup_path.display()),
                     }
                 }
@@ -375,18 +375,24 @@ fn owned(v: Vec<u8>) -> SectionData {
     }
 }
 
-/// zlib and zstd do not inflate beyond about 1000:1, so a compressed section claiming
-/// more is corrupt or hostile and is not given the memory it asks for.
-fn plausible_size(section: &object::Section<'_, '_>) -> bool {
+/// The most a compressed debug section may inflate to, per compressed byte. zlib and zstd
+/// reach about 1000:1 on zeros, but DWARF compresses 3 to 10 times (20 at the most in the
+/// binaries measured): a section claiming more is corrupt or a bomb (4 MB inflating to
+/// 4 GiB of zeros) and is not given the memory it asks for.
+const MAX_INFLATION: u64 = 64;
+
+fn plausible_size(section: &object::Section<'_, '_>, path: &Path) -> bool {
     match section.compressed_data() {
         Ok(c) if c.format != object::CompressionFormat::None => {
             let limit = (c.data.len() as u64)
-                .saturating_mul(1032)
+                .saturating_mul(MAX_INFLATION)
                 .saturating_add(1 << 20);
             let ok = c.uncompressed_size <= limit;
             if !ok {
                 log::warn!(
-                    "{}: claims {} bytes from {} compressed, ignored",
+                    "{}: {} claims {} bytes from {} compressed (more than {MAX_INFLATION}:1: \
+                     corrupt, or a decompression bomb); ignored",
+                    path.display(),
                     section.name().unwrap_or("?"),
                     c.uncompressed_size,
                     c.data.len()
