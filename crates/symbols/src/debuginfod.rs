@@ -41,6 +41,8 @@ pub struct Client {
     agent: ureq::Agent,
     /// Servers that did not answer: not asked again.
     down: Mutex<HashSet<String>>,
+    /// One progress bar per download, drawn only on a terminal.
+    bars: indicatif::MultiProgress,
 }
 
 /// The client `DEBUGINFOD_URLS` configures (None without it).
@@ -89,6 +91,9 @@ impl Client {
             cache: cache_dir()?,
             agent,
             down: Mutex::new(HashSet::new()),
+            bars: indicatif::MultiProgress::with_draw_target(
+                indicatif::ProgressDrawTarget::stderr(),
+            ),
         })
     }
 
@@ -118,7 +123,7 @@ impl Client {
                 continue;
             }
             let at = format!("{url}/buildid/{hex}/{}", kind.name());
-            match self.get(&at, &dir, &dest) {
+            match self.get(&at, &dir, &dest, &format!("{} {hex}", kind.name())) {
                 Ok(true) => {
                     log::info!("debuginfod: {} of {hex} from {url}", kind.name());
                     return Some(dest);
@@ -151,18 +156,33 @@ impl Client {
 
     /// Fetches `at` into `dest`: Ok(false) when the server has no such file, Err when it did
     /// not answer.
-    fn get(&self, at: &str, dir: &Path, dest: &Path) -> Result<bool, String> {
+    fn get(&self, at: &str, dir: &Path, dest: &Path, what: &str) -> Result<bool, String> {
         let mut resp = self.agent.get(at).call().map_err(|e| e.to_string())?;
         if resp.status() != 200 {
             return Ok(false);
         }
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         let tmp = dir.join(format!(".{}.tmp", std::process::id()));
-        let mut body = resp.body_mut().as_reader().take(MAX_BYTES + 1);
+        // (A bar per download, drawn only when stderr is a terminal.)
+        let len = resp.body().content_length();
+        let bar = self.bars.add(match len {
+            Some(n) => indicatif::ProgressBar::new(n),
+            None => indicatif::ProgressBar::new_spinner(),
+        });
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "debuginfod {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message(what.to_owned());
+        let mut body = bar.wrap_read(resp.body_mut().as_reader().take(MAX_BYTES + 1));
         let n = {
             let mut f = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
             std::io::copy(&mut body, &mut f)
         };
+        bar.finish_and_clear();
+        self.bars.remove(&bar);
         match n {
             Ok(n) if n > 0 && n <= MAX_BYTES => {
                 std::fs::rename(&tmp, dest).map_err(|e| e.to_string())?;
