@@ -144,6 +144,7 @@ fn a_perf_map_that_is_a_fifo_or_dev_zero() {
     .trim()
     .to_owned();
     let map = std::path::PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    let real = std::fs::read(&map).expect("node wrote its perf map");
     let _ = std::fs::remove_file(&map);
     run_ok(Command::new("mkfifo").arg(&map));
     every_command_survives(&data, home.path(), &map);
@@ -151,6 +152,49 @@ fn a_perf_map_that_is_a_fifo_or_dev_zero() {
     std::os::unix::fs::symlink("/dev/zero", &map).unwrap();
     every_command_survives(&data, home.path(), &map);
     std::fs::remove_file(&map).unwrap();
+    // A 100 MB line of garbage before the real lines: skipped, the rest still names the
+    // function, in bounded memory.
+    let mut text = vec![b'x'; 100 << 20];
+    text.push(b'\n');
+    text.extend_from_slice(&real);
+    std::fs::write(&map, &text).unwrap();
+    drop(text);
+    let out = sear()
+        .env("HOME", home.path())
+        .args([
+            "-vv",
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "sym",
+            "-i",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&map).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report = stdout_of(&out);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains("JS:") && l.contains("work ")),
+        "the function is named from the rest: {report}"
+    );
+    let hwm: u64 = err
+        .lines()
+        .find_map(|l| {
+            l.split("VmHWM ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("sear -vv prints its peak memory");
+    assert!(hwm < 96 * 1024, "peak {hwm} kB with a 100 MB line");
 }
 
 /// A decompression bomb: a `.debug_info` of 256 MB of zeros, zlib-compressed to a few hundred
