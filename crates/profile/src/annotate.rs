@@ -237,6 +237,16 @@ fn interleave(
             let base = file.rsplit('/').next().unwrap_or(file);
             Some(format!("{base}:{}", f.line.unwrap_or(0)))
         });
+        // Where no DWARF names a function (code without debug info), objdump -l names the
+        // ELF symbol, once: BFD's nearest-line lookup falls back to the symbol table.
+        if inner.and_then(|f| f.function.as_ref()).is_none() && prev_function.is_none() {
+            lines.push(Line::Text(if name.contains('(') {
+                format!("{name}:")
+            } else {
+                format!("{name}():")
+            }));
+            prev_function = Some(name.to_owned());
+        }
         if let Some(f) = inner {
             if let Some(func) = &f.function {
                 if prev_function.as_ref() != Some(func) {
