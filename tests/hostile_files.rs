@@ -82,6 +82,21 @@ fn every_command_survives(data: &Path, home: &Path, bad: &Path) {
     }
 }
 
+/// The peak memory `sear -vv` logs at exit (`memory at exit: VmHWM N kB`), in kB.
+fn peak_kb(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.split("VmHWM ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("sear -vv prints its peak memory")
+}
+
 #[test]
 fn a_fifo_where_the_binary_was() {
     have_perf();
@@ -183,17 +198,7 @@ fn a_perf_map_that_is_a_fifo_or_dev_zero() {
             .any(|l| l.contains("JS:") && l.contains("work ")),
         "the function is named from the rest: {report}"
     );
-    let hwm: u64 = err
-        .lines()
-        .find_map(|l| {
-            l.split("VmHWM ")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .expect("sear -vv prints its peak memory");
+    let hwm = peak_kb(&err);
     assert!(hwm < 96 * 1024, "peak {hwm} kB with a 100 MB line");
 }
 
@@ -251,18 +256,7 @@ fn a_compressed_debug_section_bomb_is_refused() {
                 && l.contains("decompression bomb")),
             "{args:?}: a warning names the file: {err}"
         );
-        // `memory at exit: VmHWM N kB`
-        let hwm: u64 = err
-            .lines()
-            .find_map(|l| {
-                l.split("VmHWM ")
-                    .nth(1)?
-                    .split_whitespace()
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .expect("sear -vv prints its peak memory");
+        let hwm = peak_kb(&err);
         assert!(hwm < 128 * 1024, "{args:?}: peak {hwm} kB");
     }
 }
