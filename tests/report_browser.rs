@@ -228,9 +228,27 @@ fn zooms_equal_the_filtered_reports() {
     let lines = t.lines();
     assert!(title(&lines).contains("DSO: hot"), "{}", title(&lines));
     assert!(title(&lines).contains(&stdio_title(&data, &["--dsos", "hot"])));
-    assert_eq!(screen_rows(&lines), stdio_rows(&data, &["--dsos", "hot"]));
+    let in_dso = stdio_rows(&data, &["--dsos", "hot"]);
+    assert_eq!(screen_rows(&lines), in_dso);
+    // t on top of d: both zooms at once, as both filters give them.
+    let work_in_dso = in_dso
+        .iter()
+        .position(|r| r.ends_with("[.] work"))
+        .expect("a row for work in hot's rows");
+    t.send("j".repeat(work_in_dso).as_bytes());
+    t.send(b"t");
+    let lines = t.lines();
+    assert!(title(&lines).contains("DSO: hot"), "{}", title(&lines));
+    assert!(title(&lines).contains("Thread: hot("), "{}", title(&lines));
+    assert_eq!(
+        screen_rows(&lines),
+        stdio_rows(&data, &["--dsos", "hot", "--tid", &tid_s])
+    );
     t.send(b"\x1b");
     assert!(!title(&t.lines()).contains("DSO:"));
+    // Back where it started: every shown row as before any zoom.
+    let rows = screen_rows(&t.lines());
+    assert_eq!(rows, want[..rows.len()]);
 
     // a: the annotate view of work, on its hottest instruction, with the
     // percentages `sear annotate --stdio` prints.

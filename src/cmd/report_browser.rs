@@ -1,16 +1,17 @@
 //! The browser's sources: `sear report`'s (a recording's summed samples)
 //! and the table model it shares with `sear top` (a live session's). The
-//! rows are built again from a copy of the sums for each filter or zoom
-//! (without reading the recording again), each section's table and each
-//! entry's call graph rendered by the same code as the text report, so the
-//! browser shows what `--stdio` prints.
+//! rows are built once; a filter or zoom marks again which entries they
+//! hide and sums the totals again (`Rows::apply_filters`, what the build
+//! itself ends with), so it costs a pass over the entries, not a build.
+//! Each section's table and each entry's call graph are rendered by the
+//! same code as the text report, so the browser shows what `--stdio`
+//! prints.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use profile::collect::{SampleKey, SampleSum};
 use profile::hist::{Filters, Key, SymRef};
 use profile::report::{Parts, Plan, Rows};
 use profile::session::Summed;
@@ -47,10 +48,6 @@ impl Zoom {
 pub struct Table {
     pub s: TableSetup,
     rows: Option<Rows>,
-    /// While zoomed: the rows without zoom, for going back at once (a
-    /// still recording's only: a live one's change).
-    unzoomed: Option<Rows>,
-    keep_unzoomed: bool,
     /// The sections with samples (indices into the report's sections) and
     /// the one shown.
     shown: Vec<usize>,
@@ -66,12 +63,10 @@ pub struct Table {
 }
 
 impl Table {
-    pub fn new(s: TableSetup, keep_unzoomed: bool) -> Self {
+    pub fn new(s: TableSetup) -> Self {
         Table {
             s,
             rows: None,
-            unzoomed: None,
-            keep_unzoomed,
             shown: Vec::new(),
             section: 0,
             entries: Vec::new(),
@@ -97,16 +92,17 @@ impl Table {
     }
 
     /// Builds the rows from `sums` (with the zoom in force) and the table.
-    pub fn build(&mut self, parts: Parts<'_>, sums: Vec<(SampleKey, SampleSum)>) -> Result<()> {
+    pub fn build(
+        &mut self,
+        parts: Parts<'_>,
+        sums: Vec<(profile::collect::SampleKey, profile::collect::SampleSum)>,
+    ) -> Result<()> {
         let filters = self.filters();
         let rows = self
             .s
             .plan
             .rows_of(parts, sums, &filters, self.s.group, self.s.no_group);
-        let before = self.rows.replace(rows);
-        if self.keep_unzoomed && self.zoom.any() && self.unzoomed.is_none() {
-            self.unzoomed = before;
-        } else if let Some(b) = before {
+        if let Some(b) = self.rows.replace(rows) {
             // Freed beside the view (a live view rebuilds for as long as it
             // runs: its old rows must not pile up, nor delay the redraw).
             std::thread::spawn(move || drop(b));
@@ -115,12 +111,14 @@ impl Table {
         self.tables(parts)
     }
 
-    /// Back to the rows without zoom, where they were kept.
-    fn unzoom_kept(&mut self, parts: Parts<'_>) -> Option<Result<()>> {
-        let r = self.unzoomed.take()?;
-        self.rows = Some(r);
-        self.s.topts.single_filters = self.filters().single_values();
-        Some(self.tables(parts))
+    /// The rows with the zoom now in force, and the table.
+    fn refilter(&mut self, parts: Parts<'_>) -> Result<()> {
+        let filters = self.filters();
+        if let Some(rows) = &mut self.rows {
+            rows.apply_filters(parts, &filters);
+        }
+        self.s.topts.single_filters = filters.single_values();
+        self.tables(parts)
     }
 
     /// The shown section's table, as the text report prints it.
@@ -282,14 +280,8 @@ impl Table {
             .collect()
     }
 
-    /// Applies a key's action; `sums` gives the sums to build from when the
-    /// rows must be built again.
-    pub fn act(
-        &mut self,
-        parts: Parts<'_>,
-        sums: impl FnOnce() -> Vec<(SampleKey, SampleSum)>,
-        a: Action,
-    ) -> Result<(), String> {
+    /// Applies a key's action.
+    pub fn act(&mut self, parts: Parts<'_>, a: Action) -> Result<(), String> {
         let before = (self.zoom.clone(), self.section);
         match a {
             Action::Filter(s) => self.zoom.symbol = s,
@@ -326,13 +318,7 @@ impl Table {
                 return self.tables(parts).map_err(|e| format!("{e:#}"));
             }
         }
-        let r = if self.zoom.any() {
-            None
-        } else {
-            self.unzoom_kept(parts)
-        };
-        let r = r.unwrap_or_else(|| self.build(parts, sums()));
-        if let Err(e) = r {
+        if let Err(e) = self.refilter(parts) {
             (self.zoom, self.section) = before;
             return Err(format!("{e:#}"));
         }
@@ -357,19 +343,17 @@ pub struct Inputs {
 struct Browser {
     path: PathBuf,
     summed: Summed,
-    sums: Vec<(SampleKey, SampleSum)>,
     table: Table,
     annotate_args: Vec<OsString>,
 }
 
 pub fn run(mut i: Inputs) -> Result<ExitCode> {
     let sums = i.summed.collector.take_sums_in_order();
-    let mut table = Table::new(i.setup, true);
-    table.build(i.summed.parts(), sums.clone())?;
+    let mut table = Table::new(i.setup);
+    table.build(i.summed.parts(), sums)?;
     let mut b = Browser {
         path: i.path,
         summed: i.summed,
-        sums,
         table,
         annotate_args: i.annotate_args,
     };
@@ -389,8 +373,7 @@ impl Source for Browser {
     }
 
     fn act(&mut self, a: Action) -> Result<(), String> {
-        let sums = &self.sums;
-        self.table.act(self.summed.parts(), || sums.clone(), a)
+        self.table.act(self.summed.parts(), a)
     }
 
     fn annotate(&mut self, row: usize) -> Result<Annotation, String> {

@@ -452,18 +452,15 @@ impl Top {
                 hierarchy: false,
                 color: false,
             };
-            let mut t = Table::new(
-                TableSetup {
-                    plan,
-                    filters: Default::default(),
-                    group: false,
-                    no_group: false,
-                    topts,
-                    graph: self.request.graph.clone(),
-                    hide_first_frame: self.request.hides_entry_frame(),
-                },
-                false,
-            );
+            let mut t = Table::new(TableSetup {
+                plan,
+                filters: Default::default(),
+                group: false,
+                no_group: false,
+                topts,
+                graph: self.request.graph.clone(),
+                hide_first_frame: self.request.hides_entry_frame(),
+            });
             t.max_rows = self.entries;
             self.table = Some(t);
         }
@@ -491,10 +488,7 @@ impl Top {
         true
     }
 
-    fn with_parts<R>(
-        &mut self,
-        f: impl FnOnce(&mut Option<Table>, Parts<'_>, &[(SampleKey, SampleSum)]) -> R,
-    ) -> Option<R> {
+    fn with_parts<R>(&mut self, f: impl FnOnce(&mut Option<Table>, Parts<'_>) -> R) -> Option<R> {
         let shared = self.shared.clone();
         let g = lock(&shared);
         let feed = g.feed.as_ref()?;
@@ -504,7 +498,7 @@ impl Top {
             syms: self.syms.table(),
             meta: &feed.meta,
         };
-        Some(f(&mut self.table, parts, &self.decayed))
+        Some(f(&mut self.table, parts))
     }
 }
 
@@ -514,15 +508,15 @@ impl Source for Top {
     }
 
     fn graphs(&mut self, rows: &[usize]) -> Vec<Vec<String>> {
-        self.with_parts(|t, parts, _| t.as_ref().map(|t| t.graphs_of(parts, rows)))
+        self.with_parts(|t, parts| t.as_ref().map(|t| t.graphs_of(parts, rows)))
             .flatten()
             .unwrap_or_else(|| rows.iter().map(|_| Vec::new()).collect())
     }
 
     fn act(&mut self, a: Action) -> Result<(), String> {
         let r = self
-            .with_parts(|t, parts, sums| match t {
-                Some(t) => t.act(parts, || sums.to_vec(), a),
+            .with_parts(|t, parts| match t {
+                Some(t) => t.act(parts, a),
                 None => Err("no samples yet".to_string()),
             })
             .unwrap_or_else(|| Err("no samples yet".into()));

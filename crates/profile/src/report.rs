@@ -330,6 +330,20 @@ impl Plan {
 }
 
 impl Rows {
+    /// Applies `filters` again to the built rows (see
+    /// [`crate::hist::Report::apply_filters`]): the rows `rows_of` would
+    /// build with them, but for the samples `-C` and `-U` leave out, which
+    /// stay as they were built.
+    pub fn apply_filters(&mut self, parts: Parts<'_>, filters: &Filters) {
+        self.report.apply_filters(
+            parts.collector,
+            parts.syms,
+            parts.machine,
+            &self.dso_names,
+            filters,
+        );
+    }
+
     /// The texts of the rows' keys.
     pub fn names<'a>(&'a self, summed: &'a Summed) -> Names<'a> {
         self.names_of(summed.parts())

@@ -817,6 +817,8 @@ fn write_hierarchy(
             level: b'.',
             modes: [0; 4],
             filtered: false,
+            maker: Default::default(),
+            chain_period: 0,
             group: Vec::new(),
         },
         row: 0,

@@ -61,11 +61,31 @@ pub struct HistEntry {
     pub modes: [u64; 4],
     /// Made by a sample the filters (`--dsos`, `--comms`, ...) drop: perf
     /// hides such an entry even when kept samples add to it later, and an
-    /// entry a kept sample made shows what dropped samples add to it.
+    /// entry a kept sample made shows what dropped samples add to it. Set
+    /// by [`Report::apply_filters`] from [`HistEntry::maker`].
     pub filtered: bool,
+    /// The sample that made the entry, as the filters see it.
+    pub maker: Maker,
+    /// The part of `period` from samples with a call chain (what the
+    /// entry adds to [`Hists::callchain_period`] when it shows).
+    pub chain_period: u64,
     /// In a group's leader, the entry's values in each other member's
     /// rows (perf's pairs), in member order.
     pub group: Vec<Stat>,
+}
+
+/// What the filters ask of the sample that made an entry (its thread is
+/// [`HistEntry::thread`]): perf decides once, when the entry is made,
+/// whether they hide it, so filters can be applied again to built rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Maker {
+    pub comm: u32,
+    pub cpu: u32,
+    /// The sample's own location (after `--ignore-callees`' cut).
+    pub leaf: u32,
+    /// The entry's own symbol (`--symbol-filter` tests its name), or
+    /// `u32::MAX` for an address without one.
+    pub sym: u32,
 }
 
 impl HistEntry {
@@ -211,7 +231,7 @@ impl Hists {
     }
 
     /// The index of the entry with `keys`, created if new (allocating only then).
-    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8, filtered: bool) -> usize {
+    fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8, maker: Maker) -> usize {
         if let Some(&i) = self.index.get(keys) {
             return i;
         }
@@ -230,7 +250,9 @@ impl Hists {
             level,
             modes: [0; 4],
             group: Vec::new(),
-            filtered,
+            filtered: false,
+            maker,
+            chain_period: 0,
         });
         self.entries.len() - 1
     }
@@ -341,8 +363,9 @@ struct ChainCtx {
     parent_id: u32,
     parent: Option<u32>,
     leaf_level: u8,
-    /// The filters drop the sample (see [`HistEntry::filtered`]).
-    filtered: bool,
+    /// The sample's own location (see [`Maker::leaf`]) and CPU.
+    leaf: u32,
+    sample_cpu: u32,
 }
 
 /// (event, comm, thread, frame, location, cpu, parent).
@@ -359,7 +382,6 @@ struct Grow<'a> {
     /// The sort keys name the comm / the thread.
     by_comm: bool,
     by_thread: bool,
-    filters: &'a Filters,
 }
 
 impl Grow<'_> {
@@ -402,8 +424,13 @@ impl Grow<'_> {
             own: false,
         };
         self.keys.make(&mut self.keybuf, &ctx);
-        let hidden = c.filtered || self.filters.hides_symbol(self.syms, &sref);
-        let i = h.entry_index(&self.keybuf, c.thread, level, hidden) as u32;
+        let maker = Maker {
+            comm: c.comm,
+            cpu: c.sample_cpu,
+            leaf: c.leaf,
+            sym: sym_index(&sref),
+        };
+        let i = h.entry_index(&self.keybuf, c.thread, level, maker) as u32;
         self.frame_entry.insert(key, i);
         i
     }
@@ -560,7 +587,6 @@ pub fn build(
         by_srcline: opts.frames_by_srcline && opts.callchains,
         site_ids: HashMap::default(),
     };
-    let comms = collector.comms();
     let mut g = Grow {
         syms,
         keys: KeyMaker::new(&opts.keys, locs, syms, dso_names, dso_rows, &opts.sockets)
@@ -577,7 +603,6 @@ pub fn build(
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
         by_thread: opts.keys.contains(&SortKey::Pid),
-        filters,
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.iter().any(|k| k.needs_cpu());
@@ -647,11 +672,7 @@ pub fn build(
             }
         }
         // perf adds the samples the filters drop too: the entries they
-        // make are marked and hidden, the ones they pass count them.
-        let th = machine.thread_info(key.thread as usize);
-        let filtered = !filters.keep_thread(comms, key.comm, th.pid, th.tid)
-            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym)
-            || !filters.keep_socket(key.cpu);
+        // make are hidden (see `Report::apply_filters`, after the build).
         let parent = match (&opts.parent, want_parent) {
             (Some(re), true) => *parents.entry(key.stack).or_insert_with(|| {
                 collector.interner.stack(key.stack, &mut stack);
@@ -673,7 +694,8 @@ pub fn build(
             },
             parent,
             leaf_level: leaf.level,
-            filtered,
+            leaf: key.leaf,
+            sample_cpu: key.cpu,
         };
         let h = &mut report.hists[ev];
         let ctx = KeyCtx {
@@ -692,16 +714,18 @@ pub fn build(
             &g.keybuf,
             key.thread,
             leaf.level,
-            filtered || filters.hides_symbol(syms, &leaf_sym),
+            Maker {
+                comm: key.comm,
+                cpu: key.cpu,
+                leaf: key.leaf,
+                sym: sym_index(&leaf_sym),
+            },
         );
-        // The filtered totals count the samples whose own entry shows.
-        let counted = !h.entries[self_index].filtered;
-        if counted {
-            h.nr_samples += sum.samples;
-            h.total_period = h.total_period.wrapping_add(sum.period);
-        }
         {
             let e = &mut h.entries[self_index];
+            if need_chain && key.stack != EMPTY_STACK {
+                e.chain_period = e.chain_period.wrapping_add(sum.period);
+            }
             e.period = e.period.wrapping_add(sum.period);
             e.samples += sum.samples;
             e.period_acc = e.period_acc.wrapping_add(sum.period);
@@ -723,9 +747,6 @@ pub fn build(
         }
         if !need_chain || key.stack == EMPTY_STACK {
             continue;
-        }
-        if counted {
-            h.callchain_period = h.callchain_period.wrapping_add(sum.period);
         }
         let trie = &mut report.trie;
         // One trie per thread only where the keys tell threads (or comms)
@@ -900,7 +921,66 @@ pub fn build(
         }
     }
     report.strings = g.keys.strings;
+    report.apply_filters(collector, syms, machine, dso_names, filters);
     report
+}
+
+impl Report {
+    /// Marks the entries the filters hide (those a dropped sample made)
+    /// and sums the totals of the rest: what [`build`] ends with, and what
+    /// a view that changes its filters (a zoom) does instead of building
+    /// the rows again. The samples `-C` and `-U` leave out altogether
+    /// ([`Filters::skips`]) are the build's.
+    pub fn apply_filters(
+        &mut self,
+        collector: &Collector,
+        syms: &SymbolTable,
+        machine: &Machine,
+        dso_names: &[String],
+        filters: &Filters,
+    ) {
+        let locs = collector.interner.locs();
+        let comms = collector.comms();
+        for h in &mut self.hists {
+            h.nr_samples = 0;
+            h.total_period = 0;
+            h.callchain_period = 0;
+            for e in &mut h.entries {
+                let m = e.maker;
+                let th = machine.thread_info(e.thread as usize);
+                let own = match syms.syms.get(m.sym as usize) {
+                    Some(_) => SymRef::Sym(m.sym),
+                    None => SymRef::Addr { ip: 0, dso: NO_DSO },
+                };
+                e.filtered = match locs.get(m.leaf as usize) {
+                    Some(leaf) => {
+                        let leaf_sym = sym_ref_of(syms, m.leaf, leaf);
+                        !filters.keep_thread(comms, m.comm, th.pid, th.tid)
+                            || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym)
+                            || !filters.keep_socket(m.cpu)
+                            || filters.hides_symbol(syms, &own)
+                    }
+                    // (Every entry's maker has a location.)
+                    None => e.filtered,
+                };
+                // The filtered totals count the samples whose own entry
+                // shows.
+                if !e.filtered {
+                    h.nr_samples += e.samples;
+                    h.total_period = h.total_period.wrapping_add(e.period);
+                    h.callchain_period = h.callchain_period.wrapping_add(e.chain_period);
+                }
+            }
+        }
+    }
+}
+
+/// [`Maker::sym`] of a symbol column.
+fn sym_index(s: &SymRef) -> u32 {
+    match s {
+        SymRef::Sym(i) => *i,
+        SymRef::Addr { .. } => NONE,
+    }
 }
 
 /// perf's parent of a sample: the first frame of the recorded callchain,

@@ -550,7 +550,8 @@ impl Report {
                 let i = match lead.index.get(&me.keys) {
                     Some(&i) => i,
                     None => {
-                        let i = lead.entry_index(&me.keys, me.thread, me.level, me.filtered);
+                        let i = lead.entry_index(&me.keys, me.thread, me.level, me.maker);
+                        lead.entries[i].filtered = me.filtered;
                         lead.entries[i].group.resize(members.len(), Stat::default());
                         i
                     }
