@@ -4,6 +4,11 @@
 //! `sear record` records it, and report, script, collapse and html name both with shares at 2:1
 //! (±15%), and `sear report`'s rows for them equal perf report's on the same recording.
 //!
+//! And from the jitdumps they write (`jit-PID.dump`), read directly: CPython 3.13
+//! `-X perf_jit` (whose dump also holds the unwinding tables of its trampolines, so DWARF
+//! stacks go through them) and Node `--perf-prof`, recorded with `-k mono`; sear's report of
+//! the recording equals perf's report of `perf inject --jit`'s output, DSO names included.
+//!
 //! Unwinding: CPython's perf trampolines are reached only with DWARF stacks here (pyenv's
 //! interpreters keep no frame pointers), so Python is recorded with `--call-graph dwarf`; V8
 //! and HotSpot (`-XX:+PreserveFramePointer`) keep frame pointers, so `-g` is used for them.
@@ -198,6 +203,240 @@ fn node_perf_basic_prof() {
             .arg(&script),
     );
     check(dir.path(), &data, "work_a ", "work_b ", true);
+}
+
+/// The checks of a jitdump recording: `a` about twice `b`; sear's rows of the recording as it
+/// is equal perf's of `perf inject --jit`'s output (made after sear has read the recording, as
+/// perf inject writes ELF files beside the dump); both names in script, collapse and html.
+fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
+    let ours = report(sear(), data, true);
+    let (x, y) = (share(&ours, a), share(&ours, b));
+    assert!(y > 0.0, "{b} is named: {ours}");
+    let ratio = x / y;
+    assert!(
+        (1.7..=2.3).contains(&ratio),
+        "{a}:{b} = {x}:{y} = {ratio:.2}, not 2:1 ± 15%\n{ours}"
+    );
+    let script = stdout_of(&run_ok(sear().args(["script", "-i"]).arg(data)));
+    assert!(
+        script.contains(a) && script.contains(b),
+        "script names both"
+    );
+    let folded = stdout_of(&run_ok(sear().args(["collapse", "-i"]).arg(data)));
+    assert!(
+        folded.contains(a) && folded.contains(b),
+        "collapse names both"
+    );
+    let page = dir.join("jit.html");
+    run_ok(sear().args(["html", "-i"]).arg(data).arg("-o").arg(&page));
+    let strings = page_strings(&page);
+    assert!(
+        strings.iter().any(|s| s.contains(a)) && strings.iter().any(|s| s.contains(b)),
+        "the page names both"
+    );
+    let by_dso = |tool: Command, data: &Path| {
+        let mut t = tool;
+        stdout_of(&run_ok(
+            t.args([
+                "report",
+                "--stdio",
+                "--children",
+                "--sort",
+                "dso,sym",
+                "-g",
+                "none",
+                "-i",
+            ])
+            .arg(data),
+        ))
+    };
+    let ours_by_dso = by_dso(sear(), data);
+    let injected = dir.join("injected.data");
+    run_ok(
+        perf()
+            .args(["inject", "--jit", "-i"])
+            .arg(data)
+            .arg("-o")
+            .arg(&injected),
+    );
+    let theirs = by_dso(perf(), &injected);
+    let jitted = |r: &str| -> Vec<String> {
+        r.lines()
+            .filter(|l| !l.starts_with('#') && l.contains("jitted-"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert!(
+        jitted(&ours_by_dso).iter().any(|r| r.contains(a)),
+        "{ours_by_dso}"
+    );
+    assert_eq!(
+        jitted(&ours_by_dso),
+        jitted(&theirs),
+        "the JIT rows of perf report after perf inject --jit"
+    );
+    ours
+}
+
+/// Removes what a runtime and perf inject leave in /tmp for process `pid`.
+fn remove_jit_files(pid: &str) {
+    for e in std::fs::read_dir("/tmp").into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n == format!("jit-{pid}.dump") || n.starts_with(&format!("jitted-{pid}-")) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The pid of the first sample's process whose comm starts with `comm`.
+fn pid_of(data: &Path, comm: &str) -> String {
+    let out = stdout_of(&run_ok(
+        sear().args(["script", "-F", "comm,pid", "-i"]).arg(data),
+    ));
+    out.lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            let c = w.next()?;
+            c.starts_with(comm).then(|| w.next().map(str::to_owned))?
+        })
+        .unwrap_or_else(|| panic!("no sample of {comm}"))
+}
+
+#[test]
+fn python_perf_jit_dump() {
+    have_perf();
+    let py = home().join(".pyenv/versions/3.13.0/bin/python3");
+    assert!(py.exists(), "CPython 3.13 from pyenv at {}", py.display());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("w.py");
+    std::fs::write(&script, PYTHON).unwrap();
+    let data = dir.path().join("py.data");
+    run_ok(
+        sear()
+            .args([
+                "record",
+                "-q",
+                "-k",
+                "mono",
+                "--call-graph",
+                "dwarf",
+                "-F",
+                "1000",
+                "-o",
+            ])
+            .arg(&data)
+            .arg("--")
+            .arg(&py)
+            .args(["-X", "perf_jit"])
+            .arg(&script),
+    );
+    let pid = pid_of(&data, "python3");
+    let ours = check_jitdump(dir.path(), &data, "py::work_a:", "py::work_b:");
+    remove_jit_files(&pid);
+    // The stacks go through the trampolines (their unwinding tables come from the dump):
+    // main's frame holds both functions.
+    let main = share(&ours, "py::main:");
+    let both = share(&ours, "py::work_a:") + share(&ours, "py::work_b:");
+    assert!(
+        main >= 0.97 * both,
+        "main {main}%, work_a + work_b {both}%\n{ours}"
+    );
+}
+
+#[test]
+fn node_perf_prof_dump() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("w.js");
+    std::fs::write(&script, NODE).unwrap();
+    let data = dir.path().join("js.data");
+    // (Node writes its dump into the directory it runs in.)
+    run_ok(
+        sear()
+            .current_dir(dir.path())
+            .args(["record", "-q", "-k", "mono", "-g", "-F", "2000", "-o"])
+            .arg(&data)
+            .args([
+                "--",
+                "node",
+                "--perf-prof",
+                "--interpreted-frames-native-stack",
+            ])
+            .arg(&script),
+    );
+    check_jitdump(dir.path(), &data, "work_a ", "work_b ");
+}
+
+#[test]
+fn a_jitdump_without_the_recordings_clock_or_cut_short() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("w.js");
+    std::fs::write(&script, NODE).unwrap();
+    let data = dir.path().join("js.data");
+    run_ok(
+        sear()
+            .current_dir(dir.path())
+            .args(["record", "-q", "-g", "-F", "2000", "-o"])
+            .arg(&data)
+            .args([
+                "--",
+                "node",
+                "--perf-prof",
+                "--interpreted-frames-native-stack",
+            ])
+            .arg(&script),
+    );
+    // Without -k mono the code is placed in the dump's order, and a warning says so once.
+    let out = run_ok(
+        sear()
+            .args([
+                "report",
+                "--stdio",
+                "--children",
+                "--sort",
+                "sym",
+                "-g",
+                "none",
+                "-i",
+            ])
+            .arg(&data),
+    );
+    let text = stdout_of(&out);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.matches("-k mono").count(), 1, "{err}");
+    let ratio = share(&text, "work_a ") / share(&text, "work_b ");
+    assert!((1.7..=2.3).contains(&ratio), "{ratio}\n{text}");
+    // The dump cut in the middle of a record: what comes before it is still named (the
+    // runtime's builtins come first), a warning names the file and the offset, no panic.
+    let dump = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "dump"))
+        .expect("node's jit-PID.dump");
+    let bytes = std::fs::read(&dump).unwrap();
+    std::fs::write(&dump, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let out = run_ok(
+        sear()
+            .args(["report", "--stdio", "--sort", "dso,sym", "-g", "none", "-i"])
+            .arg(&data),
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains(&dump.display().to_string()) && err.contains("at offset"),
+        "{err}"
+    );
+    // Garbage instead of a dump: a warning, and the report still made.
+    std::fs::write(&dump, b"not a jitdump at all").unwrap();
+    let out = run_ok(
+        sear()
+            .args(["report", "--stdio", "--sort", "dso,sym", "-g", "none", "-i"])
+            .arg(&data),
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains("not a jitdump file"), "{err}");
+    assert!(stdout_of(&out).contains("node"));
 }
 
 #[test]

@@ -931,7 +931,10 @@ impl Collector {
             let paths = &mut self.unwind_paths;
             while paths.len() < dsos.len() {
                 let d = &dsos[paths.len()];
-                paths.push(unwind_file(d, &mut self.finder));
+                paths.push(match &d.jit {
+                    Some(code) => jit_unwind_image(&mut self.binaries, d, code),
+                    None => unwind_file(d, &mut self.finder),
+                });
             }
             let paths = &self.unwind_paths;
             let path = |m: &Mapping| {
@@ -1006,6 +1009,33 @@ impl Collector {
             out.push(loc);
         }
     }
+}
+
+/// The unwind tables of a jitdump's function (see [`crate::jit`]), where
+/// its runtime wrote them: placed as perf inject places them in the ELF
+/// file it writes (the code, then `.eh_frame` 8-aligned after it, then
+/// `.eh_frame_hdr`), under a key that names no file. None without tables:
+/// its frames are then unwound by frame pointer.
+fn jit_unwind_image(
+    bins: &mut unwind::Binaries,
+    d: &crate::machine::Dso,
+    code: &crate::jit::JitCode,
+) -> Option<std::path::PathBuf> {
+    let u = code.unwind.as_ref().filter(|u| !u.eh_frame.is_empty())?;
+    let key = std::path::PathBuf::from(format!("[jit unwinding] {}", d.name));
+    let start = crate::jit::TEXT_OFFSET;
+    let eh = start.saturating_add(code.size.next_multiple_of(8));
+    bins.add_memory_image(
+        &key,
+        unwind::MemoryImage {
+            text: start..start.saturating_add(code.size),
+            eh_frame_svma: eh,
+            eh_frame: u.eh_frame.clone(),
+            eh_frame_hdr_svma: eh.saturating_add(u.eh_frame.len() as u64),
+            eh_frame_hdr: u.eh_frame_hdr.clone(),
+        },
+    );
+    Some(key)
 }
 
 /// The file a DSO's unwind tables are read from: its path (under --symfs),

@@ -49,6 +49,7 @@ pub mod export;
 pub mod fields;
 pub mod groups;
 pub mod hist;
+pub mod jit;
 pub mod machine;
 pub mod report;
 pub mod session;

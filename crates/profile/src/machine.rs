@@ -243,6 +243,8 @@ pub struct Dso {
     pub build_id: Option<Vec<u8>>,
     /// A sample's address fell into one of its maps.
     pub hit: bool,
+    /// A function of a jitdump (see [`crate::jit`]): the DSO has no file.
+    pub jit: Option<std::sync::Arc<crate::jit::JitCode>>,
 }
 
 impl Dso {
@@ -301,6 +303,10 @@ pub struct Machine {
     kernel_reloc: Option<(String, u64)>,
     /// Cgroup paths by id (CGROUP records).
     cgroups: HashMap<u64, String>,
+    /// JIT code of jitdumps, to be mapped when the session reaches it.
+    jit: crate::jit::JitPlacer,
+    /// The time of the last record [`Machine::advance`] saw.
+    now: Option<u64>,
 }
 
 impl Default for Machine {
@@ -322,6 +328,8 @@ impl Machine {
             exit_removes_thread: false,
             kernel_reloc: None,
             cgroups: HashMap::default(),
+            jit: Default::default(),
+            now: None,
         };
         // perf registers the idle task before reading any record.
         let t = m.findnew(0, 0);
@@ -338,6 +346,44 @@ impl Machine {
         &self.dsos
     }
 
+    /// Whether the recording's samples are stamped with CLOCK_MONOTONIC
+    /// (`-k mono`), the clock of jitdumps: JIT code is then placed by time.
+    pub fn set_monotonic_clock(&mut self, on: bool) {
+        self.jit.monotonic = on;
+    }
+
+    /// Whether JIT code waits to be placed: the session then calls
+    /// [`Machine::advance`] with each record's time.
+    pub fn jit_pending(&self) -> bool {
+        !self.jit.pending.is_empty()
+    }
+
+    /// Moves the model to time `t`: the JIT code loaded by then is mapped.
+    pub fn advance(&mut self, t: u64) {
+        self.now = Some(t);
+        self.place_jit(t);
+    }
+
+    fn place_jit(&mut self, t: u64) {
+        while self.jit.pending.front().is_some_and(|p| p.time <= t) {
+            let Some(p) = self.jit.pending.pop_front() else {
+                break;
+            };
+            let d = self.findnew_dso(&p.dso);
+            self.dsos[d].jit = Some(p.code);
+            let th = self.findnew(p.pid, p.tid);
+            let maps = self.threads[th].maps;
+            let end = p.addr.wrapping_add(p.len);
+            self.maps[maps].insert(
+                p.addr,
+                end,
+                crate::jit::TEXT_OFFSET,
+                d,
+                MODE_EXEC | MODE_SHARED,
+            );
+        }
+    }
+
     /// The DSO named `name`, created if new.
     pub fn findnew_dso(&mut self, name: &str) -> usize {
         if let Some(&i) = self.dso_by_name.get(name) {
@@ -347,6 +393,7 @@ impl Machine {
             name: name.to_string(),
             build_id: None,
             hit: false,
+            jit: None,
         });
         self.dso_by_name
             .insert(name.to_string(), self.dsos.len() - 1);
@@ -553,6 +600,13 @@ impl Machine {
                 self.kernel.insert(addr, end, pgoff, d, 0);
             }
             return;
+        }
+        if prot & PROT_EXEC != 0 && name.ends_with(".dump") {
+            // A jitdump's marker: its code is mapped as its time comes
+            // (at once where it cannot be placed by time).
+            self.jit.marker(&name, pid, self.now);
+            let now = self.now.unwrap_or(u64::MAX);
+            self.place_jit(now);
         }
         let t = self.findnew(pid, tid);
         let anon = name.starts_with("//anon")

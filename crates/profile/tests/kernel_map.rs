@@ -36,6 +36,7 @@ fn init_text_past_the_mmap_record_is_the_kernels() {
         name: "[kernel.kallsyms]".into(),
         build_id: None,
         hit: true,
+        jit: None,
     }];
     let mut interner = Interner::default();
     let in_map = interner.loc_id(loc(0xffff_ffff_8100_1010, 0));

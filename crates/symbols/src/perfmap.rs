@@ -5,7 +5,7 @@
 //! (`--perf-basic-prof`), the JVM agents, LuaJIT and others, and [`PerfMap::lookup`]
 //! answers with the name and offset perf prints for an address in the process.
 //!
-//! What it does not: it does not read jitdump files (`perf inject --jit`), and it does not
+//! What it does not: it does not read jitdump files (see [`crate::jitdump`]), and it does not
 //! know which addresses perf sends here: perf consults the map only for samples in
 //! anonymous executable mappings of the process (MMAP records of `//anon`), and then with
 //! the sampled address itself (the map is an identity map).

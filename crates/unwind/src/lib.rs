@@ -136,11 +136,27 @@ impl UserRegs {
     }
 }
 
+/// A binary's bytes: a file mapped, or tables made in memory (JIT code's).
+enum Image {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Image {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Image::Mapped(m) => m,
+            Image::Owned(v) => v,
+        }
+    }
+}
+
 /// A byte range of a memory-mapped binary, shared by every module that
 /// shows that binary, so a file is mapped once however often it is loaded.
 #[derive(Clone)]
 pub struct SectionBytes {
-    map: Arc<Mmap>,
+    map: Arc<Image>,
     range: Range<usize>,
 }
 
@@ -150,6 +166,19 @@ impl Deref for SectionBytes {
         // The range was checked against the map when it was made.
         &self.map[self.range.clone()]
     }
+}
+
+/// Unwind tables of code no file holds (a JIT runtime's, from its
+/// jitdump), laid out as `perf inject --jit` lays out the ELF file it
+/// writes for it: the code at `text` (addresses equal to file offsets),
+/// `.eh_frame` and `.eh_frame_hdr` at the addresses given.
+#[derive(Debug, Clone)]
+pub struct MemoryImage {
+    pub text: Range<u64>,
+    pub eh_frame_svma: u64,
+    pub eh_frame: Vec<u8>,
+    pub eh_frame_hdr_svma: u64,
+    pub eh_frame_hdr: Vec<u8>,
 }
 
 /// A loadable segment: where it lies in the file and in the binary's own
@@ -275,27 +304,16 @@ impl Binaries {
             })
             .and_then(|file| Self::parse_file(path, &file));
         match parsed {
-            Ok(mut b) => {
+            Ok(b) => {
                 // Its canonical range: the binary's own addresses from 0 to
-                // the end of its last segment, at a base of its own.
+                // the end of its last segment.
                 let span = b
                     .segments
                     .iter()
                     .map(|s| s.svma.saturating_add(s.filesz))
                     .max()
-                    .unwrap_or(0)
-                    .clamp(1, u64::from(u32::MAX));
-                b.canonical = self.next_canonical;
-                self.next_canonical += span.next_multiple_of(1 << 20) + (1 << 20);
-                self.frames.add_module(Module::new(
-                    String::new(),
-                    b.canonical..b.canonical + span,
-                    b.canonical,
-                    b.sections.clone(),
-                ));
-                let b = Arc::new(b);
-                self.by_path.insert(path.to_owned(), b.clone());
-                Ok(b)
+                    .unwrap_or(0);
+                Ok(self.place(path, b, span))
             }
             Err(e) => {
                 self.failed.insert(path.to_owned());
@@ -313,11 +331,81 @@ impl Binaries {
         // read it gives wrong unwind rules, never memory unsafety in our
         // parsers, which bound every access by the slice length.
         let map = unsafe { Mmap::map(file) }.map_err(io)?;
-        parse(path, Arc::new(map))
+        parse(path, Arc::new(Image::Mapped(map)))
+    }
+
+    /// Registers `image` as the binary of `path`: mappings whose path is
+    /// `path` are unwound with its tables (a path that names no file, so
+    /// nothing is opened). Does nothing if `path` is loaded already.
+    pub fn add_memory_image(&mut self, path: &Path, image: MemoryImage) {
+        if self.by_path.contains_key(path) {
+            return;
+        }
+        let eh_len = image.eh_frame.len();
+        let mut bytes = image.eh_frame;
+        bytes.extend_from_slice(&image.eh_frame_hdr);
+        let map = Arc::new(Image::Owned(bytes));
+        let slice = |range: Range<usize>| SectionBytes {
+            map: map.clone(),
+            range,
+        };
+        let end = |svma: u64, len: usize| svma.saturating_add(len as u64);
+        let hdr_len = map.len() - eh_len;
+        let sections = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: Some(image.text.clone()),
+            text: None,
+            got_svma: None,
+            eh_frame_svma: Some(image.eh_frame_svma..end(image.eh_frame_svma, eh_len)),
+            eh_frame: Some(slice(0..eh_len)),
+            eh_frame_hdr_svma: (hdr_len > 0)
+                .then(|| image.eh_frame_hdr_svma..end(image.eh_frame_hdr_svma, hdr_len)),
+            eh_frame_hdr: (hdr_len > 0).then(|| slice(eh_len..map.len())),
+            debug_frame: None,
+            stubs_svma: None,
+            stub_helper_svma: None,
+            unwind_info: None,
+            text_segment_svma: None,
+            text_segment: None,
+        };
+        let span = [
+            image.text.end,
+            end(image.eh_frame_svma, eh_len),
+            end(image.eh_frame_hdr_svma, hdr_len),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        let hard = full::hard_ranges(&sections);
+        let b = Binary {
+            // No segments: a mapping's file offsets are the addresses.
+            segments: Vec::new(),
+            sections,
+            hard,
+            canonical: 0,
+        };
+        self.place(path, b, span);
+    }
+
+    /// Gives a parsed binary its canonical range (its own addresses from 0
+    /// to `span`, at a base of its own) and keeps it under `path`.
+    fn place(&mut self, path: &Path, mut b: Binary, span: u64) -> Arc<Binary> {
+        let span = span.clamp(1, u64::from(u32::MAX));
+        b.canonical = self.next_canonical;
+        self.next_canonical += span.next_multiple_of(1 << 20) + (1 << 20);
+        self.frames.add_module(Module::new(
+            String::new(),
+            b.canonical..b.canonical + span,
+            b.canonical,
+            b.sections.clone(),
+        ));
+        let b = Arc::new(b);
+        self.by_path.insert(path.to_owned(), b.clone());
+        b
     }
 }
 
-fn parse(path: &Path, map: Arc<Mmap>) -> Result<Binary, Error> {
+fn parse(path: &Path, map: Arc<Image>) -> Result<Binary, Error> {
     let obj = object::File::parse(&map[..]).map_err(|e| Error::Object {
         path: path.to_owned(),
         message: e.to_string(),

@@ -419,6 +419,9 @@ impl InFlight {
     }
 }
 
+/// perf_event_attr's `use_clockid` flag bit.
+const USE_CLOCKID_BIT: u32 = 25;
+
 /// The replaying side: what the driver keeps between records.
 #[derive(Default)]
 struct Driver {
@@ -426,12 +429,19 @@ struct Driver {
     last_read: HashMap<u64, u64>,
     unknown_read_ids: u64,
     sample_times: Option<(u64, u64)>,
+    /// The model was told the recording's clock.
+    clock_told: bool,
 }
 
 impl Driver {
     /// One record in delivery order: a sample goes to the sink, a record
     /// that changes the session model is applied.
     fn record(&mut self, machine: &mut Machine, sink: &mut dyn Sink, rec: &perf_data::Record<'_>) {
+        if machine.jit_pending() {
+            if let Some(t) = rec.time() {
+                machine.advance(t);
+            }
+        }
         if rec.type_() == perf_data::PERF_RECORD_SAMPLE {
             let Ok(s) = rec.sample() else {
                 return; // counted by stats as undecodable
@@ -472,7 +482,22 @@ impl Driver {
                 }
             }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
+            if !self.clock_told {
+                // jitdumps are stamped with CLOCK_MONOTONIC (1).
+                self.clock_told = true;
+                let events = &rec.meta.events;
+                machine.set_monotonic_clock(
+                    !events.is_empty()
+                        && events
+                            .iter()
+                            .all(|e| e.attr.flag(USE_CLOCKID_BIT) && e.attr.clockid == 1),
+                );
+            }
             if let Ok((data, sid)) = rec.decode() {
+                if let (Some(t), perf_data::records::RecordData::Mmap2(_)) = (sid.time, &data) {
+                    // (A jitdump's marker places the code loaded by now.)
+                    machine.advance(t);
+                }
                 sink.side_band(machine, rec, &data, &sid, false);
                 if let perf_data::records::RecordData::Exit(e) = &data {
                     if e.pid == e.tid {

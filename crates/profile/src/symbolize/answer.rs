@@ -20,6 +20,9 @@ pub(super) fn symbolize_dso(
     if is_jit_map(&d.name) {
         return symbolize_jit(d, ids, locs);
     }
+    if let Some(code) = &d.jit {
+        return symbolize_jit_code(code, ids, locs);
+    }
     let mut bin = match open_dso(d, opts) {
         Ok(b) => b,
         Err(r) => return unreadable(d, ids, r),
@@ -55,7 +58,7 @@ pub fn instruction_bytes(
         let Some(d) = dsos.get(dso as usize) else {
             continue;
         };
-        if is_jit_map(&d.name) {
+        if is_jit_map(&d.name) || d.jit.is_some() {
             continue;
         }
         let Ok(bin) = open_dso(d, opts) else {
@@ -432,6 +435,30 @@ pub(super) fn symbolize_kernel(
                 };
                 ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size))
                     .map(|f| (f, hit.offset))
+            });
+            plain_answer(i, found)
+        })
+        .collect();
+    (res, None)
+}
+
+/// A jitdump's function (see [`crate::jit`]): one symbol over the code, at
+/// the offset perf inject's ELF file puts it.
+pub(super) fn symbolize_jit_code(
+    code: &crate::jit::JitCode,
+    ids: &[u32],
+    locs: &[Loc],
+) -> DsoAnswer {
+    let start = crate::jit::TEXT_OFFSET;
+    let res = ids
+        .iter()
+        .map(|&i| {
+            // The map-relative address (perf inject's file's).
+            let l = &locs[i as usize];
+            let ip = l.rel.wrapping_sub(l.ip.wrapping_sub(l.lookup_ip()));
+            let found = (ip >= start && ip - start < code.size.max(1)).then(|| {
+                let offset = ip - start;
+                (plain_symbol(&code.name, ip, offset, code.size), offset)
             });
             plain_answer(i, found)
         })

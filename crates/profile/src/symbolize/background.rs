@@ -46,7 +46,7 @@ pub struct Background {
 /// a runtime may still be writing) and the vdso. The kernel's table is
 /// prefetched apart.
 fn early(d: &Dso) -> bool {
-    (d.name.starts_with('/') && !is_jit_map(&d.name)) || d.name == "[vdso]"
+    (d.name.starts_with('/') && !is_jit_map(&d.name) && d.jit.is_none()) || d.name == "[vdso]"
 }
 
 impl Background {
@@ -279,6 +279,7 @@ mod tests {
             name: name.to_owned(),
             build_id: None,
             hit: true,
+            jit: None,
         };
         let dsos = vec![
             dso(&exe.to_string_lossy()),
