@@ -7,7 +7,8 @@
 //! And from the jitdumps they write (`jit-PID.dump`), read directly: CPython 3.13
 //! `-X perf_jit` (whose dump also holds the unwinding tables of its trampolines, so DWARF
 //! stacks go through them) and Node `--perf-prof`, recorded with `-k mono`; sear's report of
-//! the recording equals perf's report of `perf inject --jit`'s output, DSO names included.
+//! the recording equals perf's report of `perf inject --jit`'s output, DSO names included,
+//! and perf's report of `sear inject --jit`'s output equals that too.
 //!
 //! Unwinding: CPython's perf trampolines are reached only with DWARF stacks here (pyenv's
 //! interpreters keep no frame pointers), so Python is recorded with `--call-graph dwarf`; V8
@@ -234,9 +235,10 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
         strings.iter().any(|s| s.contains(a)) && strings.iter().any(|s| s.contains(b)),
         "the page names both"
     );
+    // (Without the `#` lines: perf's last one is a tip chosen at random.)
     let by_dso = |tool: Command, data: &Path| {
         let mut t = tool;
-        stdout_of(&run_ok(
+        let out = stdout_of(&run_ok(
             t.args([
                 "report",
                 "--stdio",
@@ -245,10 +247,14 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
                 "dso,sym",
                 "-g",
                 "none",
-                "-i",
             ])
+            .arg("-i")
             .arg(data),
-        ))
+        ));
+        out.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let ours_by_dso = by_dso(sear(), data);
     let injected = dir.join("injected.data");
@@ -275,6 +281,22 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
         jitted(&theirs),
         "the JIT rows of perf report after perf inject --jit"
     );
+    // sear inject --jit, perf's way: perf reads its output as it reads perf inject's (the
+    // ELF files written over perf's), and sear's report of it is the direct one.
+    let ours_injected = dir.join("sear-injected.data");
+    run_ok(
+        sear()
+            .args(["inject", "--jit", "-i"])
+            .arg(data)
+            .arg("-o")
+            .arg(&ours_injected),
+    );
+    assert_eq!(
+        by_dso(perf(), &ours_injected),
+        theirs,
+        "perf report of sear inject --jit's output against perf inject's"
+    );
+    assert_eq!(by_dso(sear(), &ours_injected), ours_by_dso);
     ours
 }
 

@@ -720,11 +720,16 @@ pub struct InjectArgs {
     pub vmlinux: Option<PathBuf>,
     #[arg(long = "ignore-vmlinux", hide = true)]
     pub ignore_vmlinux: bool,
-    /// perf's sched_stat merging, jitdump merging, hardware-trace decoding
-    /// and guest merging: refused, saying why.
+    /// perf's sched_stat merging, hardware-trace decoding and guest
+    /// merging: refused, saying why.
     #[arg(short = 's', long = "sched-stat")]
     pub sched_stat: bool,
-    #[arg(short = 'j', long = "jit", hide = true)]
+    /// Merge jitdump files (`jit-PID.dump`) into the recording as perf
+    /// inject --jit does: an ELF file per JIT function beside the dump
+    /// (`jitted-PID-N.so`) and a map of it at its load time, in place of
+    /// the dump's map. sear reads jitdumps directly without this; it is
+    /// for perf and other tools.
+    #[arg(short = 'j', long = "jit")]
     pub jit: bool,
     #[arg(long = "itrace", value_name = "OPTS", num_args = 0..=1, require_equals = true,
           default_missing_value = "", hide = true)]

@@ -20,8 +20,9 @@ pub fn run(a: InjectArgs) -> Result<ExitCode> {
     if a.sched_stat {
         bail!("-s/--sched-stat merges sched_stat and sched_switch tracepoint samples; sear does not record or read tracepoints yet");
     }
-    if a.jit {
-        bail!("-j/--jit merges jitdump files into the recording; sear does not read jitdump yet (JIT code is named from /tmp/perf-PID.map)");
+    let builds = a.build_ids || a.buildid_all || a.known_build_ids.is_some();
+    if a.jit && builds {
+        bail!("-j/--jit with -b/--buildid-all/--known-build-ids: run sear inject twice, once for each");
     }
     if a.itrace.is_some() || a.strip {
         bail!("--itrace (and --strip, which needs it) decode hardware traces (Intel PT, Arm CoreSight); this recording cannot hold any from this machine");
@@ -61,7 +62,12 @@ pub fn run(a: InjectArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let ins = inserter.as_mut().map(|i| i as &mut dyn Inserter);
+    let mut jit = a.jit.then(JitInserter::default);
+    let ins = match (inserter.as_mut(), jit.as_mut()) {
+        (Some(i), _) => Some(i as &mut dyn Inserter),
+        (None, Some(j)) => Some(j as &mut dyn Inserter),
+        (None, None) => None,
+    };
     let to_pipe = a.output == Path::new("-") || is_fifo(&a.output);
     let result = if to_pipe {
         if a.output == Path::new("-") {
@@ -281,4 +287,120 @@ fn is_fifo(p: &Path) -> bool {
     std::fs::metadata(p)
         .map(|m| m.file_type().is_fifo() || m.file_type().is_char_device())
         .unwrap_or(false)
+}
+
+/// perf inject --jit: each jitdump's marker map is replaced by a map per
+/// code load (and move), at its time, of an ELF file written beside the
+/// dump as perf's genelf writes it (`symbols::jitdump::elf_image`); the
+/// placements are the ones sear's own reading makes (`profile::jit`).
+#[derive(Default)]
+struct JitInserter {
+    /// The recording's clock is the dumps' (decided at the first marker).
+    monotonic: Option<bool>,
+    warned_clock: bool,
+    /// The ELF files written (or failed), by path.
+    written: HashMap<String, Option<(u64, u64)>>,
+    /// The record `before` saw was a marker: left out.
+    drop_it: bool,
+}
+
+impl Inserter for JitInserter {
+    fn before(&mut self, rec: &Record<'_>, out: &mut Vec<Extra>) {
+        use perf_data::records::RecordData;
+        let t = rec.type_();
+        if t != PERF_RECORD_MMAP && t != PERF_RECORD_MMAP2 {
+            return;
+        }
+        let Ok((data, sid)) = rec.decode() else {
+            return;
+        };
+        let (pid, name, exec, fixed) = match data {
+            RecordData::Mmap(m) => (
+                m.pid,
+                m.filename,
+                rec.raw.misc & PERF_RECORD_MISC_MMAP_DATA == 0,
+                40,
+            ),
+            RecordData::Mmap2(m) => (m.pid, m.filename, m.prot & 4 != 0, 64),
+            _ => return,
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        if !exec || !profile::jit::is_marker(&name, pid as i32) {
+            return;
+        }
+        self.drop_it = true;
+        let endian = rec.meta.endian;
+        // The marker's sample_id trailer, given each new map's pid, tid and time.
+        let body = (fixed + name.len() + 1).next_multiple_of(8);
+        let tail = rec.raw.payload.get(body..).unwrap_or_default();
+        let mono = *self
+            .monotonic
+            .get_or_insert_with(|| profile::jit::monotonic(rec.meta));
+        for p in profile::jit::placements(&name, sid.time, mono, &mut self.warned_clock) {
+            let file = self
+                .written
+                .entry(p.dso.clone())
+                .or_insert_with(|| write_jitted(&p))
+                .to_owned();
+            let Some((dev, ino)) = file else {
+                continue;
+            };
+            let mut v = Vec::with_capacity(body + tail.len() + 64);
+            v.extend(endian.put_u32(p.pid as u32));
+            v.extend(endian.put_u32(p.tid as u32));
+            v.extend(endian.put_u64(p.addr));
+            v.extend(endian.put_u64(p.len));
+            v.extend(endian.put_u64(symbols::jitdump::ELF_TEXT_OFFSET));
+            // glibc's major() and minor() of the file's device.
+            let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+            let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+            v.extend(endian.put_u32(major as u32));
+            v.extend(endian.put_u32(minor as u32));
+            v.extend(endian.put_u64(ino));
+            v.extend(endian.put_u64(1)); // ino_generation, as perf writes it
+            v.extend(endian.put_u32(4)); // PROT_EXEC
+            v.extend(endian.put_u32(1)); // MAP_SHARED
+            v.extend(p.dso.as_bytes());
+            v.push(0);
+            v.resize(v.len().next_multiple_of(8), 0);
+            let mut t = tail.to_vec();
+            let mut at = 0;
+            if sid.pid.is_some() && t.len() >= 8 {
+                t[..4].copy_from_slice(&endian.put_u32(p.pid as u32));
+                t[4..8].copy_from_slice(&endian.put_u32(p.tid as u32));
+                at = 8;
+            }
+            if sid.time.is_some() && t.len() >= at + 8 {
+                t[at..at + 8].copy_from_slice(&endian.put_u64(p.time));
+            }
+            v.extend(t);
+            out.push(Extra {
+                type_: PERF_RECORD_MMAP2,
+                misc: PERF_RECORD_MISC_USER,
+                payload: v,
+            });
+        }
+    }
+
+    fn drops(&mut self, _rec: &Record<'_>) -> bool {
+        std::mem::take(&mut self.drop_it)
+    }
+}
+
+/// Writes the ELF file of a placement's code; its device and inode, or
+/// None (and a warning) where it cannot be written.
+fn write_jitted(p: &profile::jit::Placement) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let c = &p.code;
+    let made = symbols::jitdump::read_code(&c.dump, c.code_offset, c.size)
+        .map(|code| symbols::jitdump::elf_image(&c.name, &code, c.unwind.as_deref(), 62))
+        .and_then(|img| std::fs::write(&p.dso, img))
+        .and_then(|()| std::fs::metadata(&p.dso));
+    match made {
+        Ok(m) => Some((m.dev(), m.ino())),
+        Err(e) => {
+            log::warn!("{}: {e}: the JIT code of {} is left out", p.dso, c.name);
+            None
+        }
+    }
 }

@@ -44,6 +44,11 @@ pub trait Inserter {
     }
     /// Changes the output's features (file mode) after the last record.
     fn features(&mut self, _meta: &Meta, _features: &mut FeatureMap) {}
+    /// Whether `rec` (after [`Inserter::before`] saw it) is left out of the
+    /// output.
+    fn drops(&mut self, _rec: &Record<'_>) -> bool {
+        false
+    }
 }
 
 /// Why a rewrite stopped: the input could not be read further (what was
@@ -85,6 +90,9 @@ fn copy_records<'a>(
                         offset: rec.raw.offset,
                         from_compressed: false,
                     })?;
+                }
+                if ins.drops(rec) {
+                    return Ok(());
                 }
             }
         }

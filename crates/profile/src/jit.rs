@@ -46,7 +46,7 @@ pub struct JitCode {
 
 /// A map to make when the session reaches `time`.
 #[derive(Debug)]
-pub(crate) struct Placement {
+pub struct Placement {
     pub time: u64,
     pub pid: i32,
     pub tid: i32,
@@ -71,117 +71,14 @@ impl JitPlacer {
     /// The placements of the dump at `path`, mapped by process `pid` at `now`; nothing if
     /// it was read before, or is no dump of `pid` (a warning says why it cannot be read).
     pub fn marker(&mut self, path: &str, pid: i32, now: Option<u64>) {
-        if symbols::jitdump_pid(path) != Some(pid as u32) {
+        if !is_marker(path, pid) {
             return;
         }
         let p: Arc<Path> = Arc::from(Path::new(symbols::on_disk(path).as_ref()));
         if self.seen.insert(p.clone(), ()).is_some() {
             return;
         }
-        let d = match symbols::JitDump::read(&p) {
-            Ok(d) => d,
-            Err(e) => {
-                log::warn!("JIT code of process {pid} is not named: {e}");
-                return;
-            }
-        };
-        if let Some((at, what)) = &d.damage {
-            log::warn!(
-                "{}: {what} at offset {at}: the JIT code of the {} loads before it is named, \
-                 the rest is not",
-                p.display(),
-                d.loads.len()
-            );
-        }
-        let by_time = self.monotonic && !d.arch_timestamp;
-        if !by_time && !self.warned_clock && !d.loads.is_empty() {
-            self.warned_clock = true;
-            log::warn!(
-                "{}: the recording's clock is not the jitdump's; JIT code is placed by the \
-                 clocks lined up where the dump was mapped, not exactly (record with -k mono \
-                 for that)",
-                p.display()
-            );
-        }
-        // The dump's time t in the recording's clock: the marker's time is
-        // the header's (where the header's clock is the records', which
-        // Node's is not: it writes the time of day there), else the first
-        // record's.
-        let first = d
-            .loads
-            .iter()
-            .map(|l| l.time)
-            .chain(d.moves.iter().map(|m| m.time))
-            .min();
-        let anchor = match first {
-            Some(f) if d.time <= f && f - d.time < 60_000_000_000 => Some(d.time),
-            f => f,
-        };
-        let shift = match (now, anchor) {
-            (Some(now), Some(a)) if !by_time && !d.arch_timestamp => {
-                Some(i128::from(now) - i128::from(a))
-            }
-            _ => None,
-        };
-        // Named beside the dump as recorded (not under --symfs), as perf names them.
-        let dir = Path::new(path).parent().unwrap_or(Path::new("."));
-        let mut by_index: HashMap<u64, Arc<JitCode>> = HashMap::default();
-        let mut out: Vec<Placement> = Vec::with_capacity(d.loads.len() + d.moves.len());
-        let when = |t: u64| match shift {
-            _ if by_time => t,
-            Some(s) => u64::try_from((i128::from(t) + s).max(0)).unwrap_or(u64::MAX),
-            None => now.unwrap_or(0),
-        };
-        for l in &d.loads {
-            let code = Arc::new(JitCode {
-                name: l.name.clone(),
-                size: l.size,
-                load_addr: l.addr,
-                lines: l.lines.clone(),
-                unwind: l.unwind.clone(),
-                dump: p.clone(),
-                code_offset: l.code_offset,
-            });
-            by_index.insert(l.index, code.clone());
-            // perf maps the code and, after it (8-aligned), its unwinding tables.
-            let len = match l.unwind.as_ref().map(|u| u.mapped_size) {
-                Some(m) if m > 0 => l.size.next_multiple_of(8).saturating_add(m),
-                _ => l.size,
-            };
-            out.push(Placement {
-                time: when(l.time),
-                pid: l.pid as i32,
-                tid: l.tid as i32,
-                addr: l.addr,
-                len,
-                dso: format!("{}/jitted-{}-{}.so", dir.display(), l.pid, l.index),
-                code,
-            });
-        }
-        for m in &d.moves {
-            let Some(code) = by_index.get(&m.index) else {
-                continue;
-            };
-            out.push(Placement {
-                time: when(m.time),
-                pid: m.pid as i32,
-                tid: m.tid as i32,
-                addr: m.new_addr,
-                len: m.size,
-                dso: format!("{}/jitted-{}-{}.so", dir.display(), m.pid, m.index),
-                code: code.clone(),
-            });
-        }
-        log::debug!(
-            "{}: {} loads, {} moves; marker at {now:?}, dump header at {}, first load placed at {:?}",
-            p.display(),
-            d.loads.len(),
-            d.moves.len(),
-            d.time,
-            out.first().map(|p| p.time)
-        );
-        // In time order (stable: file order among equals), merged with what is pending.
-        out.sort_by_key(|p| p.time);
+        let out = placements(path, now, self.monotonic, &mut self.warned_clock);
         if self.pending.is_empty() {
             self.pending = out.into();
         } else {
@@ -191,4 +88,144 @@ impl JitPlacer {
             self.pending = all.into();
         }
     }
+}
+
+/// perf_event_attr's `use_clockid` flag bit.
+const USE_CLOCKID_BIT: u32 = 25;
+
+/// Whether every event of a recording is stamped with CLOCK_MONOTONIC
+/// (`-k mono`), the clock of jitdumps.
+pub fn monotonic(meta: &perf_data::Meta) -> bool {
+    !meta.events.is_empty()
+        && meta
+            .events
+            .iter()
+            .all(|e| e.attr.flag(USE_CLOCKID_BIT) && e.attr.clockid == 1)
+}
+
+/// Whether an executable map of `path` by process `pid` is a jitdump's
+/// marker (perf's rule: the file is named `jit-PID.dump` after the process
+/// that maps it).
+pub fn is_marker(path: &str, pid: i32) -> bool {
+    symbols::jitdump_pid(path) == Some(pid as u32)
+}
+
+/// The maps a jitdump's marker makes: the dump at `path` (as recorded; read
+/// under `--symfs` when set) read, each load and move a placement, in time
+/// order (see the module's notes on time; `now` is the marker's time,
+/// `monotonic` whether the recording's clock is the dump's). A dump that
+/// cannot be read, or is damaged, is warned about.
+pub fn placements(
+    path: &str,
+    now: Option<u64>,
+    monotonic: bool,
+    warned_clock: &mut bool,
+) -> Vec<Placement> {
+    let p: Arc<Path> = Arc::from(Path::new(symbols::on_disk(path).as_ref()));
+    let pid = symbols::jitdump_pid(path).unwrap_or(0);
+    let d = match symbols::JitDump::read(&p) {
+        Ok(d) => d,
+        Err(e) => {
+            log::warn!("JIT code of process {pid} is not named: {e}");
+            return Vec::new();
+        }
+    };
+    if let Some((at, what)) = &d.damage {
+        log::warn!(
+            "{}: {what} at offset {at}: the JIT code of the {} loads before it is named, \
+             the rest is not",
+            p.display(),
+            d.loads.len()
+        );
+    }
+    let by_time = monotonic && !d.arch_timestamp;
+    if !by_time && !*warned_clock && !d.loads.is_empty() {
+        *warned_clock = true;
+        log::warn!(
+            "{}: the recording's clock is not the jitdump's; JIT code is placed by the \
+             clocks lined up where the dump was mapped, not exactly (record with -k mono \
+             for that)",
+            p.display()
+        );
+    }
+    // The dump's time t in the recording's clock: the marker's time is
+    // the header's (where the header's clock is the records', which
+    // Node's is not: it writes the time of day there), else the first
+    // record's.
+    let first = d
+        .loads
+        .iter()
+        .map(|l| l.time)
+        .chain(d.moves.iter().map(|m| m.time))
+        .min();
+    let anchor = match first {
+        Some(f) if d.time <= f && f - d.time < 60_000_000_000 => Some(d.time),
+        f => f,
+    };
+    let shift = match (now, anchor) {
+        (Some(now), Some(a)) if !by_time && !d.arch_timestamp => {
+            Some(i128::from(now) - i128::from(a))
+        }
+        _ => None,
+    };
+    // Named beside the dump as recorded (not under --symfs), as perf names them.
+    let dir = Path::new(path).parent().unwrap_or(Path::new("."));
+    let mut by_index: HashMap<u64, Arc<JitCode>> = HashMap::default();
+    let mut out: Vec<Placement> = Vec::with_capacity(d.loads.len() + d.moves.len());
+    let when = |t: u64| match shift {
+        _ if by_time => t,
+        Some(s) => u64::try_from((i128::from(t) + s).max(0)).unwrap_or(u64::MAX),
+        None => now.unwrap_or(0),
+    };
+    for l in &d.loads {
+        let code = Arc::new(JitCode {
+            name: l.name.clone(),
+            size: l.size,
+            load_addr: l.addr,
+            lines: l.lines.clone(),
+            unwind: l.unwind.clone(),
+            dump: p.clone(),
+            code_offset: l.code_offset,
+        });
+        by_index.insert(l.index, code.clone());
+        // perf maps the code and, after it (8-aligned), its unwinding tables.
+        let len = match l.unwind.as_ref().map(|u| u.mapped_size) {
+            Some(m) if m > 0 => l.size.next_multiple_of(8).saturating_add(m),
+            _ => l.size,
+        };
+        out.push(Placement {
+            time: when(l.time),
+            pid: l.pid as i32,
+            tid: l.tid as i32,
+            addr: l.addr,
+            len,
+            dso: format!("{}/jitted-{}-{}.so", dir.display(), l.pid, l.index),
+            code,
+        });
+    }
+    for m in &d.moves {
+        let Some(code) = by_index.get(&m.index) else {
+            continue;
+        };
+        out.push(Placement {
+            time: when(m.time),
+            pid: m.pid as i32,
+            tid: m.tid as i32,
+            addr: m.new_addr,
+            len: m.size,
+            dso: format!("{}/jitted-{}-{}.so", dir.display(), m.pid, m.index),
+            code: code.clone(),
+        });
+    }
+    log::debug!(
+        "{}: {} loads, {} moves; marker at {now:?}, dump header at {}, first load placed at {:?}",
+        p.display(),
+        d.loads.len(),
+        d.moves.len(),
+        d.time,
+        out.first().map(|p| p.time)
+    );
+    // In time order (stable: file order among equals).
+    out.sort_by_key(|p| p.time);
+    out
 }

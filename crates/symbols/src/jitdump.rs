@@ -341,23 +341,206 @@ impl JitDump {
 
     /// The code bytes of `load`, read from the file.
     pub fn code(&self, load: &CodeLoad) -> std::io::Result<Vec<u8>> {
-        let mut f = crate::open_regular(&self.path)?;
-        f.seek(SeekFrom::Start(load.code_offset))?;
-        let mut v = Vec::new();
-        f.take(load.size).read_to_end(&mut v)?;
-        if v.len() as u64 != load.size {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the code is cut short",
-            ));
-        }
-        Ok(v)
+        read_code(&self.path, load.code_offset, load.size)
     }
 
     /// Whether the file's numbers are big-endian.
     pub fn big_endian(&self) -> bool {
         self.big_endian
     }
+}
+
+/// Where perf inject's ELF files put the code (its `GEN_ELF_TEXT_OFFSET`).
+pub const ELF_TEXT_OFFSET: u64 = 0x80;
+
+/// The ELF file `perf inject --jit` writes for one code load (perf's `genelf` layout): an
+/// ELF64 shared object with the code at file offset and address [`ELF_TEXT_OFFSET`] in one
+/// loadable segment, the unwinding tables after it (`.eh_frame` 8-aligned after the code,
+/// `.eh_frame_hdr` right after it, where the runtime's PC-relative pointers expect them),
+/// one function symbol over the code, and a GNU build id made from the code and the name.
+///
+/// Written by hand: the layout is perf's, fixed and small, and the object crate's writer
+/// (which would need more crates than this build has) would not lay it out this way.
+pub fn elf_image(name: &str, code: &[u8], unwind: Option<&Unwinding>, machine: u16) -> Vec<u8> {
+    fn align(v: &mut Vec<u8>, to: usize) {
+        while !v.len().is_multiple_of(to) {
+            v.push(0);
+        }
+    }
+    let u16le = |v: &mut Vec<u8>, x: u16| v.extend(x.to_le_bytes());
+    let u32le = |v: &mut Vec<u8>, x: u32| v.extend(x.to_le_bytes());
+    let u64le = |v: &mut Vec<u8>, x: u64| v.extend(x.to_le_bytes());
+    let text = ELF_TEXT_OFFSET as usize;
+    /// A section header: (name, type, flags, addr, offset, size, link, info, align,
+    /// entsize).
+    type Shdr<'a> = (&'a str, u32, u64, u64, u64, u64, u32, u32, u64, u64);
+    let mut sections: Vec<Shdr> = Vec::new();
+    let mut out = vec![0u8; text];
+    out.extend_from_slice(code);
+    sections.push((
+        ".text",
+        1,
+        6,
+        text as u64,
+        text as u64,
+        code.len() as u64,
+        0,
+        0,
+        16,
+        0,
+    ));
+    if let Some(u) = unwind.filter(|u| !u.eh_frame.is_empty()) {
+        align(&mut out, 8);
+        let at = out.len() as u64;
+        out.extend_from_slice(&u.eh_frame);
+        sections.push((
+            ".eh_frame",
+            1,
+            2,
+            at,
+            at,
+            u.eh_frame.len() as u64,
+            0,
+            0,
+            8,
+            0,
+        ));
+        if !u.eh_frame_hdr.is_empty() {
+            let at = out.len() as u64;
+            out.extend_from_slice(&u.eh_frame_hdr);
+            sections.push((
+                ".eh_frame_hdr",
+                1,
+                2,
+                at,
+                at,
+                u.eh_frame_hdr.len() as u64,
+                0,
+                0,
+                4,
+                0,
+            ));
+        }
+    }
+    // The section names (.shstrtab is the next section).
+    let shstrtab_index = sections.len() + 1;
+    let names = [
+        ".text",
+        ".eh_frame",
+        ".eh_frame_hdr",
+        ".shstrtab",
+        ".symtab",
+        ".strtab",
+        ".note.gnu.build-id",
+    ];
+    let mut shstr = vec![0u8];
+    let mut name_at = std::collections::HashMap::new();
+    for n in names {
+        name_at.insert(n, shstr.len() as u32);
+        shstr.extend_from_slice(n.as_bytes());
+        shstr.push(0);
+    }
+    let at = out.len() as u64;
+    out.extend_from_slice(&shstr);
+    sections.push((".shstrtab", 3, 0, 0, at, shstr.len() as u64, 0, 0, 1, 0));
+    // Two symbols: the null one and the function (local, as perf writes it).
+    let strtab_index = shstrtab_index + 2;
+    align(&mut out, 8);
+    let at = out.len() as u64;
+    out.extend([0u8; 24]);
+    u32le(&mut out, 1);
+    out.push(0x02); // STB_LOCAL, STT_FUNC
+    out.push(0);
+    u16le(&mut out, 1); // .text
+    u64le(&mut out, text as u64);
+    u64le(&mut out, code.len() as u64);
+    sections.push((".symtab", 2, 0, 0, at, 48, strtab_index as u32, 2, 8, 24));
+    let at = out.len() as u64;
+    out.push(0);
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    sections.push((".strtab", 3, 0, 0, at, name.len() as u64 + 2, 0, 0, 1, 0));
+    // The build id: a hash of the code and the name (20 bytes, as SHA-1 ids are).
+    align(&mut out, 4);
+    let at = out.len() as u64;
+    let mut id = Vec::with_capacity(20);
+    for seed in [0u64, 1, 2] {
+        use std::hash::Hasher;
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_u64(seed);
+        h.write(code);
+        h.write(name.as_bytes());
+        id.extend(h.finish().to_le_bytes());
+    }
+    id.truncate(20);
+    u32le(&mut out, 4);
+    u32le(&mut out, 20);
+    u32le(&mut out, 3); // NT_GNU_BUILD_ID
+    out.extend_from_slice(b"GNU\0");
+    out.extend_from_slice(&id);
+    sections.push((".note.gnu.build-id", 7, 2, 0, at, 36, 0, 0, 4, 0));
+    // The section headers.
+    align(&mut out, 8);
+    let shoff = out.len() as u64;
+    out.extend([0u8; 64]);
+    for &(n, ty, flags, addr, off, size, link, info, al, entsize) in &sections {
+        u32le(&mut out, name_at[n]);
+        u32le(&mut out, ty);
+        u64le(&mut out, flags);
+        u64le(&mut out, addr);
+        u64le(&mut out, off);
+        u64le(&mut out, size);
+        u32le(&mut out, link);
+        u32le(&mut out, info);
+        u64le(&mut out, al);
+        u64le(&mut out, entsize);
+    }
+    // The ELF header and the one program header.
+    let mut h = Vec::with_capacity(text);
+    h.extend_from_slice(b"\x7fELF\x02\x01\x01");
+    h.resize(16, 0);
+    u16le(&mut h, 3); // ET_DYN
+    u16le(&mut h, machine);
+    u32le(&mut h, 1);
+    u64le(&mut h, text as u64); // entry
+    u64le(&mut h, 64); // phoff
+    u64le(&mut h, shoff);
+    u32le(&mut h, 0);
+    u16le(&mut h, 64);
+    u16le(&mut h, 56);
+    u16le(&mut h, 1);
+    u16le(&mut h, 64);
+    u16le(&mut h, sections.len() as u16 + 1);
+    u16le(&mut h, shstrtab_index as u16);
+    u32le(&mut h, 1); // PT_LOAD
+    u32le(&mut h, 5); // R+X
+    for v in [
+        text as u64,
+        text as u64,
+        text as u64,
+        code.len() as u64,
+        code.len() as u64,
+        8,
+    ] {
+        u64le(&mut h, v);
+    }
+    out[..h.len()].copy_from_slice(&h);
+    out
+}
+
+/// `size` code bytes at `offset` of the jitdump at `path` (see [`CodeLoad::code_offset`]).
+pub fn read_code(path: &Path, offset: u64, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut f = crate::open_regular(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut v = Vec::new();
+    f.take(size).read_to_end(&mut v)?;
+    if v.len() as u64 != size {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the code is cut short",
+        ));
+    }
+    Ok(v)
 }
 
 /// The process id in a jitdump's file name (`jit-PID.dump`), which is how perf knows an
@@ -529,5 +712,39 @@ mod tests {
         assert_eq!(jitdump_pid("/tmp/jit-.dump"), None);
         assert_eq!(jitdump_pid("/tmp/jit-12a.dump"), None);
         assert_eq!(jitdump_pid("/tmp/perf-12.map"), None);
+    }
+
+    #[test]
+    fn elf_images_read_back_with_their_symbol_and_tables() {
+        let u = Unwinding {
+            eh_frame: vec![7; 48],
+            eh_frame_hdr: vec![9; 20],
+            mapped_size: 80,
+        };
+        let img = elf_image(
+            "py::work:/w.py",
+            &[0x55, 0x48, 0x89, 0xe5, 0xc3],
+            Some(&u),
+            62,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jitted-1-1.so");
+        std::fs::write(&p, &img).unwrap();
+        let elf = crate::ElfFile::open(&p).unwrap();
+        let hit = elf.lookup(crate::Svma(0x82)).unwrap();
+        assert_eq!((hit.raw_name, hit.offset), ("py::work:/w.py", 2));
+        use object::{Object, ObjectSection};
+        let o = object::File::parse(&img[..]).unwrap();
+        let eh = o.section_by_name(".eh_frame").unwrap();
+        assert_eq!((eh.address(), eh.size()), (0x88, 48));
+        assert_eq!(
+            o.section_by_name(".eh_frame_hdr").unwrap().address(),
+            0x88 + 48
+        );
+        assert_eq!(
+            o.section_by_name(".text").unwrap().data().unwrap(),
+            &[0x55, 0x48, 0x89, 0xe5, 0xc3]
+        );
+        assert_eq!(crate::read_build_id(&p).unwrap().unwrap().len(), 20);
     }
 }

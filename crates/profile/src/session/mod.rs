@@ -419,9 +419,6 @@ impl InFlight {
     }
 }
 
-/// perf_event_attr's `use_clockid` flag bit.
-const USE_CLOCKID_BIT: u32 = 25;
-
 /// The replaying side: what the driver keeps between records.
 #[derive(Default)]
 struct Driver {
@@ -483,15 +480,8 @@ impl Driver {
             }
         } else if rec.type_() < perf_data::PERF_RECORD_HEADER_ATTR {
             if !self.clock_told {
-                // jitdumps are stamped with CLOCK_MONOTONIC (1).
                 self.clock_told = true;
-                let events = &rec.meta.events;
-                machine.set_monotonic_clock(
-                    !events.is_empty()
-                        && events
-                            .iter()
-                            .all(|e| e.attr.flag(USE_CLOCKID_BIT) && e.attr.clockid == 1),
-                );
+                machine.set_monotonic_clock(crate::jit::monotonic(rec.meta));
             }
             if let Ok((data, sid)) = rec.decode() {
                 if let (Some(t), perf_data::records::RecordData::Mmap2(_)) = (sid.time, &data) {
