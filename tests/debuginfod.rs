@@ -253,3 +253,92 @@ fn a_server_that_does_not_answer_costs_one_warning() {
         "one warning for the server: {err}"
     );
 }
+
+/// A hostile server (a few lines of Python's http.server): `garbage` answers every request
+/// with 200 and random bytes, `endless` with 200 and zeros until the client hangs up.
+fn hostile(mode: &str) -> Server {
+    const SCRIPT: &str = r#"
+import http.server, os, sys
+mode = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        if mode == "garbage":
+            body = b"\x7fELF" + os.urandom(20000)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.end_headers()
+        chunk = bytes(1 << 16)
+        try:
+            while True:
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"#;
+    let port = free_port();
+    let child = Command::new("python3")
+        .args(["-c", SCRIPT, &port.to_string(), mode])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status(port, "/") != Some(200) {
+        assert!(Instant::now() < deadline, "the test server did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s
+}
+
+#[test]
+fn a_server_that_sends_garbage_or_no_end_costs_a_warning_and_nothing_kept() {
+    let s = setup();
+    for (mode, warning) in [
+        ("garbage", "not an ELF file with that build id"),
+        ("endless", "larger than 1000000 bytes"),
+    ] {
+        let srv = hostile(mode);
+        let cache = s.srv.with_file_name(format!("cache-{mode}"));
+        let t = Instant::now();
+        let (out, err) = report(
+            &s.data,
+            &[
+                ("DEBUGINFOD_URLS", srv.url.as_str()),
+                ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+                ("DEBUGINFOD_MAXSIZE", "1000000"),
+            ],
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{mode}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(err.matches(warning).count(), 1, "{mode}: {err}");
+        // The binary's own symbols still name it; no line comes from the server.
+        assert!(out.contains("] inner"), "{mode}: {out}");
+        // Nothing the server sent is in the cache: the file asked for is an empty miss.
+        let kept = cache.join(&s.id).join("debuginfo");
+        assert_eq!(
+            std::fs::metadata(&kept).map(|m| m.len()).unwrap_or(0),
+            0,
+            "{mode}"
+        );
+        let left: Vec<_> = std::fs::read_dir(cache.join(&s.id))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != "debuginfo")
+            .collect();
+        assert!(left.is_empty(), "{mode}: {left:?}");
+    }
+}

@@ -179,18 +179,27 @@ fn the_browser_shows_a_running_programs_hot_function() {
     // a: the annotate view of hotloop from the samples shown, on its
     // hottest instruction (inside the loop: the function's share there).
     t.send(b"a");
-    let ann = t.wait_for("the annotate view", 20, |l| {
+    // (Waiting for the whole view: a screen read in the middle of its
+    // redraw shows its first lines over the table's last ones.)
+    let values_of = |ann: &[String]| -> Vec<f64> {
+        ann.iter()
+            .filter_map(|l| l.split_once(':')?.0.trim().parse::<f64>().ok())
+            .collect()
+    };
+    let ann = t.wait_for("the annotate view with hotloop's samples", 20, |l| {
+        let v = values_of(l);
         l.first().is_some_and(|x| x.starts_with("Annotate hotloop"))
+            && v.len() > 3
+            && (v.iter().sum::<f64>() - 100.0).abs() < 1.0
     });
-    let values: Vec<f64> = ann
-        .iter()
-        .filter_map(|l| l.split_once(':')?.0.trim().parse::<f64>().ok())
-        .collect();
+    let values = values_of(&ann);
     assert!(values.len() > 3, "{}", ann.join("\n"));
     let total: f64 = values.iter().sum();
     assert!((total - 100.0).abs() < 1.0, "{total}: {}", ann.join("\n"));
     t.send(b"q");
-    assert!(t.lines().last().unwrap().contains("help on key bindings"));
+    t.wait_for("the table again", 10, |l| {
+        l.last().is_some_and(|x| x.contains("help on key bindings"))
+    });
     // `?` lists the keys; q quits and leaves the terminal as it was.
     t.send(b"?");
     assert!(t.screen().contains("Help: keys"));

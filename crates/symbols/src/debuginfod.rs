@@ -7,6 +7,10 @@
 //! as elfutils does. A server that does not answer (refused, unreachable, `DEBUGINFOD_TIMEOUT`
 //! seconds without a response, default 90 as elfutils) is warned about once and not asked
 //! again during the run, so a down server costs one timeout, not one per binary.
+//!
+//! What a server sends is kept only if it is an ELF file with the build id asked for, and
+//! at most `DEBUGINFOD_MAXSIZE` bytes (elfutils' variable; default 4 GiB), streamed to disk:
+//! a server that sends garbage or an endless body costs a warning, not the cache or memory.
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -16,7 +20,7 @@ use std::time::{Duration, SystemTime};
 
 /// How long a miss is remembered (elfutils' `cache_miss_s` default).
 const MISS_SECONDS: u64 = 600;
-/// The largest file taken from a server.
+/// The largest file taken from a server unless `DEBUGINFOD_MAXSIZE` says otherwise.
 const MAX_BYTES: u64 = 4 << 30;
 
 /// The two kinds of file a server gives.
@@ -43,6 +47,8 @@ pub struct Client {
     down: Mutex<HashSet<String>>,
     /// One progress bar per download, drawn only on a terminal.
     bars: indicatif::MultiProgress,
+    /// The largest file taken (`DEBUGINFOD_MAXSIZE`).
+    max_bytes: u64,
 }
 
 /// The client `DEBUGINFOD_URLS` configures (None without it).
@@ -86,8 +92,14 @@ impl Client {
             .user_agent(concat!("sear/", env!("CARGO_PKG_VERSION")))
             .build()
             .new_agent();
+        let max_bytes = std::env::var("DEBUGINFOD_MAXSIZE")
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .filter(|&t| t > 0)
+            .unwrap_or(MAX_BYTES);
         Some(Client {
             urls,
+            max_bytes,
             cache: cache_dir()?,
             agent,
             down: Mutex::new(HashSet::new()),
@@ -123,7 +135,13 @@ impl Client {
                 continue;
             }
             let at = format!("{url}/buildid/{hex}/{}", kind.name());
-            match self.get(&at, &dir, &dest, &format!("{} {hex}", kind.name())) {
+            match self.get(
+                &at,
+                &dir,
+                &dest,
+                build_id,
+                &format!("{} {hex}", kind.name()),
+            ) {
                 Ok(true) => {
                     log::info!("debuginfod: {} of {hex} from {url}", kind.name());
                     return Some(dest);
@@ -154,17 +172,40 @@ impl Client {
             .contains(url)
     }
 
-    /// Fetches `at` into `dest`: Ok(false) when the server has no such file, Err when it did
-    /// not answer.
-    fn get(&self, at: &str, dir: &Path, dest: &Path, what: &str) -> Result<bool, String> {
-        let mut resp = self.agent.get(at).call().map_err(|e| e.to_string())?;
+    /// Fetches `at` into `dest`: Ok(false) when the server has no such file (or sent one
+    /// too big, or not an ELF file with `build_id`: warned about), Err when it did not
+    /// answer.
+    fn get(
+        &self,
+        at: &str,
+        dir: &Path,
+        dest: &Path,
+        build_id: &[u8],
+        what: &str,
+    ) -> Result<bool, String> {
+        let mut resp = self
+            .agent
+            .get(at)
+            .header("X-DEBUGINFOD-MAXSIZE", self.max_bytes.to_string())
+            .call()
+            .map_err(|e| e.to_string())?;
         if resp.status() != 200 {
             return Ok(false);
+        }
+        let len = resp.body().content_length();
+        let too_big = || {
+            log::warn!(
+                "debuginfod: {at} is larger than {} bytes (DEBUGINFOD_MAXSIZE): not taken",
+                self.max_bytes
+            );
+            Ok(false)
+        };
+        if len.is_some_and(|n| n > self.max_bytes) {
+            return too_big();
         }
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         let tmp = dir.join(format!(".{}.tmp", std::process::id()));
         // (A bar per download, drawn only when stderr is a terminal.)
-        let len = resp.body().content_length();
         let bar = self.bars.add(match len {
             Some(n) => indicatif::ProgressBar::new(n),
             None => indicatif::ProgressBar::new_spinner(),
@@ -176,7 +217,7 @@ impl Client {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar.set_message(what.to_owned());
-        let mut body = bar.wrap_read(resp.body_mut().as_reader().take(MAX_BYTES + 1));
+        let mut body = bar.wrap_read(resp.body_mut().as_reader().take(self.max_bytes + 1));
         let n = {
             let mut f = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
             std::io::copy(&mut body, &mut f)
@@ -184,7 +225,20 @@ impl Client {
         bar.finish_and_clear();
         self.bars.remove(&bar);
         match n {
-            Ok(n) if n > 0 && n <= MAX_BYTES => {
+            Ok(n) if n > self.max_bytes => {
+                let _ = std::fs::remove_file(&tmp);
+                too_big()
+            }
+            Ok(n) if n > 0 => {
+                // Only the file asked for is kept.
+                if crate::read_build_id(&tmp).ok().flatten().as_deref() != Some(build_id) {
+                    let _ = std::fs::remove_file(&tmp);
+                    log::warn!(
+                        "debuginfod: {at} sent {n} bytes that are not an ELF file with that \
+                         build id: not taken"
+                    );
+                    return Ok(false);
+                }
                 std::fs::rename(&tmp, dest).map_err(|e| e.to_string())?;
                 Ok(true)
             }
