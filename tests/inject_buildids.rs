@@ -79,15 +79,15 @@ fn build_id_records_as_perf_injects_them() {
     }
 }
 
-/// What needs tracepoints, jitdump, hardware traces or a guest is refused
-/// saying so; a malformed --known-build-ids is a usage error.
+/// sched_stat merging, hardware traces, a guest or --jit with -b are refused
+/// saying why; a malformed --known-build-ids is a usage error.
 #[test]
 fn unsupported_inject_modes_say_why() {
     let dir = tempfile::tempdir().unwrap();
     let data = two_process_recording(dir.path());
     for (opts, why) in [
         (&["-s"][..], "tracepoint"),
-        (&["--jit"][..], "jitdump"),
+        (&["--jit", "-b"][..], "run sear inject twice"),
         (&["--itrace"][..], "hardware traces"),
         (&["--strip"][..], "hardware traces"),
         (

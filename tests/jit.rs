@@ -389,6 +389,85 @@ fn node_perf_prof_dump() {
     check_jitdump(dir.path(), &data, "work_a ", "work_b ");
 }
 
+/// A JS function over several lines, whose loop (lines 3 to 5) does the work in JIT code.
+const NODE_LINES: &str = r#"function work_a(n) {
+  let s = 0;
+  for (let i = 0; i < n; i++) {
+    s += (i * 31) ^ (s >> 3);
+  }
+  return s;
+}
+let t = 0;
+for (let k = 0; k < 3000; k++) { t += work_a(100000); }
+if (t === 1) console.log(t);
+"#;
+
+#[test]
+fn node_perf_prof_source_lines() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("m.js");
+    std::fs::write(&script, NODE_LINES).unwrap();
+    let data = dir.path().join("m.data");
+    run_ok(
+        sear()
+            .current_dir(dir.path())
+            .args(["record", "-q", "-k", "mono", "-g", "-F", "2000", "-o"])
+            .arg(&data)
+            .args(["--", "node", "--perf-prof"])
+            .arg(&script),
+    );
+    // The samples in work_a's optimized code are on its loop's lines (V8's positions from
+    // the dump's debug records; perf 6.1 writes them into its ELF files garbled).
+    let out = stdout_of(&run_ok(
+        sear()
+            .args([
+                "report",
+                "--stdio",
+                "--no-children",
+                "--sort",
+                "sym,srcline",
+                "-g",
+                "none",
+            ])
+            .arg("-i")
+            .arg(&data),
+    ));
+    let rows: Vec<(f64, String)> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("JS:*work_a"))
+        .filter_map(|l| {
+            let share = l
+                .split_whitespace()
+                .next()?
+                .strip_suffix('%')?
+                .parse()
+                .ok()?;
+            Some((share, l.split_whitespace().last()?.to_owned()))
+        })
+        .collect();
+    let total: f64 = rows.iter().map(|r| r.0).sum();
+    let on_loop: f64 = rows
+        .iter()
+        .filter(|r| ["m.js:3", "m.js:4", "m.js:5"].contains(&r.1.as_str()))
+        .map(|r| r.0)
+        .sum();
+    assert!(total > 30.0, "work_a's code is sampled: {out}");
+    assert!(
+        on_loop >= 0.9 * total,
+        "{on_loop} of {total} on the loop's lines\n{out}"
+    );
+    let script_out = stdout_of(&run_ok(
+        sear()
+            .args(["script", "-F", "ip,sym,srcline", "-i"])
+            .arg(&data),
+    ));
+    assert!(
+        script_out.contains("JS:*work_a") && script_out.contains("\n  m.js:"),
+        "script prints the lines"
+    );
+}
+
 #[test]
 fn a_jitdump_without_the_recordings_clock_or_cut_short() {
     have_perf();

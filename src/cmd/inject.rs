@@ -18,7 +18,7 @@ use crate::cli::InjectArgs;
 
 pub fn run(a: InjectArgs) -> Result<ExitCode> {
     if a.sched_stat {
-        bail!("-s/--sched-stat merges sched_stat and sched_switch tracepoint samples; sear does not record or read tracepoints yet");
+        bail!("-s/--sched-stat merges sched_stat and sched_switch tracepoint samples into off-CPU time (perf's old recipe); sear does not: record with `sear record --off-cpu` instead");
     }
     let builds = a.build_ids || a.buildid_all || a.known_build_ids.is_some();
     if a.jit && builds {

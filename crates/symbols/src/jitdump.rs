@@ -66,7 +66,7 @@ pub struct CodeMove {
     pub index: u64,
 }
 
-/// A source position of the code from `addr` on.
+/// A source position of the code from `addr` on (V8 puts the column in `discrim`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineEntry {
     pub addr: u64,
@@ -258,6 +258,19 @@ impl JitDump {
                     if csize > (body - f.at) as u64 {
                         return None;
                     }
+                    // Source positions inside the code, by address. Node 20's V8
+                    // writes some entries' file names from freed memory (garbage of
+                    // the name's length): those take the script the load's name
+                    // gives (V8's `JS:*f PATH:LINE:COL`), or are left out.
+                    let script: Option<Arc<str>> = v8_script(&name).map(Arc::from);
+                    for e in lines.iter_mut().filter(|e| e.file.is_empty()) {
+                        if let Some(s) = &script {
+                            e.file = s.clone();
+                        }
+                    }
+                    lines
+                        .retain(|e| e.addr.wrapping_sub(addr) < csize.max(1) && !e.file.is_empty());
+                    lines.sort_by_key(|e| e.addr);
                     d.loads.push(CodeLoad {
                         time: rtime,
                         pid,
@@ -287,7 +300,7 @@ impl JitDump {
                     Some(())
                 })(),
                 CODE_DEBUG_INFO => (|| {
-                    let _code_addr = f.u64()?;
+                    let code_addr = f.u64()?;
                     let n = f.u64()?;
                     // Each entry takes at least 18 bytes: a count beyond the record is
                     // damage, not an allocation.
@@ -296,12 +309,21 @@ impl JitDump {
                     }
                     lines.clear();
                     let mut prev: Arc<str> = Arc::from("");
-                    for _ in 0..n {
+                    for k in 0..n {
                         let (addr, line, discrim) = (f.u64()?, f.u32()?, f.u32()?);
-                        let name = f.cstr()?;
-                        // "\xff": the same file as the entry before.
+                        let rest = f.b.get(f.at..)?;
+                        let len = name_len(rest, k + 1 < n, code_addr, big);
+                        let name = &rest[..len];
+                        f.at += (len + 1).min(rest.len());
+                        // "\xff": the same file as the entry before; a name that is
+                        // not text is no name.
                         if name != b"\xff" {
-                            prev = Arc::from(String::from_utf8_lossy(name).as_ref());
+                            prev = Arc::from(
+                                std::str::from_utf8(name)
+                                    .ok()
+                                    .filter(|t| !t.bytes().any(|c| c < 0x20))
+                                    .unwrap_or(""),
+                            );
                         }
                         lines.push(LineEntry {
                             addr,
@@ -528,6 +550,47 @@ pub fn elf_image(name: &str, code: &[u8], unwind: Option<&Unwinding>, machine: u
     out
 }
 
+/// The length of a debug entry's file name at the start of `rest`: up to its NUL, or,
+/// where more entries follow and that NUL is not followed by an address near `code_addr`
+/// (V8's garbage names hold NULs of their own), up to the first NUL that is.
+fn name_len(rest: &[u8], more: bool, code_addr: u64, big: bool) -> usize {
+    let first = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+    if !more {
+        return first;
+    }
+    let near = |p: usize| {
+        rest.get(p + 1..p + 9)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(|a| {
+                if big {
+                    u64::from_be_bytes(a)
+                } else {
+                    u64::from_le_bytes(a)
+                }
+            })
+            .is_some_and(|a| a.wrapping_sub(code_addr) < 1 << 24)
+    };
+    if near(first) {
+        return first;
+    }
+    rest.iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == 0)
+        .take(256)
+        .map(|(p, _)| p)
+        .find(|&p| near(p))
+        .unwrap_or(first)
+}
+
+/// The script a V8 load's name ends with (`JS:*work /app/x.js:3:10` → `/app/x.js`).
+fn v8_script(name: &str) -> Option<&str> {
+    let last = name.strip_prefix("JS:")?.rsplit(' ').next()?;
+    let mut parts = last.rsplitn(3, ':');
+    let (col, line, path) = (parts.next()?, parts.next()?, parts.next()?);
+    let numeric = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+    (numeric(col) && numeric(line) && !path.is_empty()).then_some(path)
+}
+
 /// `size` code bytes at `offset` of the jitdump at `path` (see [`CodeLoad::code_offset`]).
 pub fn read_code(path: &Path, offset: u64, size: u64) -> std::io::Result<Vec<u8>> {
     let mut f = crate::open_regular(path)?;
@@ -621,7 +684,13 @@ mod tests {
         uw.extend(6u64.to_le_bytes());
         uw.extend([1, 2, 3, 4, 5, 6]);
         w.record(CODE_UNWINDING_INFO, 2, &uw);
-        w.load(3, 0x1000, 5, "work", &[0x90, 0xc3]);
+        w.load(
+            3,
+            0x1000,
+            5,
+            "work",
+            &[0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3],
+        );
         let mut mv = Vec::new();
         for x in [9u32, 10] {
             mv.extend(x.to_le_bytes());
@@ -637,7 +706,7 @@ mod tests {
         let l = &d.loads[0];
         assert_eq!(
             (l.addr, l.size, l.index, l.name.as_str()),
-            (0x1000, 2, 5, "work")
+            (0x1000, 8, 5, "work")
         );
         assert_eq!(l.lines.len(), 2);
         assert_eq!(&*l.lines[1].file, "a.js");
@@ -650,7 +719,7 @@ mod tests {
         assert_eq!(d.moves[0].new_addr, 0x2000);
         // The code bytes are where the load says.
         let at = l.code_offset as usize;
-        assert_eq!(&w.0[at..at + 2], &[0x90, 0xc3]);
+        assert_eq!(&w.0[at + 6..at + 8], &[0x90, 0xc3]);
     }
 
     #[test]
@@ -746,5 +815,43 @@ mod tests {
             &[0x55, 0x48, 0x89, 0xe5, 0xc3]
         );
         assert_eq!(crate::read_build_id(&p).unwrap().unwrap().len(), 20);
+    }
+
+    #[test]
+    fn v8_garbage_file_names_are_skipped_and_named_by_the_script() {
+        assert_eq!(v8_script("JS:*work_a /tmp/m.js:1:16"), Some("/tmp/m.js"));
+        assert_eq!(
+            v8_script("JS:^ node:internal/x:161:40"),
+            Some("node:internal/x")
+        );
+        assert_eq!(v8_script("Builtin:Abort"), None);
+        // Two entries whose names are 14 bytes of garbage holding a NUL of their own.
+        let mut w = Writer::new(1);
+        let garbage = b"\x96{\x03\0\0\0\0\0z)\x12\x1cv\0";
+        let mut dbg = Vec::new();
+        dbg.extend(0x1000u64.to_le_bytes());
+        dbg.extend(2u64.to_le_bytes());
+        for (a, l) in [(0x1010u64, 3u32), (0x1020, 4)] {
+            dbg.extend(a.to_le_bytes());
+            dbg.extend(l.to_le_bytes());
+            dbg.extend(7u32.to_le_bytes());
+            dbg.extend(garbage);
+        }
+        w.record(CODE_DEBUG_INFO, 1, &dbg);
+        w.load(2, 0x1000, 1, "JS:*work /app/m.js:2:5", &[0x90; 0x40]);
+        let d = parse(&w.0).unwrap();
+        assert!(d.damage.is_none(), "{:?}", d.damage);
+        let lines: Vec<_> = d.loads[0]
+            .lines
+            .iter()
+            .map(|e| (e.addr, e.line, e.file.to_string()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (0x1010, 3, "/app/m.js".to_string()),
+                (0x1020, 4, "/app/m.js".to_string())
+            ]
+        );
     }
 }

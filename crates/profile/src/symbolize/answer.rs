@@ -21,7 +21,7 @@ pub(super) fn symbolize_dso(
         return symbolize_jit(d, ids, locs);
     }
     if let Some(code) = &d.jit {
-        return symbolize_jit_code(code, ids, locs);
+        return symbolize_jit_code(code, ids, locs, opts.srclines);
     }
     let mut bin = match open_dso(d, opts) {
         Ok(b) => b,
@@ -448,6 +448,7 @@ pub(super) fn symbolize_jit_code(
     code: &crate::jit::JitCode,
     ids: &[u32],
     locs: &[Loc],
+    srclines: bool,
 ) -> DsoAnswer {
     let start = crate::jit::TEXT_OFFSET;
     let res = ids
@@ -460,7 +461,17 @@ pub(super) fn symbolize_jit_code(
                 let offset = ip - start;
                 (plain_symbol(&code.name, ip, offset, code.size), offset)
             });
-            plain_answer(i, found)
+            let mut answer = plain_answer(i, found);
+            // The source position the runtime gave for the code from there on.
+            if srclines && answer.found.is_some() {
+                let at = code.load_addr.wrapping_add(ip - start);
+                let n = code.lines.partition_point(|e| e.addr <= at);
+                if let Some(e) = n.checked_sub(1).map(|k| &code.lines[k]) {
+                    answer.line = Some((e.file.to_string(), e.line));
+                    answer.frame_lines = vec![(e.file.to_string(), e.line)];
+                }
+            }
+            answer
         })
         .collect();
     (res, None)
