@@ -99,6 +99,33 @@ fn same_stacks(home: &Path, data: &Path, what: &str) {
     );
 }
 
+/// sear's report (call graphs included), script and collapse of a recording.
+fn outputs(home: &Path, data: &Path) -> Vec<String> {
+    [
+        &["report", "--stdio", "--children"][..],
+        &["script"][..],
+        &["collapse"][..],
+    ]
+    .iter()
+    .map(|args| {
+        stdout_of(&run_ok(
+            sear().env("HOME", home).args(*args).arg("-i").arg(data),
+        ))
+    })
+    .collect()
+}
+
+/// What a removed binary changes in sear's outputs: nothing.
+fn same_outputs(before: &[String], after: &[String], what: &str) {
+    for (name, (b, a)) in ["report", "script", "collapse"]
+        .iter()
+        .zip(before.iter().zip(after))
+    {
+        assert!(b.contains("inner"), "{what}: {name} names the program: {b}");
+        assert!(a == b, "{what}: {name} changed:\nbefore:\n{b}\nafter:\n{a}");
+    }
+}
+
 #[test]
 fn a_removed_binary_is_unwound_from_the_cache() {
     have_perf();
@@ -110,8 +137,14 @@ fn a_removed_binary_is_unwound_from_the_cache() {
         "perf record filled its build-id cache"
     );
     same_stacks(home.path(), &data, "binary in place");
-    std::fs::remove_file(&bin).unwrap();
-    same_stacks(home.path(), &data, "binary removed");
+    let before = outputs(home.path(), &data);
+    // The whole build directory goes (the recording is kept apart).
+    let kept = home.path().join("perf.data");
+    std::fs::rename(&data, &kept).unwrap();
+    std::fs::remove_dir_all(dir.path()).unwrap();
+    assert!(!bin.exists());
+    same_stacks(home.path(), &kept, "binary removed");
+    same_outputs(&before, &outputs(home.path(), &kept), "perf's recording");
 }
 
 #[test]
@@ -168,8 +201,10 @@ fn sear_record_fills_the_cache_perf_reads() {
         listed.contains(&format!("{id} {}", bin.display())),
         "perf buildid-cache -l lists the program: {listed:?}"
     );
+    let before = outputs(home.path(), &data);
     std::fs::remove_file(&bin).unwrap();
     same_stacks(home.path(), &data, "sear's recording, binary removed");
+    same_outputs(&before, &outputs(home.path(), &data), "sear's recording");
 
     let home2 = tempfile::tempdir().unwrap();
     let bin = build_c(dir.path(), "prog", PROGRAM, &["-O2", "-g"]);

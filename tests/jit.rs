@@ -102,7 +102,7 @@ fn rows(report: &str, a: &str, b: &str) -> Vec<String> {
 
 /// The checks every runtime gets: `a` about twice `b` in the report (children shares, or self
 /// where the JIT code itself does the work), perf's rows equal, and both names in script,
-/// collapse and html.
+/// collapse, flame and html.
 fn check(dir: &Path, data: &Path, a: &str, b: &str, children: bool) {
     let ours = report(sear(), data, children);
     let (x, y) = (share(&ours, a), share(&ours, b));
@@ -126,6 +126,13 @@ fn check(dir: &Path, data: &Path, a: &str, b: &str, children: bool) {
     assert!(
         folded.contains(a) && folded.contains(b),
         "collapse names both"
+    );
+    let svg = dir.join("jit.svg");
+    run_ok(sear().args(["flame", "-i"]).arg(data).arg("-o").arg(&svg));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains(a) && svg.contains(b),
+        "the flame graph names both"
     );
     let page = dir.join("jit.html");
     run_ok(sear().args(["html", "-i"]).arg(data).arg("-o").arg(&page));
@@ -208,7 +215,8 @@ fn node_perf_basic_prof() {
 
 /// The checks of a jitdump recording: `a` about twice `b`; sear's rows of the recording as it
 /// is equal perf's of `perf inject --jit`'s output (made after sear has read the recording, as
-/// perf inject writes ELF files beside the dump); both names in script, collapse and html.
+/// perf inject writes ELF files beside the dump); both names in script, collapse, flame and
+/// html.
 fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
     let ours = report(sear(), data, true);
     let (x, y) = (share(&ours, a), share(&ours, b));
@@ -227,6 +235,13 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
     assert!(
         folded.contains(a) && folded.contains(b),
         "collapse names both"
+    );
+    let svg = dir.join("jit.svg");
+    run_ok(sear().args(["flame", "-i"]).arg(data).arg("-o").arg(&svg));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains(a) && svg.contains(b),
+        "the flame graph names both"
     );
     let page = dir.join("jit.html");
     run_ok(sear().args(["html", "-i"]).arg(data).arg("-o").arg(&page));
