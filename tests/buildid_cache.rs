@@ -361,3 +361,101 @@ fn a_containers_binary_is_cached_as_the_container_saw_it() {
     // (perf 6.1's own recording of this records the host file's build id, read after the
     // namespace is gone, and names the samples from the host's program: not compared.)
 }
+
+/// perf's recording of a process running in its own mount namespace, attached with `-p` while
+/// it runs (perf record reads the build id of the file the process sees and caches that file):
+/// sear's rows equal perf's while the process still runs and after it is gone, and they name
+/// the container's program, not the host's file at that path.
+#[test]
+fn perfs_recording_of_a_running_container_process() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let forever = PROGRAM.replace("k < 400", "k >= 0");
+    let inside = build_c(dir.path(), "inside", &forever, &["-O2", "-g"]);
+    let host = build_c(dir.path(), "prog", OTHER, &["-O2", "-g"]);
+    let script = format!(
+        "mount --bind {} {} && exec {}",
+        inside.display(),
+        host.display(),
+        host.display()
+    );
+    let mut child = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg(&script)
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // The process is the one `unshare` became (sh execs the program).
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|e| e != host)
+        .unwrap_or(true)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program did not start"
+        );
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("the container command ended: {s}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let child = Kill(child);
+    let data = dir.path().join("perf.data");
+    run_ok(
+        perf()
+            .env("HOME", home.path())
+            .args([
+                "record",
+                "-q",
+                "-F",
+                "1000",
+                "-g",
+                "-p",
+                &pid.to_string(),
+                "-o",
+            ])
+            .arg(&data)
+            .args(["--", "sleep", "1"]),
+    );
+    let rows = |tool: std::process::Command| {
+        let mut t = tool;
+        let out = run_ok(
+            t.env("HOME", home.path())
+                .args([
+                    "report",
+                    "--stdio",
+                    "--no-children",
+                    "--sort",
+                    "dso,sym",
+                    "-g",
+                    "none",
+                ])
+                .arg("-i")
+                .arg(&data),
+        );
+        stdout_of(&out)
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains('%'))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let running = rows(sear());
+    assert!(
+        running.iter().any(|r| r.ends_with("[.] inner")),
+        "the container's program is named while it runs: {running:?}"
+    );
+    assert_eq!(running, rows(perf()), "perf's rows while the process runs");
+    drop(child);
+    let gone = rows(sear());
+    assert_eq!(gone, running, "after the process is gone");
+    assert_eq!(gone, rows(perf()), "perf's rows after the process is gone");
+}
