@@ -260,3 +260,131 @@ fn a_compressed_debug_section_bomb_is_refused() {
         assert!(hwm < 128 * 1024, "{args:?}: peak {hwm} kB");
     }
 }
+
+/// A program whose function `evil` carries crafted call-frame information (`.cfi_escape`
+/// bytes placed in its FDE by the assembler), with `good` beside it doing the same work.
+fn crafted_cfi(escape: &str) -> String {
+    format!(
+        r#"
+volatile long sink;
+__attribute__((noinline)) void evil(long n) {{
+    __asm__ volatile(".cfi_escape {escape}");
+    for (long i = 0; i < n; i++) sink += i;
+}}
+__attribute__((noinline)) void good(long n) {{ for (long i = 0; i < n; i++) sink += i; }}
+int main(void) {{
+    for (int k = 0; k < 30; k++) {{ evil(10000000); good(10000000); }}
+    return 0;
+}}
+"#
+    )
+}
+
+/// Unwind rules that never end or never move, met with `--call-graph dwarf`: every command
+/// finishes in seconds with at most twice the memory the healthy program's recording costs,
+/// and the rest of the recording is still named.
+#[test]
+fn crafted_unwind_rules_cost_bounded_time_and_memory() {
+    have_perf();
+    let remember = vec!["0x0a"; 20000].join(", ");
+    let cases: Vec<(&str, String)> = vec![
+        ("healthy", "0x00".into()),
+        // DW_CFA_def_cfa_expression { DW_OP_skip -3 }: an endless loop.
+        ("cfa_skip_loop", "0x0f, 0x03, 0x2f, 0xfd, 0xff".into()),
+        // { DW_OP_lit1; DW_OP_lit1; DW_OP_bra -5 }: a loop that grows the stack.
+        (
+            "cfa_bra_loop",
+            "0x0f, 0x05, 0x31, 0x31, 0x28, 0xfb, 0xff".into(),
+        ),
+        // DW_CFA_expression for the return address { DW_OP_skip -3 }.
+        ("ra_skip_loop", "0x10, 0x10, 0x03, 0x2f, 0xfd, 0xff".into()),
+        // CFA = RSP + 0 with the return address at the CFA: no progress.
+        ("no_progress", "0x0c, 0x07, 0x00, 0x90, 0x00".into()),
+        // 20,000 DW_CFA_remember_state.
+        ("remember_20000", remember),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut healthy_peak = 0;
+    for (name, escape) in &cases {
+        let bin = build_c(dir.path(), name, &crafted_cfi(escape), &["-O1", "-g"]);
+        let data = dir.path().join(format!("{name}.data"));
+        run_ok(
+            sear()
+                .env("HOME", home.path())
+                .args([
+                    "record",
+                    "-q",
+                    "-N",
+                    "--call-graph",
+                    "dwarf",
+                    "-F",
+                    "500",
+                    "-o",
+                ])
+                .arg(&data)
+                .arg(&bin),
+        );
+        let svg = dir.path().join("f.svg");
+        let page = dir.path().join("p.html");
+        let pb = dir.path().join("p.pb.gz");
+        let runs: Vec<Vec<String>> = vec![
+            vec!["report".into(), "--stdio".into(), "--children".into()],
+            vec!["script".into()],
+            vec!["collapse".into()],
+            vec!["flame".into(), "-o".into(), svg.display().to_string()],
+            vec!["annotate".into(), "--stdio".into(), "good".into()],
+            vec!["html".into(), "-o".into(), page.display().to_string()],
+            vec![
+                "export".into(),
+                "--format".into(),
+                "pprof".into(),
+                "-o".into(),
+                pb.display().to_string(),
+            ],
+        ];
+        let mut peak = 0;
+        for args in &runs {
+            let t = std::time::Instant::now();
+            let out = Command::new("timeout")
+                .args(["-s", "KILL", "60"])
+                .arg(env!("CARGO_BIN_EXE_sear"))
+                .env("PERF_CONFIG", "/dev/null")
+                .env("HOME", home.path())
+                .env_remove("DEBUGINFOD_URLS")
+                .arg("-vv")
+                .args(args)
+                .arg("-i")
+                .arg(&data)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name} {args:?} (137: killed, it hung): {err}"
+            );
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(20),
+                "{name} {args:?}: {:?}",
+                t.elapsed()
+            );
+            peak = peak.max(peak_kb(&err));
+            if args[0] == "report" {
+                let text = stdout_of(&out);
+                assert!(
+                    text.lines().any(|l| l.ends_with("[.] good")),
+                    "{name}: the healthy function is still named: {text}"
+                );
+            }
+        }
+        if *name == "healthy" {
+            healthy_peak = peak;
+        } else {
+            assert!(
+                peak <= 2 * healthy_peak,
+                "{name}: peak {peak} kB, the healthy program's {healthy_peak} kB"
+            );
+        }
+    }
+}

@@ -236,7 +236,15 @@ pub(crate) fn hard_ranges(s: &ExplicitModuleSectionInfo<SectionBytes>) -> Vec<Ra
         scan(&DebugFrame::new(bytes, LittleEndian), &bases, &mut out);
     }
     out.sort_by_key(|r| r.start);
-    out
+    // Overlaps merged, so one binary search finds an address's range.
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(out.len());
+    for r in out {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 fn scan<'a, S: UnwindSection<R<'a>>>(

@@ -799,6 +799,14 @@ impl Unwinder {
         let mut settled = 0;
         loop {
             while frames.len() < max_frames {
+                // A frame framehop has no rule for is the full walker's:
+                // framehop is not asked (it evaluates CFI expressions
+                // without a bound: a looping one would never return).
+                let i = frames.len() - 1;
+                let f = frames[i];
+                if i >= settled && in_hard(slots, if i == 0 { f } else { f.wrapping_sub(1) }) {
+                    break;
+                }
                 match binaries.frames.unwind_frame(
                     canonical(slots, addr),
                     &mut fh,
@@ -870,9 +878,11 @@ fn in_hard(slots: &[Slot], a: u64) -> bool {
     find_slot(slots, a).is_some_and(|i| {
         let s = &slots[i];
         let svma = a.wrapping_sub(s.base);
-        s.bin
-            .as_ref()
-            .is_some_and(|b| b.hard.iter().any(|r| r.contains(&svma)))
+        s.bin.as_ref().is_some_and(|b| {
+            // (Sorted and not overlapping: see `full::hard_ranges`.)
+            let i = b.hard.partition_point(|r| r.start <= svma);
+            i > 0 && b.hard[i - 1].contains(&svma)
+        })
     })
 }
 
