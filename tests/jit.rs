@@ -100,23 +100,19 @@ fn rows(report: &str, a: &str, b: &str) -> Vec<String> {
         .collect()
 }
 
-/// The checks every runtime gets: `a` about twice `b` in the report (children shares, or self
-/// where the JIT code itself does the work), perf's rows equal, and both names in script,
-/// collapse, flame and html.
-fn check(dir: &Path, data: &Path, a: &str, b: &str, children: bool) {
-    let ours = report(sear(), data, children);
-    let (x, y) = (share(&ours, a), share(&ours, b));
-    assert!(y > 0.0, "{b} is named: {ours}");
+/// `a` about twice `b` in a report's first column (2:1 ± 15%).
+fn two_to_one(report: &str, a: &str, b: &str) {
+    let (x, y) = (share(report, a), share(report, b));
+    assert!(y > 0.0, "{b} is named: {report}");
     let ratio = x / y;
     assert!(
         (1.7..=2.3).contains(&ratio),
-        "{a}:{b} = {x}:{y} = {ratio:.2}, not 2:1 ± 15%\n{ours}"
+        "{a}:{b} = {x}:{y} = {ratio:.2}, not 2:1 ± 15%\n{report}"
     );
-    assert_eq!(
-        rows(&ours, a, b),
-        rows(&report(perf(), data, children), a, b),
-        "perf report's rows"
-    );
+}
+
+/// Both names in script, collapse, flame and html.
+fn named_everywhere(dir: &Path, data: &Path, a: &str, b: &str) {
     let script = stdout_of(&run_ok(sear().args(["script", "-i"]).arg(data)));
     assert!(
         script.contains(a) && script.contains(b),
@@ -141,6 +137,20 @@ fn check(dir: &Path, data: &Path, a: &str, b: &str, children: bool) {
         strings.iter().any(|s| s.contains(a)) && strings.iter().any(|s| s.contains(b)),
         "the page names both"
     );
+}
+
+/// The checks every runtime gets: `a` about twice `b` in the report (children shares, or self
+/// where the JIT code itself does the work), perf's rows equal, and both names in script,
+/// collapse, flame and html.
+fn check(dir: &Path, data: &Path, a: &str, b: &str, children: bool) {
+    let ours = report(sear(), data, children);
+    two_to_one(&ours, a, b);
+    assert_eq!(
+        rows(&ours, a, b),
+        rows(&report(perf(), data, children), a, b),
+        "perf report's rows"
+    );
+    named_everywhere(dir, data, a, b);
 }
 
 /// The strings a `sear html` page embeds (its gzipped, base64'd data).
@@ -219,37 +229,8 @@ fn node_perf_basic_prof() {
 /// html.
 fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
     let ours = report(sear(), data, true);
-    let (x, y) = (share(&ours, a), share(&ours, b));
-    assert!(y > 0.0, "{b} is named: {ours}");
-    let ratio = x / y;
-    assert!(
-        (1.7..=2.3).contains(&ratio),
-        "{a}:{b} = {x}:{y} = {ratio:.2}, not 2:1 ± 15%\n{ours}"
-    );
-    let script = stdout_of(&run_ok(sear().args(["script", "-i"]).arg(data)));
-    assert!(
-        script.contains(a) && script.contains(b),
-        "script names both"
-    );
-    let folded = stdout_of(&run_ok(sear().args(["collapse", "-i"]).arg(data)));
-    assert!(
-        folded.contains(a) && folded.contains(b),
-        "collapse names both"
-    );
-    let svg = dir.join("jit.svg");
-    run_ok(sear().args(["flame", "-i"]).arg(data).arg("-o").arg(&svg));
-    let svg = std::fs::read_to_string(&svg).unwrap();
-    assert!(
-        svg.contains(a) && svg.contains(b),
-        "the flame graph names both"
-    );
-    let page = dir.join("jit.html");
-    run_ok(sear().args(["html", "-i"]).arg(data).arg("-o").arg(&page));
-    let strings = page_strings(&page);
-    assert!(
-        strings.iter().any(|s| s.contains(a)) && strings.iter().any(|s| s.contains(b)),
-        "the page names both"
-    );
+    two_to_one(&ours, a, b);
+    named_everywhere(dir, data, a, b);
     // (Without the `#` lines: perf's last one is a tip chosen at random.)
     let by_dso = |tool: Command, data: &Path| {
         let mut t = tool;
