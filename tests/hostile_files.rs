@@ -388,3 +388,177 @@ fn crafted_unwind_rules_cost_bounded_time_and_memory() {
         }
     }
 }
+
+/// A program whose function `top` has debug info nesting `depth` inlined subroutines (the
+/// assembly and its DWARF written here: no compiler makes such a thing cheaply).
+fn deep_inlines(dir: &Path, depth: usize) -> std::path::PathBuf {
+    let mut s = String::from(
+        r#".text
+.globl top
+.type top, @function
+top:
+.Ltop_begin:
+    movq $0, %rax
+1:  addq %rdi, %rax
+    decq %rdi
+    jnz 1b
+    ret
+.Ltop_end:
+.size top, .-top
+.globl main
+.type main, @function
+main:
+    pushq %rbx
+    movl $40, %ebx
+2:  movq $50000000, %rdi
+    call top
+    decl %ebx
+    jnz 2b
+    xorl %eax, %eax
+    popq %rbx
+    ret
+.size main, .-main
+.section .note.GNU-stack,"",@progbits
+.section .debug_abbrev,"",@progbits
+.Labbrev:
+    .uleb128 1
+    .uleb128 0x11
+    .byte 1
+    .uleb128 0x3
+    .uleb128 0x8
+    .uleb128 0x11
+    .uleb128 0x1
+    .uleb128 0x12
+    .uleb128 0x7
+    .uleb128 0
+    .uleb128 0
+    .uleb128 2
+    .uleb128 0x2e
+    .byte 1
+    .uleb128 0x3
+    .uleb128 0x8
+    .uleb128 0x11
+    .uleb128 0x1
+    .uleb128 0x12
+    .uleb128 0x7
+    .uleb128 0
+    .uleb128 0
+    .uleb128 3
+    .uleb128 0x1d
+    .byte 1
+    .uleb128 0x3
+    .uleb128 0x8
+    .uleb128 0x11
+    .uleb128 0x1
+    .uleb128 0x12
+    .uleb128 0x7
+    .uleb128 0
+    .uleb128 0
+    .uleb128 0
+.section .debug_info,"",@progbits
+.Linfo:
+    .long .Linfo_end - .Linfo - 4
+    .value 4
+    .long .Labbrev
+    .byte 8
+    .uleb128 1
+    .asciz "deep.c"
+    .quad .Ltop_begin
+    .quad .Ltop_end - .Ltop_begin
+    .uleb128 2
+    .asciz "top"
+    .quad .Ltop_begin
+    .quad .Ltop_end - .Ltop_begin
+"#,
+    );
+    for i in 0..depth {
+        s.push_str(&format!(
+            "    .uleb128 3\n    .asciz \"f{i}\"\n    .quad .Ltop_begin\n    .quad .Ltop_end - .Ltop_begin\n"
+        ));
+    }
+    for _ in 0..depth + 2 {
+        s.push_str("    .byte 0\n");
+    }
+    s.push_str(".Linfo_end:\n");
+    let src = dir.join(format!("deep{depth}.s"));
+    std::fs::write(&src, s).unwrap();
+    let bin = dir.join(format!("deep{depth}"));
+    run_ok(Command::new("gcc").arg("-o").arg(&bin).arg(&src));
+    bin
+}
+
+/// DWARF nesting 10,000 inlined subroutines (addr2line parsed them by recursion: a thread's
+/// stack overflowed): every command ends, names `top`, keeps the first 1,024 levels and
+/// warns once naming the file; 100 levels are read as they are, inline frames included.
+#[test]
+fn deeply_nested_inline_frames_are_cut_with_a_warning() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for depth in [100, 10_000] {
+        let bin = deep_inlines(dir.path(), depth);
+        let data = dir.path().join(format!("deep{depth}.data"));
+        run_ok(
+            sear()
+                .env("HOME", home.path())
+                .args([
+                    "record",
+                    "-q",
+                    "-N",
+                    "--call-graph",
+                    "dwarf",
+                    "-F",
+                    "500",
+                    "-o",
+                ])
+                .arg(&data)
+                .arg(&bin),
+        );
+        for args in [
+            &["report", "--stdio", "--children"][..],
+            &["report", "--stdio", "--sort", "sym,srcline"],
+            &["script"],
+            &["collapse"],
+            &["annotate", "--stdio", "top"],
+        ] {
+            let out = Command::new("timeout")
+                .args(["-s", "KILL", "60"])
+                .arg(env!("CARGO_BIN_EXE_sear"))
+                .env("PERF_CONFIG", "/dev/null")
+                .env("HOME", home.path())
+                .args(args)
+                .arg("-i")
+                .arg(&data)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{depth} {args:?}: {err}");
+            let text = stdout_of(&out);
+            let warned = err
+                .lines()
+                .filter(|l| l.contains(&bin.display().to_string()) && l.contains("nests"))
+                .count();
+            if depth == 100 {
+                assert_eq!(warned, 0, "{args:?}: {err}");
+                if args[0] == "collapse" {
+                    assert!(
+                        text.contains("top;f0;f1;f2") && text.contains("f98;f99"),
+                        "inline frames read: {text}"
+                    );
+                }
+            } else {
+                assert_eq!(warned, 1, "{args:?}: {err}");
+                assert!(text.contains("top"), "{args:?}: {text}");
+                if args[0] == "collapse" {
+                    assert!(
+                        text.contains("top;f0;f1;f2")
+                            && text.contains(";f1023 ")
+                            && !text.contains(";f1024"),
+                        "the first 1,024 levels kept: {}",
+                        &text[..text.len().min(2000)]
+                    );
+                }
+            }
+        }
+    }
+}

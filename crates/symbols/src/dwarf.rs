@@ -110,6 +110,10 @@ pub enum FrameDetail {
 /// The DWARF of one debug file, parsed lazily unit by unit as addresses ask for it.
 pub struct DwarfInfo {
     ctx: addr2line::Context<Reader>,
+    /// The debug file, named in warnings.
+    path: std::path::PathBuf,
+    /// Shared with every context on the same sections ([`DwarfSections`]).
+    too_deep_warned: Arc<std::sync::atomic::AtomicBool>,
     /// Per unit (by offset): where binutils names files otherwise than the line table.
     file_names: std::cell::RefCell<HashMap<usize, BinutilsFiles>>,
 }
@@ -327,6 +331,9 @@ impl SectionSet {
 pub struct DwarfSections {
     main: SectionSet,
     sup: Option<SectionSet>,
+    /// Set once a context on these sections has warned that a function nests inlined
+    /// subroutines too deeply (every context of the file shares it: one warning a file).
+    too_deep_warned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for DwarfSections {
@@ -361,7 +368,11 @@ impl DwarfSections {
                 Err(e) => log::warn!("{e}"),
             }
         }
-        Ok(DwarfSections { main, sup })
+        Ok(DwarfSections {
+            main,
+            sup,
+            too_deep_warned: Default::default(),
+        })
     }
 }
 
@@ -463,6 +474,8 @@ impl DwarfInfo {
         })?;
         Ok(DwarfInfo {
             ctx,
+            path: path.to_path_buf(),
+            too_deep_warned: sections.too_deep_warned.clone(),
             file_names: Default::default(),
         })
     }
@@ -534,6 +547,7 @@ impl DwarfInfo {
                 inlined: true,
             });
         }
+        self.warn_if_too_deep();
         match out.last_mut() {
             Some(outer) => outer.inlined = false,
             None => return Err(Reason::NoLineInfo),
@@ -542,6 +556,22 @@ impl DwarfInfo {
             self.binutils_file_names(addr, &mut out);
         }
         Ok(out)
+    }
+
+    /// Crafted DWARF can nest inlined subroutines deeper than any compiler does (its parse
+    /// recursed per level and overflowed the stack): sear's addr2line reads the first
+    /// [`addr2line::MAX_INLINED_DEPTH`] levels of a function and flags the rest; say so
+    /// once for the file.
+    fn warn_if_too_deep(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.ctx.inlined_too_deep() && !self.too_deep_warned.swap(true, Relaxed) {
+            log::warn!(
+                "{}: its DWARF nests inlined functions more than {} deep; the deeper \
+                 inline frames are left out",
+                self.path.display(),
+                addr2line::MAX_INLINED_DEPTH
+            );
+        }
     }
 
     /// addr2line leaves out directory entry 0 (DWARF 5: the compilation directory), while
