@@ -113,9 +113,16 @@ pub struct DwarfInfo {
     /// The debug file, named in warnings.
     path: std::path::PathBuf,
     /// Shared with every context on the same sections ([`DwarfSections`]).
-    too_deep_warned: Arc<std::sync::atomic::AtomicBool>,
+    warned: Arc<Warned>,
     /// Per unit (by offset): where binutils names files otherwise than the line table.
     file_names: std::cell::RefCell<HashMap<usize, BinutilsFiles>>,
+}
+
+/// The warnings a debug file has had, each given once.
+#[derive(Debug, Default)]
+struct Warned {
+    too_deep: std::sync::atomic::AtomicBool,
+    unreadable: std::sync::atomic::AtomicBool,
 }
 
 /// How binutils (2.40, perf's addr2line) names a unit's files where it differs from
@@ -331,9 +338,8 @@ impl SectionSet {
 pub struct DwarfSections {
     main: SectionSet,
     sup: Option<SectionSet>,
-    /// Set once a context on these sections has warned that a function nests inlined
-    /// subroutines too deeply (every context of the file shares it: one warning a file).
-    too_deep_warned: Arc<std::sync::atomic::AtomicBool>,
+    /// What the contexts on these sections have warned about (shared: one warning a file).
+    warned: Arc<Warned>,
 }
 
 impl std::fmt::Debug for DwarfSections {
@@ -371,7 +377,7 @@ impl DwarfSections {
         Ok(DwarfSections {
             main,
             sup,
-            too_deep_warned: Default::default(),
+            warned: Default::default(),
         })
     }
 }
@@ -475,7 +481,7 @@ impl DwarfInfo {
         Ok(DwarfInfo {
             ctx,
             path: path.to_path_buf(),
-            too_deep_warned: sections.too_deep_warned.clone(),
+            warned: sections.warned.clone(),
             file_names: Default::default(),
         })
     }
@@ -521,9 +527,9 @@ impl DwarfInfo {
             .ctx
             .find_frames(addr.0)
             .skip_all_loads()
-            .map_err(|_| Reason::BadDebugInfo)?;
+            .map_err(|e| self.unreadable(addr, e))?;
         let mut out = Vec::new();
-        while let Some(f) = iter.next().map_err(|_| Reason::BadDebugInfo)? {
+        while let Some(f) = iter.next().map_err(|e| self.unreadable(addr, e))? {
             let raw_function = f
                 .function
                 .as_ref()
@@ -564,7 +570,7 @@ impl DwarfInfo {
     /// once for the file.
     fn warn_if_too_deep(&self) {
         use std::sync::atomic::Ordering::Relaxed;
-        if self.ctx.inlined_too_deep() && !self.too_deep_warned.swap(true, Relaxed) {
+        if self.ctx.inlined_too_deep() && !self.warned.too_deep.swap(true, Relaxed) {
             log::warn!(
                 "{}: its DWARF nests inlined functions more than {} deep; the deeper \
                  inline frames are left out",
@@ -572,6 +578,22 @@ impl DwarfInfo {
                 addr2line::MAX_INLINED_DEPTH
             );
         }
+    }
+
+    /// A unit whose functions or line table cannot be read where `addr` asks (an address
+    /// that overflows, a reference out of its section): its addresses are named from the
+    /// symbol table; say so once for the file.
+    fn unreadable(&self, addr: Svma, e: gimli::Error) -> Reason {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.warned.unreadable.swap(true, Relaxed) {
+            log::warn!(
+                "{}: DWARF unreadable for {:#x} ({e}); frames there are named from the symbol \
+                 table, without inline frames or source lines",
+                self.path.display(),
+                addr.0
+            );
+        }
+        Reason::BadDebugInfo
     }
 
     /// addr2line leaves out directory entry 0 (DWARF 5: the compilation directory), while
