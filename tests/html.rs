@@ -778,6 +778,107 @@ fn missing_sources_are_named() {
     );
 }
 
+/// A program whose samples land in thousands of distinct call paths: `pick` recurses 10
+/// levels through one of four functions chosen at random, the leaf spinning a little.
+const MANY_PATHS: &str = r#"#include <stdlib.h>
+volatile unsigned long sink;
+static unsigned long rng = 88172645463325252UL;
+static unsigned long next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+__attribute__((noinline)) void f0(int d); __attribute__((noinline)) void f1(int d);
+__attribute__((noinline)) void f2(int d); __attribute__((noinline)) void f3(int d);
+__attribute__((noinline)) void pick(int d) {
+    if (d == 0) { for (int i = 0; i < 20000; i++) sink += i; return; }
+    switch (next() & 3) { case 0: f0(d - 1); break; case 1: f1(d - 1); break;
+                          case 2: f2(d - 1); break; default: f3(d - 1); }
+}
+void f0(int d) { pick(d); sink++; }
+void f1(int d) { pick(d); sink++; }
+void f2(int d) { pick(d); sink++; }
+void f3(int d) { pick(d); sink++; }
+int main(void) { for (long k = 0; k < 60000; k++) pick(10); return 0; }
+"#;
+
+/// `--max-nodes` bounds the page: past the budget the narrowest call paths merge into their
+/// callers, the page and stderr say so, and every sum the table shows is unchanged (the
+/// samples per self function equal the unpruned page's).
+#[test]
+fn a_node_budget_bounds_the_page_and_keeps_the_sums() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_c(
+        dir.path(),
+        "paths",
+        MANY_PATHS,
+        &["-O1", "-fno-omit-frame-pointer", "-fno-inline"],
+    );
+    let data = dir.path().join("paths.data");
+    run_ok(
+        sear()
+            .args(["record", "-q", "-g", "-F", "4000", "-o"])
+            .arg(&data)
+            .arg(&bin),
+    );
+    let page = |max: &str| -> (Value, String, u64) {
+        let out = dir.path().join(format!("p{max}.html"));
+        let o = run_ok(
+            sear()
+                .args(["html", "--max-nodes", max, "-i"])
+                .arg(&data)
+                .arg("-o")
+                .arg(&out),
+        );
+        let size = std::fs::metadata(&out).unwrap().len();
+        let html = std::fs::read_to_string(&out).unwrap();
+        (
+            page_data(&html),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            size,
+        )
+    };
+    let (all, err_all, size_all) = page("0");
+    let nodes_all = all["node_fn"].as_array().unwrap().len();
+    assert!(nodes_all > 3000, "many call paths: {nodes_all} nodes");
+    assert!(!err_all.contains("merged"), "{err_all}");
+    let (cut, err_cut, size_cut) = page("500");
+    let nodes_cut = cut["node_fn"].as_array().unwrap().len();
+    assert!(
+        nodes_cut <= 501,
+        "{nodes_cut} nodes (the budget and the pruned root)"
+    );
+    assert!(size_cut < size_all, "{size_cut} against {size_all} bytes");
+    let said = err_cut
+        .lines()
+        .filter(|l| l.contains("merged into their callers") && l.contains("paths.data"))
+        .count();
+    assert_eq!(said, 1, "{err_cut}");
+    assert!(
+        cut["detail"]
+            .as_str()
+            .unwrap()
+            .contains("merged into their callers"),
+        "the page says so: {}",
+        cut["detail"]
+    );
+    // Samples per (self function name), summed from the weights: unchanged.
+    let per_self = |d: &Value| -> std::collections::BTreeMap<String, u64> {
+        let strings = d["strings"].as_array().unwrap();
+        let fn_name = d["fn_name"].as_array().unwrap();
+        let w = d["weights"].as_array().unwrap();
+        let mut out = std::collections::BTreeMap::new();
+        for row in w.chunks(7) {
+            let f = row[4].as_u64().unwrap() as usize;
+            let name = strings[fn_name[f].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap();
+            *out.entry(name.to_owned()).or_default() += row[5].as_u64().unwrap();
+        }
+        out
+    };
+    let (a, c) = (per_self(&all), per_self(&cut));
+    assert_eq!(a, c);
+    assert!(a.get("pick").copied().unwrap_or(0) > 0, "{a:?}");
+}
+
 /// Damaged input: a cut header is an error naming the file; a recording cut in its data
 /// is read up to the cut, with a warning, and still makes a page. Never a panic.
 #[test]

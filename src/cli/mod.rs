@@ -308,6 +308,16 @@ pub struct HtmlArgs {
     /// lines; 0: none).
     #[arg(long, value_name = "N", default_value_t = 20000)]
     pub source_lines: usize,
+    /// Keep at most N call-tree nodes in the page (0: all). Past that, the narrowest call
+    /// paths merge into their callers, as a flame graph leaves out frames too narrow to
+    /// draw: the symbol table and source lines stay exact, and the page says what it merged.
+    /// Bounds the page whatever the number of unique stacks.
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    pub max_nodes: usize,
+    /// Also merge call paths holding less than this percentage of every event's samples
+    /// (0: only the --max-nodes bound).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
+    pub min_percent: f64,
     #[command(flatten)]
     pub range: RangeArgs,
 }

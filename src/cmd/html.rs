@@ -28,16 +28,29 @@ pub fn run(a: HtmlArgs) -> Result<ExitCode> {
     }
     let mut summary = profile::summary::build(&profile);
     drop(profile);
+    let mut detail = String::new();
+    let max_nodes = if a.max_nodes == 0 {
+        usize::MAX
+    } else {
+        a.max_nodes
+    };
+    if let Some(p) = summary.prune(a.min_percent.max(0.0) / 100.0, max_nodes) {
+        detail = format!(
+            "{} call-tree nodes under {:.4}% of an event merged into their callers \
+             (kept {}; see --max-nodes, --min-percent)",
+            p.nodes,
+            p.min_share * 100.0,
+            p.kept
+        );
+        log::warn!("{}: {detail}", path.display());
+    }
     if a.source_lines > 0 {
         read_sources(&mut summary, a.source_lines);
     }
     let name = path
         .file_name()
         .map_or_else(|| "perf.data".into(), |n| n.to_string_lossy().into_owned());
-    let info = render::html::PageInfo {
-        name,
-        detail: String::new(),
-    };
+    let info = render::html::PageInfo { name, detail };
     let out = &a.output;
     super::write_output(Some(out), "the report", |w| {
         render::html::write_html(w, &summary, &info)

@@ -312,22 +312,7 @@ pub fn build(p: &ExportProfile) -> Summary {
             }
         }
     }
-    let mut w: Vec<_> = weights.into_iter().collect();
-    w.sort_unstable_by_key(|&(k, _)| k);
-    s.weights = w
-        .into_iter()
-        .map(
-            |((event, thread, slot, node, self_function), (samples, period))| Weight {
-                event,
-                thread,
-                slot,
-                node,
-                self_function,
-                samples,
-                period,
-            },
-        )
-        .collect();
+    s.weights = sorted_weights(weights);
     let mut l: Vec<_> = lines.into_iter().collect();
     l.sort_unstable_by_key(|&(k, _)| k);
     s.lines = l
@@ -354,7 +339,131 @@ pub fn build(p: &ExportProfile) -> Summary {
     s
 }
 
+/// What [`Summary::prune`] merged into callers.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Pruned {
+    /// Call-tree nodes removed.
+    pub nodes: usize,
+    /// Nodes kept.
+    pub kept: usize,
+    /// The share of each event's period a node needed to be kept.
+    pub min_share: f64,
+}
+
+/// The function of the root that takes pruned outermost frames.
+pub const PRUNED_ROOT: &str = "[narrow call paths]";
+
 impl Summary {
+    /// Bounds the call tree for a page: a node is kept when, for some event, the samples
+    /// through it hold at least `min_share` of that event's period, and at most about
+    /// `max_nodes` nodes are kept (the threshold rises until they fit). Samples that ended
+    /// in a pruned node move to its nearest kept caller (their own symbol, the symbol table
+    /// and the source lines unchanged), as a flame graph leaves out frames narrower than it
+    /// can draw; pruned outermost frames go to one root, [`PRUNED_ROOT`]. Sizes then grow
+    /// with what can be shown, whatever the number of unique stacks. None when nothing was
+    /// pruned.
+    pub fn prune(&mut self, min_share: f64, max_nodes: usize) -> Option<Pruned> {
+        let n = self.nodes.len();
+        if n == 0 {
+            return None;
+        }
+        // Per node, its largest share of an event's period through it.
+        let mut share = vec![0f64; n];
+        let mut through = vec![0u64; n];
+        for e in 0..self.events.len() as u32 {
+            through.iter_mut().for_each(|t| *t = 0);
+            for w in self.weights.iter().filter(|w| w.event == e) {
+                if let Some(t) = through.get_mut(w.node as usize) {
+                    *t = t.saturating_add(w.period);
+                }
+            }
+            // Parents have smaller ids: sum children into them, last first.
+            for i in (0..n).rev() {
+                if let Some(p) = self.nodes[i].parent {
+                    let v = through[i];
+                    if let Some(t) = through.get_mut(p as usize) {
+                        *t = t.saturating_add(v);
+                    }
+                }
+            }
+            let total: u64 = (0..n)
+                .filter(|&i| self.nodes[i].parent.is_none())
+                .map(|i| through[i])
+                .fold(0, u64::saturating_add);
+            if total == 0 {
+                continue;
+            }
+            for (s, &t) in share.iter_mut().zip(&through) {
+                *s = s.max(t as f64 / total as f64);
+            }
+        }
+        let mut threshold = min_share;
+        if n > max_nodes && max_nodes > 0 {
+            let mut sorted = share.clone();
+            // Strictly above the (max_nodes + 1)-th largest share: at most max_nodes kept
+            // (ties give fewer), and a caller's share is never below its callee's, so the
+            // kept nodes form a tree.
+            let (_, nth, _) = sorted.select_nth_unstable_by(max_nodes, |a, b| b.total_cmp(a));
+            threshold = threshold.max(next_up(*nth));
+        }
+        let keep: Vec<bool> = share.iter().map(|&s| s >= threshold).collect();
+        let kept = keep.iter().filter(|&&k| k).count();
+        if kept == n {
+            return None;
+        }
+        // New ids in the old order (a parent still comes before its children); a pruned
+        // node maps to its nearest kept caller, or to the pruned root.
+        let mut map = vec![0u32; n];
+        let mut nodes = Vec::with_capacity(kept + 1);
+        let mut pruned_root = None;
+        for i in 0..n {
+            let parent = self.nodes[i].parent;
+            map[i] = if keep[i] {
+                nodes.push(Node {
+                    parent: parent.map(|p| map[p as usize]),
+                    function: self.nodes[i].function,
+                });
+                nodes.len() as u32 - 1
+            } else if let Some(p) = parent {
+                map[p as usize]
+            } else {
+                *pruned_root.get_or_insert_with(|| {
+                    let f = self.functions.len() as u32;
+                    self.functions.push(Function {
+                        name: PRUNED_ROOT.to_owned(),
+                        dso: String::new(),
+                        kernel: false,
+                    });
+                    nodes.push(Node {
+                        parent: None,
+                        function: f,
+                    });
+                    nodes.len() as u32 - 1
+                })
+            };
+        }
+        self.nodes = nodes;
+        let mut weights: HashMap<WeightKey, (u64, u64)> = HashMap::default();
+        for w in &self.weights {
+            let key = (
+                w.event,
+                w.thread,
+                w.slot,
+                map[w.node as usize],
+                w.self_function,
+            );
+            let e = weights.entry(key).or_default();
+            e.0 = e.0.saturating_add(w.samples);
+            e.1 = e.1.saturating_add(w.period);
+        }
+        self.weights = sorted_weights(weights);
+        Some(Pruned {
+            nodes: n - kept,
+            kept,
+            min_share: threshold,
+        })
+    }
+
     /// The source line ranges (1-based, inclusive) worth embedding: the
     /// hottest lines first, each with `context` lines around it, until
     /// `budget` lines are taken. Per file, sorted and merged.
@@ -399,6 +508,33 @@ impl Summary {
     }
 }
 
+/// Summed weights as a list in key order.
+fn sorted_weights(weights: HashMap<WeightKey, (u64, u64)>) -> Vec<Weight> {
+    let mut w: Vec<_> = weights.into_iter().collect();
+    w.sort_unstable_by_key(|&(k, _)| k);
+    w.into_iter()
+        .map(
+            |((event, thread, slot, node, self_function), (samples, period))| Weight {
+                event,
+                thread,
+                slot,
+                node,
+                self_function,
+                samples,
+                period,
+            },
+        )
+        .collect()
+}
+
+/// The smallest f64 above `x` (for `x` ≥ 0).
+fn next_up(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    f64::from_bits(if x == 0.0 { 1 } else { x.to_bits() + 1 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +577,81 @@ mod tests {
                 .collect(),
             ..Default::default()
         }
+    }
+
+    /// The weights' totals: samples, period, and period per self function name.
+    fn totals(s: &Summary) -> (u64, u64, Vec<(String, u64)>) {
+        let mut by_self: HashMap<String, u64> = HashMap::default();
+        for w in &s.weights {
+            *by_self
+                .entry(s.functions[w.self_function as usize].name.clone())
+                .or_default() += w.period;
+        }
+        let mut by_self: Vec<_> = by_self.into_iter().collect();
+        by_self.sort();
+        (
+            s.weights.iter().map(|w| w.samples).sum(),
+            s.weights.iter().map(|w| w.period).sum(),
+            by_self,
+        )
+    }
+
+    #[test]
+    fn pruning_merges_narrow_nodes_into_callers_and_keeps_the_sums() {
+        // main>a 2, main>b 1, main>a>b 2, and b alone once: shares main 5/6, main>a 4/6,
+        // main>a>b 2/6, main>b 1/6, b 1/6.
+        let mut p = profile();
+        p.stacks.push(vec![2]);
+        p.samples.push(Sample {
+            time: 0,
+            period: 10,
+            event: 0,
+            thread: 0,
+            stack: 3,
+        });
+        let whole = build(&p);
+        assert_eq!(whole.nodes.len(), 5);
+        assert_eq!(whole.clone().prune(0.1, 0), None, "nothing under 10%");
+
+        let mut s = whole.clone();
+        let pruned = s.prune(0.2, 0).expect("two nodes under 20%");
+        assert_eq!((pruned.nodes, pruned.kept), (2, 3));
+        assert_eq!(
+            totals(&s),
+            totals(&whole),
+            "sums and self symbols unchanged"
+        );
+        // main>b's sample now ends at main; b alone at the pruned root.
+        let name = |n: &Node| s.functions[n.function as usize].name.as_str();
+        let roots: Vec<&str> = s
+            .nodes
+            .iter()
+            .filter(|n| n.parent.is_none())
+            .map(name)
+            .collect();
+        assert_eq!(roots, ["main", PRUNED_ROOT]);
+        assert!(s
+            .nodes
+            .iter()
+            .all(|n| n.parent.is_none_or(|p| (p as usize) < s.nodes.len())));
+        let at = |f: &str| -> u64 {
+            s.weights
+                .iter()
+                .filter(|w| name(&s.nodes[w.node as usize]) == f)
+                .map(|w| w.samples)
+                .sum()
+        };
+        assert_eq!(
+            (at("main"), at("a"), at("b"), at(PRUNED_ROOT)),
+            (1, 2, 2, 1)
+        );
+
+        // A node budget: the two widest nodes only.
+        let mut s = whole.clone();
+        let pruned = s.prune(0.0, 2).expect("over budget");
+        assert_eq!(pruned.kept, 2);
+        assert_eq!(s.nodes.len(), 3, "main, main>a and the pruned root");
+        assert_eq!(totals(&s), totals(&whole));
     }
 
     #[test]
