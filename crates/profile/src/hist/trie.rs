@@ -278,6 +278,9 @@ impl Report {
     ) -> crate::callchain::CallTree {
         use crate::callchain::CallTree;
         let t = &self.trie;
+        if !t.children && !t.caller_order {
+            return self.entry_call_tree_callee(e, prune);
+        }
         if !t.children || !t.caller_order {
             return self.entry_call_tree_whole(e);
         }
@@ -424,6 +427,113 @@ impl Report {
                 let mut below = group(&mut pairs);
                 // perf's radix tree: a run without branches or chain ends
                 // is one node.
+                if h == (0, 0) && below.len() == 1 {
+                    if let Some(next) = below.pop() {
+                        frames.push(next.frame);
+                        cur = next;
+                        continue;
+                    }
+                }
+                let id = tree.push_child(parent, frames, h, rest);
+                for b in below {
+                    work.push((id, rest.0, b));
+                }
+                break;
+            }
+        }
+        tree
+    }
+
+    /// [`Self::entry_call_tree`] without `--children`, in callee order (perf's default
+    /// then): the entry's own chains, leaf first, read up the trie and merged level by
+    /// level; a node `prune` drops gets its weights but no subtree, so the cost grows with
+    /// the printed graph and the chains' first levels, not with every frame of every chain
+    /// (as [`Self::entry_call_tree_whole`]'s would: the same tree where it prints).
+    fn entry_call_tree_callee(
+        &self,
+        e: &HistEntry,
+        prune: crate::callchain::Prune,
+    ) -> crate::callchain::CallTree {
+        use crate::callchain::CallTree;
+        let t = &self.trie;
+        let canon = |f: u32| self.frame_canon.get(f as usize).copied().unwrap_or(f);
+        // A chain at one of its frames: the trie node, and the chain's weight.
+        type Cursor = (u32, (u64, u64));
+        // The node of the chain's next frame (its caller's), if any: a node whose parent
+        // is a root holds the outermost frame.
+        let up = |n: u32| -> Option<u32> {
+            let p = t.parent[n as usize];
+            (p != NONE && t.parent[p as usize] != NONE).then_some(p)
+        };
+        struct Group {
+            frame: u32,
+            curs: Vec<Cursor>,
+            cum: (u64, u64),
+        }
+        let group = |pairs: &mut Vec<(u32, Cursor)>| -> Vec<Group> {
+            pairs.sort_unstable_by_key(|&(f, (n, _))| (f, n));
+            let mut out: Vec<Group> = Vec::new();
+            for &(f, c) in pairs.iter() {
+                let w = c.1;
+                match out.last_mut() {
+                    Some(g) if g.frame == f => {
+                        g.curs.push(c);
+                        g.cum = (g.cum.0.saturating_add(w.0), g.cum.1.saturating_add(w.1));
+                    }
+                    _ => out.push(Group {
+                        frame: f,
+                        curs: vec![c],
+                        cum: w,
+                    }),
+                }
+            }
+            pairs.clear();
+            out
+        };
+        let mut pairs: Vec<(u32, Cursor)> = e
+            .ends
+            .iter()
+            .filter_map(|&i| t.terms.get(i as usize))
+            // Weightless chains add nothing, and empty ones (a root's) nothing either.
+            .filter(|term| (term.period, term.samples) != (0, 0))
+            .filter(|term| t.parent[term.node as usize] != NONE)
+            .map(|term| {
+                (
+                    canon(t.frame[term.node as usize]),
+                    (term.node, (term.period, term.samples)),
+                )
+            })
+            .collect();
+        let top = group(&mut pairs);
+        let mut tree = CallTree::new();
+        let total = top.iter().fold((0u64, 0u64), |a, g| {
+            (a.0.saturating_add(g.cum.0), a.1.saturating_add(g.cum.1))
+        });
+        tree.set_root_children(total.0, total.1);
+        let mut work: Vec<(crate::callchain::NodeId, u64, Group)> = top
+            .into_iter()
+            .map(|g| (CallTree::ROOT, total.0, g))
+            .collect();
+        while let Some((parent, parent_children, g)) = work.pop() {
+            let expand = prune.keeps(g.cum.0, parent_children);
+            let mut frames = vec![g.frame];
+            let mut cur = g;
+            loop {
+                let mut h = (0u64, 0u64);
+                for &(n, w) in &cur.curs {
+                    match up(n) {
+                        Some(p) if expand => pairs.push((canon(t.frame[p as usize]), (p, w))),
+                        Some(_) => {}
+                        None => h = (h.0.saturating_add(w.0), h.1.saturating_add(w.1)),
+                    }
+                }
+                let rest = (cur.cum.0.wrapping_sub(h.0), cur.cum.1.wrapping_sub(h.1));
+                if !expand {
+                    tree.push_child(parent, frames, h, rest);
+                    break;
+                }
+                let mut below = group(&mut pairs);
+                // perf's radix tree: a run without branches or chain ends is one node.
                 if h == (0, 0) && below.len() == 1 {
                     if let Some(next) = below.pop() {
                         frames.push(next.frame);
