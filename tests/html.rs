@@ -837,7 +837,8 @@ fn a_node_budget_bounds_the_page_and_keeps_the_sums() {
     };
     let (all, err_all, size_all) = page("0");
     let nodes_all = all["node_fn"].as_array().unwrap().len();
-    assert!(nodes_all > 3000, "many call paths: {nodes_all} nodes");
+    // (A few hundred samples of random 10-level paths already make thousands of nodes.)
+    assert!(nodes_all > 1000, "many call paths: {nodes_all} nodes");
     assert!(!err_all.contains("merged"), "{err_all}");
     let (cut, err_cut, size_cut) = page("500");
     let nodes_cut = cut["node_fn"].as_array().unwrap().len();

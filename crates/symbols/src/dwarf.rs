@@ -352,6 +352,19 @@ impl std::fmt::Debug for DwarfSections {
 }
 
 impl DwarfSections {
+    /// The DWARF sections of the ELF file `bytes`, held in memory (`path` names it in
+    /// warnings; no supplementary file is looked for): for tests and the fuzz targets.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<DwarfSections, Reason> {
+        let map = Arc::new(Backing::Owned(bytes.into_boxed_slice()));
+        let obj = object::File::parse(&**map).map_err(|_| Reason::NotElf)?;
+        let main = read_sections(&obj, &map, path);
+        Ok(DwarfSections {
+            main,
+            sup: None,
+            warned: Default::default(),
+        })
+    }
+
     /// Reads the DWARF sections of the debug file at `path` (and of the supplementary
     /// file its `.gnu_debugaltlink` names, where that can be read).
     pub fn read(path: &Path) -> Result<DwarfSections, Reason> {

@@ -334,6 +334,24 @@ impl Binaries {
         parse(path, Arc::new(Image::Mapped(map)))
     }
 
+    /// Registers the ELF file `bytes` (held in memory, not read from disk) as the binary of
+    /// `path`, as if `path` held it: for tests and the fuzz targets. Does nothing if `path`
+    /// is loaded already.
+    pub fn add_elf_bytes(&mut self, path: &Path, bytes: Vec<u8>) -> Result<(), Error> {
+        if self.by_path.contains_key(path) {
+            return Ok(());
+        }
+        let b = parse(path, Arc::new(Image::Owned(bytes)))?;
+        let span = b
+            .segments
+            .iter()
+            .map(|s| s.svma.saturating_add(s.filesz))
+            .max()
+            .unwrap_or(0);
+        self.place(path, b, span);
+        Ok(())
+    }
+
     /// Registers `image` as the binary of `path`: mappings whose path is
     /// `path` are unwound with its tables (a path that names no file, so
     /// nothing is opened). Does nothing if `path` is loaded already.

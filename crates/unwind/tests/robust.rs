@@ -280,3 +280,24 @@ fn applied_changes_equal_a_full_sync() {
         before = maps;
     }
 }
+
+/// A binary given as bytes (the fuzz targets' way in) serves mappings of its path without
+/// opening any file, and bytes that are no ELF file are an error, not a panic.
+#[test]
+fn binaries_given_as_bytes_are_used_without_opening_files() {
+    let exe = std::env::current_exe().unwrap();
+    let bytes = std::fs::read(&exe).unwrap();
+    let len = bytes.len() as u64;
+    let mut bins = Binaries::new();
+    let fake = Path::new("/nonexistent/in-memory");
+    bins.add_elf_bytes(fake, bytes).unwrap();
+    let mut u = Unwinder::new();
+    let base = 0x5555_0000_0000u64;
+    u.add_module(&mut bins, base, base + len.next_multiple_of(4096), 0, fake)
+        .unwrap();
+    assert_eq!(u.module_starts(), vec![base]);
+    assert_eq!(bins.files_opened(), 0);
+    assert!(bins
+        .add_elf_bytes(Path::new("/nonexistent/garbage"), vec![7u8; 100])
+        .is_err());
+}

@@ -195,8 +195,9 @@ impl<R: gimli::Reader> Functions<R> {
 
 /// sear: the deepest nesting of inlined subroutines read; deeper ones are skipped and
 /// [`Context::inlined_too_deep`] says so. Compilers stay far below it (a few dozen levels in
-/// heavy C++); each level costs a few hundred bytes of the parsing thread's stack.
-pub const MAX_INLINED_DEPTH: usize = 1024;
+/// heavy C++); each level costs the parsing thread a few hundred bytes of stack, a few
+/// kilobytes in a debug build.
+pub const MAX_INLINED_DEPTH: usize = 256;
 
 impl<R: gimli::Reader> Function<R> {
     fn parse(
