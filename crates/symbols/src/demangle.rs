@@ -54,22 +54,43 @@ pub fn demangle_short(name: &str) -> String {
 /// libiberty's answer, with (`c++filt`) or without (perf) parameters and
 /// qualifiers; None for a name it does not read.
 fn libiberty(name: &str, params: bool) -> Option<String> {
-    // Mangled names are ASCII; the wrapper would panic on a demangled name
-    // that is not UTF-8, which a length prefix cutting a multi-byte
-    // identifier could make. Only `_Z` names are C++ (libiberty would also
+    // Mangled names are ASCII (a length prefix cutting a multi-byte identifier
+    // would make a name that is not UTF-8). Only `_Z` names are C++ (libiberty would also
     // rewrite some plain names, which perf and c++filt leave alone here).
     if !name.is_ascii() || !name.starts_with("_Z") {
         return None;
     }
-    cplus_demangle::demangle_with_options(
-        name,
-        cplus_demangle::Options {
-            show_params: params,
-            show_ansi: params,
-        },
-    )
-    .ok()
+    let name = std::ffi::CString::new(name).ok()?;
+    let options = if params { DMGL_PARAMS | DMGL_ANSI } else { 0 };
+    // SAFETY: `name` is NUL-terminated and lives across the call; libiberty returns a
+    // string it allocated with malloc, or NULL.
+    let out = unsafe { cplus_demangle(name.as_ptr(), options) };
+    if out.is_null() {
+        return None;
+    }
+    // SAFETY: `out` is a NUL-terminated string libiberty owns until we free it, once, here.
+    let text = unsafe { std::ffi::CStr::from_ptr(out) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { libc::free(out.cast()) };
+    Some(text)
 }
+
+// libiberty's demangler, linked as perf links it (`demangle.h`). Called directly rather than
+// through a wrapper crate: the one used before never freed the strings it returned (the
+// fuzz target's leak checker found it).
+// (No `kind = "static"`: the linker finds Debian's libiberty.a in its own search path.)
+#[link(name = "iberty")]
+extern "C" {
+    fn cplus_demangle(
+        mangled: *const std::ffi::c_char,
+        options: std::ffi::c_int,
+    ) -> *mut std::ffi::c_char;
+}
+
+/// `demangle.h`: print the parameters, and `const` and the like.
+const DMGL_PARAMS: std::ffi::c_int = 1 << 0;
+const DMGL_ANSI: std::ffi::c_int = 1 << 1;
 
 /// libiberty prints the standard substitutions `Ss`, `Si`, `So` and `Sd`
 /// as `std::string`, `std::istream`, ... unless asked for c++filt's verbose
