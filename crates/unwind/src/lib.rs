@@ -368,7 +368,15 @@ impl Binaries {
             range,
         };
         let end = |svma: u64, len: usize| svma.saturating_add(len as u64);
-        let hdr_len = map.len() - eh_len;
+        let mut hdr_len = map.len() - eh_len;
+        let eh_range = image.eh_frame_svma..end(image.eh_frame_svma, eh_len);
+        if hdr_len > 0 && !eh_frame_hdr_sane(&map[eh_len..], image.eh_frame_hdr_svma, &eh_range) {
+            log::warn!(
+                "{}: its .eh_frame_hdr table points outside .eh_frame; unwinding without it",
+                path.display()
+            );
+            hdr_len = 0;
+        }
         let sections = ExplicitModuleSectionInfo {
             base_svma: 0,
             text_svma: Some(image.text.clone()),
@@ -460,6 +468,19 @@ fn parse(path: &Path, map: Arc<Image>) -> Result<Binary, Error> {
     let (text_svma, text) = section(".text").unzip();
     let (eh_frame_svma, eh_frame) = section(".eh_frame").unzip();
     let (eh_frame_hdr_svma, eh_frame_hdr) = section(".eh_frame_hdr").unzip();
+    // A table that points outside `.eh_frame` is not used (frames there are walked by frame
+    // pointer or `.debug_frame`): the lookup would compute a wild offset from it.
+    let (eh_frame_hdr_svma, eh_frame_hdr) =
+        match (&eh_frame_hdr_svma, &eh_frame_hdr, &eh_frame_svma) {
+            (Some(hs), Some(Some(h)), Some(es)) if !eh_frame_hdr_sane(h, hs.start, es) => {
+                log::warn!(
+                    "{}: its .eh_frame_hdr table points outside .eh_frame; unwinding without it",
+                    path.display()
+                );
+                (None, None)
+            }
+            _ => (eh_frame_hdr_svma, eh_frame_hdr),
+        };
     let got_svma = section(".got").map(|(r, _)| r);
     let debug_frame = section(".debug_frame").and_then(|(_, b)| b);
     if eh_frame.is_none() && debug_frame.is_none() {
@@ -498,6 +519,38 @@ fn parse(path: &Path, map: Arc<Image>) -> Result<Binary, Error> {
         hard,
         canonical: 0,
     })
+}
+
+/// Whether a `.eh_frame_hdr` (its bytes, at `hdr_svma`) can be trusted for `.eh_frame` at
+/// `eh`: its `.eh_frame` pointer is that section's address and every FDE its search table
+/// names lies inside the section. gimli computes an FDE's offset as the table's pointer minus
+/// the header's `.eh_frame` pointer, which a crafted table makes underflow (a panic in a debug
+/// build, a wild offset otherwise). Linear in the table, once per binary.
+fn eh_frame_hdr_sane(hdr: &[u8], hdr_svma: u64, eh: &Range<u64>) -> bool {
+    use gimli::{BaseAddresses, EhFrameHdr, LittleEndian};
+    let bases = BaseAddresses::default()
+        .set_eh_frame_hdr(hdr_svma)
+        .set_eh_frame(eh.start);
+    let Ok(parsed) = EhFrameHdr::new(hdr, LittleEndian).parse(&bases, 8) else {
+        return false;
+    };
+    if parsed.eh_frame_ptr().direct().ok() != Some(eh.start) {
+        return false;
+    }
+    let Some(table) = parsed.table() else {
+        return true;
+    };
+    let mut entries = table.iter(&bases);
+    loop {
+        match entries.next() {
+            Ok(Some((_, fde))) => match fde.direct() {
+                Ok(p) if eh.contains(&p) => {}
+                _ => return false,
+            },
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
 }
 
 /// The process address of the binary's address 0, for a mapping at `start`

@@ -301,3 +301,52 @@ fn binaries_given_as_bytes_are_used_without_opening_files() {
         .add_elf_bytes(Path::new("/nonexistent/garbage"), vec![7u8; 100])
         .is_err());
 }
+
+/// Inputs the `cfi_unwind` fuzz target found (tests/regressions/README.md), unwound as the
+/// target unwinds them: the binary from memory, random registers and stacks whose words
+/// point into the stack and the code. Each must give a stack, never a panic.
+#[test]
+fn fuzz_regressions() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_some_and(|e| e == "md") {
+            continue;
+        }
+        seen += 1;
+        let data = std::fs::read(&file).unwrap();
+        let path = Path::new("fuzz.elf");
+        let mut bins = Binaries::new();
+        if bins.add_elf_bytes(path, data.clone()).is_err() {
+            continue;
+        }
+        let base = 0x5555_0000_0000u64;
+        let len = (data.len() as u64).next_multiple_of(4096);
+        let mut u = Unwinder::new();
+        u.add_module(&mut bins, base, base + len, 0, path).unwrap();
+        let mut next = xorshift(data.len() as u64 | 1);
+        let sp = 0x7ffc_0000_0000u64;
+        for _ in 0..64 {
+            let mut stack = vec![0u8; 2048];
+            for w in stack.chunks_exact_mut(8) {
+                let r = next();
+                let v = match r % 4 {
+                    0 => sp + (r >> 8) % 2048,
+                    1 => base + (r >> 8) % len,
+                    2 => r >> 8,
+                    _ => 0,
+                };
+                w.copy_from_slice(&v.to_le_bytes());
+            }
+            let regs = UserRegs::new(base + next() % len, sp + next() % 64, sp + next() % 2048);
+            let frames = u.unwind(&mut bins, &regs, &stack, sp, 127);
+            assert!(
+                !frames.is_empty() && frames.len() <= 127,
+                "{}",
+                file.display()
+            );
+        }
+    }
+    assert!(seen > 0, "no inputs in {}", dir.display());
+}
