@@ -21,7 +21,12 @@ fuzz_target!(|data: &[u8]| {
         show_addrs: flags & 16 != 0,
         inline: false,
         event_filter: (flags & 32 != 0).then(|| "cycles".to_string()),
-        weight: if flags & 64 != 0 { Weight::Samples } else { Weight::Period },
+        weight: if flags & 64 != 0 {
+            Weight::Samples
+        } else {
+            Weight::Period
+        },
+        wall_clock: false,
     };
     let mut c = Collapser::new(opts);
     let _ = c.read(data);

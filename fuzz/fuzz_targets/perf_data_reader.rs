@@ -9,7 +9,7 @@
 use std::io::{self, Read};
 
 use libfuzzer_sys::fuzz_target;
-use perf_data::{stats::Stats, Order, Reader, Record, RecordReader, PERF_RECORD_SAMPLE};
+use perf_data::{stats::Stats, Order, OrderedReader, Record, RecordReader, PERF_RECORD_SAMPLE};
 
 /// A reader that hands out at most `chunk` bytes per call, like a pipe.
 struct Chunked {
@@ -85,7 +85,7 @@ fn touch_meta(meta: &perf_data::Meta) {
 }
 
 fn walk_time_order(rr: RecordReader) {
-    let mut r = Reader::new(rr, Order::Time);
+    let mut r = OrderedReader::new(rr, Order::Time);
     // A tiny queue limit exercises the early half-flush path too.
     r.set_queue_limit(0);
     while let Ok(Some(rec)) = r.next_record() {
