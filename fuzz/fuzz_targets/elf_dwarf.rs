@@ -28,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
         }
         for seg in elf.load_segments().iter().take(8) {
             let _ = elf.file_offset_to_svma(symbols::FileOffset(seg.file_offset));
-            let _ = elf.avma_to_svma(0x5555_0000_0000 + seg.file_offset, 0x5555_0000_0000, 0);
+            let _ = elf.avma_to_svma(
+                0x5555_0000_0000u64.wrapping_add(seg.file_offset),
+                0x5555_0000_0000,
+                0,
+            );
         }
         let mut next = sear_fuzz::stream(data);
         for _ in 0..8 {

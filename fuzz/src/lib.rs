@@ -25,7 +25,10 @@ pub fn section_ranges(elf: &[u8]) -> Vec<(usize, usize)> {
         })
         .filter_map(|s| {
             let (off, len) = s.file_range()?;
-            let (a, b) = (usize::try_from(off).ok()?, usize::try_from(off + len).ok()?);
+            let (a, b) = (
+                usize::try_from(off).ok()?,
+                usize::try_from(off.checked_add(len)?).ok()?,
+            );
             (a < b && b <= elf.len()).then_some((a, b))
         })
         .collect()

@@ -405,8 +405,14 @@ impl ElfFile {
             .iter()
             .find(within(|l| l.file_size))
             .or_else(|| self.loads.iter().find(within(|l| l.mem_size)))
-            .map(|l| Svma(offset.0 - l.file_offset + l.svma))
             .ok_or(Reason::NotMapped)
+            // (A crafted segment's address can make the sum overflow.)
+            .and_then(|l| {
+                (offset.0 - l.file_offset)
+                    .checked_add(l.svma)
+                    .map(Svma)
+                    .ok_or(Reason::NotMapped)
+            })
     }
 
     /// The Svma of a process address in a mapping of this file that starts at `map_start`
