@@ -20,7 +20,11 @@ fn fuzz_regressions() {
         let mut addrs = Vec::new();
         if let Ok(elf) = ElfFile::from_bytes(&file, &data) {
             for s in elf.symbols() {
-                addrs.extend([s.start, s.start.wrapping_add(s.size / 2)]);
+                addrs.extend([
+                    s.start,
+                    s.start.wrapping_add(s.size / 2),
+                    s.start.wrapping_add(s.size),
+                ]);
                 let _ = elf.lookup(Svma(s.start));
             }
             for seg in elf.load_segments() {
