@@ -203,6 +203,18 @@ struct Binary {
     canonical: u64,
 }
 
+impl Binary {
+    /// Its canonical range's length: the binary's own addresses from 0 to the end of its
+    /// last segment.
+    fn file_span(&self) -> u64 {
+        self.segments
+            .iter()
+            .map(|s| s.svma.saturating_add(s.filesz))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// The binaries loaded so far, by path. Share one between the unwinders of
 /// all processes: each file is opened, mapped and parsed once per
 /// `Binaries`, however many processes map it and however often their
@@ -305,14 +317,7 @@ impl Binaries {
             .and_then(|file| Self::parse_file(path, &file));
         match parsed {
             Ok(b) => {
-                // Its canonical range: the binary's own addresses from 0 to
-                // the end of its last segment.
-                let span = b
-                    .segments
-                    .iter()
-                    .map(|s| s.svma.saturating_add(s.filesz))
-                    .max()
-                    .unwrap_or(0);
+                let span = b.file_span();
                 Ok(self.place(path, b, span))
             }
             Err(e) => {
@@ -342,12 +347,7 @@ impl Binaries {
             return Ok(());
         }
         let b = parse(path, Arc::new(Image::Owned(bytes)))?;
-        let span = b
-            .segments
-            .iter()
-            .map(|s| s.svma.saturating_add(s.filesz))
-            .max()
-            .unwrap_or(0);
+        let span = b.file_span();
         self.place(path, b, span);
         Ok(())
     }
