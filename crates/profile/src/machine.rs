@@ -4,6 +4,7 @@
 //! replaces it, anonymous executable memory is a JIT map, ...).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -63,7 +64,10 @@ pub struct MapInfo<'a> {
 /// Non-overlapping maps by start address.
 #[derive(Debug, Clone, Default)]
 struct Maps {
-    by_start: BTreeMap<u64, Map>,
+    /// Shared with the address space it was copied from at a fork until
+    /// either changes (most forked processes exec or exit first; perf keeps
+    /// a process's maps after its exit, so copies would add up).
+    by_start: Arc<BTreeMap<u64, Map>>,
     /// Bumped by every change, so caches built from the maps (an
     /// unwinder's module set) know when they are stale.
     generation: u64,
@@ -100,13 +104,14 @@ impl Maps {
             .take_while(|(_, m)| m.end > start)
             .map(|(s, _)| *s)
             .collect();
+        let by_start = Arc::make_mut(&mut self.by_start);
         for s in overlapping {
-            let Some(old) = self.by_start.remove(&s) else {
+            let Some(old) = by_start.remove(&s) else {
                 continue;
             };
             self.log.push((self.generation, s));
             if s < start {
-                self.by_start.insert(
+                by_start.insert(
                     s,
                     Map {
                         end: start,
@@ -118,7 +123,7 @@ impl Maps {
             }
             if old.end > end {
                 self.log.push((self.generation, end));
-                self.by_start.insert(
+                by_start.insert(
                     end,
                     Map {
                         end: old.end,
@@ -131,7 +136,7 @@ impl Maps {
             }
         }
         self.log.push((self.generation, start));
-        self.by_start.insert(
+        by_start.insert(
             start,
             Map {
                 end,
@@ -635,7 +640,10 @@ impl Machine {
 
     fn ksymbol(&mut self, addr: u64, len: u32, flags: u16, name: &[u8]) {
         if flags & 1 != 0 {
-            if self.kernel.by_start.remove(&addr).is_some() {
+            if Arc::make_mut(&mut self.kernel.by_start)
+                .remove(&addr)
+                .is_some()
+            {
                 self.kernel.generation += 1;
             }
         } else if self.kernel.find(addr).is_none() {
@@ -951,7 +959,8 @@ mod tests {
         let mut m = Maps::default();
         let mut caught_up = 0;
         for round in 0..200 {
-            let (since, old) = (m.generation, m.by_start.clone());
+            // Shared as a fork shares it: the changes below must not reach it.
+            let (since, old) = (m.generation, Arc::clone(&m.by_start));
             for _ in 0..(next() % 12) {
                 let start = (next() % 64) * 0x1000;
                 let len = (1 + next() % 8) * 0x1000;
@@ -967,7 +976,7 @@ mod tests {
                 assert!(m.log_floor > since, "round {round}: log lost without a cut");
                 continue;
             };
-            let mut copy = old;
+            let mut copy = (*old).clone();
             for s in changed.collect::<Vec<_>>() {
                 copy.remove(&s);
                 if let Some(now) = m.by_start.get(&s) {
