@@ -652,9 +652,10 @@ fn find_slot(slots: &[Slot], avma: u64) -> Option<usize> {
 /// process covers its lookup address, else kept as it is (no binary there:
 /// framehop's fallback rule), or moved to address 0 if it lies where
 /// canonical ranges are.
-fn canonical(slots: &[Slot], addr: FrameAddress) -> FrameAddress {
+/// (`slot`: the slot of `addr`'s lookup address, found by the caller.)
+fn canonical_in(slots: &[Slot], slot: Option<usize>, addr: FrameAddress) -> FrameAddress {
     let at = addr.address_for_lookup();
-    let shift = find_slot(slots, at).and_then(|i| {
+    let shift = slot.and_then(|i| {
         let s = &slots[i];
         let b = s.bin.as_ref()?;
         Some((s.base, b.canonical))
@@ -869,17 +870,36 @@ impl Unwinder {
         // Frames before this index are final.
         let mut settled = 0;
         loop {
+            // The frame that needs the full walker, if the walk below met
+            // one; frames from `settled` up to `checked` are known not to
+            // (one slot lookup per frame serves both questions).
+            let mut hard_at = None;
+            let mut checked = settled;
             while frames.len() < max_frames {
                 // A frame framehop has no rule for is the full walker's:
                 // framehop is not asked (it evaluates CFI expressions
                 // without a bound: a looping one would never return).
                 let i = frames.len() - 1;
                 let f = frames[i];
-                if i >= settled && in_hard(slots, if i == 0 { f } else { f.wrapping_sub(1) }) {
-                    break;
+                let look = if i == 0 { f } else { f.wrapping_sub(1) };
+                let slot = find_slot(slots, look);
+                if i >= settled {
+                    if hard_in(slots, slot, look) {
+                        hard_at = Some(i);
+                        break;
+                    }
+                    checked = i + 1;
                 }
+                // (The lookup address is `look` but for a frame the full
+                // walker ended on an instruction pointer.)
+                let at = addr.address_for_lookup();
+                let slot = if at == look {
+                    slot
+                } else {
+                    find_slot(slots, at)
+                };
                 match binaries.frames.unwind_frame(
-                    canonical(slots, addr),
+                    canonical_in(slots, slot, addr),
                     &mut fh,
                     &mut binaries.cache,
                     &mut read_stack,
@@ -898,9 +918,11 @@ impl Unwinder {
                     }
                 }
             }
-            let Some(at) = (settled..frames.len()).find(|&i| {
-                let f = frames[i];
-                in_hard(slots, if i == 0 { f } else { f.wrapping_sub(1) })
+            let Some(at) = hard_at.or_else(|| {
+                (checked.max(settled)..frames.len()).find(|&i| {
+                    let f = frames[i];
+                    in_hard(slots, if i == 0 { f } else { f.wrapping_sub(1) })
+                })
             }) else {
                 return frames;
             };
@@ -946,7 +968,12 @@ impl Unwinder {
 /// Whether process address `a` lies in a hard range of the module mapped
 /// there (one lookup, where [`hard_avmas`] would list every module's).
 fn in_hard(slots: &[Slot], a: u64) -> bool {
-    find_slot(slots, a).is_some_and(|i| {
+    hard_in(slots, find_slot(slots, a), a)
+}
+
+/// [`in_hard`] with the slot of `a` already found.
+fn hard_in(slots: &[Slot], slot: Option<usize>, a: u64) -> bool {
+    slot.is_some_and(|i| {
         let s = &slots[i];
         let svma = a.wrapping_sub(s.base);
         s.bin.as_ref().is_some_and(|b| {
