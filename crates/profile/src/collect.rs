@@ -509,6 +509,8 @@ impl Collector {
             self.syncs.1,
             self.binaries.files_opened()
         );
+        let (hits, lookups) = self.binaries.rule_cache_hits();
+        log::debug!("pass one: unwind rule cache: {hits} hits in {lookups} lookups");
         self.flush_sums();
         self.sum_ids = HashMap::default();
         self.chains = HashMap::default();

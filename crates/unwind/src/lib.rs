@@ -270,6 +270,13 @@ impl Binaries {
         self.opened
     }
 
+    /// framehop's rule cache: lookups that hit, and all lookups (debug
+    /// figures).
+    pub fn rule_cache_hits(&self) -> (u64, u64) {
+        let s = self.cache.stats();
+        (s.hit_count, s.total())
+    }
+
     /// The binary a mapping shows, by its file key, loaded the first time
     /// (`path` names the key's file); None where it cannot be loaded.
     fn for_mapping<'a>(
@@ -647,6 +654,23 @@ fn find_slot(slots: &[Slot], avma: u64) -> Option<usize> {
     (i > 0 && avma < slots[i - 1].map.end).then(|| i - 1)
 }
 
+/// [`find_slot`], trying the slot found last first (`hint`, updated): a
+/// stack's frames mostly lie in the binary of the frame before, and the
+/// search's loads are a frame's main cost in deep stacks. (Slots do not
+/// overlap, so the slot holding an address is the one the search finds.)
+fn find_slot_near(slots: &[Slot], hint: &mut usize, avma: u64) -> Option<usize> {
+    if let Some(s) = slots.get(*hint) {
+        if s.map.start <= avma && avma < s.map.end {
+            return Some(*hint);
+        }
+    }
+    let found = find_slot(slots, avma);
+    if let Some(i) = found {
+        *hint = i;
+    }
+    found
+}
+
 /// `addr` as framehop finds it among the canonical placements of
 /// [`Binaries`]: translated into its binary's range where a mapping of the
 /// process covers its lookup address, else kept as it is (no binary there:
@@ -875,6 +899,7 @@ impl Unwinder {
             // (one slot lookup per frame serves both questions).
             let mut hard_at = None;
             let mut checked = settled;
+            let mut near = usize::MAX;
             while frames.len() < max_frames {
                 // A frame framehop has no rule for is the full walker's:
                 // framehop is not asked (it evaluates CFI expressions
@@ -882,7 +907,7 @@ impl Unwinder {
                 let i = frames.len() - 1;
                 let f = frames[i];
                 let look = if i == 0 { f } else { f.wrapping_sub(1) };
-                let slot = find_slot(slots, look);
+                let slot = find_slot_near(slots, &mut near, look);
                 if i >= settled {
                     if hard_in(slots, slot, look) {
                         hard_at = Some(i);
@@ -896,7 +921,7 @@ impl Unwinder {
                 let slot = if at == look {
                     slot
                 } else {
-                    find_slot(slots, at)
+                    find_slot_near(slots, &mut near, at)
                 };
                 match binaries.frames.unwind_frame(
                     canonical_in(slots, slot, addr),
