@@ -1,0 +1,6 @@
+use crate::unwind_rule::UnwindRule;
+
+pub trait Arch {
+    type UnwindRegs;
+    type UnwindRule: UnwindRule<UnwindRegs = Self::UnwindRegs>;
+}

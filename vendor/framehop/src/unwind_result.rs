@@ -1,0 +1,5 @@
+#[derive(Debug, Clone)]
+pub enum UnwindResult<R> {
+    ExecRule(R),
+    Uncacheable(u64),
+}
