@@ -576,6 +576,136 @@ fn per_cpu_and_topology_splits_like_perf() {
     }
 }
 
+/// `-I` with `-A` and `--per-*`: each interval's split table after its time stamp, perf's
+/// column titles per split, in the table, CSV and JSON. Each kind of line (numbers aside) has
+/// perf's shape and columns; how many intervals fit in the run is the machine's.
+#[test]
+fn interval_splits_like_perf() {
+    have_perf();
+    let events = "task-clock,page-faults";
+    let prog = ["sleep", "0.25"];
+    for split in [
+        "-A",
+        "--per-core",
+        "--per-die",
+        "--per-socket",
+        "--per-node",
+    ] {
+        for format in [&[][..], &["-x,"][..], &["-j"][..]] {
+            let mut args = vec!["-a", split, "-I", "100", "-e", events];
+            args.extend_from_slice(format);
+            let p = stderr_of(&stat(&mut perf(), &args, &prog));
+            let s = stderr_of(&stat(&mut sear(), &args, &prog));
+            let kinds = |t: &str| -> std::collections::BTreeSet<(String, Option<usize>, usize)> {
+                t.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| {
+                        (
+                            shape(l),
+                            l.find('#'),
+                            if format.is_empty() { l.len() } else { 0 },
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(
+                kinds(&p),
+                kinds(&s),
+                "{args:?}\n--- perf\n{p}\n--- sear\n{s}"
+            );
+            // The titles (the table only) and then a line per event and target.
+            assert_eq!(
+                p.lines().next().map(shape),
+                s.lines().next().map(shape),
+                "{args:?}"
+            );
+            assert!(s.lines().count() >= 4, "{args:?}\n{s}");
+        }
+    }
+}
+
+/// `--metric-only` with `-I`, `-A` and `--per-*` over software events: perf derives no metric
+/// from them, so its lines are the time stamp and the split's label, then an empty column for
+/// each event not counted (a sleeping command's events in the intervals it slept through), in
+/// the table and CSV, and JSON with `-I` alone. Compared line for line with the time stamps
+/// taken out; `--per-thread` and JSON splits are refused (perf refuses the first and writes
+/// malformed JSON for the second).
+#[test]
+fn metric_only_with_intervals_and_splits_like_perf() {
+    have_perf();
+    let prog = ["sleep", "0.45"];
+    let sets: &[&[&str]] = &[
+        &["-I", "100", "-e", "task-clock,page-faults"],
+        &["-I", "100", "-e", "task-clock,cycles"],
+        &["-x,", "-I", "100", "-e", "task-clock,page-faults"],
+        &["-j", "-I", "100", "-e", "task-clock"],
+        &["-a", "-A", "-e", "task-clock"],
+        &["-a", "--per-socket", "-e", "task-clock,page-faults"],
+        &["-a", "--per-core", "-e", "task-clock"],
+        &["-a", "--per-die", "-e", "task-clock"],
+        &["-a", "--per-node", "-e", "task-clock"],
+        &["-x,", "-a", "-A", "-e", "task-clock"],
+        &["-x;", "-a", "--per-core", "-e", "task-clock"],
+        &["-I", "100", "-a", "-A", "-e", "task-clock,page-faults"],
+        &["-I", "100", "-a", "--per-socket", "-e", "task-clock"],
+        &["-x,", "-I", "100", "-a", "--per-socket", "-e", "task-clock"],
+    ];
+    // Time stamps and the footer's seconds out; the lines kept in order, each kind once
+    // (how many intervals fit in the run is the machine's).
+    let lines = |t: &str| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for l in t.lines() {
+            let l = if l.contains("seconds time elapsed") {
+                "ELAPSED".to_string()
+            } else if l.starts_with("{\"interval\" : ") {
+                let rest = l.split_once('}').map_or("", |x| x.1);
+                format!("{{INTERVAL}}{rest}")
+            } else if l.len() > 16 && l[..16].trim().parse::<f64>().is_ok() {
+                format!("STAMP{}", &l[16..])
+            } else {
+                l.to_string()
+            };
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+        out
+    };
+    for args in sets {
+        let mut args = args.to_vec();
+        args.insert(0, "--metric-only");
+        let p = stderr_of(&stat(&mut perf(), &args, &prog));
+        let s = stderr_of(&stat(&mut sear(), &args, &prog));
+        assert_eq!(
+            lines(&p),
+            lines(&s),
+            "{args:?}\n--- perf\n{p}\n--- sear\n{s}"
+        );
+    }
+    // A sleeping command's events go uncounted in the intervals it slept through: the
+    // empty columns are really there (21 spaces each, as perf pads them).
+    let s = stderr_of(&stat(
+        &mut sear(),
+        &["--metric-only", "-I", "100", "-e", "task-clock,page-faults"],
+        &prog,
+    ));
+    assert!(s.lines().any(|l| l.ends_with(&" ".repeat(43))), "{s:?}");
+    for (args, what) in [
+        (&["--per-thread", "-p", "1"][..], "--per-thread"),
+        (&["-j", "-a", "-A"][..], "malformed JSON"),
+        (&["-a", "-A", "-e", "cycles"][..], "hardware"),
+    ] {
+        let o = sear()
+            .args(["stat", "--metric-only"])
+            .args(args)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr_of(&o).contains(what), "{args:?}: {}", stderr_of(&o));
+    }
+}
+
 /// `--per-thread -p`: a line per thread and event, busiest first, labels
 /// `comm-tid` as perf prints them.
 #[test]

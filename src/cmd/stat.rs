@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use record::count::{CountOptions, Counter};
+use record::count::{CountOptions, Counter, Target};
 use record::stat::{Aggr, Intervals, Runs};
 use render::stat::{Counted, Format, Layout};
 
@@ -169,6 +169,26 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         a.per_node,
     ]);
     aggr.check(&opts).map_err(anyhow::Error::msg)?;
+    // Over hardware events perf titles the columns of the metrics it derives from them
+    // (GHz, insn per cycle, ...), or would derive, as its runtime statistics happen to
+    // allow; sear's metric-only tables are those of the other events (no metric).
+    let hardware = record::count::events_of(&opts).is_ok_and(|groups| {
+        groups.iter().flatten().any(|e| {
+            matches!(
+                e.type_,
+                perf_data::PERF_TYPE_HARDWARE
+                    | perf_data::PERF_TYPE_HW_CACHE
+                    | perf_data::PERF_TYPE_RAW
+            )
+        })
+    });
+    if a.metric_only && aggr != Aggr::Global && hardware {
+        anyhow::bail!(
+            "--metric-only with -A or --per-* counts only software and tracepoint events in \
+             sear: perf 6.1 titles hardware events' metric columns as its statistics allow \
+             (and this machine has no hardware events); give the events with -e"
+        );
+    }
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
     let mut all = Runs::default();
@@ -187,13 +207,12 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         let mut intervals = Intervals::default();
         // With --interval-count, the totals as of the last interval printed.
         let mut cut: Option<Vec<Counter>> = None;
-        let mut on_interval = |t: u64, totals: &[Counter]| -> io::Result<()> {
+        let mut on_interval = |t: u64, totals: &[Counter], targets: &[Target]| -> io::Result<()> {
             let tick = intervals.ticks;
             if a.interval_count.is_some_and(|n| tick >= n) {
                 cut.get_or_insert_with(|| intervals.totals().to_vec());
                 return Ok(());
             }
-            let lines = intervals.next(totals);
             // --interval-clear: perf puts(3)s the terminal's clear on
             // stdout and prints the column titles each time.
             let shown_tick = if a.interval_clear {
@@ -203,7 +222,29 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
             } else {
                 tick
             };
-            let text = render::stat::interval(&format, t, shown_tick, &lines, interval_ns);
+            let text = if aggr == Aggr::Global {
+                let rows = intervals.next(totals);
+                if a.metric_only {
+                    let all: Vec<&_> = rows.iter().collect();
+                    render::stat::metric_only_split(
+                        aggr,
+                        &format,
+                        &[(None, all)],
+                        Some((t, shown_tick)),
+                    )
+                } else {
+                    render::stat::interval(&format, t, shown_tick, &rows, interval_ns)
+                }
+            } else {
+                let counters = intervals.next_counters(totals);
+                let lines = record::stat::split_counts(aggr, &counters, targets);
+                if a.metric_only {
+                    let groups = render::stat::metric_only_groups(&lines);
+                    render::stat::metric_only_split(aggr, &format, &groups, Some((t, shown_tick)))
+                } else {
+                    render::stat::interval_split(aggr, &format, t, shown_tick, &lines, interval_ns)
+                }
+            };
             sink.write_all(text.as_bytes())?;
             sink.flush()
         };
@@ -321,18 +362,14 @@ fn refuse_hardware_options(a: &StatArgs) -> Result<()> {
         if a.repeat > 1 {
             anyhow::bail!("--metric-only is not supported with -r");
         }
-        if a.interval_print.is_some()
-            || a.no_aggr
-            || a.per_thread
-            || a.per_core
-            || a.per_die
-            || a.per_socket
-            || a.per_node
-        {
+        if a.per_thread {
+            anyhow::bail!("--metric-only is not supported with --per-thread");
+        }
+        let split = a.no_aggr || a.per_core || a.per_die || a.per_socket || a.per_node;
+        if a.json && split {
             anyhow::bail!(
-                "--metric-only with -I, -A or --per-*: not implemented in sear yet (perf 6.1 \
-                 derives no metric from the software events this machine has, so the table \
-                 would be empty); use it alone"
+                "--metric-only -j with -A or --per-*: perf 6.1 writes malformed JSON for \
+                 these (unclosed lines, titles of metrics it does not print); use -x or the table"
             );
         }
     }

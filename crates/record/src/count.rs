@@ -226,12 +226,12 @@ fn not_supported(err: &io::Error) -> bool {
 /// Counts the events of `opts` once: runs the command (if any) to its end,
 /// or until SIGINT/SIGTERM for processes and system-wide counting.
 pub fn count(opts: &CountOptions) -> Result<CountRun> {
-    count_with(opts, &mut |_, _| Ok(()))
+    count_with(opts, &mut |_, _, _| Ok(()))
 }
 
-/// What `count_with`'s callback gets: the time since counting started and
-/// the totals so far.
-pub type OnInterval<'a> = dyn FnMut(u64, &[Counter]) -> io::Result<()> + 'a;
+/// What `count_with`'s callback gets: the time since counting started,
+/// the totals so far, and the targets their parts were counted on.
+pub type OnInterval<'a> = dyn FnMut(u64, &[Counter], &[Target]) -> io::Result<()> + 'a;
 
 /// [`count`], calling `on_interval` with the running totals every
 /// `opts.interval_ms` and once more at the end (the last, partial
@@ -580,7 +580,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
             if now >= next {
                 let totals = read_all(&counters, &fds, by_target)?;
                 let t = now.duration_since(start).as_nanos() as u64;
-                if let Err(e) = on_interval(t, &totals) {
+                if let Err(e) = on_interval(t, &totals, &target_list) {
                     return Err(fail(&mut child, Error::sys("printing the counts", e)));
                 }
                 next += every;
@@ -654,7 +654,8 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
     let _ = sys::on_their_cpus(&leader_fds(&fds), sys::disable_raw);
     let counters = read_all(&counters, &fds, by_target)?;
     if opts.interval_ms.is_some() {
-        on_interval(wall_ns, &counters).map_err(|e| Error::sys("printing the counts", e))?;
+        on_interval(wall_ns, &counters, &target_list)
+            .map_err(|e| Error::sys("printing the counts", e))?;
     }
     Ok(CountRun {
         counters,

@@ -4,7 +4,7 @@
 //! splits of `-A`/`--per-*` with their CPU topology from sysfs. How they are
 //! laid out is `render::stat`'s business.
 
-use crate::count::{CountRun, Counter, Part};
+use crate::count::{CountRun, Counter, Part, Target};
 
 /// A running mean and spread (perf's `struct stats`).
 #[derive(Debug, Default, Clone, Copy)]
@@ -134,22 +134,45 @@ impl Intervals {
 
     /// The counts since the last call, from the totals so far.
     pub fn next(&mut self, totals: &[Counter]) -> Vec<EventStats> {
-        let rows = totals
+        self.next_counters(totals)
+            .iter()
+            .map(|c| EventStats::single(c, c.value, c.enabled, c.running))
+            .collect()
+    }
+
+    /// [`Self::next`] as counters, each target's part too (what a split
+    /// table of the interval is made from, see [`split`]).
+    pub fn next_counters(&mut self, totals: &[Counter]) -> Vec<Counter> {
+        let delta = totals
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let p = self.prev.get(i);
-                EventStats::single(
-                    c,
-                    c.value.saturating_sub(p.map_or(0, |p| p.value)),
-                    c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
-                    c.running.saturating_sub(p.map_or(0, |p| p.running)),
-                )
+                let part_before = |t: usize| p.and_then(|p| p.parts.iter().find(|q| q.target == t));
+                Counter {
+                    value: c.value.saturating_sub(p.map_or(0, |p| p.value)),
+                    enabled: c.enabled.saturating_sub(p.map_or(0, |p| p.enabled)),
+                    running: c.running.saturating_sub(p.map_or(0, |p| p.running)),
+                    parts: c
+                        .parts
+                        .iter()
+                        .map(|q| {
+                            let b = part_before(q.target);
+                            Part {
+                                target: q.target,
+                                value: q.value.saturating_sub(b.map_or(0, |b| b.value)),
+                                enabled: q.enabled.saturating_sub(b.map_or(0, |b| b.enabled)),
+                                running: q.running.saturating_sub(b.map_or(0, |b| b.running)),
+                            }
+                        })
+                        .collect(),
+                    ..c.clone()
+                }
             })
             .collect();
         self.prev = totals.to_vec();
         self.ticks += 1;
-        rows
+        delta
     }
 }
 
@@ -198,9 +221,6 @@ impl Aggr {
             {
                 Err("-A and --per-core/--per-die/--per-socket/--per-node need -a: they split system-wide counts by CPU"
                     .into())
-            }
-            _ if opts.interval_ms.is_some() => {
-                Err("-I with -A or --per-* is not supported yet: use one of them".into())
             }
             _ => Ok(()),
         }
@@ -285,8 +305,12 @@ pub struct SplitLine {
 /// CPU or thread (threads busiest first), and by core, die or socket then
 /// event.
 pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
-    let keys: Vec<SplitKey> = run
-        .targets
+    split_counts(aggr, &run.counters, &run.targets)
+}
+
+/// [`split`] of counters counted on `targets` (one interval's, say).
+pub fn split_counts(aggr: Aggr, counters: &[Counter], targets: &[Target]) -> Vec<SplitLine> {
+    let keys: Vec<SplitKey> = targets
         .iter()
         .map(|t| {
             // sysfs is read only for the splits that group CPUs.
@@ -325,13 +349,13 @@ pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
         EventStats::single(c, p.value, p.enabled, p.running)
     };
     let line = |g: &SplitKey, c: &Counter| {
-        let all: Vec<EventStats> = run.counters.iter().map(|c| stats_of(c, g)).collect();
+        let all: Vec<EventStats> = counters.iter().map(|c| stats_of(c, g)).collect();
         SplitLine {
             key: *g,
             name: keys
                 .iter()
                 .position(|k| k == g)
-                .map(|i| run.targets[i].comm.clone())
+                .map(|i| targets[i].comm.clone())
                 .unwrap_or_default(),
             members: keys.iter().filter(|k| *k == g).count(),
             clock_ns: clock_ns_for(&all, &stats_of(c, g)),
@@ -341,7 +365,7 @@ pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
     let mut out = Vec::new();
     match aggr {
         Aggr::Cpu | Aggr::Thread => {
-            for c in &run.counters {
+            for c in counters {
                 let mut gs = groups.clone();
                 if aggr == Aggr::Thread {
                     // Busiest first, as perf sorts its per-thread lines.
@@ -352,7 +376,7 @@ pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
         }
         _ => {
             for g in &groups {
-                out.extend(run.counters.iter().map(|c| line(g, c)));
+                out.extend(counters.iter().map(|c| line(g, c)));
             }
         }
     }

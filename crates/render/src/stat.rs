@@ -391,10 +391,10 @@ pub fn interval(
 ) -> String {
     // perf's ratios are per nominal interval, not the measured one.
     let wall = Spread::of(interval_ns);
-    let stamp = format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000);
+    let stamp = stamp_of(t_ns);
     let mut out = String::new();
     if *format == Format::Std && tick.is_multiple_of(25) {
-        out.push_str("#           time             counts unit events\n");
+        out.push_str(&interval_title(Aggr::Global, false));
     }
     for r in rows {
         let mut line = String::new();
@@ -420,47 +420,124 @@ pub fn interval(
 /// The lines of a split table (`-A`, `--per-*`), each with its label as
 /// perf's aggr_printout writes it.
 pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> String {
-    let wall = Spread::of(wall_ns as f64);
+    split_lines(aggr, format, lines, wall_ns as f64, None)
+}
+
+/// One interval's split table (`-I` with `-A`/`--per-*`): [`split`]'s
+/// lines, each after the interval's time stamp, the column titles first
+/// as [`interval`] puts them. The ratios are per nominal interval.
+pub fn interval_split(
+    aggr: Aggr,
+    format: &Format,
+    t_ns: u64,
+    tick: u64,
+    lines: &[SplitLine],
+    interval_ns: f64,
+) -> String {
+    let mut out = String::new();
+    if *format == Format::Std && tick.is_multiple_of(25) {
+        out.push_str(&interval_title(aggr, false));
+    }
+    out.push_str(&split_lines(aggr, format, lines, interval_ns, Some(t_ns)));
+    out
+}
+
+/// perf 6.1's column titles of an interval table (`-I`), per split; with
+/// `--metric-only` the metric titles follow instead of the counts'.
+fn interval_title(aggr: Aggr, metric_only: bool) -> String {
+    let (base, pad) = match aggr {
+        Aggr::Global => ("#           time", "             "),
+        Aggr::Cpu => ("#           time CPU    ", "                "),
+        Aggr::Thread => (
+            "#           time             comm-pid",
+            "                  ",
+        ),
+        Aggr::Socket => ("#           time socket cpus", "             "),
+        Aggr::Die => ("#           time die          cpus", "             "),
+        Aggr::Core => ("#           time core            cpus", "             "),
+        Aggr::Node => ("#           time node   cpus", "             "),
+    };
+    if metric_only {
+        format!("{base} \n")
+    } else {
+        format!("{base}{pad}counts unit events\n")
+    }
+}
+
+/// The time stamp perf puts before an interval's lines.
+fn stamp_of(t_ns: u64) -> String {
+    format!("{:6}.{:09}", t_ns / 1_000_000_000, t_ns % 1_000_000_000)
+}
+
+/// A split line's label as perf's aggr_printout writes it: plain (CSV),
+/// padded (the table) and as JSON keys.
+fn split_label(aggr: Aggr, l: &SplitLine) -> (String, String, String) {
+    let (s, d, c, id) = l.key;
+    let (nr, name) = (l.members, &l.name);
+    match aggr {
+        Aggr::Cpu => (
+            format!("CPU{id}"),
+            format!("CPU{id:<7} "),
+            format!("\"cpu\" : \"{id}\", "),
+        ),
+        Aggr::Thread => (
+            format!("{name}-{id}"),
+            format!("{name:>16}-{id:<8} "),
+            format!("\"thread\" : \"{}-{id}\", ", json_str(name)),
+        ),
+        Aggr::Core => (
+            format!("S{s}-D{d}-C{c}"),
+            format!("S{s}-D{d}-C{c:<8} {nr:>4} "),
+            format!("\"core\" : \"S{s}-D{d}-C{c}\", \"aggregate-number\" : {nr}, "),
+        ),
+        Aggr::Die => (
+            format!("S{s}-D{d}"),
+            format!("S{s}-D{d:<8} {nr:>4} "),
+            format!("\"die\" : \"S{s}-D{d}\", \"aggregate-number\" : {nr}, "),
+        ),
+        Aggr::Node => (
+            format!("N{s}"),
+            format!("N{s:<5} {nr:>4} "),
+            format!("\"node\" : \"N{s}\", \"aggregate-number\" : {nr}, "),
+        ),
+        Aggr::Socket | Aggr::Global => (
+            format!("S{s}"),
+            format!("S{s:<5} {nr:>4} "),
+            format!("\"socket\" : \"S{s}\", \"aggregate-number\" : {nr}, "),
+        ),
+    }
+}
+
+/// [`split`] (or, with an interval's time, [`interval_split`]) without
+/// the titles.
+fn split_lines(
+    aggr: Aggr,
+    format: &Format,
+    lines: &[SplitLine],
+    wall_ns: f64,
+    stamp: Option<u64>,
+) -> String {
+    let wall = Spread::of(wall_ns);
     let sep = match format {
         Format::Csv(s) => s.as_str(),
         _ => "",
     };
     let mut out = String::new();
     for l in lines {
-        let (s, d, c, id) = l.key;
-        let (nr, name) = (l.members, &l.name);
-        let (text, std, json_key) = match aggr {
-            Aggr::Cpu => (
-                format!("CPU{id}"),
-                format!("CPU{id:<7} "),
-                format!("\"cpu\" : \"{id}\", "),
-            ),
-            Aggr::Thread => (
-                format!("{name}-{id}"),
-                format!("{name:>16}-{id:<8} "),
-                format!("\"thread\" : \"{}-{id}\", ", json_str(name)),
-            ),
-            Aggr::Core => (
-                format!("S{s}-D{d}-C{c}"),
-                format!("S{s}-D{d}-C{c:<8} {nr:>4} "),
-                format!("\"core\" : \"S{s}-D{d}-C{c}\", \"aggregate-number\" : {nr}, "),
-            ),
-            Aggr::Die => (
-                format!("S{s}-D{d}"),
-                format!("S{s}-D{d:<8} {nr:>4} "),
-                format!("\"die\" : \"S{s}-D{d}\", \"aggregate-number\" : {nr}, "),
-            ),
-            Aggr::Node => (
-                format!("N{s}"),
-                format!("N{s:<5} {nr:>4} "),
-                format!("\"node\" : \"N{s}\", \"aggregate-number\" : {nr}, "),
-            ),
-            Aggr::Socket | Aggr::Global => (
-                format!("S{s}"),
-                format!("S{s:<5} {nr:>4} "),
-                format!("\"socket\" : \"S{s}\", \"aggregate-number\" : {nr}, "),
-            ),
-        };
+        let nr = l.members;
+        let (text, std, json_key) = split_label(aggr, l);
+        match (stamp, format) {
+            (None, _) => {}
+            (Some(t), Format::Std) => {
+                let _ = write!(out, "{} ", stamp_of(t));
+            }
+            (Some(t), Format::Csv(_)) => {
+                let _ = write!(out, "{}{sep}", stamp_of(t));
+            }
+            (Some(t), Format::Json) => {
+                let _ = write!(out, "{{\"interval\" : {:.9}, ", t as f64 / 1e9);
+            }
+        }
         let mut text_row = String::new();
         row(&mut text_row, format, &l.stats, &wall, l.clock_ns, 1);
         match format {
@@ -475,8 +552,10 @@ pub fn split(aggr: Aggr, format: &Format, lines: &[SplitLine], wall_ns: u64) -> 
                 let _ = write!(out, "{label}{text_row}");
             }
             Format::Json => {
+                // (After an interval's opening, which holds the brace.)
+                let open = if stamp.is_some() { "" } else { "{" };
                 let rest = text_row.strip_prefix('{').unwrap_or(&text_row);
-                let _ = write!(out, "{{{json_key}{rest}");
+                let _ = write!(out, "{open}{json_key}{rest}");
             }
         }
     }
@@ -537,7 +616,14 @@ pub fn counts(
         out.push_str(&header(counted, runs));
     }
     if layout.metric_only {
-        out.push_str(&metric_only(format, &all.rows));
+        match &all.last {
+            Some(r) if aggr != Aggr::Global => {
+                let lines = record::stat::split(aggr, r);
+                let groups = metric_only_groups(&lines);
+                out.push_str(&metric_only_split(aggr, format, &groups, None));
+            }
+            _ => out.push_str(&metric_only(format, &all.rows)),
+        }
     } else {
         let mut body = String::new();
         match &all.last {
@@ -593,6 +679,119 @@ pub fn metric_only(format: &Format, rows: &[EventStats]) -> String {
         Format::Csv(sep) => format!("\n{}\n", sep.repeat(empty)),
         Format::Json => format!("{{}}\n{}\n", "{\"metric-value\" : \"\"}".repeat(empty)),
     }
+}
+
+/// Whether perf prints an event as not counted (an empty metric column
+/// with `--metric-only`): no such event here, or it never ran.
+fn not_counted(r: &EventStats) -> bool {
+    !r.supported || r.running.mean == 0.0 || r.enabled.mean == 0.0
+}
+
+/// perf 6.1's `--metric-only` table with `-I` and/or `-A`/`--per-*`
+/// (software events: perf derives no metric from them, so each line is its
+/// time stamp and split label, then an empty column per event not
+/// counted). `groups`: one per split target in perf's order, each with its
+/// label's line and its events' statistics. `stamp`: an interval's time
+/// and number (the titles come back every 25). JSON is not done here (perf
+/// 6.1 writes malformed JSON for these).
+pub fn metric_only_split(
+    aggr: Aggr,
+    format: &Format,
+    groups: &[(Option<&SplitLine>, Vec<&EventStats>)],
+    stamp: Option<(u64, u64)>,
+) -> String {
+    let mut out = String::new();
+    let csv_header = match aggr {
+        Aggr::Global => "",
+        Aggr::Cpu => "cpu,",
+        Aggr::Thread => "comm-pid,",
+        Aggr::Socket => "socket,cpus",
+        Aggr::Die => "die,cpus",
+        Aggr::Core => "core,cpus,",
+        Aggr::Node => "node,",
+    };
+    let titles = match stamp {
+        Some((_, tick)) => tick.is_multiple_of(25),
+        None => true,
+    };
+    if titles {
+        match (format, stamp) {
+            (Format::Std, Some(_)) => out.push_str(&interval_title(aggr, true)),
+            (Format::Std, None) => {
+                let width = match aggr {
+                    Aggr::Global => 0,
+                    Aggr::Cpu | Aggr::Node => 6,
+                    Aggr::Socket => 12,
+                    Aggr::Die => 18,
+                    Aggr::Core | Aggr::Thread => 24,
+                };
+                let _ = writeln!(out, "{}", " ".repeat(width));
+            }
+            (Format::Csv(_), Some(_)) => {
+                let _ = writeln!(out, " time,{csv_header}");
+            }
+            (Format::Csv(_), None) => {
+                let _ = writeln!(out, "{csv_header}");
+            }
+            (Format::Json, Some(_)) => out.push_str("{}\n"),
+            (Format::Json, None) => {}
+        }
+    }
+    for (line, events) in groups {
+        let empty = events.iter().filter(|r| not_counted(r)).count();
+        match format {
+            Format::Std => {
+                if let Some((t, _)) = stamp {
+                    let _ = write!(out, "{} ", stamp_of(t));
+                }
+                if let Some(l) = line {
+                    out.push_str(&split_label(aggr, l).1);
+                }
+                let _ = writeln!(out, "{}", " ".repeat(21 * empty));
+            }
+            Format::Csv(sep) => {
+                if let Some((t, _)) = stamp {
+                    let _ = write!(out, "{}{sep}", stamp_of(t));
+                }
+                if let Some(l) = line {
+                    let text = split_label(aggr, l).0;
+                    match aggr {
+                        Aggr::Cpu | Aggr::Thread => {
+                            let _ = write!(out, "{text}{sep}");
+                        }
+                        _ => {
+                            let _ = write!(out, "{text}{sep}{}{sep}", l.members);
+                        }
+                    }
+                }
+                let _ = writeln!(out, "{}", sep.repeat(empty));
+            }
+            Format::Json => {
+                if let Some((t, _)) = stamp {
+                    let _ = write!(out, "{{\"interval\" : {:.9}}}", t as f64 / 1e9);
+                }
+                let _ = writeln!(out, "{}", "{\"metric-value\" : \"\"}".repeat(empty));
+            }
+        }
+    }
+    out
+}
+
+/// The groups of [`metric_only_split`] from a split table's lines (by
+/// event then target for `-A`, by target then event otherwise): one per
+/// target, in the order perf prints them.
+pub fn metric_only_groups(lines: &[SplitLine]) -> Vec<(Option<&SplitLine>, Vec<&EventStats>)> {
+    let mut groups: Vec<(Option<&SplitLine>, Vec<&EventStats>)> = Vec::new();
+    for l in lines {
+        match groups
+            .iter_mut()
+            .find(|(g, _)| g.is_some_and(|g| g.key == l.key))
+        {
+            Some((_, events)) => events.push(&l.stats),
+            None => groups.push((Some(l), vec![&l.stats])),
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
