@@ -924,3 +924,71 @@ fn a_function_without_dwarf_equals_perf() {
         assert_eq!(ours, theirs, "{layout}");
     }
 }
+
+/// A function of a stripped library whose symbols and lines are in a separate debug file
+/// (libc with Debian's libc6-dbg): perf runs objdump on the library, which with `-l` (perf's
+/// default) reads the debug file's symbols too and labels the code with the one it sorts first
+/// of the aliases there (`__memcpy_avx512_unaligned_erms` where perf reports `__memmove_...`),
+/// and without it (`--no-source`) knows only the dynamic symbols (`<sym@VERSION+0xOFF>`
+/// labels); padding nops with extra operand-size prefixes are `data16 cs nopw`. sear's
+/// annotation of libc's hot functions, with and without source, equals perf's byte for byte.
+#[test]
+fn library_with_separate_debug_file_equals_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prog = build_c(
+        d,
+        "strings",
+        r#"
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+    char *a = malloc(1 << 20), *b = malloc(1 << 20);
+    long s = 0;
+    for (int i = 0; i < 6000; i++) {
+        memset(a, i, 1 << 20);
+        memcpy(b, a, 1 << 20);
+        s += b[i % 1000];
+    }
+    return s == 42;
+}
+"#,
+        &["-O1", "-g"],
+    );
+    let data = perf_record(
+        d,
+        "strings.data",
+        &["-e", "cpu-clock", "-F", "2000"],
+        &[prog.display().to_string()],
+    );
+    // libc's functions with at least 10% of the samples: the memset and memcpy the program
+    // spends its time in.
+    let report = stdout_of(&run_ok(
+        perf()
+            .args(["report", "--stdio", "-q", "--sort", "dso,sym", "-i"])
+            .arg(&data),
+    ));
+    let hot: Vec<String> = report
+        .lines()
+        .filter(|l| l.contains("libc.so.6"))
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|p| p.trim_end_matches('%').parse::<f64>().ok())
+                .is_some_and(|p| p >= 10.0)
+        })
+        .filter_map(|l| l.split_whitespace().last().map(str::to_owned))
+        .collect();
+    assert!(hot.len() >= 2, "{report}");
+    for sym in &hot {
+        for extra in [&[][..], &["--no-source"][..]] {
+            let mut args = extra.to_vec();
+            args.push(sym);
+            let theirs = perf_annotate(&data, &args);
+            let ours = sear_annotate(&data, &args);
+            assert!(theirs.contains("Disassembly of section"), "{theirs}");
+            assert_eq!(ours, theirs, "{sym} {extra:?}");
+        }
+    }
+}

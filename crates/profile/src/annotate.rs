@@ -188,6 +188,10 @@ pub fn annotate_function(
     if insns.is_empty() {
         return Err(DisasmError::NoCode);
     }
+    // (objdump's own name for the address: of several symbols there, the
+    // one binutils sorts first, which need not be the one perf reports.)
+    let label = names.label(start.0);
+    let name = label.as_deref().unwrap_or(name);
     Ok(interleave(bin, &insns, sources, name, start, opts, known))
 }
 
@@ -614,7 +618,7 @@ impl<'a> Annotator<'a> {
         let bin = self
             .binaries
             .entry(s.dso)
-            .or_insert_with(|| open(&dso.name, dso.build_id.as_deref(), finder));
+            .or_insert_with(|| open(&dso.name, dso.build_id.as_deref(), finder, self.opts.source));
         let (bin, names) = match bin {
             Ok(b) => b,
             Err(msg) => {
@@ -678,6 +682,7 @@ fn open(
     name: &str,
     build_id: Option<&[u8]>,
     finder: &symbols::DebugFinder,
+    source: bool,
 ) -> Result<(Binary, AddressNames), String> {
     if name.starts_with("[kernel.kallsyms]") || name.ends_with(".ko") || name.contains(".ko.") {
         return Err(format!(
@@ -689,8 +694,11 @@ fn open(
     }
     match crate::symbolize::open_binary(name, build_id, finder) {
         Ok(bin) => {
-            // perf runs objdump with -C: names demangled.
-            let names = AddressNames::from_elf(bin.elf()).demangled();
+            // perf runs objdump with -C: names demangled (and with -l unless
+            // --no-source, which makes binutils read a stripped binary's
+            // symbols from its debug file).
+            let debug = bin.debug_file().ok().map(|d| d.path.clone());
+            let names = AddressNames::objdump(bin.elf(), debug.as_deref(), source).demangled();
             Ok((bin, names))
         }
         Err(reason) => Err(format!(

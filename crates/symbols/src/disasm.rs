@@ -113,6 +113,123 @@ impl AddressNames {
         Self::new(syms)
     }
 
+    /// The names objdump gives addresses when perf runs it on `elf` (`objdump -d`, with
+    /// `-l` when `with_lines`): the symbol table of the file (binutils reads the symbols of
+    /// the separate debug file `debug` for a stripped binary when it reads its lines, as `-l`
+    /// makes it), else the dynamic symbols, and the `@plt` entries; where several share an
+    /// address, the one binutils' `compare_symbols` sorts first (functions, then objects,
+    /// globals before locals, the bigger, then by name). Names as stored (mangled).
+    pub fn objdump(
+        elf: &ElfFile,
+        debug: Option<&std::path::Path>,
+        with_lines: bool,
+    ) -> AddressNames {
+        use object::{Object, ObjectSymbol};
+        // (start, size, name, rank): the rank orders symbols at one address as binutils'
+        // `compare_symbols` does: file-name symbols last, functions first, then data
+        // objects, locals after the others, globals before weak ones, the bigger first,
+        // names starting with '.' last (then by name).
+        type Rank = (bool, bool, bool, bool, bool, std::cmp::Reverse<u64>, bool);
+        type Ranked = (u64, u64, String, Rank);
+        fn ranked<'a, S: ObjectSymbol<'a>>(list: impl Iterator<Item = S>) -> Vec<Ranked> {
+            list.filter(|s| {
+                matches!(
+                    s.kind(),
+                    object::SymbolKind::Data
+                        | object::SymbolKind::Text
+                        | object::SymbolKind::Unknown
+                ) && s.is_definition()
+                    && s.address() != 0
+            })
+            .filter_map(|s| {
+                let name = s.name().ok().filter(|n| !n.is_empty())?.to_owned();
+                let rank = (
+                    name.len() > 2 && (name.ends_with(".o") || name.ends_with(".a")),
+                    s.kind() != object::SymbolKind::Text,
+                    s.kind() != object::SymbolKind::Data,
+                    s.is_local(),
+                    s.is_weak(),
+                    std::cmp::Reverse(s.size()),
+                    name.starts_with('.'),
+                );
+                Some((s.address(), s.size(), name, rank))
+            })
+            .collect()
+        }
+        let mut syms: Vec<Ranked> = Vec::new();
+        let main = elf.data().and_then(|d| object::File::parse(d).ok());
+        if let Some(obj) = &main {
+            syms = ranked(obj.symbols());
+        }
+        let debug_map = if syms.is_empty() && with_lines {
+            debug
+                .and_then(|p| crate::open_regular(p).ok())
+                .and_then(|f| {
+                    // SAFETY: read-only map of a regular file, read only while it is held.
+                    unsafe { memmap2::Mmap::map(&f) }.ok()
+                })
+        } else {
+            None
+        };
+        if let Some(obj) = debug_map
+            .as_deref()
+            .and_then(|d| object::File::parse(d).ok())
+        {
+            syms = ranked(obj.symbols());
+        }
+        if syms.is_empty() {
+            if let Some(obj) = &main {
+                syms = ranked(obj.dynamic_symbols());
+                // objdump names dynamic symbols with their version: `@@V` the default
+                // one, `@V` another.
+                if let Some(versions) = elf.data().and_then(dynamic_versions) {
+                    for s in &mut syms {
+                        if let Some(v) = versions.get(&(s.0, s.2.clone())) {
+                            s.2.push_str(v);
+                        }
+                    }
+                }
+            }
+        }
+        // perf's `@plt` names stand for objdump's synthetic PLT symbols.
+        for s in elf.symbols().iter().filter(|s| s.name.ends_with("@plt")) {
+            let rank = (
+                false,
+                false,
+                true,
+                false,
+                false,
+                std::cmp::Reverse(s.size),
+                false,
+            );
+            syms.push((s.start, s.size, s.name.clone(), rank));
+        }
+        syms.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| a.3.cmp(&b.3))
+                .then_with(|| a.2.cmp(&b.2))
+        });
+        syms.dedup_by(|later, first| later.0 == first.0);
+        AddressNames {
+            syms: syms.into_iter().map(|(a, sz, n, _)| (a, sz, n)).collect(),
+        }
+    }
+
+    /// The label objdump puts before the code at `addr`: the symbol that starts there, or
+    /// the nearest one below with the offset.
+    pub fn label(&self, addr: u64) -> Option<String> {
+        self.at(addr).map(str::to_owned).or_else(|| self.name(addr))
+    }
+
+    /// The name objdump labels `addr` with, if a symbol starts there.
+    pub fn at(&self, addr: u64) -> Option<&str> {
+        let i = self.syms.partition_point(|s| s.0 < addr);
+        self.syms
+            .get(i)
+            .filter(|s| s.0 == addr)
+            .map(|s| s.2.as_str())
+    }
+
     /// From (start, size, name) triples in any order.
     pub fn new(mut syms: Vec<(u64, u64, String)>) -> AddressNames {
         // Where several symbols share an address, objdump prefers a global function name;
@@ -142,6 +259,38 @@ impl AddressNames {
             format!("{name}+{off:#x}")
         })
     }
+}
+
+/// The version suffixes of a 64-bit ELF file's dynamic symbols, by (address, name):
+/// `@@VERSION` for a symbol's default version, `@VERSION` for a hidden one.
+fn dynamic_versions(data: &[u8]) -> Option<std::collections::HashMap<(u64, String), String>> {
+    use object::read::elf::{ElfFile64, Sym};
+    let file = ElfFile64::<object::Endianness>::parse(data).ok()?;
+    let endian = file.endian();
+    let sections = file.elf_section_table();
+    let versions = sections.versions(endian, data).ok()??;
+    let table = sections
+        .symbols(endian, data, object::elf::SHT_DYNSYM)
+        .ok()?;
+    let mut out = std::collections::HashMap::new();
+    for (i, sym) in table.enumerate() {
+        let vi = versions.version_index(endian, i);
+        let Ok(Some(v)) = versions.version(vi) else {
+            continue;
+        };
+        let Ok(name) = sym.name(endian, table.strings()) else {
+            continue;
+        };
+        let (Ok(name), Ok(ver)) = (std::str::from_utf8(name), std::str::from_utf8(v.name())) else {
+            continue;
+        };
+        let at = if vi.is_hidden() { "@" } else { "@@" };
+        out.insert(
+            (sym.st_value(endian), name.to_owned()),
+            format!("{at}{ver}"),
+        );
+    }
+    Some(out)
 }
 
 /// Reads the bytes of `[start, end)` from `elf` and disassembles them (x86-64 only).
@@ -250,6 +399,20 @@ pub fn disassemble(bytes: &[u8], addr: u64, syntax: Syntax, names: &AddressNames
     while decoder.can_decode() {
         decoder.decode_out(&mut instr);
         let mut insn = format_insn(&instr, fmt.f(), syntax, names);
+        // A 16-bit nop after more operand-size prefixes than it uses (padding, `66 66 2e 0f
+        // 1f 84 ...`): objdump writes the extra ones as `data16`.
+        if insn.is_nop && insn.mnemonic.ends_with("nopw") {
+            let at = (instr.ip() - addr) as usize;
+            let own = bytes.get(at..at + usize::from(insn.len)).unwrap_or(&[]);
+            let sizes = own
+                .iter()
+                .take_while(|b| matches!(b, 0x66 | 0x67 | 0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65))
+                .filter(|&&b| b == 0x66)
+                .count();
+            if sizes > 1 {
+                insn.mnemonic = format!("{}{}", "data16 ".repeat(sizes - 1), insn.mnemonic);
+            }
+        }
         if insn.invalid {
             // objdump steps over one byte and tries again.
             insn.len = 1;
