@@ -233,6 +233,10 @@ fn interleave(
     let mut prev_function: Option<String> = None;
     let mut prev_place: Option<(String, u32, u64)> = None;
     let mut files: HashMap<String, FileState> = HashMap::new();
+    // objdump -l names a function even where no DWARF covers it, from the symbol table
+    // (BFD's fallback), but finds nothing in a binary with neither (a stripped one whose
+    // debug file is not there): no name line then.
+    let has_dwarf = bin.debug_file().is_ok() || bin.elf().has_symtab();
     for insn in insns {
         let frames = bin.frames(Svma(insn.addr)).ok();
         let inner = frames.and_then(|f| f.first());
@@ -243,7 +247,8 @@ fn interleave(
         });
         // Where no DWARF names a function (code without debug info), objdump -l names the
         // ELF symbol, once: BFD's nearest-line lookup falls back to the symbol table.
-        if inner.and_then(|f| f.function.as_ref()).is_none() && prev_function.is_none() {
+        if inner.and_then(|f| f.function.as_ref()).is_none() && prev_function.is_none() && has_dwarf
+        {
             lines.push(Line::Text(if name.contains('(') {
                 format!("{name}:")
             } else {
@@ -487,7 +492,17 @@ pub fn hot_functions(
     let sym_ok = |name: &str| -> bool {
         match &filter.symbol {
             None => true,
-            Some(w) => name == w || name.split_once('(').is_some_and(|(head, _)| head == w),
+            // (perf's names have no parameter lists, but keep `@plt`.)
+            Some(w) => {
+                name == w
+                    || name.split_once('(').is_some_and(|(head, rest)| {
+                        match (rest.ends_with("@plt"), w.strip_suffix("@plt")) {
+                            (true, Some(w)) => head == w,
+                            (false, None) => head == w,
+                            _ => false,
+                        }
+                    })
+            }
         }
     };
     let mut entries: Vec<HotFunction> = Vec::new();

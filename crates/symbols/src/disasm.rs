@@ -243,7 +243,12 @@ impl AddressNames {
     /// branch targets and RIP-relative comments.
     pub fn demangled(mut self) -> AddressNames {
         for s in &mut self.syms {
-            s.2 = crate::demangle_full(&s.2);
+            // (A version or `@plt` after the name stays as it is.)
+            s.2 = match s.2.split_once('@') {
+                Some((name, _)) if name.is_empty() => s.2.clone(),
+                Some((name, rest)) => format!("{}@{rest}", crate::demangle_full(name)),
+                None => crate::demangle_full(&s.2),
+            };
         }
         self
     }

@@ -290,6 +290,15 @@ impl ElfFile {
         self.has_dwarf
     }
 
+    /// Whether the file has a symbol table of its own (`.symtab`, not only the dynamic
+    /// symbols a stripped file keeps).
+    pub fn has_symtab(&self) -> bool {
+        use object::{Object, ObjectSection};
+        self.data()
+            .and_then(|d| object::File::parse(d).ok())
+            .is_some_and(|o| o.section_by_name(".symtab").is_some_and(|s| s.size() > 0))
+    }
+
     /// The function symbols, sorted by start address.
     pub fn symbols(&self) -> &[Symbol] {
         &self.symbols.symbols
