@@ -245,7 +245,7 @@ impl AddressNames {
         for s in &mut self.syms {
             // (A version or `@plt` after the name stays as it is.)
             s.2 = match s.2.split_once('@') {
-                Some((name, _)) if name.is_empty() => s.2.clone(),
+                Some(("", _)) => s.2.clone(),
                 Some((name, rest)) => format!("{}@{rest}", crate::demangle_full(name)),
                 None => crate::demangle_full(&s.2),
             };
