@@ -39,6 +39,14 @@ fn stat(cmd: &mut Command, args: &[&str], prog: &[&str]) -> Output {
     o
 }
 
+/// perf's and sear's stat output (stderr) for the same arguments and program.
+fn both(args: &[&str], prog: &[&str]) -> (String, String) {
+    (
+        stderr_of(&stat(&mut perf(), args, prog)),
+        stderr_of(&stat(&mut sear(), args, prog)),
+    )
+}
+
 fn stderr_of(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -219,8 +227,7 @@ fn table_lists_each_run() {
     let bin = build(dir.path());
     let prog = [bin.to_str().unwrap(), "20000000", "500"];
     let args = ["-r", "3", "--table", "-e", "task-clock"];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     // (Bars' lengths and the differences' signs vary from run to run.)
     let shapes = |t: &str| -> Vec<String> {
         t.lines()
@@ -299,8 +306,7 @@ fn csv_fields_are_perfs() {
         ),
         (vec!["-x,", "-e", "page-faults"], vec!["true"]),
     ] {
-        let p = stderr_of(&stat(&mut perf(), &args, &prog));
-        let s = stderr_of(&stat(&mut sear(), &args, &prog));
+        let (p, s) = both(&args, &prog);
         let sep = &args[0][2..];
         let fields = |t: &str| -> Vec<(usize, String, String, String)> {
             t.lines()
@@ -331,8 +337,7 @@ fn json_parses_with_perfs_keys() {
         vec!["--json"],
         vec!["--json", "-r", "2", "-e", "task-clock,page-faults"],
     ] {
-        let p = stderr_of(&stat(&mut perf(), &args, &["true"]));
-        let s = stderr_of(&stat(&mut sear(), &args, &["true"]));
+        let (p, s) = both(&args, &["true"]);
         let objs = |t: &str| -> Vec<serde_json::Value> {
             t.lines()
                 .filter(|l| !l.trim().is_empty())
@@ -396,8 +401,7 @@ fn interval_print_like_perf() {
     let exe = build(dir.path());
     let prog = [exe.to_str().unwrap(), "400000000", "2000"];
     let args = ["-I", "50", "-e", "task-clock,page-faults"];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     let header = "#           time             counts unit events";
     for t in [&p, &s] {
         assert!(t.starts_with(&format!("{header}\n")), "{t}");
@@ -457,8 +461,7 @@ fn interval_print_like_perf() {
 
     // CSV: the time stamp is the first field, the rest as without -I.
     let args = ["-I", "100", "-x,", "-e", "task-clock,page-faults"];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     let fields = |t: &str| -> Vec<(usize, String)> {
         t.lines()
             .map(|l| {
@@ -475,8 +478,7 @@ fn interval_print_like_perf() {
     assert_eq!(fields(&p), fields(&s), "\n--- perf\n{p}\n--- sear\n{s}");
     // JSON: perf's keys, "interval" first.
     let args = ["-I", "100", "--json", "-e", "task-clock"];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     let keys = |t: &str| -> Vec<String> {
         let l = t.lines().next().unwrap_or("");
         let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
@@ -541,12 +543,10 @@ fn per_cpu_and_topology_splits_like_perf() {
         "--per-node",
     ] {
         let args = ["-a", split, "-e", events];
-        let p = stderr_of(&stat(&mut perf(), &args, &["sleep", "0.1"]));
-        let s = stderr_of(&stat(&mut sear(), &args, &["sleep", "0.1"]));
+        let (p, s) = both(&args, &["sleep", "0.1"]);
         compare_layout(&p, &s);
         let args = ["-a", split, "-x,", "-e", events];
-        let p = stderr_of(&stat(&mut perf(), &args, &["sleep", "0.1"]));
-        let s = stderr_of(&stat(&mut sear(), &args, &["sleep", "0.1"]));
+        let (p, s) = both(&args, &["sleep", "0.1"]);
         let labels = |t: &str| -> Vec<(String, usize)> {
             t.lines()
                 .map(|l| {
@@ -594,8 +594,7 @@ fn interval_splits_like_perf() {
         for format in [&[][..], &["-x,"][..], &["-j"][..]] {
             let mut args = vec!["-a", split, "-I", "100", "-e", events];
             args.extend_from_slice(format);
-            let p = stderr_of(&stat(&mut perf(), &args, &prog));
-            let s = stderr_of(&stat(&mut sear(), &args, &prog));
+            let (p, s) = both(&args, &prog);
             let kinds = |t: &str| -> std::collections::BTreeSet<(String, Option<usize>, usize)> {
                 t.lines()
                     .filter(|l| !l.trim().is_empty())
@@ -674,8 +673,7 @@ fn metric_only_with_intervals_and_splits_like_perf() {
     for args in sets {
         let mut args = args.to_vec();
         args.insert(0, "--metric-only");
-        let p = stderr_of(&stat(&mut perf(), &args, &prog));
-        let s = stderr_of(&stat(&mut sear(), &args, &prog));
+        let (p, s) = both(&args, &prog);
         assert_eq!(
             lines(&p),
             lines(&s),
@@ -734,8 +732,7 @@ int main(void) { pthread_t t; pthread_create(&t, 0, spin, (void *)3000000); pthr
         "-e",
         "task-clock,context-switches",
     ];
-    let p = stderr_of(&stat(&mut perf(), &args, &["sleep", "0.3"]));
-    let s = stderr_of(&stat(&mut sear(), &args, &["sleep", "0.3"]));
+    let (p, s) = both(&args, &["sleep", "0.3"]);
     let _ = child.kill();
     let _ = child.wait();
     compare_layout(&p, &s);
@@ -779,13 +776,11 @@ fn more_options_lay_out_like_perf() {
         &["--null", "-r", "2"],
     ];
     for args in sets {
-        let p = stderr_of(&stat(&mut perf(), args, &prog));
-        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        let (p, s) = both(args, &prog);
         compare_layout(&p, &s);
     }
     // -C counts system-wide on those CPUs (cpu-clock, as perf's -a).
-    let p = stderr_of(&stat(&mut perf(), &["-C", "0"], &["sleep", "0.1"]));
-    let s = stderr_of(&stat(&mut sear(), &["-C", "0"], &["sleep", "0.1"]));
+    let (p, s) = both(&["-C", "0"], &["sleep", "0.1"]);
     assert!(
         s.contains("msec cpu-clock") && s.contains("'CPU(s) 0'"),
         "{s}"
@@ -835,8 +830,7 @@ fn interval_count_and_summary_like_perf() {
         "-e",
         "task-clock",
     ];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     for t in [&p, &s] {
         // Two interval lines, then the totals' line.
         assert_eq!(lines(t, "task-clock"), 3, "{t}");
@@ -888,8 +882,7 @@ fn thread_ids_count_like_perf() {
     let tid = busy.id().to_string();
     let args = ["-t", tid.as_str(), "-e", "task-clock"];
     let prog = ["sleep", "0.4"];
-    let p = stderr_of(&stat(&mut perf(), &args, &prog));
-    let s = stderr_of(&stat(&mut sear(), &args, &prog));
+    let (p, s) = both(&args, &prog);
     let _ = busy.kill();
     let _ = busy.wait();
     let header = format!("Performance counter stats for thread id '{tid}':");
@@ -1010,8 +1003,7 @@ fn group_metric_only_and_output_flags_like_perf() {
         ],
     ];
     for args in sets {
-        let p = stderr_of(&stat(&mut perf(), args, &prog));
-        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        let (p, s) = both(args, &prog);
         // (Interval lines: how many fit in the run is the machine's.)
         let totals = |t: &str| -> Vec<String> {
             t.lines()
@@ -1100,8 +1092,7 @@ fn cgroups_count_like_perf() {
     let prog = ["sleep", "0.4"];
     let mut results = Vec::new();
     for args in &sets {
-        let p = stderr_of(&stat(&mut perf(), args, &prog));
-        let s = stderr_of(&stat(&mut sear(), args, &prog));
+        let (p, s) = both(args, &prog);
         results.push((args.clone(), p, s));
     }
     drop(cg);
