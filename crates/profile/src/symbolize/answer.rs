@@ -23,15 +23,26 @@ pub(super) fn symbolize_dso(
     if let Some(code) = &d.jit {
         return symbolize_jit_code(code, ids, locs, opts.srclines);
     }
-    let mut bin = match open_dso(d, opts) {
+    let mut bin = match open_shared(d, opts, shared) {
         Ok(b) => b,
         Err(r) => return unreadable(d, ids, r),
     };
+    let mut names = HashMap::default();
+    (answer_dso(&mut bin, &mut names, d, ids, locs, opts), None)
+}
+
+/// Opens a DSO's binary, reading its DWARF sections through `shared` (one
+/// copy for every view of the binary) when given.
+pub(super) fn open_shared(
+    d: &Dso,
+    opts: &SymbolizeOptions,
+    shared: Option<symbols::SharedDwarf>,
+) -> Result<Binary, Reason> {
+    let mut bin = open_dso(d, opts)?;
     if let Some(s) = shared {
         bin.share_dwarf(s);
     }
-    let mut names = HashMap::default();
-    (answer_dso(&mut bin, &mut names, d, ids, locs, opts), None)
+    Ok(bin)
 }
 
 /// The bytes of the x86 instruction at each of the user-space locations

@@ -345,4 +345,32 @@ mod tests {
             assert_eq!(early.files, alone.files);
         }
     }
+
+    /// A binary's locations read by several readers at once (taking runs
+    /// from both ends) are answered as one reader answers them.
+    #[test]
+    fn shared_readers_answer_as_one_does() {
+        let (locs, dsos) = locations();
+        let opts = SymbolizeOptions {
+            inline: true,
+            srclines: true,
+            ..Default::default()
+        };
+        let with = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| super::super::symbolize_with_kernel(&locs, &dsos, None, &opts, None))
+        };
+        let one = with(1);
+        assert!(one.per_loc.iter().filter(|l| l.sym.is_some()).count() > 400);
+        for threads in [2, 3, 5] {
+            let many = with(threads);
+            assert_eq!(many.syms, one.syms, "{threads} threads");
+            assert_eq!(many.per_loc, one.per_loc, "{threads} threads");
+            assert_eq!(many.misses, one.misses, "{threads} threads");
+            assert_eq!(many.files, one.files, "{threads} threads");
+        }
+    }
 }

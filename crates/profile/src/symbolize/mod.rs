@@ -3,6 +3,8 @@
 //! lookups run in parallel (one task per DSO), and every result is interned
 //! so later passes compare symbols by id.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
@@ -308,6 +310,133 @@ fn plain_answer(loc: u32, found: Option<((RawFrame, Vec<RawFrame>), u64)>) -> Lo
 /// How many locations of one binary make it worth reading on all cores.
 const SPLIT_MIN_LOCATIONS: usize = 2048;
 
+/// `run` over every job on `workers` threads of the pool, the jobs taken
+/// in their order (rayon's iterators split the list in halves instead);
+/// the results in the jobs' order.
+fn in_order<J: Send, R: Send>(jobs: Vec<J>, workers: usize, run: impl Fn(J) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let n = jobs.len();
+    let queue: Vec<Mutex<Option<J>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+    let done: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = queue.get(i) else {
+            break;
+        };
+        let job = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(job) = job {
+            let r = run(job);
+            *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        }
+    };
+    rayon::scope(|s| {
+        for _ in 1..workers.min(n) {
+            s.spawn(|_| work());
+        }
+        work();
+    });
+    done.into_iter()
+        .filter_map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// How a job reads its binary: opening it (through the DWARF sections
+/// its other readers share, if any) or with a reader pass one left open.
+enum With {
+    Open(Option<symbols::SharedDwarf>),
+    Kept(Box<Reader>),
+}
+
+/// The locations of one job: all of its binary's, or the runs it takes
+/// of those several readers share (from the start if `true`).
+enum Ids {
+    All(Vec<u32>),
+    Share(Arc<Shares>, bool),
+}
+
+/// One reader's answers for the runs it takes of `shares`.
+fn answer_share(
+    d: &Dso,
+    with: With,
+    shares: &Shares,
+    front: bool,
+    locs: &[Loc],
+    opts: &SymbolizeOptions,
+) -> DsoAnswer {
+    let t = std::time::Instant::now();
+    let kept = matches!(with, With::Kept(_));
+    let opened = match with {
+        With::Kept(r) => {
+            let Reader { bin, printed, .. } = *r;
+            Ok((bin, printed))
+        }
+        With::Open(shared) => open_shared(d, opts, shared).map(|b| (b, HashMap::default())),
+    };
+    let mut all = Vec::new();
+    let (mut bin, mut printed) = match opened {
+        Ok(o) => o,
+        Err(r) => {
+            while let Some(part) = shares.take(front) {
+                all.extend(unreadable(d, part, r).0);
+            }
+            return (all, Some((d.name.clone(), r)));
+        }
+    };
+    while let Some(part) = shares.take(front) {
+        all.extend(answer_dso(&mut bin, &mut printed, d, part, locs, opts));
+    }
+    log::debug!(
+        "symbols: {} locations of {} (kept {kept}, from the {}) in {:?}",
+        all.len(),
+        d.name,
+        if front { "start" } else { "end" },
+        t.elapsed()
+    );
+    (all, None)
+}
+
+/// Locations a binary holds in address order, shared by the readers that
+/// answer them: the first takes runs from the start, the others from the
+/// end.
+struct Shares {
+    ids: Vec<u32>,
+    /// The runs not yet taken: `ids[left..right]`.
+    left_right: std::sync::Mutex<(usize, usize)>,
+}
+
+impl Shares {
+    /// Locations a reader takes at a time.
+    const RUN: usize = 256;
+
+    fn new(ids: Vec<u32>) -> Shares {
+        let n = ids.len();
+        Shares {
+            ids,
+            left_right: std::sync::Mutex::new((0, n)),
+        }
+    }
+
+    /// The next run from the start (`front`) or the end, if any is left.
+    fn take(&self, front: bool) -> Option<&[u32]> {
+        let mut g = self.left_right.lock().unwrap_or_else(|e| e.into_inner());
+        let (left, right) = *g;
+        if left >= right {
+            return None;
+        }
+        let n = Self::RUN.min(right - left);
+        let (a, b) = if front {
+            g.0 = left + n;
+            (left, left + n)
+        } else {
+            g.1 = right - n;
+            (right - n, right)
+        };
+        Some(&self.ids[a..b])
+    }
+}
+
 /// A raw per-location answer from a worker, before interning.
 struct RawFrame {
     name: String,
@@ -524,11 +653,14 @@ fn complete(
     // Big groups first so the workers finish together.
     groups.sort_by_key(|(d, v)| (std::cmp::Reverse(v.len()), *d));
     // Reading DWARF (inline frames, source lines) dominates where one
-    // binary has most of the locations, as a big program's does: its
-    // locations are cut by address into one piece per core, each piece
-    // read with its own view of the binary (so each parses mostly its own
-    // compile units), and the pieces' answers are put back in the group's
-    // order, so that what comes out does not depend on the cores.
+    // binary has most of the locations, as a big program's does: one
+    // reader per core, each with its own view of the binary (so each
+    // parses mostly its own compile units), takes runs of the locations in
+    // address order, the first reader from the lowest address up and the
+    // others from the highest down, until they meet. A reader that pass
+    // one left open (its units parsed) goes faster than one that opens
+    // the binary now, and both finish together. Answers are put back by
+    // location, so what comes out does not depend on the cores.
     let cores = rayon::current_num_threads();
     let dwarf_work = |ids: &[u32]| {
         if opts.srclines {
@@ -541,11 +673,8 @@ fn complete(
             0
         }
     };
-    enum With {
-        Open(Option<symbols::SharedDwarf>),
-        Kept(Box<Reader>),
-    }
-    let mut jobs: Vec<(u32, Vec<u32>, With)> = Vec::new();
+    let mut jobs: Vec<(u32, Ids, With)> = Vec::new();
+    let mut helpers = Vec::new();
     let mut misses: Vec<(String, Reason)> = Vec::new();
     for (dso, ids) in &groups {
         let todo: Vec<u32> = ids
@@ -561,19 +690,22 @@ fn complete(
             continue;
         }
         let kept = prep.open.remove(dso);
+        let d = &dsos[*dso as usize];
         let split = cores > 1
-            && !is_kernel_dso(&dsos[*dso as usize].name)
+            && !is_kernel_dso(&d.name)
+            && !is_jit_map(&d.name)
+            && d.jit.is_none()
             && dwarf_work(&todo) >= SPLIT_MIN_LOCATIONS;
         if !split {
             let with = match kept {
                 Some(r) => With::Kept(Box::new(r)),
                 None => With::Open(None),
             };
-            jobs.push((*dso, todo, with));
+            jobs.push((*dso, Ids::All(todo), with));
             continue;
         }
-        // The pieces read the binary's DWARF sections once, together (a
-        // binary read during pass one goes on as the first piece).
+        // The readers read the binary's DWARF sections once, together (a
+        // binary read during pass one goes on as the first reader).
         let shared = kept
             .as_ref()
             .and_then(|r| r.bin.shared_dwarf())
@@ -581,41 +713,50 @@ fn complete(
         let mut kept = kept.map(Box::new);
         let mut by_addr = todo;
         by_addr.sort_by_key(|&i| (locs[i as usize].lookup_rel(), i));
-        let per = by_addr.len().div_ceil(cores);
-        for piece in by_addr.chunks(per) {
+        let shares = Arc::new(Shares::new(by_addr));
+        for reader in 0..cores {
             let with = match kept.take() {
                 Some(r) => With::Kept(r),
                 None => With::Open(Some(shared.clone())),
             };
-            jobs.push((*dso, piece.to_vec(), with));
+            let job = (*dso, Ids::Share(shares.clone(), reader == 0), with);
+            match reader {
+                0 => jobs.push(job),
+                _ => helpers.push(job),
+            }
         }
     }
+    // The jobs are taken in this order: a shared binary's first reader and
+    // the binaries read alone, the biggest first, then the shared binaries'
+    // other readers, which take what is left of them when the cores are
+    // free of the rest.
+    jobs.append(&mut helpers);
     let t0 = std::time::Instant::now();
     let njobs = jobs.len();
-    let pieces: Vec<DsoAnswer> = jobs
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|(dso, ids, with)| {
-            let d = &dsos[dso as usize];
-            let t = std::time::Instant::now();
-            let kept = matches!(with, With::Kept(_));
-            let r = match with {
-                _ if is_kernel_dso(&d.name) => symbolize_kernel(d, &ids, locs, kernel),
-                With::Open(shared) => symbolize_dso(d, &ids, locs, opts, shared),
-                With::Kept(mut r) => {
-                    let Reader { bin, printed, .. } = &mut *r;
-                    (answer_dso(bin, printed, d, &ids, locs, opts), None)
-                }
-            };
-            log::debug!(
-                "symbols: {} locations of {} (kept {kept}) in {:?}",
-                ids.len(),
-                d.name,
-                t.elapsed()
-            );
-            r
-        })
-        .collect();
+    let run = |(dso, ids, with): (u32, Ids, With)| -> DsoAnswer {
+        let d = &dsos[dso as usize];
+        let t = std::time::Instant::now();
+        let kept = matches!(with, With::Kept(_));
+        let r = match (with, ids) {
+            (_, Ids::All(ids)) if is_kernel_dso(&d.name) => symbolize_kernel(d, &ids, locs, kernel),
+            (With::Open(shared), Ids::All(ids)) => symbolize_dso(d, &ids, locs, opts, shared),
+            (With::Kept(mut r), Ids::All(ids)) => {
+                let Reader { bin, printed, .. } = &mut *r;
+                (answer_dso(bin, printed, d, &ids, locs, opts), None)
+            }
+            (with, Ids::Share(shares, front)) => {
+                return answer_share(d, with, &shares, front, locs, opts);
+            }
+        };
+        log::debug!(
+            "symbols: {} locations of {} (kept {kept}) in {:?}",
+            r.0.len(),
+            d.name,
+            t.elapsed()
+        );
+        r
+    };
+    let pieces = in_order(jobs, cores, run);
     // Where the thread answered early, its answers already span the
     // locations: the pieces' move in beside them. Otherwise they stay in
     // their pieces, found through an index of eight bytes a location (an
@@ -734,5 +875,52 @@ impl SymbolTable {
             sym_offset: a.offset.wrapping_add(back),
             svma: a.svma,
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readers taking runs from both ends take every location once, the
+    /// first reader from the start and in order.
+    #[test]
+    fn shares_are_taken_once_from_both_ends() {
+        let n = 3 * Shares::RUN + 17;
+        let shares = Shares::new((0..n as u32).collect());
+        let mut seen = vec![0u8; n];
+        let mut front = Vec::new();
+        let mut turn = 0;
+        loop {
+            let first = turn % 3 == 0;
+            let Some(run) = shares.take(first) else {
+                break;
+            };
+            if first {
+                front.extend_from_slice(run);
+            }
+            for &i in run {
+                seen[i as usize] += 1;
+            }
+            turn += 1;
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+        let expect: Vec<u32> = (0..front.len() as u32).collect();
+        assert_eq!(front, expect);
+        assert!(shares.take(true).is_none() && shares.take(false).is_none());
+    }
+
+    /// Jobs run on several threads come back in the jobs' order.
+    #[test]
+    fn jobs_in_order_give_results_in_order() {
+        let jobs: Vec<u64> = (0..200).collect();
+        let out = in_order(jobs, 4, |j| {
+            if j % 7 == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            j * 3
+        });
+        assert_eq!(out, (0..200).map(|j| j * 3).collect::<Vec<_>>());
+        assert!(in_order(Vec::<u64>::new(), 4, |j| j).is_empty());
     }
 }
