@@ -506,7 +506,9 @@ pub struct StatArgs {
     /// With -a: a line per CPU and event instead of totals.
     #[arg(short = 'A', long = "no-aggr", group = "aggr")]
     pub no_aggr: bool,
-    /// With -p: a line per thread and event, busiest first.
+    /// With -p: a line per thread and event, busiest first; with -a, every
+    /// thread of the system (as they are when counting starts; those that
+    /// counted nothing are left out).
     #[arg(long = "per-thread", group = "aggr")]
     pub per_thread: bool,
     /// With -a: totals per core (S<socket>-D<die>-C<core>, then how many CPUs).

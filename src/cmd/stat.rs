@@ -119,6 +119,7 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         tids: a.tasks.tids(),
         // (-C counts system-wide on those CPUs, as perf.)
         system_wide: a.all_cpus || a.cpu.is_some(),
+        every_thread: a.per_thread && (a.all_cpus || a.cpu.is_some()),
         no_inherit: a.no_inherit,
         interval_ms: a.interval_print,
         detail: a.detailed,
@@ -237,7 +238,7 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
                 }
             } else {
                 let counters = intervals.next_counters(totals);
-                let lines = record::stat::split_counts(aggr, &counters, targets);
+                let lines = record::stat::split_counts(aggr, &counters, targets, opts.every_thread);
                 if a.metric_only {
                     let groups = render::stat::metric_only_groups(&lines);
                     render::stat::metric_only_split(aggr, &format, &groups, Some((t, shown_tick)))

@@ -53,6 +53,10 @@ pub struct CountOptions {
     /// Running threads to count (`-t`), each alone.
     pub tids: Vec<i32>,
     pub system_wide: bool,
+    /// With `system_wide`: every thread of the system counted alone
+    /// instead of every CPU (perf's `-a --per-thread`); threads started
+    /// later are not counted, as in perf.
+    pub every_thread: bool,
     /// Do not follow children and new threads (`--no-inherit`).
     pub no_inherit: bool,
     /// Read the counters every this many milliseconds (`-I`) and hand
@@ -146,6 +150,8 @@ pub struct CountRun {
     pub signal: Option<i32>,
     /// The command's process id, where one was started.
     pub command_pid: Option<i32>,
+    /// The targets are every thread of the system ([`CountOptions::every_thread`]).
+    pub every_thread: bool,
 }
 
 /// The events of `opts`, parsed (an unknown name is an error).
@@ -339,10 +345,16 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                 .into(),
         ));
     }
+    // The system's threads as they are before the command starts (perf
+    // makes its thread map first, so the command is not among them).
+    let every_thread = opts.system_wide && opts.every_thread;
+    let all_threads = every_thread.then(synth::all_threads);
     let mut child = crate::start_stopped(&opts.command)?;
     let command_pid = child.as_ref().map(|c| c.pid);
     // (pid, cpu) pairs to open every event on.
-    let targets: Vec<(i32, i32)> = if opts.system_wide {
+    let targets: Vec<(i32, i32)> = if let Some(all) = all_threads {
+        all.into_iter().map(|t| (t, -1)).collect()
+    } else if opts.system_wide {
         let online = synth::online_cpus();
         if let Some(c) = opts.cpus.iter().flatten().find(|c| !online.contains(c)) {
             return Err(Error::Options(format!("-C: CPU {c} is not online")));
@@ -433,8 +445,10 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
                         supported = false;
                         break;
                     }
-                    // A thread of -p that ended meanwhile.
-                    Err(err) if err.raw_os_error() == Some(libc::ESRCH) && opts.attaches() => {}
+                    // A thread of -p, or of the system, that ended meanwhile.
+                    Err(err)
+                        if err.raw_os_error() == Some(libc::ESRCH)
+                            && (opts.attaches() || every_thread) => {}
                     Err(err) => return Err(fail(&mut child, open_error(e, pid, cpu, err, false))),
                 }
             }
@@ -666,6 +680,7 @@ fn count_inner(opts: &CountOptions, on_interval: &mut OnInterval) -> Result<Coun
         exit_status: exit_raw.map(sys::shell_status),
         signal: exit_raw.and_then(sys::term_signal),
         command_pid,
+        every_thread,
     })
 }
 

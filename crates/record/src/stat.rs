@@ -212,8 +212,9 @@ impl Aggr {
     pub fn check(self, opts: &crate::count::CountOptions) -> Result<(), String> {
         match self {
             Aggr::Global => Ok(()),
-            Aggr::Thread if !opts.attaches() => Err(
-                "--per-thread needs -p PID or -t TID: it splits the counts of running tasks by thread"
+            Aggr::Thread if !opts.attaches() && !opts.system_wide => Err(
+                "--per-thread needs -p PID, -t TID or -a: it splits the counts of running tasks \
+                 (or of every thread of the system) by thread"
                     .into(),
             ),
             Aggr::Cpu | Aggr::Core | Aggr::Die | Aggr::Socket | Aggr::Node
@@ -305,11 +306,18 @@ pub struct SplitLine {
 /// CPU or thread (threads busiest first), and by core, die or socket then
 /// event.
 pub fn split(aggr: Aggr, run: &CountRun) -> Vec<SplitLine> {
-    split_counts(aggr, &run.counters, &run.targets)
+    split_counts(aggr, &run.counters, &run.targets, run.every_thread)
 }
 
-/// [`split`] of counters counted on `targets` (one interval's, say).
-pub fn split_counts(aggr: Aggr, counters: &[Counter], targets: &[Target]) -> Vec<SplitLine> {
+/// [`split`] of counters counted on `targets` (one interval's, say); with
+/// `every_thread` (the targets are all the system's threads), a thread
+/// that counted nothing has no line, as perf leaves "too many 0" out.
+pub fn split_counts(
+    aggr: Aggr,
+    counters: &[Counter],
+    targets: &[Target],
+    every_thread: bool,
+) -> Vec<SplitLine> {
     let keys: Vec<SplitKey> = targets
         .iter()
         .map(|t| {
@@ -370,6 +378,9 @@ pub fn split_counts(aggr: Aggr, counters: &[Counter], targets: &[Target]) -> Vec
                 if aggr == Aggr::Thread {
                     // Busiest first, as perf sorts its per-thread lines.
                     gs.sort_by(|a, b| sum(c, b).value.cmp(&sum(c, a).value).then(a.cmp(b)));
+                    if every_thread {
+                        gs.retain(|g| sum(c, g).value != 0);
+                    }
                 }
                 out.extend(gs.iter().map(|g| line(g, c)));
             }

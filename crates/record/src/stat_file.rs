@@ -242,6 +242,7 @@ pub fn read(path: &std::path::Path) -> Result<StatFile> {
             exit_status: None,
             signal: None,
             command_pid: None,
+            every_thread: false,
         },
         cmdline: meta.features.cmdline().unwrap_or_default(),
         interval_ms,

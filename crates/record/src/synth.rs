@@ -333,6 +333,18 @@ pub fn threads_of(pid: i32) -> Vec<i32> {
     v
 }
 
+/// Every thread of the system now: each process's threads, by process id.
+pub fn all_threads() -> Vec<i32> {
+    let mut pids: Vec<i32> = fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids.into_iter().flat_map(threads_of).collect()
+}
+
 /// The process (thread group) a thread belongs to.
 pub fn tgid_of(tid: i32) -> Option<i32> {
     let s = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
