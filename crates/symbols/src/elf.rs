@@ -728,8 +728,40 @@ fn perf_symbols(mut table: Vec<TableSym>, plt: Vec<Symbol>) -> SymbolTable {
             overlaps.push((hi, OUTSIDE));
         }
     }
-    let symbols = items.iter().map(|&i| sym_of(i).clone()).collect();
+    // The final list is made in the table's own memory: its symbols (then the PLT
+    // entries) put in the items' order, the erased ones last and cut off. A symbol table
+    // of millions of names is held once.
+    let n_items = items.len();
+    let mut symbols: Vec<Symbol> = table.into_iter().map(|t| t.sym).collect();
+    symbols.extend(plt);
+    let mut order = items;
+    let mut listed = vec![false; symbols.len()];
+    for &i in &order {
+        listed[i as usize] = true;
+    }
+    order.extend((0..symbols.len() as u32).filter(|&i| !listed[i as usize]));
+    drop(listed);
+    gather_in_place(&mut symbols, &order);
+    symbols.truncate(n_items);
     SymbolTable { symbols, overlaps }
+}
+
+/// Reorders `v` so that its element `k` is the one that was at `order[k]` (`order` a
+/// permutation of its indices), by following the permutation's cycles: no second copy.
+fn gather_in_place<T>(v: &mut [T], order: &[u32]) {
+    let mut done = vec![false; v.len()];
+    for start in 0..v.len() {
+        let mut k = start;
+        while !done[k] {
+            done[k] = true;
+            let from = order[k] as usize;
+            if from == start {
+                break;
+            }
+            v.swap(k, from);
+            k = from;
+        }
+    }
 }
 
 /// Marks the end of a resolved stretch in [`SymbolTable::overlaps`].
@@ -873,4 +905,36 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gather_in_place;
+
+    /// Reordering in place gives what a copy in that order gives, for
+    /// permutations with long cycles, fixed points and the identity.
+    #[test]
+    fn gather_in_place_is_a_gather() {
+        let n = 1000u32;
+        let mut seed = 12345u64;
+        let mut shuffled: Vec<u32> = (0..n).collect();
+        for i in (1..n as usize).rev() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            shuffled.swap(i, (seed >> 33) as usize % (i + 1));
+        }
+        let reversed: Vec<u32> = (0..n).rev().collect();
+        let identity: Vec<u32> = (0..n).collect();
+        let mut some_fixed = identity.clone();
+        some_fixed.swap(3, 700);
+        some_fixed.swap(10, 11);
+        for order in [shuffled, reversed, identity, some_fixed] {
+            let v: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+            let want: Vec<String> = order.iter().map(|&i| v[i as usize].clone()).collect();
+            let mut got = v;
+            gather_in_place(&mut got, &order);
+            assert_eq!(got, want);
+        }
+    }
 }
