@@ -215,6 +215,31 @@ fn repeat_prints_the_spread() {
             .collect()
     };
     assert_eq!(shapes(&p), shapes(&s), "\n--- perf\n{p}\n--- sear\n{s}");
+    // Without a command there is nothing to repeat: one count, and a warning saying so
+    // (perf 6.1 averages its first repeat with empty ones there).
+    let o = sear()
+        .args([
+            "stat",
+            "-a",
+            "-r",
+            "3",
+            "--timeout",
+            "100",
+            "-e",
+            "task-clock",
+        ])
+        .output()
+        .unwrap();
+    let e = stderr_of(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("-r 3 repeats a command; without one, counting runs once"),
+        "{e}"
+    );
+    assert!(
+        e.contains("for 'system wide':") && !e.contains("runs)"),
+        "{e}"
+    );
 }
 
 /// `--table`: perf's table of each run's wall time before the final

@@ -190,6 +190,15 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
              (and this machine has no hardware events); give the events with -e"
         );
     }
+    if opts.command.is_empty() && a.repeat > 1 {
+        // perf 6.1 counts its first repeat to Ctrl-C and the others not at all, and
+        // averages them (a spinning process's task-clock came out 0.01 msec
+        // +- 2438108%).
+        log::warn!(
+            "-r {} repeats a command; without one, counting runs once",
+            a.repeat
+        );
+    }
     let runs = if opts.command.is_empty() { 1 } else { a.repeat };
     let mut sink = open_output(&a)?;
     let mut all = Runs::default();
