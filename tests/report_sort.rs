@@ -208,6 +208,21 @@ fn sort_keys_equal_perf() {
     runs.extend(ns_sets.iter().map(|s| (&ns, s)));
     // (Without NAMESPACES records: 0/0x0.)
     runs.extend(ns_sets.iter().map(|s| (&fp, s)));
+    // Code page sizes (`record --code-page-size`: 4K, and 2M where the kernel's text is
+    // in huge pages), `N/A` in a recording without them.
+    let pages = perf_record(
+        dir.path(),
+        "pages.data",
+        &["-e", "cpu-clock", "-F", "2000", "-g", "--code-page-size"],
+        &w,
+    );
+    let page_sets: Vec<Vec<&str>> = vec![
+        vec!["--sort", "code_page_size"],
+        vec!["--sort", "code_page_size,sym"],
+        vec!["--sort", "comm,code_page_size,dso"],
+    ];
+    runs.extend(page_sets.iter().map(|s| (&pages, s)));
+    runs.extend(page_sets.iter().map(|s| (&fp, s)));
     {
         for (f, set) in runs {
             for mode in [

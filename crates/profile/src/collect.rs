@@ -249,6 +249,9 @@ pub struct CollectOptions {
     /// Keep samples apart by their raw tracepoint data (the `trace` sort
     /// key; see [`Collector::trace_raws`]).
     pub by_trace: bool,
+    /// Keep samples apart by their code page size (the `code_page_size`
+    /// sort key).
+    pub by_code_page: bool,
 }
 
 impl Default for CollectOptions {
@@ -262,6 +265,7 @@ impl Default for CollectOptions {
             time_quantum: None,
             by_cgroup: false,
             by_trace: false,
+            by_code_page: false,
         }
     }
 }
@@ -334,6 +338,8 @@ pub struct Tag {
     pub time: u64,
     pub cgroup: u64,
     pub trace: u32,
+    /// The sampled code's page size (`by_code_page`), 0 without one.
+    pub code_page: u64,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -433,7 +439,11 @@ impl Collector {
     }
 
     fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
-        if self.opts.time_quantum.is_none() && !self.opts.by_cgroup && !self.opts.by_trace {
+        if self.opts.time_quantum.is_none()
+            && !self.opts.by_cgroup
+            && !self.opts.by_trace
+            && !self.opts.by_code_page
+        {
             return u32::MAX;
         }
         let time = match (self.opts.time_quantum, s.time) {
@@ -460,10 +470,15 @@ impl Collector {
             }
             _ => u32::MAX,
         };
+        let code_page = match s.code_page_size {
+            Some(p) if self.opts.by_code_page => p,
+            _ => 0,
+        };
         let tag = Tag {
             time,
             cgroup,
             trace,
+            code_page,
         };
         let tags = &mut self.tags;
         *self.tag_ids.entry(tag).or_insert_with(|| {

@@ -139,6 +139,7 @@ impl Request<'_> {
                 .then_some(self.time_quantum),
             by_cgroup: early.keys.contains(&SortKey::Cgroup),
             by_trace: early.keys.contains(&SortKey::Trace),
+            by_code_page: early.keys.contains(&SortKey::CodePageSize),
         }
     }
 

@@ -68,6 +68,7 @@ pub fn fold_recording(
                 time_quantum: None,
                 by_cgroup: false,
                 by_trace: false,
+                by_code_page: false,
             },
             names: crate::symbolize::NameStyle::Short,
             inline: true,

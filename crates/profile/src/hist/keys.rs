@@ -42,11 +42,14 @@ pub enum SortKey {
     /// A tracepoint sample's fields as its print format gives them (perf's
     /// "Trace output"; `N/A` for other events).
     Trace,
+    /// The page size of the sampled code (`record --code-page-size`; `N/A`
+    /// where the samples do not have it).
+    CodePageSize,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -70,6 +73,7 @@ impl SortKey {
             "cgroup" => SortKey::Cgroup,
             "time" => SortKey::Time,
             "trace" => SortKey::Trace,
+            "code_page_size" => SortKey::CodePageSize,
             _ => return None,
         })
     }
@@ -109,6 +113,7 @@ impl SortKey {
             SortKey::Time => "Time",
             SortKey::Cgroup => "Cgroup",
             SortKey::Trace => "Trace output",
+            SortKey::CodePageSize => "Code Page Size",
         }
     }
 
@@ -133,7 +138,12 @@ impl SortKey {
     pub fn header_width_only(self) -> bool {
         matches!(
             self,
-            SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::IpcNull | SortKey::Socket
+            SortKey::Cpu
+                | SortKey::SymSize
+                | SortKey::DsoSize
+                | SortKey::IpcNull
+                | SortKey::Socket
+                | SortKey::CodePageSize
         )
     }
 
@@ -226,6 +236,8 @@ pub enum Key {
     /// A tracepoint sample's formatted fields (an index into
     /// [`Names::strings`]); None for other events (`N/A`).
     Trace(Option<u32>),
+    /// A page size in bytes (0: the sample has none).
+    CodePageSize(u64),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -319,6 +331,7 @@ impl Names<'_> {
             (Key::CgroupId(a, b), Key::CgroupId(c, d)) => (a, b).cmp(&(c, d)),
             (Key::Time(x, _), Key::Time(y, _)) => x.cmp(y),
             (Key::Cgroup(x), Key::Cgroup(y)) => x.cmp(y),
+            (Key::CodePageSize(x), Key::CodePageSize(y)) => x.cmp(y),
             (Key::Trace(Some(x)), Key::Trace(Some(y))) => self.string(*x).cmp(self.string(*y)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             (Key::Thread(x), Key::Thread(y)) => {
@@ -396,6 +409,7 @@ impl Names<'_> {
             }
             Key::Cgroup(0) | Key::Trace(None) => "N/A".to_owned(),
             Key::Trace(Some(i)) => self.string(*i).to_owned(),
+            Key::CodePageSize(n) => page_size_name(*n),
             Key::Cgroup(id) => self
                 .machine
                 .cgroup_name(*id)
@@ -664,6 +678,9 @@ impl<'a> KeyMaker<'a> {
                 SortKey::Cgroup => {
                     Key::Cgroup(self.tags.get(c.tag as usize).map_or(0, |t| t.cgroup))
                 }
+                SortKey::CodePageSize => {
+                    Key::CodePageSize(self.tags.get(c.tag as usize).map_or(0, |t| t.code_page))
+                }
                 SortKey::Trace => {
                     let text = self
                         .tags
@@ -684,6 +701,20 @@ impl<'a> KeyMaker<'a> {
             out.push(key);
         }
     }
+}
+
+/// A page size as perf names it: `4K`, `2M`, `1G` (`N/A` for none).
+pub fn page_size_name(size: u64) -> String {
+    if size == 0 {
+        return "N/A".into();
+    }
+    let units = ['B', 'K', 'M', 'G'];
+    let (mut n, mut i) = (size, 0);
+    while n / 1024 > 1 && i < 3 {
+        n /= 1024;
+        i += 1;
+    }
+    format!("{n}{}", units[i])
 }
 
 /// An unresolved symbol without its DSO: perf's symbol keys compare such

@@ -14,7 +14,7 @@ mod keys;
 mod trie;
 
 pub use filter::{dso_short_name, Filters};
-pub use keys::{Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
+pub use keys::{page_size_name, Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
 use keys::{KeyCtx, KeyMaker};
 use trie::{ChainTrie, NONE};
 
@@ -494,8 +494,8 @@ struct PathMarks {
 }
 
 /// perf 6.1 compares each callchain entry with the entries of the sample
-/// so far through a template that lacks the socket and cgroup_id keys (as
-/// if both were 0): where an entry's value is not 0, nothing matches, so
+/// so far through a template that lacks the socket, cgroup_id, time,
+/// cgroup and code_page_size keys (as if they were 0): where an entry's value is not 0, nothing matches, so
 /// its children period counts every occurrence of its frame in the stack,
 /// the sample's own frame included.
 fn counts_every_occurrence(e: &HistEntry) -> bool {
@@ -504,6 +504,7 @@ fn counts_every_occurrence(e: &HistEntry) -> bool {
         Key::CgroupId(dev, ino) => (dev, ino) != (0, 0),
         Key::Time(t, _) => t != 0,
         Key::Cgroup(id) => id != 0,
+        Key::CodePageSize(p) => p != 0,
         _ => false,
     })
 }
@@ -606,10 +607,12 @@ pub fn build(
     };
     let want_parent = opts.keys.contains(&SortKey::Parent);
     let want_cpu = opts.keys.iter().any(|k| k.needs_cpu());
-    let want_tag = opts
-        .keys
-        .iter()
-        .any(|k| matches!(k, SortKey::Time | SortKey::Cgroup | SortKey::Trace));
+    let want_tag = opts.keys.iter().any(|k| {
+        matches!(
+            k,
+            SortKey::Time | SortKey::Cgroup | SortKey::Trace | SortKey::CodePageSize
+        )
+    });
     // Keys that depend on the frame's location, not only its symbol: the
     // chains then keep frames of different locations apart.
     let by_loc = opts.keys.iter().any(|k| k.needs_loc());
@@ -626,7 +629,11 @@ pub fn build(
         check_every: opts.keys.iter().any(|k| {
             matches!(
                 k,
-                SortKey::Socket | SortKey::CgroupId | SortKey::Time | SortKey::Cgroup
+                SortKey::Socket
+                    | SortKey::CgroupId
+                    | SortKey::Time
+                    | SortKey::Cgroup
+                    | SortKey::CodePageSize
             )
         }),
         ..Default::default()

@@ -315,20 +315,8 @@ pub fn write_regs(out: &mut dyn Write, regs: Option<&KeptRegs>, arch: &str) -> i
     Ok(())
 }
 
-/// perf's `get_page_size_name`: 4K, 2M, ... (a size is divided while the
-/// quotient is above 1, so 1024 stays `1024B`); `N/A` for 0.
-pub fn page_size_name(size: u64) -> String {
-    if size == 0 {
-        return "N/A".into();
-    }
-    let units = ['B', 'K', 'M', 'G'];
-    let (mut n, mut i) = (size, 0);
-    while n / 1024 > 1 && i < 3 {
-        n /= 1024;
-        i += 1;
-    }
-    format!("{n}{}", units[i])
-}
+/// perf's name of a page size (shared with the report's `code_page_size` key).
+pub use profile::hist::page_size_name;
 
 /// The `/P/-/-/cycles/type ` tail of a branch entry.
 fn write_branch_flags(out: &mut dyn Write, flags: u64) -> io::Result<()> {
