@@ -320,29 +320,28 @@ pub fn cgroups(endian: Endian, trailer: usize) -> Vec<Synth> {
 
 /// The thread ids of a process (just `pid` if its task list cannot be read).
 pub fn threads_of(pid: i32) -> Vec<i32> {
-    let mut v: Vec<i32> = fs::read_dir(format!("/proc/{pid}/task"))
+    let mut v = numbered_entries(&format!("/proc/{pid}/task"));
+    if v.is_empty() {
+        v.push(pid);
+    }
+    v
+}
+
+/// The entries of `dir` named by a number, sorted (none if it cannot be read).
+fn numbered_entries(dir: &str) -> Vec<i32> {
+    let mut v: Vec<i32> = fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
                 .collect()
         })
         .unwrap_or_default();
-    if v.is_empty() {
-        v.push(pid);
-    }
     v.sort_unstable();
     v
 }
 
 /// Every thread of the system now: each process's threads, by process id.
 pub fn all_threads() -> Vec<i32> {
-    let mut pids: Vec<i32> = fs::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    pids.sort_unstable();
-    pids.into_iter().flat_map(threads_of).collect()
+    all_pids().into_iter().flat_map(threads_of).collect()
 }
 
 /// The process (thread group) a thread belongs to.
@@ -355,14 +354,7 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
 
 /// Every process id in /proc.
 pub fn all_pids() -> Vec<i32> {
-    let mut v: Vec<i32> = fs::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_unstable();
-    v
+    numbered_entries("/proc")
 }
 
 fn comm_of(pid: i32, tid: i32) -> Option<String> {

@@ -314,17 +314,21 @@ mod tests {
         (locs, dsos)
     }
 
+    fn inline_and_lines() -> SymbolizeOptions {
+        SymbolizeOptions {
+            inline: true,
+            srclines: true,
+            ..Default::default()
+        }
+    }
+
     /// Answering some locations early, in batches, changes nothing: the
     /// symbols, their ids, every location's answer and the misses are
     /// what pass two alone gives.
     #[test]
     fn early_answers_are_the_same_as_pass_two_alone() {
         let (locs, dsos) = locations();
-        let opts = SymbolizeOptions {
-            inline: true,
-            srclines: true,
-            ..Default::default()
-        };
+        let opts = inline_and_lines();
         let alone = super::super::symbolize_with_kernel(&locs, &dsos, None, &opts, None);
         assert!(alone.per_loc.iter().filter(|l| l.sym.is_some()).count() > 400);
         assert_eq!(alone.misses.len(), 2, "{:?}", alone.misses);
@@ -351,11 +355,7 @@ mod tests {
     #[test]
     fn shared_readers_answer_as_one_does() {
         let (locs, dsos) = locations();
-        let opts = SymbolizeOptions {
-            inline: true,
-            srclines: true,
-            ..Default::default()
-        };
+        let opts = inline_and_lines();
         let with = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
