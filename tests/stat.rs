@@ -822,10 +822,15 @@ fn per_thread_system_wide_like_perf() {
     let ms: f64 = ss.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(ms > 100.0, "{ss}");
     for event in ["task-clock", "context-switches"] {
+        // The count is the last number before the event's name (a thread's name may
+        // hold spaces).
         let counts: Vec<f64> = s
             .lines()
-            .filter(|l| l.contains(event) && !l.contains("time elapsed"))
-            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .filter_map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                let at = words.iter().position(|w| *w == event)?;
+                words[..at].iter().rev().find_map(|w| w.parse().ok())
+            })
             .collect();
         assert!(counts.len() > 1, "{event}:\n{s}");
         assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{event}:\n{s}");
