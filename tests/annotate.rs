@@ -992,3 +992,50 @@ int main(void) {
         }
     }
 }
+
+/// A recording of kernel code only (`cpu-clock:k` on a copy from /dev/zero): nothing
+/// can be annotated without a vmlinux, which sear does not read yet. As perf, that is
+/// said and the exit status is 0, whether or not a function is named.
+#[test]
+fn kernel_code_alone_is_a_warning_not_an_error() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let data = perf_record(
+        dir.path(),
+        "k.data",
+        &["-e", "cpu-clock:k"],
+        &[
+            "dd".into(),
+            "if=/dev/zero".into(),
+            "of=/dev/null".into(),
+            "bs=1M".into(),
+            "count=2000".into(),
+        ],
+    );
+    // The hottest kernel function, named.
+    let rows = sear_report(&data, &["--no-children", "--sort", "sym", "-g", "none"]);
+    let hottest = rows
+        .lines()
+        .find_map(|l| l.split_once("[k] ").map(|(_, name)| name.trim().to_owned()))
+        .unwrap_or_else(|| panic!("no kernel row:\n{rows}"));
+    for args in [&[][..], &["--symbol", hottest.as_str()][..]] {
+        let o = sear()
+            .args(["annotate", "--stdio", "-i"])
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        if args.is_empty() {
+            assert!(err.contains("kernel code is not annotated yet"), "{err}");
+        }
+        let p = perf()
+            .args(["annotate", "--stdio", "-i"])
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(p.status.code(), Some(0), "perf {args:?}");
+    }
+}

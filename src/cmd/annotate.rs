@@ -373,12 +373,14 @@ pub fn write_annotations(
     out.flush().context("writing output")?;
     // (The pager ends before the warnings.)
     drop(paged);
+    let only_kernel = annotator.only_kernel_failed();
     let mut func_failures = annotator.failures();
     if a.skip_missing {
         func_failures.clear();
     }
-    // With nothing printed, the last failure is the error and the others are warnings.
-    let last_error = if printed == 0 {
+    // With nothing printed, the last failure is the error and the others are warnings
+    // (unless all of them are kernel code, which is not annotated yet: warnings only).
+    let last_error = if printed == 0 && !only_kernel {
         func_failures.pop()
     } else {
         None

@@ -674,6 +674,18 @@ impl<'a> Annotator<'a> {
         }
     }
 
+    /// Whether everything that could not be annotated is kernel code, which
+    /// sear does not annotate yet (perf, without a vmlinux, says so and
+    /// exits 0 too): no error, however little was printed.
+    pub fn only_kernel_failed(&self) -> bool {
+        self.func_failures.is_empty()
+            && self.dso_failures.keys().all(|&d| {
+                self.dsos
+                    .get(d as usize)
+                    .is_some_and(|dso| kernel_code(&dso.name))
+            })
+    }
+
     /// What could not be annotated, one message per function and per
     /// binary that could not be read (most functions first).
     pub fn failures(self) -> Vec<String> {
@@ -692,6 +704,11 @@ impl<'a> Annotator<'a> {
     }
 }
 
+/// Whether a DSO is the kernel or one of its modules (not annotated yet).
+fn kernel_code(name: &str) -> bool {
+    name.starts_with("[kernel.kallsyms]") || name.ends_with(".ko") || name.contains(".ko.")
+}
+
 /// The binary of a DSO and the names of its addresses, or what to tell the user.
 fn open(
     name: &str,
@@ -699,7 +716,7 @@ fn open(
     finder: &symbols::DebugFinder,
     source: bool,
 ) -> Result<(Binary, AddressNames), String> {
-    if name.starts_with("[kernel.kallsyms]") || name.ends_with(".ko") || name.contains(".ko.") {
+    if kernel_code(name) {
         return Err(format!(
             "{name}: kernel code is not annotated yet (sear does not read vmlinux or /proc/kcore)"
         ));
