@@ -728,12 +728,33 @@ fn layout_equals_perf_annotate_byte_for_byte() {
 /// A C++ function with inlined members and templates, byte for byte: names
 /// demangled as `objdump -C` prints them (branch targets too), function
 /// lines without `()` where the name was demangled and with it otherwise.
+/// And names as binutils gives them: an inlined copy whose DWARF has no linkage
+/// name (a lambda's `operator()`, a template taking a lambda) is named by the
+/// enclosing symbol the first time and by its DWARF name after that; glibc's
+/// inline `strchr` has an unmangled linkage name; the line is marked again after
+/// each function line.
 #[test]
 fn cpp_layout_equals_perf_annotate() {
     have_perf();
     const CPP: &str = r#"
+#include <cstring>
 #include <vector>
 namespace app {
+template <class F>
+inline long each(const std::vector<long> &v, const F &f) {
+    long s = 0;
+    for (long x : v)
+        s += f(x);
+    return s;
+}
+__attribute__((noinline)) long lam(const std::vector<long> &v, int rounds, const char *text) {
+    long t = 0;
+    for (int r = 0; r < rounds; r++) {
+        t += each(v, [r](long x) { return x * r + (x >> 3); });
+        t += std::strchr(text, 'a' + (r & 7)) != nullptr;
+    }
+    return t;
+}
 struct Acc {
     std::vector<long> v;
     long total() const {
@@ -750,10 +771,12 @@ __attribute__((noinline)) long run(const Acc &a, int rounds) {
     return t;
 }
 }
-int main() {
+int main(int argc, char **argv) {
     app::Acc a;
     for (int i = 0; i < 100000; i++) a.v.push_back(i);
-    return (int)(app::run(a, 3000) & 1);
+    volatile long sink = app::run(a, 3000) + app::lam(a.v, 3000, argv[0]);
+    (void)sink;
+    return 0;
 }
 "#;
     let dir = tempfile::tempdir().unwrap();
@@ -772,15 +795,20 @@ int main() {
         &["-e", "cpu-clock"],
         &[exe.display().to_string()],
     );
-    for extra in [&[][..], &["--no-source"][..], &["--asm-raw"][..]] {
-        let args = [&["app::run"][..], extra].concat();
-        let ours = sear_annotate(&data, &args);
-        let theirs = perf_annotate(&data, &args);
-        assert!(
-            theirs.contains("<app::run(app::Acc const&, int)"),
-            "{theirs}"
-        );
-        assert_eq!(ours, theirs, "{extra:?}");
+    for (f, start) in [
+        ("app::run", "<app::run(app::Acc const&, int)"),
+        (
+            "app::lam",
+            "<app::lam(std::vector<long, std::allocator<long> > const&, int, char const*)",
+        ),
+    ] {
+        for extra in [&[][..], &["--no-source"][..], &["--asm-raw"][..]] {
+            let args = [&[f][..], extra].concat();
+            let ours = sear_annotate(&data, &args);
+            let theirs = perf_annotate(&data, &args);
+            assert!(theirs.contains(start), "{theirs}");
+            assert_eq!(ours, theirs, "{args:?}");
+        }
     }
 }
 

@@ -74,7 +74,8 @@ pub struct Annotated {
     pub end: u64,
 }
 
-/// Reads and caches source files.
+/// Reads and caches source files: lines as perf annotate shows them (indentation dropped,
+/// tabs expanded), or as the files hold them ([`SourceFiles::raw`]).
 #[derive(Debug, Default)]
 pub struct SourceFiles {
     files: HashMap<String, Option<Vec<String>>>,
@@ -126,7 +127,9 @@ fn read_source(path: &Path, raw: bool) -> Option<Vec<String>> {
     Some(if raw {
         text.lines().map(str::to_owned).collect()
     } else {
-        text.lines().map(expand_tabs).collect()
+        // perf shows a line without its indentation and trailing blanks, tabs expanded
+        // from there on.
+        text.lines().map(|l| expand_tabs(l.trim())).collect()
     })
 }
 
@@ -237,8 +240,45 @@ fn interleave(
     // (BFD's fallback), but finds nothing in a binary with neither (a stripped one whose
     // debug file is not there): no name line then.
     let has_dwarf = bin.debug_file().is_ok() || bin.elf().has_symtab();
+    // binutils' BFD names a function entry without a linkage name (a C++ lambda's
+    // `operator()`, some template instances: DWARF gives only `DW_AT_name`) from the
+    // symbol table the first time an address asks for it, and by its DWARF name after
+    // that, unless the symbol starts where the entry does (then by the symbol's name for
+    // good). objdump -l prints what BFD answers, so an inlined copy's first name line is
+    // the enclosing symbol's. Per entry: the name BFD settled on, if not DWARF's.
+    let mut met: HashMap<u64, Option<String>> = HashMap::new();
     for insn in insns {
-        let frames = bin.frames(Svma(insn.addr)).ok();
+        let addr = Svma(insn.addr);
+        let inlined = bin
+            .frames(addr)
+            .ok()
+            .and_then(|f| f.first())
+            .is_some_and(|f| f.inlined);
+        let origin = if inlined {
+            bin.frame_origins(addr).first().copied()
+        } else {
+            None
+        };
+        // The raw name objdump gets where it is not the DWARF entry's.
+        let bfd_name = match origin {
+            Some(symbols::FrameOrigin {
+                die: Some(die),
+                linkage: false,
+                low,
+            }) => match met.get(&die) {
+                Some(settled) => settled.clone(),
+                None => {
+                    let hit = bin.symbol(addr).ok();
+                    let raw = hit.as_ref().map(|h| h.raw_name.to_owned());
+                    let starts_there =
+                        hit.is_some_and(|h| low == Some(insn.addr.wrapping_sub(h.offset)));
+                    met.insert(die, raw.clone().filter(|_| starts_there));
+                    raw
+                }
+            },
+            _ => None,
+        };
+        let frames = bin.frames(addr).ok();
         let inner = frames.and_then(|f| f.first());
         let srcline = inner.and_then(|f| {
             let file = f.file.as_deref()?;
@@ -257,20 +297,20 @@ fn interleave(
             prev_function = Some(name.to_owned());
         }
         if let Some(f) = inner {
-            if let Some(func) = &f.function {
-                if prev_function.as_ref() != Some(func) {
+            if let Some(raw) = bfd_name.as_deref().or(f.raw_function.as_deref()) {
+                // (objdump compares the names as BFD gives them, before demangling.)
+                if prev_function.as_deref() != Some(raw) {
                     // objdump -C adds no parentheses to a name it demangled
                     // (it has its own).
-                    let mangled = f
-                        .raw_function
-                        .as_deref()
-                        .is_some_and(|r| r.starts_with("_Z"));
-                    lines.push(Line::Text(if mangled {
-                        format!("{func}:")
-                    } else {
-                        format!("{func}():")
+                    lines.push(Line::Text(match symbols::demangle_objdump(raw) {
+                        Some(func) => format!("{func}:"),
+                        None => format!("{raw}():"),
                     }));
-                    prev_function = Some(func.clone());
+                    prev_function = Some(raw.to_owned());
+                    // objdump marks the line again after a function's name
+                    // (its `prev_line = -1`).
+                    prev_loc = None;
+                    prev_place = None;
                 }
             }
             // objdump (with -l) marks each change of source line.

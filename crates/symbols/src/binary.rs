@@ -97,7 +97,6 @@ impl Binary {
         self.elf.lookup(addr)
     }
 
-    /// The inline frames at `addr`, innermost first, as `addr2line -f -i -C` gives them.
     /// The line table's rows in `[start, end)`: (address, line, discriminator) (see
     /// [`DwarfInfo::line_rows`]); empty without DWARF.
     pub fn line_rows(&mut self, start: Svma, end: Svma) -> Vec<(u64, u64, u64)> {
@@ -109,6 +108,18 @@ impl Binary {
         }
     }
 
+    /// Where each frame at `addr` comes from, innermost first (see
+    /// [`DwarfInfo::frame_origins`]); empty without DWARF.
+    pub fn frame_origins(&mut self, addr: Svma) -> Vec<crate::FrameOrigin> {
+        // (Loads the DWARF as `frames` does.)
+        let _ = self.frames(addr);
+        match &self.dwarf {
+            Some(Ok(d)) => d.frame_origins(addr),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The inline frames at `addr`, innermost first, as `addr2line -f -i -C` gives them.
     pub fn frames(&mut self, addr: Svma) -> Result<&[Frame], Reason> {
         if self.dwarf.is_none() {
             let loaded = match &self.debug {

@@ -38,6 +38,16 @@ pub fn demangle_full(name: &str) -> String {
     demangle(name)
 }
 
+/// A name as `objdump -C` prints it (binutils' `bfd_demangle`, which perf annotate's
+/// output shows): libiberty with parameters but without c++filt's verbose spelling
+/// (`std::istream`, Rust names without their hash), a version or `@plt` after the name
+/// kept as it is. None where libiberty does not read the name (objdump prints it as it is,
+/// and `objdump -l` adds `()` to a function's).
+pub fn demangle_objdump(name: &str) -> Option<String> {
+    let (base, suffix) = name.split_at(name.find('@').unwrap_or(name.len()));
+    libiberty(base, true).map(|d| d + suffix)
+}
+
 /// The short form perf 6.1 prints: C++ names without parameter lists,
 /// qualifiers and return types (`ns::Box<long>::get`, `twice<long>`), Rust
 /// names without their hash; other names unchanged.
@@ -57,7 +67,7 @@ fn libiberty(name: &str, params: bool) -> Option<String> {
     // Mangled names are ASCII (a length prefix cutting a multi-byte identifier
     // would make a name that is not UTF-8). Only `_Z` names are C++ (libiberty would also
     // rewrite some plain names, which perf and c++filt leave alone here).
-    if !name.is_ascii() || !name.starts_with("_Z") {
+    if !name.is_ascii() || !(name.starts_with("_Z") || name.starts_with("_R")) {
         return None;
     }
     let name = std::ffi::CString::new(name).ok()?;
@@ -149,6 +159,32 @@ fn verbose(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn objdump_names_are_libiberty_without_verbose_spelling() {
+        // objdump -C: the standard streams abbreviated, the version kept.
+        assert_eq!(
+            demangle_objdump("_ZNSi3getEv@@GLIBCXX_3.4").as_deref(),
+            Some("std::istream::get()@@GLIBCXX_3.4")
+        );
+        assert_eq!(
+            demangle("_ZNSi3getEv"),
+            "std::basic_istream<char, std::char_traits<char> >::get()"
+        );
+        assert_eq!(
+            demangle_objdump("_Z4takeRKSs@plt").as_deref(),
+            Some("take(std::string const&)@plt")
+        );
+        // Rust legacy names lose their hash, as objdump prints them.
+        assert_eq!(
+            demangle_objdump("_ZN4core3ptr13drop_in_place17h0123456789abcdefE").as_deref(),
+            Some("core::ptr::drop_in_place")
+        );
+        // Names libiberty does not read: objdump prints them as they are.
+        assert_eq!(demangle_objdump("main"), None);
+        assert_eq!(demangle_objdump("operator()"), None);
+        assert_eq!(demangle_objdump("_Zbad"), None);
+    }
 
     #[test]
     fn short_names_drop_signatures_like_perf() {

@@ -243,12 +243,9 @@ impl AddressNames {
     /// branch targets and RIP-relative comments.
     pub fn demangled(mut self) -> AddressNames {
         for s in &mut self.syms {
-            // (A version or `@plt` after the name stays as it is.)
-            s.2 = match s.2.split_once('@') {
-                Some(("", _)) => s.2.clone(),
-                Some((name, rest)) => format!("{}@{rest}", crate::demangle_full(name)),
-                None => crate::demangle_full(&s.2),
-            };
+            if let Some(d) = crate::demangle_objdump(&s.2) {
+                s.2 = d;
+            }
         }
         self
     }

@@ -93,6 +93,104 @@ impl Frame {
     }
 }
 
+/// One frame's DWARF entry, as binutils' BFD sees it when objdump -l names the function at
+/// an address (see [`DwarfInfo::frame_origins`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameOrigin {
+    /// The entry's offset in its unit (one per function or inlined copy).
+    pub die: Option<u64>,
+    /// BFD takes the entry's name as the function's linkage name: DWARF gives a mangled
+    /// one, or the unit's language mangles nothing (C). Otherwise BFD names the function
+    /// from the symbol table the first time it meets the entry.
+    pub linkage: bool,
+    /// The start of the entry's first address range (BFD's `arange.low`).
+    pub low: Option<u64>,
+}
+
+/// Languages whose names binutils does not demangle (`mangle_style` 0 in BFD's dwarf2.c):
+/// there a plain `DW_AT_name` is the linkage name.
+fn unmangled_language(lang: gimli::DwLang) -> bool {
+    use gimli::constants::*;
+    // (UPC's vendor code and HP's Basic91, IMacro and Assembler, which gimli does not
+    // name, are on BFD's list too.)
+    [
+        DW_LANG_C89,
+        DW_LANG_C,
+        DW_LANG_Cobol74,
+        DW_LANG_Cobol85,
+        DW_LANG_Fortran77,
+        DW_LANG_Pascal83,
+        DW_LANG_PLI,
+        DW_LANG_C99,
+        DW_LANG_UPC,
+        DW_LANG_C11,
+        DW_LANG_Mips_Assembler,
+        DwLang(0x8765),
+        DwLang(0x8004),
+        DwLang(0x8006),
+        DwLang(0x8007),
+    ]
+    .contains(&lang)
+}
+
+/// Whether the entry at `offset`, or one it refers to for its name (`DW_AT_abstract_origin`,
+/// `DW_AT_specification`, in this unit), has a `DW_AT_linkage_name`: even an unmangled one
+/// (glibc's `strchr`) is a linkage name to BFD.
+fn has_linkage_name(unit: &gimli::UnitRef<'_, Reader>, offset: gimli::UnitOffset) -> bool {
+    let mut at = offset;
+    // (Compilers chain two or three entries; a cycle in hostile DWARF ends here.)
+    for _ in 0..16 {
+        let Ok(entry) = unit.entry(at) else {
+            return false;
+        };
+        let mut next = None;
+        let mut attrs = entry.attrs();
+        while let Ok(Some(a)) = attrs.next() {
+            match a.name() {
+                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => return true,
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                    next = match a.value() {
+                        gimli::AttributeValue::UnitRef(o) => Some(o),
+                        gimli::AttributeValue::DebugInfoRef(o) => o.to_unit_offset(&unit.header),
+                        _ => None,
+                    };
+                }
+                _ => {}
+            }
+        }
+        match next {
+            Some(n) => at = n,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Where BFD's first address range of the entry at `offset` starts: the first range as
+/// listed, grown downwards by a later range that ends where it starts (BFD joins such).
+fn first_range_start(unit: &gimli::UnitRef<'_, Reader>, offset: gimli::UnitOffset) -> Option<u64> {
+    let entry = unit.entry(offset).ok()?;
+    let mut ranges = unit.die_ranges(&entry).ok()?;
+    let mut first = None;
+    // (A hostile list is cut short: BFD reads it all, compilers write a few.)
+    for _ in 0..4096 {
+        let Ok(Some(r)) = ranges.next() else { break };
+        if r.begin == r.end {
+            continue;
+        }
+        let Some((low, high)) = &mut first else {
+            first = Some((r.begin, r.end));
+            continue;
+        };
+        if r.begin == *high {
+            *high = r.end;
+        } else if r.end == *low {
+            *low = r.begin;
+        }
+    }
+    first.map(|(low, _)| low)
+}
+
 /// What a frame lookup fills in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FrameDetail {
@@ -575,6 +673,32 @@ impl DwarfInfo {
             self.binutils_file_names(addr, &mut out);
         }
         Ok(out)
+    }
+
+    /// Where each frame at `addr` comes from, innermost first (as [`DwarfInfo::frames`]
+    /// lists them): what objdump's line lookup (binutils' BFD) keeps per function entry.
+    pub fn frame_origins(&self, addr: Svma) -> Vec<FrameOrigin> {
+        let mut out = Vec::new();
+        let Ok(mut iter) = self.ctx.find_frames(addr.0).skip_all_loads() else {
+            return out;
+        };
+        let unit = self.ctx.find_dwarf_and_unit(addr.0).skip_all_loads();
+        while let Ok(Some(f)) = iter.next() {
+            let (linkage_attr, low) = match (f.dw_die_offset, &unit) {
+                (Some(o), Some(u)) => (has_linkage_name(u, o), first_range_start(u, o)),
+                _ => (false, None),
+            };
+            let linkage = linkage_attr
+                || f.function
+                    .as_ref()
+                    .is_some_and(|n| n.language.is_some_and(unmangled_language));
+            out.push(FrameOrigin {
+                die: f.dw_die_offset.map(|o| o.0 as u64),
+                linkage,
+                low,
+            });
+        }
+        out
     }
 
     /// Crafted DWARF can nest inlined subroutines deeper than any compiler does (its parse

@@ -61,8 +61,8 @@ mod vdso;
 
 pub use binary::{Binary, SharedDwarf};
 pub use debug::{DebugFile, DebugFinder, DebugSource};
-pub use demangle::{demangle, demangle_full, demangle_short};
-pub use dwarf::{DwarfInfo, DwarfSections, Frame, FrameDetail};
+pub use demangle::{demangle, demangle_full, demangle_objdump, demangle_short};
+pub use dwarf::{DwarfInfo, DwarfSections, Frame, FrameDetail, FrameOrigin};
 pub use elf::{read_build_id, ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
 pub use jitdump::{jitdump_pid, JitDump};
 pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
