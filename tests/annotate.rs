@@ -277,6 +277,22 @@ fn instructions_equal_objdump() {
 fn library_disassembly(path: &Path, syntax: symbols::disasm::Syntax) -> Vec<(u64, String)> {
     let elf = symbols::ElfFile::open(path).unwrap();
     let names = symbols::disasm::AddressNames::from_elf(&elf);
+    disassembly_named(&elf, path, syntax, &names)
+}
+
+/// The same with objdump's names for addresses (`AddressNames::objdump`).
+fn library_disassembly_as_objdump(path: &Path) -> Vec<(u64, String)> {
+    let elf = symbols::ElfFile::open(path).unwrap();
+    let names = symbols::disasm::AddressNames::objdump(&elf, None, false);
+    disassembly_named(&elf, path, symbols::disasm::Syntax::Att, &names)
+}
+
+fn disassembly_named(
+    elf: &symbols::ElfFile,
+    path: &Path,
+    syntax: symbols::disasm::Syntax,
+    names: &symbols::disasm::AddressNames,
+) -> Vec<(u64, String)> {
     // The code sections (the symbol table holds data objects too, as perf's does).
     let sections = stdout_of(&run_ok(Command::new("readelf").arg("-SW").arg(path)));
     let code: Vec<(u64, u64)> = sections
@@ -300,7 +316,7 @@ fn library_disassembly(path: &Path, syntax: symbols::disasm::Syntax) -> Vec<(u64
         }
         let end = symbols::Svma(s.start + s.size);
         if let Ok(insns) =
-            symbols::disasm::disassemble_range(&elf, symbols::Svma(s.start), end, syntax, &names)
+            symbols::disasm::disassemble_range(elf, symbols::Svma(s.start), end, syntax, names)
         {
             v.extend(insns.into_iter().map(|i| (i.addr, i.text())));
         }
@@ -380,6 +396,54 @@ fn library_matches_objdump_on_libc() {
             "{same_mnemonic} of {total}"
         );
         assert!(same_text * 1000 >= total * 995, "{same_text} of {total}");
+    }
+}
+
+/// Names in operands as objdump gives them, on whole system libraries: the nearest symbol
+/// (thread-local ones included), versions on dynamic symbols, GOT slots and other
+/// relocated words by their relocation's symbol where the nearest symbol lies in another
+/// section, PLT entries paired with their slots (`*ABS*+0x...@plt` for IRELATIVE ones) and
+/// `.plt.got`'s.
+#[test]
+fn operand_names_match_objdump_on_libraries() {
+    for lib in [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1",
+    ] {
+        let path = Path::new(lib);
+        let ours = library_disassembly_as_objdump(path);
+        let theirs = objdump_all(path, false);
+        let same = ours
+            .iter()
+            .filter(|(a, t)| theirs.get(a) == Some(t))
+            .count();
+        eprintln!(
+            "{lib}: {same} of {} instructions as objdump prints them",
+            ours.len()
+        );
+        let named: Vec<_> = ours.iter().filter(|(_, t)| t.contains(" <")).collect();
+        let differ: Vec<String> = named
+            .iter()
+            .filter(|(a, t)| theirs.get(a) != Some(t))
+            .map(|(a, t)| format!("{a:x}: {t} / objdump: {:?}", theirs.get(a)))
+            .collect();
+        eprintln!(
+            "{lib}: {} instructions name an address, {} differ from objdump",
+            named.len(),
+            differ.len()
+        );
+        for d in differ.iter().take(5) {
+            eprintln!("  {d}");
+        }
+        assert!(named.len() > 2_000, "{lib}: {}", named.len());
+        assert!(
+            differ.len() * 1000 <= named.len(),
+            "{lib}: {} of {}:\n{}",
+            differ.len(),
+            named.len(),
+            differ[..differ.len().min(20)].join("\n")
+        );
     }
 }
 

@@ -287,7 +287,11 @@ fn interleave(
         });
         // Where no DWARF names a function (code without debug info), objdump -l names the
         // ELF symbol, once: BFD's nearest-line lookup falls back to the symbol table.
-        if inner.and_then(|f| f.function.as_ref()).is_none() && prev_function.is_none() && has_dwarf
+        // (Not in a PLT: no symbol of the file covers it, only objdump's synthetic ones.)
+        if inner.and_then(|f| f.function.as_ref()).is_none()
+            && prev_function.is_none()
+            && has_dwarf
+            && !name.ends_with("@plt")
         {
             lines.push(Line::Text(if name.contains('(') {
                 format!("{name}:")
@@ -761,10 +765,13 @@ fn open(
             "{name}: kernel code is not annotated yet (sear does not read vmlinux or /proc/kcore)"
         ));
     }
-    if !name.starts_with('/') {
-        return Err(format!("{name}: no file holds this code"));
-    }
-    match crate::symbolize::open_binary(name, build_id, finder) {
+    // The vdso from perf's build-id cache, as perf annotates it.
+    let opened = match (name, build_id) {
+        ("[vdso]", Some(id)) => symbols::find_vdso(id, finder).map(Binary::from_elf),
+        _ if !name.starts_with('/') => return Err(format!("{name}: no file holds this code")),
+        _ => crate::symbolize::open_binary(name, build_id, finder),
+    };
+    match opened {
         Ok(bin) => {
             // perf runs objdump with -C: names demangled (and with -l unless
             // --no-source, which makes binutils read a stripped binary's

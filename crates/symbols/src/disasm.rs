@@ -10,6 +10,7 @@
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction, IntelFormatter,
 };
+use std::collections::HashMap;
 
 use crate::{ElfFile, Reason, Svma};
 
@@ -79,6 +80,12 @@ impl Insn {
 pub struct AddressNames {
     /// (start, size, name), sorted by start.
     syms: Vec<(u64, u64, String)>,
+    /// objdump's names from dynamic relocations (see [`dynamic_reloc_names`]).
+    relocs: Vec<Reloc>,
+    /// Per symbol, its section (an id of the section's name; `u32::MAX` for none).
+    sym_sections: Vec<u32>,
+    /// The binary's sections: (start, end, id of the name), by start.
+    sections: Vec<(u64, u64, u32)>,
 }
 
 impl AddressNames {
@@ -129,37 +136,61 @@ impl AddressNames {
         // `compare_symbols` does: file-name symbols last, functions first, then data
         // objects, locals after the others, globals before weak ones, the bigger first,
         // names starting with '.' last (then by name).
+        // (And the name of the symbol's section.)
         type Rank = (bool, bool, bool, bool, bool, std::cmp::Reverse<u64>, bool);
-        type Ranked = (u64, u64, String, Rank);
-        fn ranked<'a, S: ObjectSymbol<'a>>(list: impl Iterator<Item = S>) -> Vec<Ranked> {
+        type Ranked = (u64, u64, String, Rank, String, usize);
+        fn ranked<'a, S: ObjectSymbol<'a>>(
+            obj: &object::File<'a>,
+            list: impl Iterator<Item = S>,
+        ) -> Vec<Ranked> {
+            use object::ObjectSection;
+            // An indirect function (STT_GNU_IFUNC: glibc's `memcpy`, `strlen`) is a function
+            // to objdump.
+            let ifunc = |s: &S| {
+                matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. }
+                    if st_info & 0xf == object::elf::STT_GNU_IFUNC)
+            };
             list.filter(|s| {
+                // (A thread-local symbol's value is its offset in the TLS block, and
+                // objdump takes it for an address like any other.)
                 matches!(
                     s.kind(),
                     object::SymbolKind::Data
                         | object::SymbolKind::Text
+                        | object::SymbolKind::Tls
                         | object::SymbolKind::Unknown
-                ) && s.is_definition()
+                ) && (s.is_definition()
+                    || (matches!(s.kind(), object::SymbolKind::Tls) || ifunc(s))
+                        && !s.is_undefined()
+                        && !s.is_common())
                     && s.address() != 0
             })
             .filter_map(|s| {
                 let name = s.name().ok().filter(|n| !n.is_empty())?.to_owned();
                 let rank = (
                     name.len() > 2 && (name.ends_with(".o") || name.ends_with(".a")),
-                    s.kind() != object::SymbolKind::Text,
+                    s.kind() != object::SymbolKind::Text && !ifunc(&s),
                     s.kind() != object::SymbolKind::Data,
                     s.is_local(),
                     s.is_weak(),
                     std::cmp::Reverse(s.size()),
                     name.starts_with('.'),
                 );
-                Some((s.address(), s.size(), name, rank))
+                let section = s
+                    .section_index()
+                    .and_then(|i| obj.section_by_index(i).ok())
+                    .and_then(|sec| sec.name().ok().map(str::to_owned))
+                    .unwrap_or_default();
+                Some((s.address(), s.size(), name, rank, section, s.index().0))
             })
             .collect()
         }
         let mut syms: Vec<Ranked> = Vec::new();
+        // Whether the names are the dynamic symbols', which objdump prints with versions.
+        let mut dynamic = false;
         let main = elf.data().and_then(|d| object::File::parse(d).ok());
         if let Some(obj) = &main {
-            syms = ranked(obj.symbols());
+            syms = ranked(obj, obj.symbols());
         }
         let debug_map = if syms.is_empty() && with_lines {
             debug
@@ -175,24 +206,20 @@ impl AddressNames {
             .as_deref()
             .and_then(|d| object::File::parse(d).ok())
         {
-            syms = ranked(obj.symbols());
+            syms = ranked(&obj, obj.symbols());
         }
         if syms.is_empty() {
             if let Some(obj) = &main {
-                syms = ranked(obj.dynamic_symbols());
-                // objdump names dynamic symbols with their version: `@@V` the default
-                // one, `@V` another.
-                if let Some(versions) = elf.data().and_then(dynamic_versions) {
-                    for s in &mut syms {
-                        if let Some(v) = versions.get(&(s.0, s.2.clone())) {
-                            s.2.push_str(v);
-                        }
-                    }
-                }
+                syms = ranked(obj, obj.dynamic_symbols());
+                dynamic = true;
             }
         }
-        // perf's `@plt` names stand for objdump's synthetic PLT symbols.
-        for s in elf.symbols().iter().filter(|s| s.name.ends_with("@plt")) {
+        // objdump's synthetic PLT symbols.
+        let plt = main
+            .as_ref()
+            .map(crate::elf::objdump_plt_symbols)
+            .unwrap_or_default();
+        for s in &plt {
             let rank = (
                 false,
                 false,
@@ -202,17 +229,91 @@ impl AddressNames {
                 std::cmp::Reverse(s.size),
                 false,
             );
-            syms.push((s.start, s.size, s.name.clone(), rank));
+            syms.push((s.start, s.size, s.name.clone(), rank, String::new(), 0));
         }
         syms.sort_by(|a, b| {
             a.0.cmp(&b.0)
                 .then_with(|| a.3.cmp(&b.3))
                 .then_with(|| a.2.cmp(&b.2))
         });
+        // (Sorted by their plain names, the version printed after: a name's versions at
+        // one address stay in the table's order.)
         syms.dedup_by(|later, first| later.0 == first.0);
-        AddressNames {
-            syms: syms.into_iter().map(|(a, sz, n, _)| (a, sz, n)).collect(),
+        if dynamic {
+            let versions = elf.data().map(dynamic_versions).unwrap_or_default();
+            for s in &mut syms {
+                if let Some(v) = versions.get(&s.5) {
+                    s.2.push_str(v);
+                }
+            }
         }
+        // Sections by name: where the nearest symbol lies in the section of the
+        // instruction that refers to an address, objdump names the address by it.
+        let mut section_ids: HashMap<String, u32> = HashMap::new();
+        let mut id_of = |name: String| -> u32 {
+            if name.is_empty() {
+                return u32::MAX;
+            }
+            let next = section_ids.len() as u32;
+            *section_ids.entry(name).or_insert(next)
+        };
+        let mut sections: Vec<(u64, u64, u32)> = Vec::new();
+        if let Some(obj) = &main {
+            use object::ObjectSection;
+            for sec in obj.sections() {
+                if let (Ok(name), true) = (sec.name(), sec.size() > 0) {
+                    let id = id_of(name.to_owned());
+                    sections.push((sec.address(), sec.address().saturating_add(sec.size()), id));
+                }
+            }
+        }
+        sections.sort_by_key(|s| s.0);
+        let sym_sections = syms.iter().map(|s| id_of(s.4.clone())).collect();
+        AddressNames {
+            syms: syms.into_iter().map(|(a, sz, n, ..)| (a, sz, n)).collect(),
+            relocs: elf.data().map(dynamic_reloc_names).unwrap_or_default(),
+            sym_sections,
+            sections,
+        }
+    }
+
+    /// The name objdump gives `addr` in an operand of the instruction at `from` (binutils'
+    /// `find_symbol_for_address`): the nearest symbol at or below it where that symbol lies
+    /// in the instruction's section; otherwise, unless the nearest is a PLT entry, a
+    /// dynamic relocation at the address names it by its symbol (no offset from an
+    /// undefined one). (objdump means the relocation for addresses no symbol starts at, but
+    /// compares a symbol's offset in its section with the address, so one wins even there.)
+    /// An address below every symbol is named from the first one, `name-0xOFF`.
+    pub fn name_from(&self, addr: u64, from: u64) -> Option<String> {
+        let first = self.syms.first()?;
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1);
+        let sym_section = self.sym_sections.get(i.unwrap_or(0)).copied();
+        let same_section =
+            sym_section.is_some_and(|s| s != u32::MAX && Some(s) == self.section_of(from));
+        let plt = i.is_some_and(|i| self.syms[i].2.ends_with("@plt"));
+        if !same_section && !plt {
+            if let Some((name, value)) = self.reloc_at(addr) {
+                return Some(match *value {
+                    Some(v) if v > addr => format!("{name}-{:#x}", v - addr),
+                    Some(v) if v < addr => format!("{name}+{:#x}", addr - v),
+                    _ => name.clone(),
+                });
+            }
+        }
+        match i {
+            Some(_) => self.name(addr),
+            None => Some(format!("{}-{:#x}", first.2, first.0 - addr)),
+        }
+    }
+
+    /// The id of the name of the section holding `addr`.
+    fn section_of(&self, addr: u64) -> Option<u32> {
+        let i = self
+            .sections
+            .partition_point(|s| s.0 <= addr)
+            .checked_sub(1)?;
+        let (_, end, id) = self.sections[i];
+        (addr < end).then_some(id)
     }
 
     /// The label objdump puts before the code at `addr`: the symbol that starts there, or
@@ -236,15 +337,23 @@ impl AddressNames {
         // the first one listed (the ELF file's function table) stands in for that.
         syms.sort_by_key(|s| s.0);
         syms.dedup_by(|later, first| later.0 == first.0);
-        AddressNames { syms }
+        AddressNames {
+            syms,
+            ..Default::default()
+        }
     }
 
     /// The same names demangled, as `objdump -C` (perf annotate runs it so) prints
     /// branch targets and RIP-relative comments.
     pub fn demangled(mut self) -> AddressNames {
-        for s in &mut self.syms {
-            if let Some(d) = crate::demangle_objdump(&s.2) {
-                s.2 = d;
+        let names = self.syms.iter_mut().map(|s| &mut s.2).chain(
+            self.relocs
+                .iter_mut()
+                .filter_map(|r| r.1.as_mut().map(|n| &mut n.0)),
+        );
+        for n in names {
+            if let Some(d) = crate::demangle_objdump(n) {
+                *n = d;
             }
         }
         self
@@ -263,36 +372,157 @@ impl AddressNames {
     }
 }
 
-/// The version suffixes of a 64-bit ELF file's dynamic symbols, by (address, name):
-/// `@@VERSION` for a symbol's default version, `@VERSION` for a hidden one.
-fn dynamic_versions(data: &[u8]) -> Option<std::collections::HashMap<(u64, String), String>> {
+/// A dynamic relocation: the address it patches and, where it names a symbol that is not
+/// absolute, that symbol (with its version) and its value where the file defines it.
+type Reloc = (u64, Option<(String, Option<u64>)>);
+
+impl AddressNames {
+    /// The symbol of a relocation at `addr`, found as objdump finds it: its own binary search
+    /// over every dynamic relocation in address order (one that stops early where the
+    /// address falls between two relocations), then the first one at that address that
+    /// names a symbol.
+    fn reloc_at(&self, addr: u64) -> Option<&(String, Option<u64>)> {
+        let r = &self.relocs;
+        if r.first()?.0 > addr || r.last()?.0 < addr {
+            return None;
+        }
+        let (mut low, mut high) = (0usize, r.len() - 1);
+        while low <= high {
+            let mid = low + (high - low) / 2;
+            if r[mid].0 == addr {
+                let first = r[..mid]
+                    .iter()
+                    .rposition(|x| x.0 != addr)
+                    .map_or(0, |i| i + 1);
+                return r[first..]
+                    .iter()
+                    .take_while(|x| x.0 == addr)
+                    .find_map(|x| x.1.as_ref());
+            }
+            if addr < r[mid].0 {
+                if high == mid {
+                    return None;
+                }
+                high = mid;
+            } else if r.get(mid + 1).is_some_and(|n| addr >= n.0) {
+                low = mid + 1;
+            } else {
+                return None;
+            }
+        }
+        None
+    }
+}
+
+/// The version suffixes objdump prints after a 64-bit ELF file's dynamic symbols, by symbol
+/// index (binutils' `objdump_print_symname`): `@@V` for a version the file defines, `@V`
+/// for a hidden one, one it needs from another file, or any undefined symbol's; `Base` for
+/// the base version; nothing where the file has no version tables.
+fn dynamic_versions(data: &[u8]) -> HashMap<usize, String> {
     use object::read::elf::{ElfFile64, Sym};
-    let file = ElfFile64::<object::Endianness>::parse(data).ok()?;
+    let mut out = HashMap::new();
+    let Ok(file) = ElfFile64::<object::Endianness>::parse(data) else {
+        return out;
+    };
     let endian = file.endian();
     let sections = file.elf_section_table();
-    let versions = sections.versions(endian, data).ok()??;
-    let table = sections
-        .symbols(endian, data, object::elf::SHT_DYNSYM)
-        .ok()?;
-    let mut out = std::collections::HashMap::new();
+    let (Ok(Some(versions)), Ok(table)) = (
+        sections.versions(endian, data),
+        sections.symbols(endian, data, object::elf::SHT_DYNSYM),
+    ) else {
+        return out;
+    };
+    let defined = version_definitions(&file);
     for (i, sym) in table.enumerate() {
         let vi = versions.version_index(endian, i);
-        let Ok(Some(v)) = versions.version(vi) else {
-            continue;
+        let name = match vi.index() {
+            0 => continue,
+            1 => "Base",
+            _ => match versions.version(vi) {
+                Ok(Some(v)) => match std::str::from_utf8(v.name()) {
+                    Ok(n) => n,
+                    Err(_) => continue,
+                },
+                _ => continue,
+            },
         };
-        let Ok(name) = sym.name(endian, table.strings()) else {
-            continue;
-        };
-        let (Ok(name), Ok(ver)) = (std::str::from_utf8(name), std::str::from_utf8(v.name())) else {
-            continue;
-        };
-        let at = if vi.is_hidden() { "@" } else { "@@" };
-        out.insert(
-            (sym.st_value(endian), name.to_owned()),
-            format!("{at}{ver}"),
-        );
+        let own = vi.index() == 1 || defined.contains(&vi.index());
+        let hidden = vi.is_hidden() || !own || sym.st_shndx(endian) == object::elf::SHN_UNDEF;
+        out.insert(i.0, format!("{}{name}", if hidden { "@" } else { "@@" }));
     }
-    Some(out)
+    out
+}
+
+/// A 64-bit ELF file's dynamic relocations in address order (ties in the file's order), for
+/// objdump's names of the addresses they patch (a GOT slot, a vtable pointer). Those
+/// without a symbol (RELATIVE, IRELATIVE) or against an absolute one name nothing.
+fn dynamic_reloc_names(data: &[u8]) -> Vec<Reloc> {
+    use object::read::elf::{ElfFile64, Sym};
+    use object::Object;
+    let mut out = Vec::new();
+    let Ok(file) = ElfFile64::<object::Endianness>::parse(data) else {
+        return out;
+    };
+    let Some(relocs) = file.dynamic_relocations() else {
+        return out;
+    };
+    let endian = file.endian();
+    let sections = file.elf_section_table();
+    let Ok(table) = sections.symbols(endian, data, object::elf::SHT_DYNSYM) else {
+        return out;
+    };
+    let versions = dynamic_versions(data);
+    let named = |i: usize| -> Option<(String, Option<u64>)> {
+        let sym = table.symbol(object::SymbolIndex(i)).ok()?;
+        if sym.st_shndx(endian) == object::elf::SHN_ABS {
+            return None;
+        }
+        let name = std::str::from_utf8(sym.name(endian, table.strings()).ok()?).ok()?;
+        if name.is_empty() {
+            return None;
+        }
+        let undefined = sym.st_shndx(endian) == object::elf::SHN_UNDEF;
+        let mut name = name.to_owned();
+        if let Some(v) = versions.get(&i) {
+            name.push_str(v);
+        }
+        Some((name, (!undefined).then(|| sym.st_value(endian))))
+    };
+    for (addr, r) in relocs {
+        out.push((
+            addr,
+            match r.target() {
+                object::RelocationTarget::Symbol(i) => named(i.0),
+                _ => None,
+            },
+        ));
+        // (A hostile file's relocations are many; a real one's fit easily.)
+        if out.len() >= 1 << 22 {
+            break;
+        }
+    }
+    out.sort_by_key(|r| r.0);
+    out
+}
+
+/// The version indices a file defines (`.gnu.version_d`); the others it needs from other
+/// files.
+fn version_definitions(
+    file: &object::read::elf::ElfFile64<'_, object::Endianness>,
+) -> std::collections::HashSet<u16> {
+    let endian = file.endian();
+    let mut out = std::collections::HashSet::new();
+    let Ok(Some((mut defs, _))) = file.elf_section_table().gnu_verdef(endian, file.data()) else {
+        return out;
+    };
+    // (A hostile chain is cut short.)
+    while let Ok(Some((def, _))) = defs.next() {
+        out.insert(def.vd_ndx.get(endian));
+        if out.len() > 1 << 16 {
+            break;
+        }
+    }
+    out
 }
 
 /// Reads the bytes of `[start, end)` from `elf` and disassembles them (x86-64 only).
@@ -415,6 +645,37 @@ pub fn disassemble(bytes: &[u8], addr: u64, syntax: Syntax, names: &AddressNames
                 insn.mnemonic = format!("{}{}", "data16 ".repeat(sizes - 1), insn.mnemonic);
             }
         }
+        // REX.W decides the operand size, so operand-size prefixes before it go unused (the
+        // TLS general-dynamic sequence pads `66 48 8d 3d` lea and `66 66 48 e8` call so), and
+        // a near call or jump has no use for REX.W: objdump names the unused prefixes.
+        if !insn.is_nop && !insn.invalid {
+            let at = (instr.ip() - addr) as usize;
+            let own = bytes.get(at..at + usize::from(insn.len)).unwrap_or(&[]);
+            let legacy = own
+                .iter()
+                .take_while(|b| {
+                    matches!(
+                        b,
+                        0x66 | 0x67 | 0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65 | 0xf2 | 0xf3
+                    )
+                })
+                .count();
+            if own.get(legacy).is_some_and(|b| b & 0xf8 == 0x48) {
+                // (An SSE instruction's 66 is part of its opcode.)
+                let mandatory =
+                    instr.op_code().mandatory_prefix() == iced_x86::MandatoryPrefix::P66;
+                let sizes = own[..legacy]
+                    .iter()
+                    .filter(|&&b| b == 0x66)
+                    .count()
+                    .saturating_sub(usize::from(mandatory));
+                let mut unused = "data16 ".repeat(sizes);
+                if matches!(own.get(legacy + 1), Some(0xe8 | 0xe9)) {
+                    unused.push_str("rex.W ");
+                }
+                insn.mnemonic.insert_str(0, &unused);
+            }
+        }
         if insn.invalid {
             // objdump steps over one byte and tries again.
             insn.len = 1;
@@ -476,7 +737,7 @@ fn format_insn(
     if direct {
         let t = instr.near_branch_target();
         target = Some(t);
-        operands = match names.name(t) {
+        operands = match names.name_from(t, addr) {
             Some(n) => format!("{t:x} <{n}>"),
             None => format!("{t:x}"),
         };
@@ -519,7 +780,7 @@ fn format_insn(
         }
         if instr.is_ip_rel_memory_operand() {
             let a = instr.ip_rel_memory_address();
-            operands.push_str(&match names.name(a) {
+            operands.push_str(&match names.name_from(a, addr) {
                 Some(n) => format!("        # {a:x} <{n}>"),
                 None => format!("        # {a:x}"),
             });

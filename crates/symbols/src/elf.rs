@@ -1,5 +1,6 @@
 //! One ELF binary, memory-mapped: build id, function symbols, PT_LOAD segments.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -866,6 +867,79 @@ fn is_alloc(sec: &object::Section<'_, '_>) -> bool {
 /// `name@plt` entries for the lazy-binding stubs, one per `.rela.plt` entry (x86-64 layout:
 /// 16-byte entries, after the 16-byte PLT0 in `.plt`, or from the start of `.plt.sec`).
 fn plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
+    plt_entries(obj, false)
+}
+
+/// The `@plt` entries as objdump names them (its synthetic symbols): an IRELATIVE slot is
+/// `*ABS*+0xADDEND@plt`, where perf says `@plt`.
+pub(crate) fn objdump_plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
+    let mut out = plt_entries(obj, true);
+    out.extend(plt_got_entries(obj));
+    out
+}
+
+/// objdump's `name@plt` for the entries of `.plt.got` (a function both called and whose
+/// address is taken, or bound at load time): each jumps through a GOT slot that a
+/// `.rela.dyn` relocation names.
+fn plt_got_entries(obj: &object::File<'_>) -> Vec<Symbol> {
+    let mut out = Vec::new();
+    let (Some(sec), Some(rela), Some(dynsyms)) = (
+        obj.section_by_name(".plt.got"),
+        obj.section_by_name(".rela.dyn"),
+        obj.dynamic_symbol_table(),
+    ) else {
+        return out;
+    };
+    if obj.architecture() != object::Architecture::X86_64 || !obj.is_little_endian() {
+        return out;
+    }
+    let (Ok(code), Ok(relocs)) = (sec.data(), rela.data()) else {
+        return out;
+    };
+    let mut by_slot: HashMap<u64, usize> = HashMap::new();
+    for entry in relocs.chunks_exact(24) {
+        let slot = u64::from_le_bytes(entry[0..8].try_into().unwrap_or_default());
+        let info = u64::from_le_bytes(entry[8..16].try_into().unwrap_or_default());
+        if info >> 32 != 0 {
+            by_slot.insert(slot, (info >> 32) as usize);
+        }
+    }
+    // 8-byte entries (`jmp *slot(%rip)`, a nop), or 16 with IBT's `endbr64` first.
+    let size = if code.starts_with(&[0xf3, 0x0f, 0x1e, 0xfa]) {
+        16
+    } else {
+        8
+    };
+    for (k, e) in code.chunks_exact(size).enumerate() {
+        let Some(p) = e.windows(2).position(|w| w == [0xff, 0x25]) else {
+            continue;
+        };
+        let Some(disp) = e.get(p + 2..p + 6) else {
+            continue;
+        };
+        let disp = i32::from_le_bytes(disp.try_into().unwrap_or_default());
+        let at = sec.address() + (size * k) as u64;
+        let slot = at
+            .wrapping_add(p as u64 + 6)
+            .wrapping_add(disp as i64 as u64);
+        let Some(&i) = by_slot.get(&slot) else {
+            continue;
+        };
+        let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(i)) else {
+            continue;
+        };
+        if let Ok(name) = sym.name() {
+            out.push(Symbol {
+                start: at,
+                size: size as u64,
+                name: format!("{name}@plt"),
+            });
+        }
+    }
+    out
+}
+
+fn plt_entries(obj: &object::File<'_>, objdump_names: bool) -> Vec<Symbol> {
     let mut out = Vec::new();
     if obj.architecture() != object::Architecture::X86_64 || !obj.is_little_endian() {
         return out;
@@ -884,22 +958,62 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<Symbol> {
     let Some(dynsyms) = obj.dynamic_symbol_table() else {
         return out;
     };
+    // objdump pairs each PLT entry with the relocation of the GOT slot its `jmp *slot(%rip)`
+    // reads (perf takes them in order; they differ where IRELATIVE slots were sorted apart).
+    let slot_of_entry: Option<HashMap<u64, u64>> = objdump_names.then(|| {
+        let sec = obj
+            .section_by_name(".plt.sec")
+            .or_else(|| obj.section_by_name(".plt"));
+        let code = sec.as_ref().and_then(|s| s.data().ok()).unwrap_or(&[]);
+        let mut slots = HashMap::new();
+        for (k, e) in code.chunks_exact(16).enumerate().skip(first as usize) {
+            let Some(p) = e.windows(2).position(|w| w == [0xff, 0x25]) else {
+                continue;
+            };
+            let Some(disp) = e.get(p + 2..p + 6) else {
+                continue;
+            };
+            let disp = i32::from_le_bytes(disp.try_into().unwrap_or_default());
+            let at = base + 16 * k as u64;
+            let slot = at
+                .wrapping_add(p as u64 + 6)
+                .wrapping_add(disp as i64 as u64);
+            slots.insert(slot, at);
+        }
+        slots
+    });
     for (i, entry) in data.chunks_exact(24).enumerate() {
         // Elf64_Rela: r_offset, r_info (symbol index in the high half), r_addend.
         let info = u64::from_le_bytes(entry[8..16].try_into().unwrap_or_default());
         let sym_index = (info >> 32) as usize;
-        // IRELATIVE slots name no symbol: perf calls them `@plt`.
+        // IRELATIVE slots name no symbol: perf calls them `@plt`, objdump names the
+        // absolute section and the resolver's address.
         let name = if sym_index == 0 {
-            ""
+            let addend = u64::from_le_bytes(entry[16..24].try_into().unwrap_or_default());
+            match (objdump_names, addend) {
+                (false, _) => String::new(),
+                (true, 0) => "*ABS*".to_owned(),
+                (true, a) => format!("*ABS*+{a:#x}"),
+            }
         } else {
             let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(sym_index)) else {
                 continue;
             };
             let Ok(name) = sym.name() else { continue };
-            name
+            name.to_owned()
+        };
+        let start = match &slot_of_entry {
+            Some(slots) => {
+                let slot = u64::from_le_bytes(entry[0..8].try_into().unwrap_or_default());
+                let Some(&at) = slots.get(&slot) else {
+                    continue;
+                };
+                at
+            }
+            None => base + 16 * (i as u64 + first),
         };
         out.push(Symbol {
-            start: base + 16 * (i as u64 + first),
+            start,
             size: 16,
             name: format!("{name}@plt"),
         });
