@@ -876,6 +876,46 @@ int main(int argc, char **argv) {
     }
 }
 
+/// The vdso, from perf's build-id cache where the recording put it: byte for byte, names
+/// below the first function taken from the version symbol at 0 (`LINUX_2.6@@LINUX_2.6+0x780`)
+/// as objdump does.
+#[test]
+fn vdso_equals_perf_annotate() {
+    have_perf();
+    const C: &str = r#"
+#include <time.h>
+int main(void) {
+    struct timespec ts;
+    long s = 0;
+    for (long i = 0; i < 6000000; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s += ts.tv_nsec & 1;
+    }
+    return (int)(s & 0);
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("v.c");
+    std::fs::write(&src, C).unwrap();
+    let exe = dir.path().join("v");
+    run_ok(Command::new("gcc").args(["-O2", "-o"]).arg(&exe).arg(&src));
+    let data = perf_record(
+        dir.path(),
+        "v.data",
+        &["-e", "cpu-clock"],
+        &[exe.display().to_string()],
+    );
+    for extra in [&[][..], &["--asm-raw"][..]] {
+        let args = [&["__vdso_clock_gettime"][..], extra].concat();
+        let theirs = perf_annotate(&data, &args);
+        assert!(
+            theirs.contains("<__vdso_clock_gettime@@LINUX_2.6>:"),
+            "{theirs}"
+        );
+        assert_eq!(sear_annotate(&data, &args), theirs, "{extra:?}");
+    }
+}
+
 /// `--stdio2`, perf's browser layout printed, byte for byte: jump targets labelled,
 /// branches drawn as arrows with targets by offset or name, RIP-relative operands by
 /// symbol, blank lines for instructions without samples; with each column and option.

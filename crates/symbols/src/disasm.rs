@@ -152,7 +152,8 @@ impl AddressNames {
             };
             list.filter(|s| {
                 // (A thread-local symbol's value is its offset in the TLS block, and
-                // objdump takes it for an address like any other.)
+                // objdump takes it for an address like any other; absolute ones, such as
+                // a library's version names at 0, too.)
                 matches!(
                     s.kind(),
                     object::SymbolKind::Data
@@ -160,10 +161,11 @@ impl AddressNames {
                         | object::SymbolKind::Tls
                         | object::SymbolKind::Unknown
                 ) && (s.is_definition()
-                    || (matches!(s.kind(), object::SymbolKind::Tls) || ifunc(s))
+                    || (matches!(s.kind(), object::SymbolKind::Tls)
+                        || ifunc(s)
+                        || s.section() == object::SymbolSection::Absolute)
                         && !s.is_undefined()
                         && !s.is_common())
-                    && s.address() != 0
             })
             .filter_map(|s| {
                 let name = s.name().ok().filter(|n| !n.is_empty())?.to_owned();
