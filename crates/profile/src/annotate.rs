@@ -245,20 +245,12 @@ fn interleave(
     // symbol table the first time an address asks for it, and by its DWARF name after
     // that, unless the symbol starts where the entry does (then by the symbol's name for
     // good). objdump -l prints what BFD answers, so an inlined copy's first name line is
-    // the enclosing symbol's. Per entry: the name BFD settled on, if not DWARF's.
+    // the enclosing symbol's, and a function of two folded instances is named by the
+    // symbol BFD picks. Per entry: the name BFD settled on, if not DWARF's.
     let mut met: HashMap<u64, Option<String>> = HashMap::new();
     for insn in insns {
         let addr = Svma(insn.addr);
-        let inlined = bin
-            .frames(addr)
-            .ok()
-            .and_then(|f| f.first())
-            .is_some_and(|f| f.inlined);
-        let origin = if inlined {
-            bin.frame_origins(addr).first().copied()
-        } else {
-            None
-        };
+        let origin = bin.frame_origins(addr).first().copied();
         // The raw name objdump gets where it is not the DWARF entry's.
         let bfd_name = match origin {
             Some(symbols::FrameOrigin {
@@ -268,10 +260,11 @@ fn interleave(
             }) => match met.get(&die) {
                 Some(settled) => settled.clone(),
                 None => {
-                    let hit = bin.symbol(addr).ok();
-                    let raw = hit.as_ref().map(|h| h.raw_name.to_owned());
-                    let starts_there =
-                        hit.is_some_and(|h| low == Some(insn.addr.wrapping_sub(h.offset)));
+                    // (Of several symbols there, BFD's pick: the first in the table, where
+                    // perf's may be another alias.)
+                    let hit = bin.elf().bfd_function_at(addr);
+                    let raw = hit.map(|h| h.0.to_owned());
+                    let starts_there = hit.is_some_and(|h| low == Some(h.1));
                     met.insert(die, raw.clone().filter(|_| starts_there));
                     raw
                 }

@@ -36,6 +36,8 @@ pub enum SymtabFile {
 #[derive(Debug, Clone)]
 struct BfdFunction {
     addr: u64,
+    /// The name as stored.
+    name: Arc<str>,
     /// The ELF size, 1 for none.
     size: u64,
     /// STT_FUNC or STT_GNU_IFUNC.
@@ -364,6 +366,17 @@ impl ElfFile {
     /// `better_fit`), and names its [`SymtabFile`]. None: no section holds the address,
     /// or no such symbol precedes it there (a PLT entry): addr2line finds nothing.
     pub fn symtab_file(&self, addr: Svma) -> Option<&SymtabFile> {
+        self.bfd_function(addr).map(|f| &f.file)
+    }
+
+    /// The function symbol binutils' `_bfd_elf_find_function` picks for `addr` (see
+    /// [`ElfFile::symtab_file`]): its name as stored and its start. objdump -l names a
+    /// function whose DWARF gives no linkage name by it.
+    pub fn bfd_function_at(&self, addr: Svma) -> Option<(&str, u64)> {
+        self.bfd_function(addr).map(|f| (&*f.name, f.addr))
+    }
+
+    fn bfd_function(&self, addr: Svma) -> Option<&BfdFunction> {
         let a = addr.0;
         let table = self.bfd_table();
         let i = table.sections.partition_point(|&(s, _)| s <= a);
@@ -400,7 +413,7 @@ impl ElfFile {
                 best = Some(c);
             }
         }
-        best.map(|f| &f.file)
+        best
     }
 
     /// The Svma at which the byte at `offset` in the file is loaded (via PT_LOAD).
@@ -842,6 +855,7 @@ fn bfd_table(obj: &object::File<'_>) -> BfdTable {
         let named = file.as_ref().filter(|_| s.is_local() || !file_after_symbol);
         out.push(BfdFunction {
             addr: s.address(),
+            name: Arc::from(s.name().unwrap_or_default()),
             size: s.size().max(1),
             func: st_type == object::elf::STT_FUNC || st_type == STT_GNU_IFUNC,
             typed: st_type != object::elf::STT_NOTYPE,
