@@ -102,6 +102,15 @@ fn sections(out: &str) -> Vec<(String, Vec<InsnLine>)> {
     v
 }
 
+/// `TOOL annotate --stdio -i f ARGS` (sear or perf), however it ends.
+fn annotate_run(mut tool: Command, f: &Path, args: &[&str]) -> std::process::Output {
+    tool.args(["annotate", "--stdio", "-i"])
+        .arg(f)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 fn sear_annotate(f: &Path, args: &[&str]) -> String {
     stdout_of(&run_ok(
         sear().args(["annotate", "--stdio", "-i"]).arg(f).args(args),
@@ -117,12 +126,7 @@ fn perf_annotate(f: &Path, args: &[&str]) -> String {
 
 /// `sear annotate --symbol name` expected to fail: its exit code and stderr.
 fn failing_annotate(f: &Path, name: &str) -> (Option<i32>, String) {
-    let o = sear()
-        .args(["annotate", "--stdio", "-i"])
-        .arg(f)
-        .args(["--symbol", name])
-        .output()
-        .unwrap();
+    let o = annotate_run(sear(), f, &["--symbol", name]);
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -538,13 +542,7 @@ fn percentages_equal_perf_annotate() {
         ("hot", &["--percent-type", "period-local", "--source"][..]),
     ] {
         let ours = sear_annotate(&s.data, &[&["--symbol", f][..], extra].concat());
-        let perf_out = stdout_of(&run_ok(
-            perf()
-                .args(["annotate", "--stdio", "-i"])
-                .arg(&s.data)
-                .args(["--symbol", f])
-                .args(extra),
-        ));
+        let perf_out = perf_annotate(&s.data, &[&["--symbol", f][..], extra].concat());
         let hot_of = |text: &str| -> BTreeMap<u64, String> {
             sections(text)
                 .into_iter()
@@ -581,12 +579,7 @@ fn skip_missing_leaves_out_unreadable_functions_quietly() {
     let w = busy_workload(150);
     let data = perf_record(&s.dir, "kernel.data", &["-e", "cpu-clock"], &w);
     let run = |extra: &[&str]| {
-        let o = sear()
-            .args(["annotate", "--stdio", "-i"])
-            .arg(&data)
-            .args(extra)
-            .output()
-            .unwrap();
+        let o = annotate_run(sear(), &data, extra);
         assert!(o.status.success());
         (
             stdout_of(&o),
@@ -643,12 +636,7 @@ fn unknown_symbol_and_missing_binary() {
     assert!(!out.contains("HOT LINE"), "{out}");
     // objdump -l names the ELF symbol where no DWARF does (BFD falls back to the symbol
     // table), and perf shows that line: so does sear.
-    let theirs = stdout_of(&run_ok(
-        perf()
-            .args(["annotate", "--stdio", "-i"])
-            .arg(&data)
-            .arg("hot"),
-    ));
+    let theirs = perf_annotate(&data, &["hot"]);
     assert!(theirs.contains("hot():"), "{theirs}");
     assert!(out.contains("hot():"), "{out}");
 
@@ -1151,23 +1139,13 @@ fn kernel_code_alone_is_a_warning_not_an_error() {
         .find_map(|l| l.split_once("[k] ").map(|(_, name)| name.trim().to_owned()))
         .unwrap_or_else(|| panic!("no kernel row:\n{rows}"));
     for args in [&[][..], &["--symbol", hottest.as_str()][..]] {
-        let o = sear()
-            .args(["annotate", "--stdio", "-i"])
-            .arg(&data)
-            .args(args)
-            .output()
-            .unwrap();
+        let o = annotate_run(sear(), &data, args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
         if args.is_empty() {
             assert!(err.contains("kernel code is not annotated yet"), "{err}");
         }
-        let p = perf()
-            .args(["annotate", "--stdio", "-i"])
-            .arg(&data)
-            .args(args)
-            .output()
-            .unwrap();
+        let p = annotate_run(perf(), &data, args);
         assert_eq!(p.status.code(), Some(0), "perf {args:?}");
     }
 }
