@@ -42,6 +42,7 @@ fn options_print_what_perf_prints() {
         vec!["--stop-bt", "work,other", "-F", "comm,ip,sym"],
         vec!["-a", "--show-kernel-path", "--max-blocks", "3"],
         vec!["--debug-mode"],
+        vec!["-L"],
         vec!["--stitch-lbr", "-F", "comm,tid,ip,sym"],
     ];
     assert_script_rows_equal(&data, &rows);
@@ -119,6 +120,8 @@ fn side_band_events_print_what_perf_prints() {
         vec!["--show-switch-events", "-C", "0"],
         vec!["--show-task-events", "-F", "comm,tid,cpu,time,event"],
         vec!["--show-task-events", "--ns", "-G"],
+        vec!["--Latency", "--show-task-events", "-G"],
+        vec!["-L", "-F", "comm,tid,cpu,time,event,ip,sym"],
         vec!["-D"],
         // Kinds this recording has none of: the samples alone.
         vec![

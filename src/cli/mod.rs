@@ -1207,6 +1207,10 @@ pub struct ScriptArgs {
     /// Print times with nanoseconds.
     #[arg(long = "ns")]
     pub ns: bool,
+    /// perf's latency layout: the comm cut to 8 columns, the CPU without
+    /// brackets (perf 6.1 prints no irq/preemption flags there).
+    #[arg(short = 'L', long = "Latency")]
+    pub latency: bool,
     #[command(flatten)]
     pub show: ShowEventArgs,
     #[command(flatten)]

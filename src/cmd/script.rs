@@ -191,6 +191,7 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         name_width,
         callchain: chain_of_event.get(ev).copied().unwrap_or(false) && !a.hide_call_graph,
         nanoseconds: a.ns,
+        latency: a.latency,
     };
     let kinds: Vec<EventKind> = meta.events.iter().map(|e| EventKind::of(&e.attr)).collect();
     let bpf_output: Vec<bool> = meta

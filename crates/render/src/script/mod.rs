@@ -205,6 +205,8 @@ pub struct LineLayout {
     pub callchain: bool,
     /// Times with nanoseconds (`--ns`) instead of microseconds.
     pub nanoseconds: bool,
+    /// `-L`: the comm as `%8.8s`, the CPU as `%3d`.
+    pub latency: bool,
 }
 
 /// One resolved frame: an address and what it belongs to.
@@ -240,7 +242,14 @@ pub fn write_header(
     layout: &LineLayout,
 ) -> io::Result<()> {
     if f.comm {
-        if layout.callchain && f.ip {
+        if layout.latency {
+            let mut end = h.comm.len().min(8);
+            while !h.comm.is_char_boundary(end) {
+                end -= 1;
+            }
+            pad_left(out, &h.comm[..end], 8)?;
+            out.write_all(b" ")?;
+        } else if layout.callchain && f.ip {
             write!(out, "{} ", h.comm)?;
         } else {
             pad_left(out, h.comm, 16)?;
@@ -254,7 +263,9 @@ pub fn write_header(
     } else if f.tid {
         write!(out, "{:5} ", h.tid)?;
     }
-    if f.cpu {
+    if f.cpu && layout.latency {
+        write!(out, "{:3} ", h.cpu as i32)?;
+    } else if f.cpu {
         write!(out, "[{:03}] ", h.cpu)?;
     }
     if f.misc {
