@@ -20,7 +20,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    ui::init_logging(cli.verbose.max(debug_verbosity(&cli.debug)), cli.quiet);
+    // (perf's --debug verbose=N is -v N times, for messages and columns.)
+    let mut cli = cli;
+    cli.verbose = cli.verbose.max(debug_verbosity(&cli.debug));
+    ui::init_logging(cli.verbose, cli.quiet);
     let cfg = config::get();
     if cli.paginate {
         ui::pager::force();

@@ -125,6 +125,11 @@ fn options_print_what_perf_prints() {
         vec!["--hierarchy", "-s", "dso,sym", "-n", "-g", "caller"],
         vec!["--hierarchy", "--percent-limit", "40", "-g", "none"],
         vec!["--hierarchy", "-q", "-s", "pid,sym", "--no-children"],
+        // perf's verbose columns: DSOs by path, each symbol after its
+        // entry's first address and where its DSO's symbols came from.
+        vec!["-v", "--no-children"],
+        vec!["--verbose", "--no-children", "-s", "dso,sym", "-g", "none"],
+        vec!["-v", "--hierarchy", "--no-children", "-g", "none"],
         vec!["--tasks"],
         vec!["--mmaps"],
         vec!["--max-stack", "2", "-g", "none"],
@@ -171,6 +176,20 @@ fn options_print_what_perf_prints() {
                 .args(args);
             without_tip(&stdout_of(&run_ok(&mut c)))
         },
+    );
+    // -v's rows name the DSO by path and put the entry's address and the
+    // symbols' origin before the symbol (`0x1139   d [.] work`).
+    let verbose = perf_report(&data, &["-v", "--no-children", "-g", "none"]);
+    assert!(
+        verbose.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() >= 6
+                && f[2].starts_with('/')
+                && f[3].starts_with("0x")
+                && f[4].len() == 1
+                && f[5] == "[.]"
+        }),
+        "{verbose}"
     );
     // The filters filtered: the middle third of the time has less than the
     // whole, and the CPUs' parts add up to it (whichever CPUs the

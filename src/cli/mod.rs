@@ -28,7 +28,9 @@ sear report --stats            # what the recording contains\n  sear report --he
     infer_long_args = true
 )]
 pub struct Cli {
-    /// More messages on stderr (-v, -vv for debug output).
+    /// More messages on stderr (-v, -vv for debug output); `report -v` also
+    /// prints perf's verbose columns (DSOs by path, each symbol after its
+    /// address and where its symbols were read from).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
     /// Only errors on stderr; `report` also leaves out its `#` lines

@@ -211,6 +211,8 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
     let names = Names {
         comms: s.collector.comms(),
         dso_names: &dso_names,
+        verbose: false,
+        origins: &[],
         syms: &s.syms.syms,
         machine: &s.machine,
         strings: &report.strings,

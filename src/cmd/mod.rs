@@ -34,7 +34,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Record(a) => record::run(*a, quiet),
-        Command::Report(a) => report::run(*a, quiet),
+        // (-v also gives perf's verbose columns.)
+        Command::Report(a) => report::run(*a, quiet, cli.verbose > 0),
         Command::Top(a) => top::run(*a),
         Command::Script(a) => script::run(*a),
         Command::Annotate(a) => annotate::run(a),

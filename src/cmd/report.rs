@@ -7,7 +7,7 @@ use perf_data::stats::Stats;
 
 use crate::cli::ReportArgs;
 
-pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
+pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
     // (--branch-history is -b with the branches in the call graphs.)
     a.branch_stack |= a.branch_history;
     profile::symbolize::set_full_source_path(a.full_source_path);
@@ -104,7 +104,7 @@ pub fn run(mut a: ReportArgs, quiet: bool) -> Result<ExitCode> {
         crate::ui::print_diagnostics(&path, replay.reader.diagnostics());
         return Ok(ExitCode::SUCCESS);
     }
-    hotspots(&a, &path, reader, quiet, hierarchy_caller)
+    hotspots(&a, &path, reader, quiet, hierarchy_caller, verbose)
 }
 
 /// The hotspot table: pass one replays the records and sums samples by
@@ -116,6 +116,7 @@ fn hotspots(
     reader: perf_data::RecordReader,
     quiet: bool,
     hierarchy_caller: bool,
+    verbose: bool,
 ) -> Result<ExitCode> {
     let browse = browser_wanted(a, quiet);
     use profile::hist::Filters;
@@ -176,6 +177,7 @@ fn hotspots(
         adjust_returns: !a.stack.raw_return_addresses,
         time_quantum: a.time_quantum.unwrap_or(100_000_000),
         nanosecs: a.ns,
+        verbose,
     };
     // What the events record is known only after all records in pipe
     // mode (their attrs come as records): the columns are checked now and

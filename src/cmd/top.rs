@@ -152,6 +152,7 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
         adjust_returns: true,
         time_quantum: 100_000_000,
         nanosecs: false,
+        verbose: false,
     };
     let early = request.early()?;
     let sum_opts = SumOptions {

@@ -82,6 +82,9 @@ pub struct Request<'a> {
     pub time_quantum: u64,
     /// `--ns`: the time key to the nanosecond.
     pub nanosecs: bool,
+    /// `-v`: perf's verbose columns (DSOs by path; each symbol after its
+    /// entry's address and where perf read the DSO's symbols from).
+    pub verbose: bool,
 }
 
 /// What is known before the records: the sort keys.
@@ -210,6 +213,7 @@ impl Request<'_> {
             frames_by_srcline: self.graph.key == crate::callchain::ChainKey::Srcline,
             nanosecs: self.nanosecs,
             trace_texts: Vec::new(),
+            dsos_by_path: self.verbose,
         };
         Ok(Plan {
             show_graphs: hist.callchains,
@@ -238,7 +242,14 @@ pub struct Rows {
     pub report: Report,
     /// Texts of srcline, srcfile and parent keys (out of `report`).
     pub strings: Vec<String>,
+    /// Each DSO's name as the dso column shows it: perf's short name, or
+    /// with `-v` its path.
     pub dso_names: Vec<String>,
+    /// With `-v`, each DSO's origin character (see
+    /// [`symbols::perf_symtab_origin`]); empty otherwise.
+    pub origins: Vec<char>,
+    /// `-v`: perf's verbose symbol column.
+    pub verbose: bool,
     pub groups: EventGroups,
     /// The event of each section.
     pub section_events: Vec<usize>,
@@ -301,10 +312,30 @@ impl Plan {
             .hists
             .resize_with(nr_events.max(report.hists.len()), Default::default);
         let section_events = groups.sections(&mut report);
+        let (dso_names, origins) = if self.hist.dsos_by_path {
+            let dsos = parts.machine.dsos();
+            // (Once per file: a many-process recording names a library
+            // once per process that maps it.)
+            let mut seen: std::collections::HashMap<(&str, Option<&[u8]>), char> =
+                std::collections::HashMap::new();
+            let mut origins = Vec::with_capacity(dsos.len());
+            for d in dsos {
+                let id = d.build_id.as_deref();
+                let o = *seen
+                    .entry((d.name.as_str(), id))
+                    .or_insert_with(|| symbols::perf_symtab_origin(&d.name, id));
+                origins.push(o);
+            }
+            (dsos.iter().map(|d| d.name.clone()).collect(), origins)
+        } else {
+            (dso_names, Vec::new())
+        };
         let mut rows = Rows {
             report,
             strings,
             dso_names,
+            origins,
+            verbose: self.hist.dsos_by_path,
             section_names: section_events
                 .iter()
                 .map(|&ev| groups.section_name(meta, ev))
@@ -355,6 +386,8 @@ impl Rows {
         Names {
             comms: parts.collector.comms(),
             dso_names: &self.dso_names,
+            verbose: self.verbose,
+            origins: &self.origins,
             syms: &parts.syms.syms,
             machine: parts.machine,
             strings: &self.strings,

@@ -364,7 +364,10 @@ fn write_section(
                 continue;
             }
             let w = match k {
-                Key::Sym(SymRef::Sym(id)) => names.syms[*id as usize].name.chars().count() + 4,
+                // (-v's address and origin: 21 more.)
+                Key::Sym(SymRef::Sym(id)) => {
+                    names.syms[*id as usize].name.chars().count() + 4 + 21 * names.verbose as usize
+                }
                 Key::Sym(SymRef::Addr { .. }) => {
                     unresolved = true;
                     UNRESOLVED_WIDTH + 6
@@ -488,7 +491,7 @@ fn write_section(
                     let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
                         continue;
                     };
-                    let mut v = key_text(k, e.level, col, names, sep);
+                    let mut v = key_text(k, e.level, &e.maker, col, names, sep);
                     // The line buffer ends the last column (see `last_room`).
                     if i == last && v.chars().count() > last_room(col.width) {
                         v = v.chars().take(last_room(col.width)).collect();
@@ -543,6 +546,7 @@ fn percent_of(v: u64, total: u64) -> f64 {
 fn key_text(
     k: &Key,
     level: u8,
+    maker: &profile::hist::Maker,
     col: &ColumnFormat,
     names: &Names<'_>,
     sep: Option<&str>,
@@ -550,13 +554,22 @@ fn key_text(
     let mut v = match k {
         // perf prints a symbol's name with `%.*s` at the column's width
         // (less its `[.] `) and appends " (inlined)" after that.
+        // (With -v, after the entry's address and origin, within the
+        // same width.)
         Key::Sym(SymRef::Sym(id)) => {
             let sym = &names.syms[*id as usize];
-            let mut t = format!("[{}] ", level as char);
-            t.extend(sym.name.chars().take(col.width.saturating_sub(4)));
+            let mut t = names.verbose_prefix(k, maker).unwrap_or_default();
+            t.push_str(&format!("[{}] ", level as char));
+            let room = col.width.saturating_sub(t.chars().count());
+            t.extend(sym.name.chars().take(room));
             if sym.inlined {
                 t.push_str(" (inlined)");
             }
+            t
+        }
+        Key::Sym(_) => {
+            let mut t = names.verbose_prefix(k, maker).unwrap_or_default();
+            t.push_str(&names.display(k, level));
             t
         }
         _ => names.display(k, level),
@@ -1000,7 +1013,7 @@ fn write_hierarchy(
             }
             let col = c.levels[depth];
             if let Some(k) = col.key.and_then(|i| child.sum.keys.get(i)) {
-                let mut t = key_text(k, child.sum.level, col, c.names, sep);
+                let mut t = key_text(k, child.sum.level, &child.sum.maker, col, c.names, sep);
                 if matches!(col.column, Column::Key(sk) if sk.pads_value()) {
                     let w = t.chars().count();
                     t.push_str(&" ".repeat(col.width.saturating_sub(w)));

@@ -55,6 +55,7 @@ mod dwarf;
 mod elf;
 pub mod jitdump;
 mod kallsyms;
+mod origin;
 mod perfmap;
 mod symtree;
 mod vdso;
@@ -66,6 +67,7 @@ pub use dwarf::{DwarfInfo, DwarfSections, Frame, FrameDetail, FrameOrigin};
 pub use elf::{read_build_id, ElfFile, LoadSegment, Symbol, SymbolHit, SymtabFile};
 pub use jitdump::{jitdump_pid, JitDump};
 pub use kallsyms::{build_id_from_notes, Kallsyms, KernelFinder, KernelHit, RefReloc};
+pub use origin::perf_symtab_origin;
 pub use perfmap::{JitHit, PerfMap};
 pub use vdso::{find_vdso, read_own_vdso};
 

@@ -104,8 +104,14 @@ impl Filters {
         s: &SymRef,
     ) -> bool {
         if let Some(list) = &self.dsos {
+            // (perf matches a DSO's short name or its path; the names here
+            // are paths with `-v`.)
             let name = dso_names.get(l.dso as usize);
-            if !name.is_some_and(|n| list.iter().any(|x| x == n)) {
+            let listed = |n: &String| {
+                list.iter()
+                    .any(|x| x == n || (n.starts_with('/') && *x == dso_short_name(n)))
+            };
+            if !name.is_some_and(listed) {
                 return false;
             }
         }

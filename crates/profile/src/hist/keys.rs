@@ -243,8 +243,12 @@ pub enum Key {
 /// Everything keys refer to, for comparing and printing them.
 pub struct Names<'a> {
     pub comms: &'a [String],
-    /// perf's short name of each DSO of the machine.
+    /// perf's short name of each DSO of the machine (with `-v`, its path).
     pub dso_names: &'a [String],
+    /// `-v`: perf's verbose symbol column, each symbol after its entry's
+    /// address and its DSO's origin character (from `origins`, by DSO).
+    pub verbose: bool,
+    pub origins: &'a [char],
     pub syms: &'a [SymInfo],
     pub machine: &'a Machine,
     /// Texts of srcline, srcfile and parent keys ([`Report::strings`]).
@@ -252,6 +256,23 @@ pub struct Names<'a> {
 }
 
 impl Names<'_> {
+    /// perf's `-v` prefix of an entry's symbol: its address (`%-#18llx`)
+    /// and where perf read its DSO's symbols from.
+    pub fn verbose_prefix(&self, k: &Key, maker: &super::Maker) -> Option<String> {
+        if !self.verbose || !matches!(k, Key::Sym(_)) {
+            return None;
+        }
+        let ip = maker.ip;
+        let origin = self.origins.get(maker.dso as usize).copied().unwrap_or('!');
+        // C's `%#llx` prints 0 without `0x`.
+        let addr = if ip == 0 {
+            "0".to_owned()
+        } else {
+            format!("{ip:#x}")
+        };
+        Some(format!("{addr:<18} {origin} "))
+    }
+
     fn comm(&self, id: u32) -> &str {
         self.comms.get(id as usize).map_or("", String::as_str)
     }

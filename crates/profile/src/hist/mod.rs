@@ -86,6 +86,12 @@ pub struct Maker {
     /// The entry's own symbol (`--symbol-filter` tests its name), or
     /// `u32::MAX` for an address without one.
     pub sym: u32,
+    /// The address perf keeps for the entry (its `he->ip`, printed by
+    /// `report -v`): the map-relative address of a sample's own location,
+    /// the process address of a call-chain frame.
+    pub ip: u64,
+    /// The DSO of that address ([`crate::collect::NO_DSO`] for none).
+    pub dso: u32,
 }
 
 impl HistEntry {
@@ -162,6 +168,9 @@ pub struct HistOptions {
     /// [`crate::collect::Collector::trace_raws`], its formatted fields
     /// (None: not a tracepoint's). The caller formats them (libtraceevent).
     pub trace_texts: Vec<Option<String>>,
+    /// `-v`: the dso key tells DSOs apart by their paths (perf's long
+    /// names), not by their short names.
+    pub dsos_by_path: bool,
 }
 
 /// All events' rows plus the interned callchains they refer to.
@@ -385,15 +394,16 @@ struct Grow<'a> {
 }
 
 impl Grow<'_> {
-    /// The entry of frame `f` (from location `at`, or `NONE`) in a chain
-    /// with context `c`, made with `level` if new.
+    /// The entry of frame `f` in a chain with context `c`, made with
+    /// `level` if new. `at` is the frame's location where keys need it
+    /// (else `NONE`) and the location it came from.
     fn entry(
         &mut self,
         frames: &[Frame],
         h: &mut Hists,
         c: &ChainCtx,
         f: u32,
-        at: u32,
+        (at, lid): (u32, u32),
         level: u8,
     ) -> u32 {
         // The keys depend on the comm and thread only where they name
@@ -429,6 +439,8 @@ impl Grow<'_> {
             cpu: c.sample_cpu,
             leaf: c.leaf,
             sym: sym_index(&sref),
+            ip: self.keys.locs.get(lid as usize).map_or(0, |l| l.ip),
+            dso: self.keys.locs.get(lid as usize).map_or(NO_DSO, |l| l.dso),
         };
         let i = h.entry_index(&self.keybuf, c.thread, level, maker) as u32;
         self.frame_entry.insert(key, i);
@@ -573,11 +585,16 @@ pub fn build(
     let mut chain: Vec<u32> = Vec::new();
     let need_chain = opts.children || opts.callchains;
     let dso_rows: Vec<u32> = {
+        let names: Vec<&str> = if opts.dsos_by_path {
+            machine.dsos().iter().map(|d| d.name.as_str()).collect()
+        } else {
+            dso_names.iter().map(String::as_str).collect()
+        };
         let mut first: HashMap<&str, u32> = HashMap::default();
-        dso_names
+        names
             .iter()
             .enumerate()
-            .map(|(i, n)| *first.entry(n.as_str()).or_insert(i as u32))
+            .map(|(i, n)| *first.entry(n).or_insert(i as u32))
             .collect()
     };
     let mut loc_frames = LocFrames {
@@ -624,7 +641,8 @@ pub fn build(
     let mut pending: Vec<u32> = Vec::new();
     // Trie nodes a chain made, with their locations (`NONE` unless keys
     // need them), root first.
-    let mut fresh: Vec<(u32, u32)> = Vec::new();
+    // (New trie node, the location keys see or NONE, the location.)
+    let mut fresh: Vec<(u32, u32, u32)> = Vec::new();
     let mut marks = PathMarks {
         check_every: opts.keys.iter().any(|k| {
             matches!(
@@ -726,6 +744,8 @@ pub fn build(
                 cpu: key.cpu,
                 leaf: key.leaf,
                 sym: sym_index(&leaf_sym),
+                ip: leaf.rel,
+                dso: leaf.dso,
             },
         );
         {
@@ -807,7 +827,7 @@ pub fn build(
                 if new {
                     trie.depth[n as usize] = trie.depth[node as usize] + 1;
                     if opts.children {
-                        fresh.push((n, at));
+                        fresh.push((n, at, lid));
                     }
                 }
                 node = n;
@@ -824,7 +844,7 @@ pub fn build(
         if opts.children && !fresh.is_empty() {
             marks.start(trie, trie.parent[fresh[0].0 as usize]);
             if opts.caller_order {
-                for &(n, at) in &fresh {
+                for &(n, at, lid) in &fresh {
                     let f = trie.frame[n as usize];
                     let (sref, frame_level) = report.frames[f as usize];
                     let before = trie.level[trie.parent[n as usize] as usize];
@@ -835,7 +855,7 @@ pub fn build(
                     };
                     trie.level[n as usize] = state;
                     let level = if state != 0 { state } else { cctx.leaf_level };
-                    let idx = g.entry(&report.frames, h, &cctx, f, at, level);
+                    let idx = g.entry(&report.frames, h, &cctx, f, (at, lid), level);
                     trie.entry[n as usize] = idx;
                     marks.note_first_occurrence(trie, h, n);
                 }
@@ -851,7 +871,8 @@ pub fn build(
                     }
                     if fi > 0 && fresh[fi - 1].0 == n {
                         fi -= 1;
-                        let idx = g.entry(&report.frames, h, &cctx, f, fresh[fi].1, level);
+                        let (_, at, lid) = fresh[fi];
+                        let idx = g.entry(&report.frames, h, &cctx, f, (at, lid), level);
                         trie.entry[n as usize] = idx;
                         if opts.callchains {
                             let e = &mut h.entries[idx as usize];
@@ -860,7 +881,7 @@ pub fn build(
                     }
                     n = trie.parent[n as usize];
                 }
-                for &(n, _) in &fresh {
+                for &(n, ..) in &fresh {
                     marks.note_first_occurrence(trie, h, n);
                 }
             }
