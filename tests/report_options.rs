@@ -130,6 +130,15 @@ fn options_print_what_perf_prints() {
         vec!["-v", "--no-children"],
         vec!["--verbose", "--no-children", "-s", "dso,sym", "-g", "none"],
         vec!["-v", "--hierarchy", "--no-children", "-g", "none"],
+        // An option given twice: the last one wins, as perf.
+        vec!["-g", "none", "--call-graph=none", "--no-children"],
+        vec![
+            "--percent-limit",
+            "5",
+            "--percent-limit",
+            "1",
+            "--no-children",
+        ],
         vec!["--tasks"],
         vec!["--mmaps"],
         vec!["--max-stack", "2", "-g", "none"],

@@ -43,6 +43,7 @@ fn options_print_what_perf_prints() {
         vec!["-a", "--show-kernel-path", "--max-blocks", "3"],
         vec!["--debug-mode"],
         vec!["-L"],
+        vec!["-F", "comm,ip", "-F", "tid,sym", "--ns", "--ns"],
         vec!["--stitch-lbr", "-F", "comm,tid,ip,sym"],
     ];
     assert_script_rows_equal(&data, &rows);

@@ -23,6 +23,10 @@ pub const VERSION: &str = concat!(
 prints what perf prints, faster.\n\nTypical use:\n  sear record -g -- ./myprog     # sample a program\n  \
 sear report --stats            # what the recording contains\n  sear report --header-only      # where and how it was recorded",
     propagate_version = true,
+    // perf takes an option again with its last value winning (`-g none
+    // --call-graph=none`, `--stdio --stdio`); so does sear (every
+    // subcommand: clap propagates this).
+    args_override_self = true,
     // perf takes any unambiguous prefix of a long option (`--comm` for
     // `--comms`); so does sear.
     infer_long_args = true

@@ -216,7 +216,10 @@ mod tests {
         // Maps without a file, and a file that is not there.
         assert_eq!(perf_symtab_origin("[heap]", None), '!');
         assert_eq!(perf_symtab_origin("//anon", None), '!');
-        assert_eq!(perf_symtab_origin("/nonexistent/libx.so", Some(&[1; 20])), '!');
+        assert_eq!(
+            perf_symtab_origin("/nonexistent/libx.so", Some(&[1; 20])),
+            '!'
+        );
     }
 
     #[test]
