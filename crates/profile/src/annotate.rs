@@ -183,11 +183,10 @@ pub fn annotate_function(
     opts: &AnnotateOptions,
     known: &dyn Fn(u64) -> bool,
 ) -> Result<Annotated, DisasmError> {
-    let mut insns = disasm::disassemble_range(bin.elf(), start, end, opts.syntax, names)?;
-    // perf drops the padding nops that end a function.
-    while insns.last().is_some_and(|i| i.is_nop) {
-        insns.pop();
-    }
+    // (perf keeps the padding nops at a function's end, which a symbol
+    // without a size reaches up to the next symbol; it drops them only for
+    // /proc/kcore's code, which sear does not annotate.)
+    let insns = disasm::disassemble_range(bin.elf(), start, end, opts.syntax, names)?;
     if insns.is_empty() {
         return Err(DisasmError::NoCode);
     }
