@@ -1150,6 +1150,12 @@ fn group_metric_only_and_output_flags_like_perf() {
                 .output()
                 .unwrap();
             let err = stderr_of(&o);
+            let is_perf = !format!("{tool:?}").contains("sear");
+            // (Debian's perf 6.1.187 counts with --interval-clear into a pipe;
+            // 6.1.192 refuses it, as sear does.)
+            if is_perf && args[0] == "--interval-clear" && err.contains("counts unit events") {
+                continue;
+            }
             // (perf 6.1 exits 0 after some of its refusals, with the message.)
             assert!(err.contains(what), "{tool:?} {args:?}: {err}");
             if format!("{tool:?}").contains("sear") {
