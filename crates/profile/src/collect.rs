@@ -75,20 +75,127 @@ impl Loc {
 }
 
 /// Interned locations and stacks.
-#[derive(Debug, Default)]
+///
+/// A stack is a node of a tree whose root-first paths are the stacks'
+/// location ids. Nodes are found by a 64-bit hash of their whole
+/// root-first path (see [`prefix_hash`]), not by (parent, location), so
+/// the deepest part of a new stack that already exists is found by a
+/// binary search over its depth: a handful of lookups however deep the
+/// stack, where a walk from the root costs one cache miss per frame once
+/// the tree outgrows the caches.
+#[derive(Debug)]
 pub struct Interner {
     locs: Vec<Loc>,
     loc_ids: HashMap<Loc, u32>,
     /// Stack nodes: (parent node or `u32::MAX`, loc id); root-most first.
     nodes: Vec<(u32, u32)>,
-    node_ids: HashMap<(u32, u32), u32>,
+    /// Node by the hash of its path (empty after [`Self::release_index`]
+    /// until the next stack is interned).
+    by_path: PrefixTable,
+    /// The hash of the empty path (random per run, so a crafted recording
+    /// cannot aim at a collision).
+    seed: u64,
 }
 
-/// The root-first locations of the last stack interned through it and
-/// their node ids (see [`Interner::stack_id_from`]).
+impl Default for Interner {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        Interner {
+            locs: Vec::new(),
+            loc_ids: HashMap::default(),
+            nodes: Vec::new(),
+            by_path: PrefixTable::default(),
+            seed: std::collections::hash_map::RandomState::new().hash_one(0x5ea2u64),
+        }
+    }
+}
+
+/// The hash of a root-first path of location ids extended by `loc`
+/// (a folded 128-bit multiply, as in wyhash: the second factor is never
+/// zero, bit 32 being set in it).
+fn prefix_hash(h: u64, loc: u32) -> u64 {
+    const K0: u64 = 0x243f_6a88_85a3_08d3;
+    const K1: u64 = 0x1319_8a2e_0370_7344;
+    let m = ((h ^ K0) as u128) * ((u64::from(loc) | 1 << 32) ^ K1) as u128;
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+/// An open-addressing table from a path hash to its node: each slot holds
+/// the whole key and value (hash halves and node id, 12 bytes), so a
+/// lookup costs one cache miss, not the two of a table keeping control
+/// bytes apart from its slots. Linear probing, at most 3/4 full.
+#[derive(Debug, Default)]
+struct PrefixTable {
+    slots: Vec<[u32; 3]>,
+    len: usize,
+}
+
+/// An empty [`PrefixTable`] slot's node.
+const FREE: u32 = u32::MAX;
+
+impl PrefixTable {
+    fn start(&self, h: u64) -> usize {
+        // The hash's top bits: the multiply above mixes them best.
+        (h >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    fn get(&self, h: u64) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let (lo, hi) = (h as u32, (h >> 32) as u32);
+        let mut i = self.start(h);
+        loop {
+            let [a, b, n] = self.slots[i];
+            if n == FREE {
+                return None;
+            }
+            if a == lo && b == hi {
+                return Some(n);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds `h` (not in the table) with its node.
+    fn insert(&mut self, h: u64, node: u32) {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        self.put(h, node);
+        self.len += 1;
+    }
+
+    fn put(&mut self, h: u64, node: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.start(h);
+        while self.slots[i][2] != FREE {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = [h as u32, (h >> 32) as u32, node];
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![[0, 0, FREE]; size]);
+        for [a, b, n] in old {
+            if n != FREE {
+                self.put(u64::from(a) | u64::from(b) << 32, n);
+            }
+        }
+    }
+}
+
+/// The root-first locations of the last stack interned through it, their
+/// path hashes and their node ids where known (see
+/// [`Interner::stack_id_from`]).
 #[derive(Debug, Default, Clone)]
 pub struct StackPath {
     locs: Vec<Loc>,
+    loc_ids: Vec<u32>,
+    hashes: Vec<u64>,
+    /// [`FREE`] where the binary search did not look.
     nodes: Vec<u32>,
 }
 
@@ -135,11 +242,16 @@ impl Interner {
         self.stack_id_from(leaf_first, &mut StackPath::default())
     }
 
-    /// [`Self::stack_id`], reusing the nodes of the part `path` (the last
-    /// stack interned with it) has in common with this stack from the root:
-    /// consecutive samples of a thread mostly differ only near the leaf, so
-    /// only that part is hashed.
+    /// [`Self::stack_id`], reusing what `path` (the last stack interned
+    /// with it) has in common with this stack from the root: consecutive
+    /// samples of a thread mostly differ only near the leaf, so only that
+    /// part is hashed. The deepest part of the rest that exists already is
+    /// found by a binary search over its depth (a path exists only if its
+    /// parent's does), and only the nodes below it are made.
     pub fn stack_id_from(&mut self, leaf_first: &[Loc], path: &mut StackPath) -> u32 {
+        if self.by_path.len == 0 && !self.nodes.is_empty() {
+            self.rebuild_index();
+        }
         let common = path
             .locs
             .iter()
@@ -147,23 +259,72 @@ impl Interner {
             .take_while(|(a, b)| a == b)
             .count();
         path.locs.truncate(common);
+        path.loc_ids.truncate(common);
+        path.hashes.truncate(common);
         path.nodes.truncate(common);
-        let mut node = path.nodes.last().copied().unwrap_or(EMPTY_STACK);
+        let mut h = path.hashes.last().copied().unwrap_or(self.seed);
         for l in leaf_first[..leaf_first.len() - common].iter().rev() {
             let loc = self.loc_id(*l);
-            node = match self.node_ids.get(&(node, loc)) {
-                Some(&n) => n,
-                None => {
-                    let n = self.nodes.len() as u32;
-                    self.nodes.push((node, loc));
-                    self.node_ids.insert((node, loc), n);
-                    n
-                }
-            };
+            h = prefix_hash(h, loc);
             path.locs.push(*l);
-            path.nodes.push(node);
+            path.loc_ids.push(loc);
+            path.hashes.push(h);
+            path.nodes.push(FREE);
+        }
+        // Depth `lo` exists (its node, where known, in `node`); deeper
+        // than `hi` does not.
+        let (mut lo, mut hi) = (common, leaf_first.len());
+        let mut node = path
+            .nodes
+            .get(lo.wrapping_sub(1))
+            .copied()
+            .unwrap_or(EMPTY_STACK);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            match self.by_path.get(path.hashes[mid - 1]) {
+                Some(n) => {
+                    lo = mid;
+                    node = n;
+                    path.nodes[mid - 1] = n;
+                }
+                None => hi = mid - 1,
+            }
+        }
+        if lo > 0 && node == FREE {
+            match self.by_path.get(path.hashes[lo - 1]) {
+                Some(n) => node = n,
+                // Cannot happen (every path a StackPath holds was
+                // interned); start over from the root if it did.
+                None => return self.stack_id_from(leaf_first, &mut StackPath::default()),
+            }
+            path.nodes[lo - 1] = node;
+        }
+        for d in lo..leaf_first.len() {
+            let n = self.nodes.len() as u32;
+            self.nodes.push((node, path.loc_ids[d]));
+            self.by_path.insert(path.hashes[d], n);
+            path.nodes[d] = n;
+            node = n;
         }
         node
+    }
+
+    /// Frees the index that finds stacks by their paths (pass one is
+    /// over); the next stack interned makes it again.
+    pub fn release_index(&mut self) {
+        self.by_path = PrefixTable::default();
+    }
+
+    /// Makes the index of [`Self::release_index`] again from the nodes (a
+    /// parent comes before its children).
+    fn rebuild_index(&mut self) {
+        let mut hashes: Vec<u64> = Vec::with_capacity(self.nodes.len());
+        for (i, &(parent, loc)) in self.nodes.iter().enumerate() {
+            let up = hashes.get(parent as usize).copied().unwrap_or(self.seed);
+            let h = prefix_hash(up, loc);
+            hashes.push(h);
+            self.by_path.insert(h, i as u32);
+        }
     }
 
     /// A stack node's parent (the stack without its leaf; [`EMPTY_STACK`]
@@ -530,6 +691,7 @@ impl Collector {
         self.sum_ids = HashMap::default();
         self.chains = HashMap::default();
         self.paths = HashMap::default();
+        self.interner.release_index();
         self.unwinders = HashMap::default();
         self.binaries = Binaries::new();
         self.buf = Vec::new();
