@@ -1231,3 +1231,96 @@ fn cgroups_count_like_perf() {
     assert!(!o.status.success());
     assert!(stderr_of(&o).contains("system-wide"), "{}", stderr_of(&o));
 }
+
+/// A line with every run of digits as one `9` (separators and decimal
+/// points kept) and spaces squeezed.
+fn locale_shape(l: &str) -> String {
+    let mut out = String::new();
+    let mut in_digits = false;
+    for c in l.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('9');
+            }
+            in_digits = true;
+        } else {
+            in_digits = false;
+            out.push(c);
+        }
+    }
+    rate(&out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// perf stat writes numbers in the user's LC_NUMERIC: the locale's decimal
+/// point in every fraction, its thousands separator in the counts (`%'`,
+/// unless --no-big-num). Locales made here with localedef (en_US: 1,234.5;
+/// de_DE: 1.234,5); the program touches 3000 pages, so the page-fault
+/// count has four digits in both tools' runs.
+#[test]
+fn numbers_follow_the_locale_as_perfs() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path());
+    let bin = bin.to_str().unwrap();
+    let locales = dir.path().join("locales");
+    std::fs::create_dir_all(&locales).unwrap();
+    for l in ["en_US", "de_DE"] {
+        let o = Command::new("localedef")
+            .args(["-i", l, "-f", "UTF-8"])
+            .arg(locales.join(format!("{l}.UTF-8")))
+            .output()
+            .expect("localedef (libc-bin) runs");
+        // localedef warns (status 1) on some definitions but writes them.
+        assert!(
+            locales.join(format!("{l}.UTF-8")).exists(),
+            "localedef {l}: {}\n(needs Debian's `locales` package, which .ci/run installs)",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let prog = [bin, "20000000", "3000"];
+    let run = |mut cmd: Command, lang: &str, args: &[&str]| -> String {
+        cmd.env("LOCPATH", &locales).env("LC_ALL", lang);
+        stderr_of(&stat(&mut cmd, args, &prog))
+    };
+    for (lang, sep, point) in [("en_US.UTF-8", ",", "."), ("de_DE.UTF-8", ".", ",")] {
+        for args in [
+            &["-e", "task-clock,page-faults"][..],
+            &["--no-big-num", "-e", "task-clock,page-faults"],
+            &["-r", "2", "-e", "task-clock,page-faults"],
+            &["-x", ";", "-e", "task-clock,page-faults"],
+            &["-j", "-e", "task-clock,page-faults"],
+        ] {
+            let p = run(perf(), lang, args);
+            let s = run(sear(), lang, args);
+            let (pl, sl): (Vec<&str>, Vec<&str>) = (
+                p.lines().filter(|l| !l.trim().is_empty()).collect(),
+                s.lines().filter(|l| !l.trim().is_empty()).collect(),
+            );
+            assert_eq!(
+                pl.len(),
+                sl.len(),
+                "{lang} {args:?}\n--- perf\n{p}\n--- sear\n{s}"
+            );
+            for (a, b) in pl.iter().zip(&sl) {
+                assert_eq!(
+                    locale_shape(a),
+                    locale_shape(b),
+                    "{lang} {args:?}\n--- perf\n{p}\n--- sear\n{s}"
+                );
+                if args.len() == 2 {
+                    assert_eq!(a.find('#'), b.find('#'), "{a:?} vs {b:?}");
+                    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
+                }
+            }
+            // What the shapes say, said plainly for the table.
+            if args.len() == 2 {
+                let faults = sl.iter().find(|l| l.contains("page-faults")).unwrap();
+                let count = faults.split_whitespace().next().unwrap();
+                assert!(count.len() == 5 && count[1..].starts_with(sep), "{faults}");
+                let clock = sl.iter().find(|l| l.contains("task-clock")).unwrap();
+                let msec = clock.split_whitespace().next().unwrap();
+                assert!(msec.contains(point), "{clock}");
+            }
+        }
+    }
+}

@@ -532,10 +532,14 @@ pub struct StatArgs {
     /// No counters: only the elapsed, user and system times.
     #[arg(short = 'n', long = "null")]
     pub null: bool,
-    /// Print big numbers with thousands' separators (perf's default here;
-    /// accepted for perf's command lines).
-    #[arg(short = 'B', long = "big-num")]
+    /// Print the counts with the locale's thousands separator (`LC_NUMERIC`,
+    /// e.g. 1,234,567 in en_US.UTF-8; the C locale has none): perf's
+    /// default.
+    #[arg(short = 'B', long = "big-num", overrides_with = "no_big_num")]
     pub big_num: bool,
+    /// Print the counts without the locale's thousands separator.
+    #[arg(long = "no-big-num", overrides_with = "big_num")]
+    pub no_big_num: bool,
     /// With -a: only these CPUs (a list like 0-3,6).
     #[arg(short = 'C', long = "cpu", value_name = "CPUS", value_parser = cpu_list)]
     pub cpu: Option<CpuList>,

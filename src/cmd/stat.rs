@@ -98,7 +98,10 @@ fn report(path: &std::path::Path) -> Result<ExitCode> {
     let mut all = Runs::default();
     all.add(f.run);
     let counted = Counted::Command(f.cmdline);
-    let out = render::stat::counts(&Format::Std, &counted, &all, Layout::single());
+    let numeric = crate::ui::numeric_locale(true);
+    let out = render::stat::with_numeric(&numeric, || {
+        render::stat::counts(&Format::Std, &counted, &all, Layout::single())
+    });
     let mut err = io::stderr();
     let _ = err.write_all(out.as_bytes()).and_then(|_| err.flush());
     Ok(ExitCode::SUCCESS)
@@ -107,6 +110,7 @@ fn report(path: &std::path::Path) -> Result<ExitCode> {
 /// Counts (and with `record_to`, writes the last run there as perf's
 /// `stat record` does).
 fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Result<ExitCode> {
+    let numeric = crate::ui::numeric_locale(!a.no_big_num);
     let format = match (&a.field_separator, a.json) {
         (_, true) => Format::Json,
         (Some(s), false) => Format::Csv(s.clone()),
@@ -232,29 +236,44 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
             } else {
                 tick
             };
-            let text = if aggr == Aggr::Global {
-                let rows = intervals.next(totals);
-                if a.metric_only {
-                    let all: Vec<&_> = rows.iter().collect();
-                    render::stat::metric_only_split(
-                        aggr,
-                        &format,
-                        &[(None, all)],
-                        Some((t, shown_tick)),
-                    )
+            let text = render::stat::with_numeric(&numeric, || {
+                if aggr == Aggr::Global {
+                    let rows = intervals.next(totals);
+                    if a.metric_only {
+                        let all: Vec<&_> = rows.iter().collect();
+                        render::stat::metric_only_split(
+                            aggr,
+                            &format,
+                            &[(None, all)],
+                            Some((t, shown_tick)),
+                        )
+                    } else {
+                        render::stat::interval(&format, t, shown_tick, &rows, interval_ns)
+                    }
                 } else {
-                    render::stat::interval(&format, t, shown_tick, &rows, interval_ns)
+                    let counters = intervals.next_counters(totals);
+                    let lines =
+                        record::stat::split_counts(aggr, &counters, targets, opts.every_thread);
+                    if a.metric_only {
+                        let groups = render::stat::metric_only_groups(&lines);
+                        render::stat::metric_only_split(
+                            aggr,
+                            &format,
+                            &groups,
+                            Some((t, shown_tick)),
+                        )
+                    } else {
+                        render::stat::interval_split(
+                            aggr,
+                            &format,
+                            t,
+                            shown_tick,
+                            &lines,
+                            interval_ns,
+                        )
+                    }
                 }
-            } else {
-                let counters = intervals.next_counters(totals);
-                let lines = record::stat::split_counts(aggr, &counters, targets, opts.every_thread);
-                if a.metric_only {
-                    let groups = render::stat::metric_only_groups(&lines);
-                    render::stat::metric_only_split(aggr, &format, &groups, Some((t, shown_tick)))
-                } else {
-                    render::stat::interval_split(aggr, &format, t, shown_tick, &lines, interval_ns)
-                }
-            };
+            });
             sink.write_all(text.as_bytes())?;
             sink.flush()
         };
@@ -322,7 +341,9 @@ fn count(a: StatArgs, quiet: bool, record_to: Option<&std::path::Path>) -> Resul
         summary_column: a.interval_print.is_some() && !a.no_csv_summary,
         metric_only: a.metric_only,
     };
-    let out = render::stat::counts(&format, &counted, &all, layout);
+    let out = render::stat::with_numeric(&numeric, || {
+        render::stat::counts(&format, &counted, &all, layout)
+    });
     // A closed stderr is no reason to fail the command's status.
     if let Err(e) = sink.write_all(out.as_bytes()).and_then(|_| sink.flush()) {
         if a.output.is_some() {

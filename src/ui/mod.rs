@@ -153,3 +153,44 @@ pub fn stdio_color(flag: Option<&str>) -> bool {
         }
     }
 }
+
+/// How `sear stat` writes numbers: the user's `LC_NUMERIC` (from `LC_ALL`,
+/// `LC_NUMERIC` or `LANG`, as setlocale(3) picks it), which perf stat
+/// applies to its output; `big_num` is perf's `-B` (counts grouped).
+/// The process's C library is put back to the C locale afterwards.
+pub fn numeric_locale(big_num: bool) -> render::stat::Numeric {
+    let mut n = render::stat::Numeric {
+        big_num,
+        ..Default::default()
+    };
+    // SAFETY: setlocale and localeconv are called with valid C strings;
+    // localeconv's result is read before the locale changes again, and
+    // sear's threads do not use the C library's locale-dependent
+    // functions meanwhile (this runs before the counting starts).
+    unsafe {
+        if libc::setlocale(libc::LC_NUMERIC, c"".as_ptr()).is_null() {
+            return n;
+        }
+        let lc = libc::localeconv();
+        if !lc.is_null() {
+            let text = |p: *const libc::c_char| {
+                if p.is_null() {
+                    String::new()
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+                }
+            };
+            let decimal = text((*lc).decimal_point);
+            if !decimal.is_empty() {
+                n.decimal = decimal;
+            }
+            n.thousands = text((*lc).thousands_sep);
+            let g = (*lc).grouping;
+            if !g.is_null() {
+                n.grouping = std::ffi::CStr::from_ptr(g).to_bytes().to_vec();
+            }
+        }
+        libc::setlocale(libc::LC_NUMERIC, c"C".as_ptr());
+    }
+    n
+}

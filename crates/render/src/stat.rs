@@ -56,6 +56,117 @@ impl Counted {
     }
 }
 
+/// How perf stat writes numbers: perf stat applies the user's
+/// `LC_NUMERIC`, so every number with a fraction has the locale's decimal
+/// point, and the table's counts (printf's `%'` flag, perf's `big_num`,
+/// on unless `--no-big-num`) its thousands separator. The default is the C
+/// locale's (a point, no grouping).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numeric {
+    pub decimal: String,
+    pub thousands: String,
+    /// The sizes of the digit groups from the right, as `localeconv`'s
+    /// `grouping`: the last one repeats; 0 or 127 and above end grouping.
+    pub grouping: Vec<u8>,
+    /// perf's `big_num`: group the counts.
+    pub big_num: bool,
+}
+
+impl Default for Numeric {
+    fn default() -> Self {
+        Numeric {
+            decimal: ".".into(),
+            thousands: String::new(),
+            grouping: Vec::new(),
+            big_num: true,
+        }
+    }
+}
+
+impl Numeric {
+    /// printf's `%.{prec}f` in this locale.
+    pub fn fixed(&self, v: f64, prec: usize) -> String {
+        let s = format!("{v:.prec$}");
+        if self.decimal == "." {
+            s
+        } else {
+            s.replacen('.', &self.decimal, 1)
+        }
+    }
+
+    /// printf's `%'.{prec}f` in this locale (the digits before the
+    /// decimal point grouped), or `%.{prec}f` without `big_num`.
+    pub fn grouped(&self, v: f64, prec: usize) -> String {
+        let s = format!("{v:.prec$}");
+        if !self.big_num || self.thousands.is_empty() || self.grouping.is_empty() {
+            return self.fixed(v, prec);
+        }
+        let (int, frac) = match s.find('.') {
+            Some(i) => (&s[..i], Some(&s[i + 1..])),
+            None => (s.as_str(), None),
+        };
+        let (sign, digits) = match int.strip_prefix('-') {
+            Some(d) => ("-", d),
+            None => ("", int),
+        };
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return self.fixed(v, prec);
+        }
+        // Groups from the right.
+        let mut groups: Vec<&str> = Vec::new();
+        let mut end = digits.len();
+        let mut sizes = self.grouping.iter().copied();
+        let mut size = sizes.next().unwrap_or(0);
+        while end > 0 {
+            if size == 0 || size >= 127 || end <= size as usize {
+                groups.push(&digits[..end]);
+                break;
+            }
+            groups.push(&digits[end - size as usize..end]);
+            end -= size as usize;
+            if let Some(next) = sizes.next() {
+                size = next;
+            }
+        }
+        groups.reverse();
+        let mut out = format!("{sign}{}", groups.join(&self.thousands));
+        if let Some(f) = frac {
+            out.push_str(&self.decimal);
+            out.push_str(f);
+        }
+        out
+    }
+}
+
+thread_local! {
+    static NUMERIC: std::cell::RefCell<Numeric> = std::cell::RefCell::new(Numeric::default());
+}
+
+/// Runs `f` (which renders) with numbers written as `n` says; outside it,
+/// the C locale's way.
+pub fn with_numeric<R>(n: &Numeric, f: impl FnOnce() -> R) -> R {
+    let old = NUMERIC.with(|c| c.replace(n.clone()));
+    let r = f();
+    NUMERIC.with(|c| c.replace(old));
+    r
+}
+
+/// `s` right-aligned in `width` bytes, as printf pads (a multibyte
+/// separator counts its bytes).
+fn lpad(s: &str, width: usize) -> String {
+    format!("{}{s}", " ".repeat(width.saturating_sub(s.len())))
+}
+
+/// `%.{prec}f` as the current [`Numeric`] writes it.
+fn fx(v: f64, prec: usize) -> String {
+    NUMERIC.with(|c| c.borrow().fixed(v, prec))
+}
+
+/// `%'.{prec}f` as the current [`Numeric`] writes it.
+fn gx(v: f64, prec: usize) -> String {
+    NUMERIC.with(|c| c.borrow().grouped(v, prec))
+}
+
 /// perf's convert_unit_double: K, M, G for rates.
 fn rate_unit(v: f64) -> (f64, &'static str) {
     if v >= 1e9 {
@@ -150,18 +261,15 @@ fn std_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f
         let _ = write!(out, "{:METRIC_LEN$}", "");
     } else {
         let v = shown_value(row);
-        if row.is_clock {
-            let _ = write!(out, "{v:18.2} ");
-        } else {
-            let _ = write!(out, "{v:18.0} ");
-        }
+        let shown = gx(v, if row.is_clock { 2 } else { 0 });
+        let _ = write!(out, "{} ", lpad(&shown, 18));
         let _ = write!(out, "{unit:<4} {:<32}", row.name);
         if let Some(cg) = &row.cgroup {
             let _ = write!(out, " {cg}");
         }
         match metric(row, wall, clock_ns) {
             Some((r, u)) => {
-                let num = format!("{r:8.3}");
+                let num = lpad(&fx(r, 3), 8);
                 let n = 3 + num.len();
                 let w = METRIC_LEN.saturating_sub(n + 1);
                 let _ = write!(out, " # {num} {u:<w$}");
@@ -174,11 +282,11 @@ fn std_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<f
     if runs > 1 {
         let p = row.value.rel_pct();
         if p != 0.0 {
-            let _ = write!(out, "  ( +-{p:6.2}% )");
+            let _ = write!(out, "  ( +-{}% )", lpad(&fx(p, 2), 6));
         }
     }
     if run != ena {
-        let _ = write!(out, "  ({pct:.2}%)");
+        let _ = write!(out, "  ({}%)", fx(pct, 2));
     }
     out.push('\n');
 }
@@ -196,11 +304,7 @@ fn csv_row(
     let counted = row.supported && run != 0 && ena != 0;
     if counted {
         let v = shown_value(row);
-        if row.is_clock {
-            let _ = write!(out, "{v:.2}");
-        } else {
-            let _ = write!(out, "{v:.0}");
-        }
+        out.push_str(&fx(v, if row.is_clock { 2 } else { 0 }));
     } else if row.supported {
         out.push_str("<not counted>");
     } else {
@@ -211,12 +315,14 @@ fn csv_row(
         let _ = write!(out, "{sep}{cg}");
     }
     if runs > 1 {
-        let _ = write!(out, "{sep}{:.2}%", row.value.rel_pct());
+        let _ = write!(out, "{sep}{}%", fx(row.value.rel_pct(), 2));
     }
-    let _ = write!(out, "{sep}{run}{sep}{pct:.2}");
+    let _ = write!(out, "{sep}{run}{sep}{}", fx(pct, 2));
     match counted.then(|| metric(row, wall, clock_ns)).flatten() {
         Some((r, u)) => {
-            let num = format!("{r:8.3}");
+            // perf cuts the number at its first character other than a
+            // digit or a point (a locale's decimal comma included).
+            let num = fx(r, 3);
             let num: String = num
                 .trim_start()
                 .chars()
@@ -247,7 +353,7 @@ fn json_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<
     let counted = row.supported && run != 0 && ena != 0;
     out.push('{');
     if counted {
-        let _ = write!(out, "\"counter-value\" : \"{:.6}\", ", shown_value(row));
+        let _ = write!(out, "\"counter-value\" : \"{}\", ", fx(shown_value(row), 6));
     } else {
         let what = if row.supported {
             "<not counted>"
@@ -266,11 +372,12 @@ fn json_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<
         let _ = write!(out, "\"cgroup\" : \"{}\", ", json_str(cg));
     }
     if runs > 1 {
-        let _ = write!(out, "\"variance\" : {:.2}, ", row.value.rel_pct());
+        let _ = write!(out, "\"variance\" : {}, ", fx(row.value.rel_pct(), 2));
     }
     let _ = write!(
         out,
-        "\"event-runtime\" : {run}, \"pcnt-running\" : {pct:.2}, "
+        "\"event-runtime\" : {run}, \"pcnt-running\" : {}, ",
+        fx(pct, 2)
     );
     let (v, u) = if counted {
         // perf prints a NULL unit through printf.
@@ -280,7 +387,8 @@ fn json_row(out: &mut String, row: &EventStats, wall: &Spread, clock_ns: Option<
     };
     let _ = write!(
         out,
-        "\"metric-value\" : {v:.6}, \"metric-unit\" : \"{u}\"}}"
+        "\"metric-value\" : {}, \"metric-unit\" : \"{u}\"}}",
+        fx(v, 6)
     );
     out.push('\n');
 }
@@ -335,9 +443,14 @@ pub fn footer(
     }
     let avg = wall.mean / 1e9;
     if runs == 1 {
-        let _ = write!(out, " {avg:17.9} seconds time elapsed");
+        let _ = write!(out, " {} seconds time elapsed", lpad(&fx(avg, 9), 17));
         if let Some((u, s)) = rusage {
-            let _ = write!(out, "\n\n {u:17.9} seconds user\n {s:17.9} seconds sys\n");
+            let _ = write!(
+                out,
+                "\n\n {} seconds user\n {} seconds sys\n",
+                lpad(&fx(u, 9), 17),
+                lpad(&fx(s, 9), 17)
+            );
         }
     } else {
         let sd = wall.stderr() / 1e9;
@@ -345,10 +458,15 @@ pub fn footer(
         if let Some(walls) = table {
             run_table(out, walls, avg, p);
         }
-        let _ = write!(out, " {avg:17.p$} +- {sd:.p$} seconds time elapsed");
+        let _ = write!(
+            out,
+            " {} +- {} seconds time elapsed",
+            lpad(&fx(avg, p), 17),
+            fx(sd, p)
+        );
         let pct = if avg != 0.0 { 100.0 * sd / avg } else { 0.0 };
         if pct != 0.0 {
-            let _ = write!(out, "  ( +-{pct:6.2}% )");
+            let _ = write!(out, "  ( +-{}% )", lpad(&fx(pct, 2), 6));
         }
     }
     out.push_str("\n\n");
@@ -357,7 +475,7 @@ pub fn footer(
 /// `--table`: each run's wall time, its difference from the mean and a bar
 /// of one `#` per 5% of it (perf's `print_table`).
 fn run_table(out: &mut String, walls: &[u64], avg: f64, p: usize) {
-    let first = format!(" {avg:17.p$}");
+    let first = format!(" {}", lpad(&fx(avg, p), 17));
     let indent = first.len() - first.trim_start_matches(' ').len();
     let _ = writeln!(out, "{:indent$}# Table of individual measurements:", "");
     for &ns in walls {
@@ -369,10 +487,16 @@ fn run_table(out: &mut String, walls: &[u64], avg: f64, p: usize) {
             0
         };
         let bars = 1 + (pct / 5).unsigned_abs() as usize;
+        let diff = run - avg;
+        let signed = if diff.is_sign_negative() {
+            fx(diff, p)
+        } else {
+            format!("+{}", fx(diff, p))
+        };
         let _ = writeln!(
             out,
-            " {run:17.p$} ({:+.p$}) {}",
-            run - avg,
+            " {} ({signed}) {}",
+            lpad(&fx(run, p), 17),
             "#".repeat(bars)
         );
     }
@@ -805,5 +929,44 @@ mod tests {
         assert_eq!(rate_unit(1234.0).1, "K/sec");
         assert_eq!(rate_unit(12.0).1, "/sec");
         assert_eq!(json_str("a\"b\\c"), "a\\\"b\\\\c");
+    }
+}
+
+#[cfg(test)]
+mod numeric_tests {
+    use super::Numeric;
+
+    fn locale(decimal: &str, thousands: &str, grouping: &[u8]) -> Numeric {
+        Numeric {
+            decimal: decimal.into(),
+            thousands: thousands.into(),
+            grouping: grouping.to_vec(),
+            big_num: true,
+        }
+    }
+
+    #[test]
+    fn groups_as_printfs_quote_flag() {
+        let en = locale(".", ",", &[3, 3]);
+        assert_eq!(en.grouped(1234567.891, 2), "1,234,567.89");
+        assert_eq!(en.grouped(999.0, 0), "999");
+        assert_eq!(en.grouped(1000.0, 0), "1,000");
+        assert_eq!(en.grouped(-1234.5, 1), "-1,234.5");
+        let de = locale(",", ".", &[3, 3]);
+        assert_eq!(de.grouped(1010.74, 2), "1.010,74");
+        assert_eq!(de.fixed(0.913, 3), "0,913");
+        // The last size repeats; 127 (CHAR_MAX) ends grouping.
+        assert_eq!(locale(".", ",", &[3, 2]).grouped(1234567.0, 0), "12,34,567");
+        assert_eq!(
+            locale(".", ",", &[3, 127]).grouped(1234567.0, 0),
+            "1234,567"
+        );
+        // The C locale, and --no-big-num.
+        assert_eq!(Numeric::default().grouped(1234567.5, 1), "1234567.5");
+        let no_big = Numeric {
+            big_num: false,
+            ..de.clone()
+        };
+        assert_eq!(no_big.grouped(1234.5, 1), "1234,5");
     }
 }
