@@ -126,3 +126,24 @@ fn unknown_sort_keys_say_what_works() {
         "{err}"
     );
 }
+
+/// Memory without a file behind it (anonymous memory, JIT code perf looks
+/// up in /tmp/perf-PID.map, heap, stack) translates addresses as they are,
+/// as perf's `identity__map_ip`: an unresolved address there is the
+/// process's, not an offset into the map. The forkexit file has samples
+/// in Chrome's JIT code (anonymous executable maps, no perf map here).
+#[test]
+fn unresolved_addresses_in_anonymous_memory_are_the_processs() {
+    let f = wild_dir().join("perf.data.forkexit-3.4");
+    let (p, _) = report(&mut perf(), &f, "comm,dso,sym");
+    let (s, ok) = report(&mut sear(), &f, "comm,dso,sym");
+    assert!(ok);
+    let jit: Vec<&str> = s.lines().filter(|l| l.contains("[JIT] tid ")).collect();
+    assert!(!jit.is_empty(), "{s}");
+    for l in &jit {
+        let addr = l.rsplit(' ').next().unwrap();
+        let addr = u64::from_str_radix(addr.trim_start_matches("0x"), 16).unwrap();
+        assert!(addr > 0x1000_0000_0000, "a map offset, not an address: {l}");
+    }
+    assert_eq!(p, s);
+}

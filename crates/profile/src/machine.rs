@@ -29,6 +29,12 @@ const MODE_READ: u8 = 1;
 const MODE_WRITE: u8 = 2;
 const MODE_EXEC: u8 = 4;
 const MODE_SHARED: u8 = 8;
+/// Memory without a file behind it (anonymous, huge pages, heap, stack,
+/// SysV shared memory): perf's `identity__map_ip`, addresses as they are.
+const MODE_IDENTITY: u8 = 16;
+
+/// mmap(2)'s flag for huge pages (memory perf counts as anonymous).
+const MAP_HUGETLB: u32 = 0x40000;
 
 /// A map's `MODE_*` bits from an mmap's protection and flags.
 fn map_mode(prot: u32, flags: u32) -> u8 {
@@ -173,13 +179,16 @@ pub struct MapHit {
     pub start: u64,
     pub end: u64,
     pub pgoff: u64,
+    /// The map translates addresses as they are (see [`Self::map_ip`]).
+    pub identity: bool,
 }
 
 impl MapHit {
     /// perf's `map__map_ip`: the address as the DSO sees it. Kernel maps
-    /// (the kallsyms map and modules) keep addresses as they are.
+    /// (the kallsyms map and modules) and maps of memory without a file
+    /// (anonymous memory, JIT code, heap, stack) keep addresses as they are.
     pub fn map_ip(&self, addr: u64, kernel: bool) -> u64 {
-        if kernel {
+        if kernel || self.identity {
             addr
         } else {
             addr.wrapping_sub(self.start).wrapping_add(self.pgoff)
@@ -616,7 +625,8 @@ impl Machine {
         let t = self.findnew(pid, tid);
         let anon = name.starts_with("//anon")
             || name.starts_with("/dev/zero")
-            || name.starts_with("/anon_hugepage");
+            || name.starts_with("/anon_hugepage")
+            || flags & MAP_HUGETLB != 0;
         let no_dso = name.starts_with("[stack") || name.starts_with("/SYSV") || name == "[heap]";
         // Executable anonymous memory is JIT code perf looks up in perf-PID.map.
         let d = if (anon || no_dso) && prot & PROT_EXEC != 0 {
@@ -628,7 +638,8 @@ impl Machine {
         // kernels gave its address there).
         let pgoff = if &*name == "[vdso]" { 0 } else { pgoff };
         let maps = self.threads[t].maps;
-        self.maps[maps].insert(addr, end, pgoff, d, map_mode(prot, flags));
+        let identity = if anon || no_dso { MODE_IDENTITY } else { 0 };
+        self.maps[maps].insert(addr, end, pgoff, d, map_mode(prot, flags) | identity);
         if let Some(ino) = ino {
             if self.dso_ino.len() <= d {
                 self.dso_ino.resize(d + 1, None);
@@ -736,6 +747,7 @@ impl Machine {
             start,
             end: m.end,
             pgoff: m.pgoff,
+            identity: m.mode & MODE_IDENTITY != 0,
         })
     }
 
