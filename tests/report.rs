@@ -147,3 +147,27 @@ fn unresolved_addresses_in_anonymous_memory_are_the_processs() {
     }
     assert_eq!(p, s);
 }
+
+/// A kernel module's map gives offsets (perf's `map__map_ip`): an address
+/// kallsyms does not name prints as its offset into the module, as perf
+/// prints it (the raw-3.4 file has one in mac80211), while `script` prints
+/// the address (its callchain frames are the kernel's addresses).
+#[test]
+fn unresolved_addresses_in_kernel_modules_are_offsets() {
+    let f = wild_dir().join("perf.data.raw-3.4");
+    for sort in ["comm,dso,sym", "dso,sym"] {
+        let (p, _) = report(&mut perf(), &f, sort);
+        let (s, ok) = report(&mut sear(), &f, sort);
+        assert!(ok);
+        assert!(
+            s.contains("[mac80211]") && s.contains("] 0x000000000000d0af"),
+            "{s}"
+        );
+        assert_eq!(p, s);
+    }
+    let f = wild_dir().join("perf.data.callgraph-3.4");
+    let p = stdout_of(&perf().args(["script", "-i"]).arg(&f).output().unwrap());
+    let s = stdout_of(&sear().args(["script", "-i"]).arg(&f).output().unwrap());
+    assert!(s.contains("ffffffffa01215ed [unknown] ([ath9k_hw])"));
+    assert_eq!(p, s);
+}

@@ -782,7 +782,7 @@ impl Collector {
         match hit {
             Some(m) => Loc {
                 ip: addr,
-                rel: m.map_ip(addr, kernel),
+                rel: m.map_ip(addr),
                 dso: m.dso as u32,
                 level,
                 origin,

@@ -184,11 +184,12 @@ pub struct MapHit {
 }
 
 impl MapHit {
-    /// perf's `map__map_ip`: the address as the DSO sees it. Kernel maps
-    /// (the kallsyms map and modules) and maps of memory without a file
-    /// (anonymous memory, JIT code, heap, stack) keep addresses as they are.
-    pub fn map_ip(&self, addr: u64, kernel: bool) -> u64 {
-        if kernel || self.identity {
+    /// perf's `map__map_ip`: the address as the DSO sees it. The kernel's
+    /// map, BPF programs' and maps of memory without a file (anonymous
+    /// memory, JIT code, heap, stack) keep addresses as they are; a kernel
+    /// module's map and a file's map give offsets.
+    pub fn map_ip(&self, addr: u64) -> u64 {
+        if self.identity {
             addr
         } else {
             addr.wrapping_sub(self.start).wrapping_add(self.pgoff)
@@ -608,8 +609,10 @@ impl Machine {
                 }
                 let end = if addr == 0 && len == 0 { u64::MAX } else { end };
                 let d = self.findnew_dso("[kernel.kallsyms]");
-                self.kernel.insert(addr, end, pgoff, d, 0);
+                self.kernel.insert(addr, end, pgoff, d, MODE_IDENTITY);
             } else {
+                // A module: perf's map__map_ip (its unresolved addresses are
+                // offsets into the module's map).
                 let d = self.findnew_dso(&name);
                 self.kernel.insert(addr, end, pgoff, d, 0);
             }
@@ -660,7 +663,7 @@ impl Machine {
         } else if self.kernel.find(addr).is_none() {
             let end = addr.wrapping_add(u64::from(len));
             let d = self.findnew_dso(&String::from_utf8_lossy(name));
-            self.kernel.insert(addr, end, 0, d, 0);
+            self.kernel.insert(addr, end, 0, d, MODE_IDENTITY);
         }
     }
 

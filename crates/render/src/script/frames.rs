@@ -186,7 +186,13 @@ impl<'a> FrameTexts<'a> {
         let ls = &syms.per_loc[loc as usize];
         // No DSO: `rel` is the address itself.
         let identity = self.identity.get(l.dso as usize).copied().unwrap_or(true);
-        let addr = if chain && !identity { l.rel } else { l.ip };
+        // (A kernel frame prints its address, a module's too.)
+        let kernel = matches!(l.level, b'k' | b'g');
+        let addr = if chain && !identity && !kernel {
+            l.rel
+        } else {
+            l.ip
+        };
         let pos_text = |p: &SrcPos| {
             let file = syms.files.get(p.file as usize).map_or("??", String::as_str);
             format!("{file}:{}", p.line)
