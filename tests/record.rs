@@ -1031,8 +1031,17 @@ fn switch_output_event_switches_when_it_fires() {
             .args(["--", "sh", &script]),
     );
     let theirs = switched_files(dir.path(), "pe.data");
-    assert_eq!(theirs.len(), 4, "perf: three naps and the end: {theirs:?}");
-    assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{err}");
+    // Three naps and the end at least. Each tool runs the script once, and
+    // a run can meet one more clock_nanosleep than the naps (a CI run of
+    // perf left five files), so the counts agree within one.
+    assert!(
+        theirs.len() >= 4,
+        "perf: three naps and the end: {theirs:?}"
+    );
+    assert!(
+        ours.len() >= 4 && ours.len().abs_diff(theirs.len()) <= 1,
+        "{ours:?}\n{theirs:?}\n{err}"
+    );
     for f in &ours {
         run_ok(perf().args(["report", "--stats", "-i"]).arg(f));
     }
