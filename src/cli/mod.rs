@@ -844,8 +844,12 @@ pub struct ReportArgs {
     /// Sort and group samples by these keys, comma-separated: comm, pid
     /// (one entry per thread, shown as tid:comm; `tid` is the same key, as
     /// perf has none of that name), dso, sym, symoff (symbol+offset),
-    /// srcline (file:line), srcfile, parent (see --parent), cpu,
-    /// symbol_size, dso_size. Default: comm,dso,sym (as perf).
+    /// srcline (file:line), srcfile, parent (see --parent), cpu, socket,
+    /// addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace,
+    /// code_page_size. Default: comm,dso,sym (as perf). In the branch view
+    /// (see -b) also dso_from, dso_to, symbol_from, symbol_to, addr_from,
+    /// addr_to, mispredict, in_tx, abort and cycles, and the default is
+    /// comm,dso_from,symbol_from,symbol_to,cycles (as perf).
     #[arg(short = 's', long = "sort", value_name = "KEYS")]
     pub sort: Option<String>,
     /// Regex (extended syntax) that picks each sample's parent: the first
@@ -921,12 +925,18 @@ pub struct ReportArgs {
     /// Accumulate callees' samples into their callers (perf's default with call graphs).
     #[arg(long = "children")]
     pub children: bool,
-    /// Treat samples with branch stacks as plain samples (perf otherwise reports branches).
+    /// Report a recording with branch stacks by its samples, not by its
+    /// sampled branches (the branch view, see -b).
     #[arg(long = "no-branch-stack")]
     pub no_branch_stack: bool,
-    /// Report branches (from, to) instead of samples: needs a recording
-    /// with branch stacks (`record -b`, LBR hardware); without, perf's
-    /// error and an empty report, as perf.
+    /// The branch view, the default for a recording with branch stacks
+    /// (`record -b`, which needs LBR hardware): each entry of each sample's
+    /// branch stack counts once, rows by where the branch came from and went
+    /// to (perf's branch mode). sym, dso and the other keys of the sample
+    /// see the branch's target. Without branch stacks, perf's error and an
+    /// empty report, as perf. perf's LBR IPC column (added to a --sort
+    /// naming `symbol`) shows `?` for symbols where the branches carry cycle
+    /// counts: sear does not count basic blocks' instructions yet.
     #[arg(short = 'b', long = "branch-stack", conflicts_with = "no_branch_stack")]
     pub branch_stack: bool,
     /// Only the entries of samples on this processor socket (perf's

@@ -64,6 +64,14 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         Some("Selected -b but no branch data. Did you call perf record without -b?")
     } else if a.mem_mode && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_DATA_SRC != 0) {
         Some("Selected --mem-mode but no mem data. Did you call perf record without -d?")
+    } else if a
+        .call_graph
+        .as_deref()
+        .is_some_and(|g| g.split(',').next() != Some("none"))
+        && !reader.meta().is_pipe()
+        && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_CALLCHAIN != 0)
+    {
+        Some("Selected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf record' without -g or -b?")
     } else {
         None
     };
@@ -80,8 +88,8 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         super::finish(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if a.branch_stack {
-        anyhow::bail!("-b/--branch-stack: the branch view of `sear report` is not implemented yet; leave -b out (or give --no-branch-stack) for the samples' view");
+    if a.branch_history {
+        anyhow::bail!("--branch-history: branches in the call graphs are not implemented yet; -b shows the branch view, --no-branch-stack the samples' view");
     }
     if a.mem_mode {
         anyhow::bail!("--mem-mode: the memory-access view of `sear report` is not implemented yet; `sear script -F addr,data_src` prints each sample's access");
@@ -168,11 +176,20 @@ fn hotspots(
             group_sort_idx: a
                 .group_sort_idx
                 .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            branch: profile::report::branch_mode(
+                reader.meta(),
+                if a.branch_stack {
+                    Some(true)
+                } else if a.no_branch_stack {
+                    Some(false)
+                } else {
+                    None
+                },
+            ),
         },
         parent: a.parent.as_deref(),
         ignore_callees: a.ignore_callees.as_deref(),
         graph,
-        no_branch_stack: a.no_branch_stack,
         max_stack: a.stack.max_stack,
         adjust_returns: !a.stack.raw_return_addresses,
         time_quantum: a.time_quantum.unwrap_or(100_000_000),
@@ -183,7 +200,6 @@ fn hotspots(
     // mode (their attrs come as records): the columns are checked now and
     // decided then.
     let early = request.early()?;
-    request.check_branch_mode(reader.meta())?;
     let cpus = a.only.cpus();
     if cpus.is_some() {
         profile::session::check_cpu_filter(reader.meta())
@@ -323,6 +339,22 @@ fn hotspots(
         Vec::new()
     };
     log::debug!("call graphs: {:?}", t0.elapsed());
+    // No sample reached the rows (none recorded, or -U, -C or the time
+    // filters left none): perf's message and an empty report.
+    if rows.report.hists.iter().all(|h| h.all_samples == 0) && !a.header {
+        let mut out = super::stdout();
+        if !quiet {
+            use std::io::Write;
+            writeln!(
+                out,
+                "# To display the perf.data header info, please use --header/--header-only options.\n#"
+            )?;
+        }
+        super::finish(out)?;
+        eprintln!("Error:\nThe {} data has no samples!", path.display());
+        crate::ui::print_diagnostics(path, summed.reader.diagnostics());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = super::paged_stdout();
     // (perf's -q leaves the header out too.)
     if a.header && !quiet {

@@ -361,6 +361,21 @@ pub struct SampleKey {
     /// The sample's time bucket and cgroup when sort keys need them
     /// ([`Collector::tag`]), else `u32::MAX`.
     pub tag: u32,
+    /// In branch mode ([`CollectOptions::branches`]), the sampled branch
+    /// the sum counts ([`Collector::branch`]), else `u32::MAX`.
+    pub branch: u32,
+}
+
+/// One sampled branch (an entry of a sample's branch stack) with its ends
+/// located as perf's branch view locates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Branch {
+    /// Location ids of the source and the target.
+    pub from: u32,
+    pub to: u32,
+    /// perf_branch_entry's flag word: mispred (bit 0), predicted (1),
+    /// in_tx (2), abort (3), cycles (4-19), type (20-23).
+    pub flags: u64,
 }
 
 impl SampleKey {
@@ -373,6 +388,7 @@ impl SampleKey {
             stack,
             cpu,
             tag: u32::MAX,
+            branch: u32::MAX,
         }
     }
 }
@@ -413,6 +429,10 @@ pub struct CollectOptions {
     /// Keep samples apart by their code page size (the `code_page_size`
     /// sort key).
     pub by_code_page: bool,
+    /// perf's branch mode: each entry of a sample's branch stack is summed
+    /// (with a period of 1) instead of the sample; samples without a
+    /// branch stack are left out.
+    pub branches: bool,
 }
 
 impl Default for CollectOptions {
@@ -427,6 +447,7 @@ impl Default for CollectOptions {
             by_cgroup: false,
             by_trace: false,
             by_code_page: false,
+            branches: false,
         }
     }
 }
@@ -489,6 +510,9 @@ pub struct Collector {
     /// bytes; see [`Tag::trace`].
     trace_raws: Vec<(u32, u32, Box<[u8]>)>,
     trace_raw_ids: HashMap<(u32, Box<[u8]>), u32>,
+    /// Branch mode: the distinct sampled branches, by [`SampleKey::branch`].
+    branches: Vec<Branch>,
+    branch_ids: HashMap<Branch, u32>,
 }
 
 /// What a sample's [`SampleKey::tag`] stands for: its time bucket, cgroup
@@ -543,6 +567,19 @@ impl MapCache {
     }
 }
 
+/// The 128-bit hash of a whole [`SampleKey`] (for sums no recorded chain
+/// decides alone).
+fn key_hash(key: &SampleKey) -> [u64; 2] {
+    let mut bytes = [0u8; 32];
+    let k = [
+        key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu, key.tag, key.branch,
+    ];
+    for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
+        b.copy_from_slice(&v.to_le_bytes());
+    }
+    split128(twox_hash::XxHash3_128::oneshot(&bytes))
+}
+
 /// A 128-bit hash as two words: as a map key it takes 24 bytes with its
 /// value, not the 32 a 16-byte-aligned `u128` would.
 fn split128(h: u128) -> [u64; 2] {
@@ -585,7 +622,19 @@ impl Collector {
             tag_ids: HashMap::default(),
             trace_raws: Vec::new(),
             trace_raw_ids: HashMap::default(),
+            branches: Vec::new(),
+            branch_ids: HashMap::default(),
         }
+    }
+
+    /// Whether some sampled branch has a cycle count.
+    pub fn branch_cycles(&self) -> bool {
+        self.branches.iter().any(|b| (b.flags >> 4) & 0xffff != 0)
+    }
+
+    /// A sampled branch by its [`SampleKey::branch`].
+    pub fn branch(&self, id: u32) -> Option<Branch> {
+        self.branches.get(id as usize).copied()
     }
 
     /// Every tag, by [`SampleKey::tag`].
@@ -802,6 +851,10 @@ impl Collector {
     /// Adds one sample with its period, replaying nothing: `machine` must
     /// already hold the records before it.
     pub fn add(&mut self, machine: &mut Machine, s: &Sample<'_>, period: u64) {
+        if self.opts.branches {
+            self.add_branches(machine, s);
+            return;
+        }
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
@@ -824,16 +877,12 @@ impl Collector {
             tag,
             ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
         };
-        let hash = fast.unwrap_or_else(|| {
-            let mut bytes = [0u8; 28];
-            let k = [
-                key.event, key.thread, key.comm, key.leaf, key.stack, key.cpu, key.tag,
-            ];
-            for (b, v) in bytes.chunks_exact_mut(4).zip(k) {
-                b.copy_from_slice(&v.to_le_bytes());
-            }
-            split128(twox_hash::XxHash3_128::oneshot(&bytes))
-        });
+        let hash = fast.unwrap_or_else(|| key_hash(&key));
+        self.add_sum(hash, key, period);
+    }
+
+    /// Adds `period` (one sample) to the sum of `key`, whose hash is `hash`.
+    fn add_sum(&mut self, hash: [u64; 2], key: SampleKey, period: u64) {
         let sums = &mut self.sums;
         let (_, e) = self.sum_ids.entry(hash).or_insert_with(|| {
             sums.push((
@@ -853,6 +902,86 @@ impl Collector {
         });
         e.period = e.period.wrapping_add(period);
         e.samples += 1;
+    }
+
+    /// Branch mode: each entry of the sample's branch stack counts once
+    /// (perf's pseudo period of 1), keyed by the sample's thread, comm and
+    /// own location and by the branch, its ends located as perf's
+    /// `thread__find_cpumode_addr_location` does: in the user maps, else
+    /// the kernel's (level `H` and no DSO where neither holds it).
+    fn add_branches(&mut self, machine: &mut Machine, s: &Sample<'_>) {
+        let Some(stack) = s.branch_stack else {
+            return;
+        };
+        let th = machine.sample_thread(s);
+        let comm = self.comm_id(machine, th.index);
+        let cpu = self.cpu_of(s);
+        let tag = self.tag_of(s);
+        let leaf = Self::locate(
+            &mut self.map_cache,
+            machine,
+            &th,
+            s.cpumode(),
+            s.ip.unwrap_or(0),
+            Origin::Exact,
+        );
+        if leaf.dso != NO_DSO {
+            machine.mark_hit(leaf.dso as usize);
+        }
+        let leaf = self.interner.loc_id(leaf);
+        for e in stack.entries() {
+            let from = self.branch_end(machine, &th, e.from);
+            let to = self.branch_end(machine, &th, e.to);
+            let b = Branch {
+                from,
+                to,
+                flags: e.flags,
+            };
+            let branches = &mut self.branches;
+            let id = *self.branch_ids.entry(b).or_insert_with(|| {
+                branches.push(b);
+                (branches.len() - 1) as u32
+            });
+            let key = SampleKey {
+                tag,
+                branch: id,
+                ..SampleKey::of(s, &th, comm, cpu, leaf, EMPTY_STACK)
+            };
+            self.add_sum(key_hash(&key), key, 1);
+        }
+    }
+
+    /// The interned location of a branch end (see [`Self::add_branches`]).
+    fn branch_end(&mut self, machine: &Machine, th: &ThreadInfo, addr: u64) -> u32 {
+        let user = Self::locate(
+            &mut self.map_cache,
+            machine,
+            th,
+            PERF_RECORD_MISC_USER,
+            addr,
+            Origin::Exact,
+        );
+        let loc = if user.dso != NO_DSO {
+            user
+        } else {
+            let kernel = Self::locate(
+                &mut self.map_cache,
+                machine,
+                th,
+                PERF_RECORD_MISC_KERNEL,
+                addr,
+                Origin::Exact,
+            );
+            if kernel.dso != NO_DSO {
+                kernel
+            } else {
+                Loc {
+                    level: b'H',
+                    ..kernel
+                }
+            }
+        };
+        self.interner.loc_id(loc)
     }
 
     fn cpu_of(&self, s: &Sample<'_>) -> u32 {

@@ -132,6 +132,9 @@ pub struct LayoutOptions<'a> {
     /// `--group-sort-idx N`: in a group's view, rows sort by member N's
     /// values (0: the leader's, perf's default).
     pub group_sort_idx: usize,
+    /// perf's branch mode (a recording with branch stacks, or `-b`): rows
+    /// are sampled branches, sorted by perf's branch keys by default.
+    pub branch: bool,
 }
 
 /// The columns in print order, the order rows are sorted by, and what
@@ -147,6 +150,9 @@ pub struct Layout {
 }
 
 const DEFAULT_SORT: &str = "comm,dso,sym";
+
+/// perf's default sort order in branch mode.
+const DEFAULT_BRANCH_SORT: &str = "comm,dso_from,symbol_from,symbol_to,cycles";
 
 impl Layout {
     /// perf 6.1's rules (`setup_sorting`): without a strict `-F`, the sort
@@ -166,6 +172,14 @@ impl Layout {
                          overhead_guest_us, sample and period"
                     ))
                 })?;
+                if let Column::Key(k) = c {
+                    if k.is_branch() && !o.branch {
+                        return Err(crate::Error::Fields(format!(
+                            "{what} {name}: a branch key; it needs branch mode, a recording \
+                             with branch stacks (`record -b`, which needs LBR hardware)"
+                        )));
+                    }
+                }
                 if !out.contains(&c) {
                     out.push(c);
                 }
@@ -173,7 +187,12 @@ impl Layout {
             Ok(())
         };
         let mut sort = Vec::new();
-        let sort_list = o.sort.or((!strict).then_some(DEFAULT_SORT));
+        let default = if o.branch {
+            DEFAULT_BRANCH_SORT
+        } else {
+            DEFAULT_SORT
+        };
+        let sort_list = o.sort.or((!strict).then_some(default));
         if let Some(list) = sort_list {
             let mut list = list.to_owned();
             if !strict {
@@ -187,9 +206,16 @@ impl Layout {
             }
             parse(&list, "--sort", &mut sort)?;
             // perf adds its IPC placeholder to a sort order naming `symbol`
-            // anywhere (it looks for the substring).
-            if list.contains("symbol") && !sort.contains(&Column::Key(SortKey::IpcNull)) {
-                sort.push(Column::Key(SortKey::IpcNull));
+            // anywhere (it looks for the substring); in branch mode its LBR
+            // IPC column.
+            let ipc = if o.branch {
+                SortKey::IpcLbr
+            } else {
+                SortKey::IpcNull
+            };
+            // (Only to a sort order given: perf's default has none.)
+            if o.sort.is_some_and(|s| s.contains("symbol")) && !sort.contains(&Column::Key(ipc)) {
+                sort.push(Column::Key(ipc));
             }
         }
         if o.parent && !sort.contains(&Column::Key(SortKey::Parent)) {
@@ -339,7 +365,13 @@ impl Hists {
                     (
                         Key::Sym(SymRef::Addr { ip: p, .. }),
                         Key::Sym(SymRef::Addr { ip: q, .. }),
-                    ) => p.cmp(q),
+                    ) => 0.cmp(&(q.wrapping_sub(*p) as i64)),
+                    // (perf's `_sort__addr_cmp`: the sign of the wrapped
+                    // difference.)
+                    (
+                        Key::BranchSym(SymRef::Addr { .. }, p, _),
+                        Key::BranchSym(SymRef::Addr { .. }, q, _),
+                    ) => 0.cmp(&(q.wrapping_sub(*p) as i64)),
                     _ => Ordering::Equal,
                 })
                 .find(|o| o.is_ne())

@@ -23,6 +23,20 @@ pub fn parent_regex(pattern: Option<&str>) -> Result<regex_lite::Regex, Error> {
         .map_err(|_| Error::BadOption(format!("-p/--parent {pattern}: not a valid regex")))
 }
 
+/// Whether `report` shows perf's branch view: asked for (`-b`: true,
+/// `--no-branch-stack`: false), or by default where the recording's events
+/// sample branch stacks (never by default for a pipe, whose attributes
+/// come too late for perf to decide on them).
+pub fn branch_mode(meta: &Meta, asked: Option<bool>) -> bool {
+    asked.unwrap_or_else(|| {
+        !meta.is_pipe()
+            && meta
+                .events
+                .iter()
+                .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0)
+    })
+}
+
 /// perf's short name of every DSO of the session.
 pub fn dso_short_names(summed: &Summed) -> Vec<String> {
     dso_short_names_of(&summed.machine)
@@ -71,8 +85,6 @@ pub struct Request<'a> {
     pub ignore_callees: Option<&'a str>,
     /// `-g` (disabled by `-g none`).
     pub graph: CallGraphParams,
-    /// `--no-branch-stack`.
-    pub no_branch_stack: bool,
     /// `--max-stack`.
     pub max_stack: usize,
     /// Look return addresses up inside the call (not `--raw-return-addresses`).
@@ -129,10 +141,12 @@ impl Request<'_> {
     pub fn collect_options(&self, early: &Early) -> CollectOptions {
         CollectOptions {
             max_stack: self.max_stack,
-            callchains: self.layout.children
-                || self.graph.enabled()
-                || early.want_parent
-                || early.ignore_callees.is_some(),
+            // (Branch mode counts branches; perf adds no chains to them.)
+            callchains: !self.layout.branch
+                && (self.layout.children
+                    || self.graph.enabled()
+                    || early.want_parent
+                    || early.ignore_callees.is_some()),
             adjust_returns: self.adjust_returns,
             by_cpu: early.keys.iter().any(|k| k.needs_cpu()),
             max_stack_from_root: false,
@@ -143,6 +157,7 @@ impl Request<'_> {
             by_cgroup: early.keys.contains(&SortKey::Cgroup),
             by_trace: early.keys.contains(&SortKey::Trace),
             by_code_page: early.keys.contains(&SortKey::CodePageSize),
+            branches: self.layout.branch,
         }
     }
 
@@ -158,27 +173,11 @@ impl Request<'_> {
             .iter()
             .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
         let pipe = meta.is_pipe();
-        let children = has_callchains && self.layout.children && !pipe;
+        let children = has_callchains && self.layout.children && !pipe && !self.layout.branch;
         let order = self
             .graph
             .resolved_order(if pipe { self.layout.children } else { children });
         (has_callchains, children, order)
-    }
-
-    /// Branch-stack recordings need `--no-branch-stack` (checked before the
-    /// records, and again after them for a pipe).
-    pub fn check_branch_mode(&self, meta: &Meta) -> Result<(), Error> {
-        let branch = meta
-            .events
-            .iter()
-            .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0);
-        if branch && !self.no_branch_stack {
-            return Err(Error::Unsupported(
-                "branch-stack mode of `sear report` is not implemented yet; add --no-branch-stack"
-                    .into(),
-            ));
-        }
-        Ok(())
     }
 
     /// The layout once the events' attributes are known.
@@ -195,11 +194,10 @@ impl Request<'_> {
                     .into(),
             ));
         }
-        self.check_branch_mode(meta)?;
         let hist = HistOptions {
             keys: keys.clone(),
             children,
-            callchains: has_callchains && self.graph.enabled(),
+            callchains: has_callchains && self.graph.enabled() && !self.layout.branch,
             caller_order: order == ChainOrder::Caller,
             parent: early.want_parent.then_some(early.parent),
             ignore_callees: early.ignore_callees,
@@ -319,12 +317,22 @@ impl Plan {
             let mut seen: std::collections::HashMap<(&str, Option<&[u8]>), char> =
                 std::collections::HashMap::new();
             let mut origins = Vec::with_capacity(dsos.len());
-            for d in dsos {
+            // A kernel whose symbols could not be read (no kallsyms or
+            // vmlinux with its build id), or a perf map not there, keeps
+            // perf's "not found".
+            let mut has_syms = vec![false; dsos.len()];
+            for s in &parts.syms.syms {
+                if let Some(h) = has_syms.get_mut(s.dso as usize) {
+                    *h = true;
+                }
+            }
+            for (i, d) in dsos.iter().enumerate() {
                 let id = d.build_id.as_deref();
                 let o = *seen
                     .entry((d.name.as_str(), id))
                     .or_insert_with(|| symbols::perf_symtab_origin(&d.name, id));
-                origins.push(o);
+                let loaded = matches!(o, 'k' | 'g' | 'j');
+                origins.push(if loaded && !has_syms[i] { '!' } else { o });
             }
             (dsos.iter().map(|d| d.name.clone()).collect(), origins)
         } else {

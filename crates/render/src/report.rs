@@ -121,7 +121,22 @@ pub fn write_report(
     names: &Names<'_>,
     graphs: &Graphs,
 ) -> io::Result<()> {
+    // A filter on one value replaces its column with a line (also with -q).
+    let filter_lines = |out: &mut dyn Write| -> io::Result<()> {
+        for &c in &opts.layout.columns {
+            if let Some(v) = opts.single_filter(c) {
+                let what = match c {
+                    Column::Key(SortKey::Comm) => "comm",
+                    Column::Key(SortKey::Dso) => "dso",
+                    _ => "symbol",
+                };
+                writeln!(out, "# {what}: {v}")?;
+            }
+        }
+        Ok(())
+    };
     if opts.quiet {
+        filter_lines(out)?;
         for (i, s) in sections.iter().enumerate() {
             if s.hists.all_samples > 0 {
                 write_section(out, opts, i, s, names, &mut RowOut::Print(graphs))?;
@@ -136,16 +151,7 @@ pub fn write_report(
             "# To display the perf.data header info, please use --header/--header-only options.\n#"
         )?;
     }
-    for &c in &opts.layout.columns {
-        if let Some(v) = opts.single_filter(c) {
-            let what = match c {
-                Column::Key(SortKey::Comm) => "comm",
-                Column::Key(SortKey::Dso) => "dso",
-                _ => "symbol",
-            };
-            writeln!(out, "# {what}: {v}")?;
-        }
-    }
+    filter_lines(out)?;
     writeln!(out, "#\n# Total Lost Samples: {total_lost_samples}\n#")?;
     for (i, s) in sections.iter().enumerate() {
         // (perf looks at all samples, filtered or not, and at the
@@ -325,6 +331,8 @@ fn write_section(
         })
         .collect();
     let mut unresolved = false;
+    // Entries whose branch source (0) or target (1) no symbol covers.
+    let mut unres_branch = [false; 2];
     // perf computes an entry's srcline (and srcfile) text only when a
     // sample's tree insertion compares it with an entry equal in the keys
     // before it: a second sample merging into the entry, or another entry
@@ -388,6 +396,32 @@ fn write_section(
                 }
                 // (Samples without a cgroup do not widen it.)
                 Key::Cgroup(0) => 0,
+                // perf sizes the branch columns by the end the entry's
+                // first branch had: a symbol's name, or an unresolved
+                // address (which also widens that end's DSO column).
+                Key::BranchSym(SymRef::Sym(id), ..) => {
+                    names.syms[*id as usize].name.chars().count() + 4 + 21 * names.verbose as usize
+                }
+                Key::BranchSym(..) => {
+                    unres_branch[branch_end(keys[i])] = true;
+                    UNRESOLVED_WIDTH + 6
+                }
+                Key::BranchAddr(..) => {
+                    if e.maker.branch_syms & (1 << branch_end(keys[i])) != 0 {
+                        0
+                    } else {
+                        unres_branch[branch_end(keys[i])] = true;
+                        UNRESOLVED_WIDTH + 6
+                    }
+                }
+                Key::BranchDso(_) => {
+                    if e.maker.branch_syms & (1 << branch_end(keys[i])) != 0 {
+                        names.display(k, e.level).chars().count()
+                    } else {
+                        unres_branch[branch_end(keys[i])] = true;
+                        0
+                    }
+                }
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);
@@ -399,6 +433,15 @@ fn write_section(
         for col in &mut cols {
             if col.column == Column::Key(SortKey::Dso) {
                 col.width = col.width.max(UNRESOLVED_WIDTH);
+            }
+        }
+    }
+    for (end, dso) in [(0, SortKey::DsoFrom), (1, SortKey::DsoTo)] {
+        if unres_branch[end] && plain_widths {
+            for col in &mut cols {
+                if col.column == Column::Key(dso) {
+                    col.width = col.width.max(UNRESOLVED_WIDTH);
+                }
             }
         }
     }
@@ -543,6 +586,14 @@ fn percent_of(v: u64, total: u64) -> f64 {
 /// at the column's width, ` (inlined)` after), keys perf cuts at the
 /// column's width cut, and the field separator's first character turned
 /// into `.`.
+/// Which end of a branch a branch key shows: 0 the source, 1 the target.
+fn branch_end(k: SortKey) -> usize {
+    match k {
+        SortKey::DsoTo | SortKey::SymTo | SortKey::AddrTo => 1,
+        _ => 0,
+    }
+}
+
 fn key_text(
     k: &Key,
     level: u8,
@@ -572,6 +623,39 @@ fn key_text(
             t.push_str(&names.display(k, level));
             t
         }
+        // perf cuts the symbol's name to the column, then adds the offset.
+        Key::BranchAddr(_, _, text) => {
+            let text = names.strings.get(*text as usize).map_or("", String::as_str);
+            let mut t = format!("[{}] ", level as char);
+            match text.split_once('\0') {
+                Some((name, off)) => {
+                    t.extend(name.chars().take(col.width.saturating_sub(4)));
+                    t.push_str(off);
+                }
+                None => t.push_str(text),
+            }
+            t
+        }
+        Key::BranchSym(s, _, l) => {
+            let end = match col.column {
+                Column::Key(k) => branch_end(k),
+                Column::Field(_) => 0,
+            };
+            let mut t = names.verbose_branch_prefix(end, maker).unwrap_or_default();
+            t.push_str(&format!("[{}] ", *l as char));
+            match s {
+                SymRef::Sym(id) => {
+                    let sym = &names.syms[*id as usize];
+                    let room = col.width.saturating_sub(t.chars().count());
+                    t.extend(sym.name.chars().take(room));
+                    if sym.inlined {
+                        t.push_str(" (inlined)");
+                    }
+                }
+                SymRef::Addr { .. } => t.push_str(&names.sym_name(s)),
+            }
+            t
+        }
         _ => names.display(k, level),
     };
     // Keys perf prints with `%-*.*s` or `%.*s` at the column's width:
@@ -580,8 +664,14 @@ fn key_text(
     // with a -w width, every key but a symbol (cut above) or an unresolved
     // address (printed whole).
     let own_cut = match k {
-        Key::Srcline(_) | Key::Srcfile(_) | Key::Comm(_) | Key::Time(..) | Key::Trace(_) => true,
-        Key::Sym(_) => false,
+        Key::Srcline(_)
+        | Key::Srcfile(_)
+        | Key::Comm(_)
+        | Key::Time(..)
+        | Key::Trace(_)
+        | Key::BranchDso(_)
+        | Key::Mispredict(_) => true,
+        Key::Sym(_) | Key::BranchSym(..) => false,
         _ => col.user.is_some(),
     };
     if own_cut && v.chars().count() > col.width {

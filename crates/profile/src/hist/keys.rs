@@ -28,6 +28,13 @@ pub enum SortKey {
     /// perf's placeholder IPC column, added to any `--sort` naming `symbol`
     /// (IPC needs branch stacks; without them it shows dashes).
     IpcNull,
+    /// perf's LBR IPC column, added in branch mode to a `--sort` naming
+    /// `symbol`: it compares entries by symbol and shows `-` for an entry
+    /// without one, and `0.00  [  0.0%]` for a symbol where the branches
+    /// carry no cycle counts. With cycle counts its values need the
+    /// symbol's basic blocks disassembled and counted, which sear does not
+    /// do yet: it shows `?`.
+    IpcLbr,
     /// The sampled address in the process (perf's `addr`).
     Addr,
     /// The socket of the sample's CPU (from the CPU topology).
@@ -45,11 +52,32 @@ pub enum SortKey {
     /// The page size of the sampled code (`record --code-page-size`; `N/A`
     /// where the samples do not have it).
     CodePageSize,
+    /// Branch mode (a recording with branch stacks): the DSO a sampled
+    /// branch left from.
+    DsoFrom,
+    /// Branch mode: the DSO a branch went to.
+    DsoTo,
+    /// Branch mode: the symbol (or address) a branch left from.
+    SymFrom,
+    /// Branch mode: the symbol (or address) a branch went to.
+    SymTo,
+    /// Branch mode: the source address as symbol+offset.
+    AddrFrom,
+    /// Branch mode: the target address as symbol+offset.
+    AddrTo,
+    /// Branch mode: whether the branch was mispredicted (`Y`/`N`).
+    Mispredict,
+    /// Branch mode: whether the branch was in a transaction (`T`/`.`).
+    InTx,
+    /// Branch mode: whether the branch was a transaction abort (`A`/`.`).
+    Abort,
+    /// Branch mode: the cycles since the previous branch.
+    Cycles,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size; with branch stacks dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -74,6 +102,16 @@ impl SortKey {
             "time" => SortKey::Time,
             "trace" => SortKey::Trace,
             "code_page_size" => SortKey::CodePageSize,
+            "dso_from" => SortKey::DsoFrom,
+            "dso_to" => SortKey::DsoTo,
+            "symbol_from" => SortKey::SymFrom,
+            "symbol_to" => SortKey::SymTo,
+            "addr_from" => SortKey::AddrFrom,
+            "addr_to" => SortKey::AddrTo,
+            "mispredict" => SortKey::Mispredict,
+            "in_tx" => SortKey::InTx,
+            "abort" => SortKey::Abort,
+            "cycles" => SortKey::Cycles,
             _ => return None,
         })
     }
@@ -106,7 +144,7 @@ impl SortKey {
             SortKey::SymOff => "Symbol Offset",
             SortKey::SymSize => "Symbol size",
             SortKey::DsoSize => "DSO size",
-            SortKey::IpcNull => "IPC   [IPC Coverage]",
+            SortKey::IpcNull | SortKey::IpcLbr => "IPC   [IPC Coverage]",
             SortKey::Addr => "Address",
             SortKey::Socket => "Socket",
             SortKey::CgroupId => "cgroup id (dev/inode)",
@@ -114,7 +152,34 @@ impl SortKey {
             SortKey::Cgroup => "Cgroup",
             SortKey::Trace => "Trace output",
             SortKey::CodePageSize => "Code Page Size",
+            SortKey::DsoFrom => "Source Shared Object",
+            SortKey::DsoTo => "Target Shared Object",
+            SortKey::SymFrom => "Source Symbol",
+            SortKey::SymTo => "Target Symbol",
+            SortKey::AddrFrom => "Source Address",
+            SortKey::AddrTo => "Target Address",
+            SortKey::Mispredict => "Branch Mispredicted",
+            SortKey::InTx => "Branch in transaction",
+            SortKey::Abort => "Transaction abort",
+            SortKey::Cycles => "Basic Block Cycles",
         }
+    }
+
+    /// The keys only branch mode has (perf's `bstack` sort dimensions).
+    pub fn is_branch(self) -> bool {
+        matches!(
+            self,
+            SortKey::DsoFrom
+                | SortKey::DsoTo
+                | SortKey::SymFrom
+                | SortKey::SymTo
+                | SortKey::AddrFrom
+                | SortKey::AddrTo
+                | SortKey::Mispredict
+                | SortKey::InTx
+                | SortKey::Abort
+                | SortKey::Cycles
+        )
     }
 
     /// Whether perf pads the value to the column width itself (so also in
@@ -130,6 +195,10 @@ impl SortKey {
                 | SortKey::Time
                 | SortKey::Cgroup
                 | SortKey::Trace
+                | SortKey::SymFrom
+                | SortKey::SymTo
+                | SortKey::AddrFrom
+                | SortKey::AddrTo
         )
     }
 
@@ -142,8 +211,13 @@ impl SortKey {
                 | SortKey::SymSize
                 | SortKey::DsoSize
                 | SortKey::IpcNull
+                | SortKey::IpcLbr
                 | SortKey::Socket
                 | SortKey::CodePageSize
+                | SortKey::Mispredict
+                | SortKey::InTx
+                | SortKey::Abort
+                | SortKey::Cycles
         )
     }
 
@@ -222,6 +296,9 @@ pub enum Key {
     /// perf's IPC placeholder shows dashes but compares entries by symbol
     /// (its `sort__sym_cmp`), so it splits entries as a symbol key would.
     IpcNull(SymRef),
+    /// perf's LBR IPC column (see [`SortKey::IpcLbr`]): by symbol, and
+    /// whether the recording's branches have cycle counts.
+    IpcLbr(SymRef, bool),
     /// The address perf shows (see [`KeyCtx::own`]).
     Addr(u64),
     /// The socket id, -1 where unknown.
@@ -238,6 +315,24 @@ pub enum Key {
     Trace(Option<u32>),
     /// A page size in bytes (0: the sample has none).
     CodePageSize(u64),
+    /// A branch end's symbol: perf's `symbol_from`/`symbol_to`. An
+    /// unresolved end shows its address in its DSO's terms (`SymRef::Addr`'s
+    /// `ip`) and is told apart and ordered by its address in the process
+    /// (the `u64`; 0 for a symbol). The `u8` is perf's level of the end
+    /// (`.` user, `k` kernel, `H` where no map holds it).
+    BranchSym(SymRef, u64, u8),
+    /// A branch end's DSO (`dso_from`/`dso_to`), None where no map holds it.
+    BranchDso(Option<u32>),
+    /// A branch end as `addr_from`/`addr_to` show it: its DSO (perf orders
+    /// these by DSO first), its address in the process, and its text
+    /// (`symbol+0xoffset`, a NUL between the two, or the address; an index
+    /// into [`Names::strings`]).
+    BranchAddr(Option<u32>, u64, u32),
+    /// `Y` mispredicted, `N` predicted, 0 neither.
+    Mispredict(u8),
+    InTx(bool),
+    Abort(bool),
+    Cycles(u16),
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -265,6 +360,23 @@ impl Names<'_> {
         let ip = maker.ip;
         let origin = self.origins.get(maker.dso as usize).copied().unwrap_or('!');
         // C's `%#llx` prints 0 without `0x`.
+        let addr = if ip == 0 {
+            "0".to_owned()
+        } else {
+            format!("{ip:#x}")
+        };
+        Some(format!("{addr:<18} {origin} "))
+    }
+
+    /// perf's `-v` prefix of a branch end's symbol (source `end` 0,
+    /// target 1): the address in its DSO's terms and where perf read the
+    /// DSO's symbols from.
+    pub fn verbose_branch_prefix(&self, end: usize, maker: &super::Maker) -> Option<String> {
+        if !self.verbose {
+            return None;
+        }
+        let (ip, dso) = maker.branch_ends[end.min(1)];
+        let origin = self.origins.get(dso as usize).copied().unwrap_or('!');
         let addr = if ip == 0 {
             "0".to_owned()
         } else {
@@ -344,7 +456,9 @@ impl Names<'_> {
             (Key::Cpu(x), Key::Cpu(y)) => (*x as i32).cmp(&(*y as i32)),
             (Key::SymOff(x, p), Key::SymOff(y, q)) => self.cmp_sym(x, y).then(p.cmp(q)),
             (Key::SymSize(x), Key::SymSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
-            (Key::IpcNull(x), Key::IpcNull(y)) => self.cmp_by_address(x, y),
+            (Key::IpcNull(x), Key::IpcNull(y)) | (Key::IpcLbr(x, _), Key::IpcLbr(y, _)) => {
+                self.cmp_by_address(x, y)
+            }
             (Key::DsoSize(x), Key::DsoSize(y)) => x.unwrap_or(0).cmp(&y.unwrap_or(0)),
             // perf compares the signed difference: kernel addresses first.
             (Key::Addr(x), Key::Addr(y)) => (*x as i64).cmp(&(*y as i64)),
@@ -355,6 +469,40 @@ impl Names<'_> {
             (Key::CodePageSize(x), Key::CodePageSize(y)) => x.cmp(y),
             (Key::Trace(Some(x)), Key::Trace(Some(y))) => self.string(*x).cmp(self.string(*y)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
+            // perf's branch keys compare left to right where its other
+            // keys compare right to left: DSOs by name descending, entries
+            // without one first; cycles descending.
+            (Key::BranchSym(x, p, _), Key::BranchSym(y, q, _)) => match (x, y) {
+                (SymRef::Sym(i), SymRef::Sym(j)) => {
+                    let (a, b) = (&self.syms[*i as usize], &self.syms[*j as usize]);
+                    if i == j {
+                        Ordering::Equal
+                    } else if a.inlined || b.inlined {
+                        a.name.cmp(&b.name)
+                    } else {
+                        a.start.cmp(&b.start).then(a.end.cmp(&b.end))
+                    }
+                }
+                (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+                (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+                (SymRef::Addr { .. }, SymRef::Addr { .. }) => signed_distance(*p, *q),
+            },
+            (Key::BranchAddr(d, p, _), Key::BranchAddr(e, q, _)) => {
+                match (self.dso(*d), self.dso(*e)) {
+                    (Some(a), Some(b)) => b.cmp(a),
+                    (None, None) => Ordering::Equal,
+                    (None, Some(_)) => Ordering::Less,
+                    (Some(_), None) => Ordering::Greater,
+                }
+                .then_with(|| signed_distance(*p, *q))
+            }
+            (Key::BranchDso(x), Key::BranchDso(y)) => match (self.dso(*x), self.dso(*y)) {
+                (Some(a), Some(b)) => b.cmp(a),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+            },
+            (Key::Cycles(x), Key::Cycles(y)) => y.cmp(x),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
                 tid(*x).cmp(&tid(*y))
@@ -415,6 +563,9 @@ impl Names<'_> {
             Key::DsoSize(Some(n)) => n.to_string(),
             Key::DsoSize(None) => "unknown".to_owned(),
             Key::IpcNull(_) => "-      -".to_owned(),
+            Key::IpcLbr(SymRef::Addr { .. }, _) => "-".to_owned(),
+            Key::IpcLbr(_, false) => "0.00  [  0.0%]".to_owned(),
+            Key::IpcLbr(_, true) => "?".to_owned(),
             // C's `%#llx`: no `0x` for zero.
             Key::Addr(0) => "0".to_owned(),
             Key::Addr(a) => format!("{a:#x}"),
@@ -436,6 +587,22 @@ impl Names<'_> {
                 .cgroup_name(*id)
                 .unwrap_or("unknown")
                 .to_owned(),
+            Key::BranchSym(s, _, l) => format!("[{}] {}", *l as char, self.sym_name(s)),
+            Key::BranchDso(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
+            Key::BranchAddr(_, _, text) => {
+                format!(
+                    "[{}] {}",
+                    level as char,
+                    self.string(*text).replace('\0', "")
+                )
+            }
+            Key::Mispredict(0) => "N/A".to_owned(),
+            Key::Mispredict(c) => (*c as char).to_string(),
+            Key::InTx(t) => if *t { "T" } else { "." }.to_owned(),
+            Key::Abort(a) => if *a { "A" } else { "." }.to_owned(),
+            Key::Cycles(0) => "-".to_owned(),
+            // C's `%hd`.
+            Key::Cycles(c) => (*c as i16).to_string(),
         }
     }
 
@@ -456,6 +623,12 @@ impl Names<'_> {
             SymRef::Addr { ip, .. } => format!("{ip:#018x}"),
         }
     }
+}
+
+/// perf's `_sort__addr_cmp` as an order: by the sign of the wrapped
+/// difference, so smaller addresses first within a half of the space.
+fn signed_distance(a: u64, b: u64) -> Ordering {
+    0.cmp(&(b.wrapping_sub(a) as i64))
 }
 
 /// C's `%3.3d`: at least three digits.
@@ -484,6 +657,8 @@ pub(super) struct KeyCtx {
     /// back to the process for the `addr` key (a callchain frame's
     /// address so ends up moved by the map's offset twice).
     pub(super) own: bool,
+    /// In branch mode, the sampled branch the entry counts.
+    pub(super) branch: Option<crate::collect::Branch>,
 }
 
 /// Makes entries' keys, computing per location (once) the texts of keys
@@ -514,6 +689,8 @@ pub(super) struct KeyMaker<'a> {
     pub(super) trace_texts: &'a [Option<String>],
     /// `--ns`: times to the nanosecond.
     pub(super) nanosecs: bool,
+    /// Branch mode: some sampled branch has a cycle count.
+    pub(super) lbr_cycles: bool,
 }
 
 /// perf's text for an address without a source line or map.
@@ -548,6 +725,7 @@ impl<'a> KeyMaker<'a> {
             tags: &[],
             trace_texts: &[],
             nanosecs: false,
+            lbr_cycles: false,
         }
     }
 
@@ -567,6 +745,12 @@ impl<'a> KeyMaker<'a> {
     /// With each thread's cgroup namespace (for the `cgroup_id` key).
     pub(super) fn with_cgroup_ns(mut self, ns: Vec<(u64, u64)>) -> Self {
         self.cgroup_ns = ns;
+        self
+    }
+
+    /// Whether some sampled branch has a cycle count (branch mode).
+    pub(super) fn with_lbr_cycles(mut self, cycles: bool) -> Self {
+        self.lbr_cycles = cycles;
         self
     }
 
@@ -633,6 +817,13 @@ impl<'a> KeyMaker<'a> {
         ids
     }
 
+    /// A branch end's location id and location (`from` or to).
+    fn branch_end(&self, c: &KeyCtx, from: bool) -> Option<(u32, Loc)> {
+        let b = c.branch?;
+        let lid = if from { b.from } else { b.to };
+        Some((lid, *self.locs.get(lid as usize)?))
+    }
+
     pub(super) fn make(&mut self, out: &mut Vec<Key>, c: &KeyCtx) {
         out.clear();
         for k in self.keys {
@@ -677,6 +868,7 @@ impl<'a> KeyMaker<'a> {
                     Key::DsoSize((l.dso != NO_DSO).then_some(size))
                 }
                 SortKey::IpcNull => Key::IpcNull(unresolved_by_address(c.sym)),
+                SortKey::IpcLbr => Key::IpcLbr(unresolved_by_address(c.sym), self.lbr_cycles),
                 SortKey::Addr => {
                     let l = &self.locs[c.loc as usize];
                     // perf's map__unmap_ip: `rel` back by the map's shift.
@@ -717,6 +909,71 @@ impl<'a> KeyMaker<'a> {
                         .copied()
                         .unwrap_or((0, 0));
                     Key::CgroupId(dev, ino)
+                }
+                SortKey::DsoFrom | SortKey::DsoTo => {
+                    let end = self.branch_end(c, *k == SortKey::DsoFrom);
+                    Key::BranchDso(
+                        end.map(|(_, l)| l.dso)
+                            .filter(|&d| d != NO_DSO)
+                            .map(|d| self.dso_rows.get(d as usize).copied().unwrap_or(d)),
+                    )
+                }
+                SortKey::SymFrom | SortKey::SymTo => {
+                    match self.branch_end(c, *k == SortKey::SymFrom) {
+                        Some((lid, l)) => match super::sym_ref_of(self.syms, lid, &l) {
+                            s @ SymRef::Sym(_) => Key::BranchSym(s, 0, l.level),
+                            SymRef::Addr { .. } => Key::BranchSym(
+                                SymRef::Addr {
+                                    ip: l.rel,
+                                    dso: NO_DSO,
+                                },
+                                l.ip,
+                                l.level,
+                            ),
+                        },
+                        None => Key::BranchSym(SymRef::Addr { ip: 0, dso: NO_DSO }, 0, b'H'),
+                    }
+                }
+                SortKey::AddrFrom | SortKey::AddrTo => {
+                    match self.branch_end(c, *k == SortKey::AddrFrom) {
+                        Some((lid, l)) => {
+                            let text = match super::sym_ref_of(self.syms, lid, &l) {
+                                SymRef::Sym(s) => {
+                                    let off = self
+                                        .syms
+                                        .per_loc
+                                        .get(lid as usize)
+                                        .map_or(0, |p| p.sym_offset);
+                                    let name = &self.syms.syms[s as usize].name;
+                                    // (A NUL between name and offset: the
+                                    // name alone is cut to the column.)
+                                    if off == 0 {
+                                        name.clone()
+                                    } else {
+                                        format!("{name}\0+{off:#x}")
+                                    }
+                                }
+                                // C's `%-#.16llx`: no `0x` for zero.
+                                SymRef::Addr { .. } if l.rel == 0 => "0".repeat(16),
+                                SymRef::Addr { .. } => format!("{:#018x}", l.rel),
+                            };
+                            let dso = (l.dso != NO_DSO).then(|| {
+                                self.dso_rows.get(l.dso as usize).copied().unwrap_or(l.dso)
+                            });
+                            Key::BranchAddr(dso, l.ip, self.intern(&text))
+                        }
+                        None => Key::BranchAddr(None, 0, self.intern("N/A")),
+                    }
+                }
+                SortKey::Mispredict => Key::Mispredict(match c.branch {
+                    Some(b) if b.flags & 2 != 0 => b'N',
+                    Some(b) if b.flags & 1 != 0 => b'Y',
+                    _ => 0,
+                }),
+                SortKey::InTx => Key::InTx(c.branch.is_some_and(|b| b.flags & 4 != 0)),
+                SortKey::Abort => Key::Abort(c.branch.is_some_and(|b| b.flags & 8 != 0)),
+                SortKey::Cycles => {
+                    Key::Cycles(c.branch.map_or(0, |b| ((b.flags >> 4) & 0xffff) as u16))
                 }
             };
             out.push(key);

@@ -92,6 +92,13 @@ pub struct Maker {
     pub ip: u64,
     /// The DSO of that address ([`crate::collect::NO_DSO`] for none).
     pub dso: u32,
+    /// Branch mode: whether a symbol covers the source (bit 0) and the
+    /// target (bit 1) of the entry's first branch. perf sizes the branch
+    /// DSO columns by those ends' DSO names only then.
+    pub branch_syms: u8,
+    /// Branch mode: the source and target of the entry's first branch as
+    /// `report -v` shows them: the address in the DSO's terms and the DSO.
+    pub branch_ends: [(u64, u32); 2],
 }
 
 impl HistEntry {
@@ -432,6 +439,7 @@ impl Grow<'_> {
             loc: at,
             parent: c.parent,
             own: false,
+            branch: None,
         };
         self.keys.make(&mut self.keybuf, &ctx);
         let maker = Maker {
@@ -441,6 +449,8 @@ impl Grow<'_> {
             sym: sym_index(&sref),
             ip: self.keys.locs.get(lid as usize).map_or(0, |l| l.ip),
             dso: self.keys.locs.get(lid as usize).map_or(NO_DSO, |l| l.dso),
+            branch_syms: 0,
+            branch_ends: [(0, NO_DSO); 2],
         };
         let i = h.entry_index(&self.keybuf, c.thread, level, maker) as u32;
         self.frame_entry.insert(key, i);
@@ -616,7 +626,8 @@ pub fn build(
                     .collect()
             } else {
                 Vec::new()
-            }),
+            })
+            .with_lbr_cycles(collector.branch_cycles()),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
@@ -688,6 +699,34 @@ pub fn build(
         if filters.skips(key.cpu, &leaf_sym) {
             continue;
         }
+        let branch = collector.branch(key.branch);
+        let resolved = |lid: u32| {
+            locs.get(lid as usize)
+                .is_some_and(|l| matches!(sym_ref_of(syms, lid, l), SymRef::Sym(_)))
+        };
+        let branch_syms =
+            branch.map_or(0, |b| resolved(b.from) as u8 | (resolved(b.to) as u8) << 1);
+        // -U in branch mode also leaves out branches with an end no
+        // symbol covers, as perf.
+        if branch.is_some() && filters.hide_unresolved && branch_syms != 3 {
+            continue;
+        }
+        // What the entry's own keys (dso, sym, ...) see: the sample's
+        // address, or in branch mode the branch's target, as perf's branch
+        // iterator gives it (its address in the process, unmapped).
+        let (own_lid, own_dso, own_ip, own_sym) = match branch.and_then(|b| {
+            let l = locs.get(b.to as usize)?;
+            Some((b.to, l))
+        }) {
+            Some((lid, l)) => {
+                let sym = match sym_ref_of(syms, lid, l) {
+                    SymRef::Addr { dso, .. } => SymRef::Addr { ip: l.ip, dso },
+                    s => s,
+                };
+                (lid, l.dso, l.ip, sym)
+            }
+            None => (key.leaf, leaf.dso, leaf.rel, leaf_sym),
+        };
         {
             let h = &mut report.hists[ev];
             h.all_samples += sum.samples;
@@ -728,11 +767,12 @@ pub fn build(
             thread: key.thread,
             cpu: key.cpu,
             tag: key.tag,
-            dso: leaf.dso,
-            sym: leaf_sym,
-            loc: key.leaf,
+            dso: own_dso,
+            sym: own_sym,
+            loc: own_lid,
             parent,
             own: true,
+            branch,
         };
         g.keys.make(&mut g.keybuf, &ctx);
         let self_index = h.entry_index(
@@ -742,10 +782,19 @@ pub fn build(
             Maker {
                 comm: key.comm,
                 cpu: key.cpu,
+                // (Filters look at the sample's own location, as perf's
+                // do, also in branch mode.)
                 leaf: key.leaf,
-                sym: sym_index(&leaf_sym),
-                ip: leaf.rel,
-                dso: leaf.dso,
+                sym: sym_index(&own_sym),
+                ip: own_ip,
+                dso: own_dso,
+                branch_syms,
+                branch_ends: branch.map_or([(0, NO_DSO); 2], |b| {
+                    [b.from, b.to].map(|lid| {
+                        locs.get(lid as usize)
+                            .map_or((0, NO_DSO), |l| (l.rel, l.dso))
+                    })
+                }),
             },
         );
         {
