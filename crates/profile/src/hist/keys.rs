@@ -77,7 +77,7 @@ pub enum SortKey {
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size; with branch stacks dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size; in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -122,7 +122,11 @@ impl SortKey {
     pub fn parse_list(list: &str) -> Result<Vec<SortKey>, crate::Error> {
         let mut keys = Vec::new();
         for k in list.split(',').map(str::trim) {
-            keys.push(SortKey::parse(k).ok_or_else(|| crate::Error::UnknownSortKey(k.to_owned()))?);
+            // (The branch keys are report's branch view's only.)
+            let key = SortKey::parse(k)
+                .filter(|k| !k.is_branch())
+                .ok_or_else(|| crate::Error::UnknownSortKey(k.to_owned()))?;
+            keys.push(key);
         }
         if list.contains("symbol") {
             keys.push(SortKey::IpcNull);
