@@ -365,13 +365,14 @@ impl Hists {
                     (
                         Key::Sym(SymRef::Addr { ip: p, .. }),
                         Key::Sym(SymRef::Addr { ip: q, .. }),
-                    ) => 0.cmp(&(q.wrapping_sub(*p) as i64)),
-                    // (perf's `_sort__addr_cmp`: the sign of the wrapped
-                    // difference.)
+                    ) => (*p as i64).cmp(&(*q as i64)),
+                    // (perf's `_sort__addr_cmp` takes the sign of the
+                    // wrapped difference, which is no order: as signed
+                    // numbers agrees with it on real addresses and sorts.)
                     (
                         Key::BranchSym(SymRef::Addr { .. }, p, _),
                         Key::BranchSym(SymRef::Addr { .. }, q, _),
-                    ) => 0.cmp(&(q.wrapping_sub(*p) as i64)),
+                    ) => (*p as i64).cmp(&(*q as i64)),
                     _ => Ordering::Equal,
                 })
                 .find(|o| o.is_ne())

@@ -629,10 +629,13 @@ impl Names<'_> {
     }
 }
 
-/// perf's `_sort__addr_cmp` as an order: by the sign of the wrapped
-/// difference, so smaller addresses first within a half of the space.
+/// perf's `_sort__addr_cmp` as an order. perf takes the sign of the
+/// wrapped difference, which is not transitive (a sort may reject it);
+/// comparing the addresses as signed numbers agrees with it on any two
+/// addresses of one half of the space, and puts kernel addresses (the
+/// upper half) first, as it does.
 fn signed_distance(a: u64, b: u64) -> Ordering {
-    0.cmp(&(b.wrapping_sub(a) as i64))
+    (a as i64).cmp(&(b as i64))
 }
 
 /// C's `%3.3d`: at least three digits.
