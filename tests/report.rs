@@ -6,27 +6,18 @@ mod common;
 use common::*;
 
 fn report(cmd: &mut std::process::Command, f: &std::path::Path, sort: &str) -> (String, bool) {
-    let out = cmd
-        .args([
-            "report",
-            "--stdio",
+    report_with(
+        cmd,
+        f,
+        &[
             "--no-children",
             "-g",
             "none",
             "--no-branch-stack",
             "--sort",
             sort,
-            "-i",
-        ])
-        .arg(f)
-        .output()
-        .unwrap();
-    let text = stdout_of(&out)
-        .lines()
-        .filter(|l| !l.starts_with("# (Tip:"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    (text, out.status.success())
+        ],
+    )
 }
 
 fn compare(files: &[std::path::PathBuf]) -> Vec<String> {

@@ -76,17 +76,7 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         None
     };
     if let Some(msg) = empty {
-        eprintln!("Error:\n{msg}");
-        let mut out = super::stdout();
-        if !quiet {
-            use std::io::Write;
-            writeln!(
-                out,
-                "# To display the perf.data header info, please use --header/--header-only options.\n#"
-            )?;
-        }
-        super::finish(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return empty_report(msg, quiet);
     }
     if a.branch_history {
         anyhow::bail!("--branch-history: branches in the call graphs are not implemented yet; -b shows the branch view, --no-branch-stack the samples' view");
@@ -113,6 +103,22 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     hotspots(&a, &path, reader, quiet, hierarchy_caller, verbose)
+}
+
+/// perf's error `msg` and its empty report (the header hint alone, none
+/// with -q).
+fn empty_report(msg: &str, quiet: bool) -> Result<ExitCode> {
+    eprintln!("Error:\n{msg}");
+    let mut out = super::stdout();
+    if !quiet {
+        use std::io::Write;
+        writeln!(
+            out,
+            "# To display the perf.data header info, please use --header/--header-only options.\n#"
+        )?;
+    }
+    super::finish(out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The hotspot table: pass one replays the records and sums samples by
@@ -306,6 +312,15 @@ fn hotspots(
     log::debug!("rows built and sorted: {:?}", t0.elapsed());
     crate::ui::log_memory("after building rows");
     let t0 = std::time::Instant::now();
+    // No sample reached the rows (none recorded, or -U, -C or the time
+    // filters left none): perf's message and an empty report.
+    if rows.report.hists.iter().all(|h| h.all_samples == 0) && !a.header {
+        crate::ui::print_diagnostics(path, summed.reader.diagnostics());
+        return empty_report(
+            &format!("The {} data has no samples!", path.display()),
+            quiet,
+        );
+    }
     let names = rows.names(&summed);
     let sections = render::report::sections(
         &rows.report.hists,
@@ -339,22 +354,6 @@ fn hotspots(
         Vec::new()
     };
     log::debug!("call graphs: {:?}", t0.elapsed());
-    // No sample reached the rows (none recorded, or -U, -C or the time
-    // filters left none): perf's message and an empty report.
-    if rows.report.hists.iter().all(|h| h.all_samples == 0) && !a.header {
-        let mut out = super::stdout();
-        if !quiet {
-            use std::io::Write;
-            writeln!(
-                out,
-                "# To display the perf.data header info, please use --header/--header-only options.\n#"
-            )?;
-        }
-        super::finish(out)?;
-        eprintln!("Error:\nThe {} data has no samples!", path.display());
-        crate::ui::print_diagnostics(path, summed.reader.diagnostics());
-        return Ok(ExitCode::SUCCESS);
-    }
     let mut out = super::paged_stdout();
     // (perf's -q leaves the header out too.)
     if a.header && !quiet {
