@@ -309,3 +309,33 @@ fn symbol_columns_and_verbose_equal_perf_on_wild_files() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// perf takes a word after the options as --symbol-filter, and filters its
+/// first event's histogram only: multi-event files show every entry of the
+/// later events.
+#[test]
+fn symbol_filter_word_equals_perf_on_wild_files() {
+    let mut failures = Vec::new();
+    let mut multi = 0;
+    for f in wild_files() {
+        if f.to_string_lossy().contains("corrupted") {
+            continue;
+        }
+        for args in [
+            &["--no-children", "-g", "none", "--no-branch-stack", "e"][..],
+            &["-g", "none", "--no-branch-stack", "--symbol-filter=e"][..],
+        ] {
+            let (p, _) = report_with(&mut perf(), &f, args);
+            let (s, ok) = report_with(&mut sear(), &f, args);
+            if !ok || p != s || !p.contains("# Samples:") {
+                failures.push(format!(
+                    "{} {args:?}:\n--- perf\n{p}\n--- sear\n{s}",
+                    f.display()
+                ));
+            }
+            multi += usize::from(p.matches("# Samples:").count() > 1);
+        }
+    }
+    assert!(multi > 0, "no multi-event file among the wild files");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -41,6 +41,10 @@ fn options_print_what_perf_prints() {
         vec!["--cpu", "0-1", "-g", "none", "-n"],
         vec!["--symbol-filter", "work", "--no-children"],
         vec!["--symbol-filter=o", "-g", "none"],
+        // (A word after the options is perf's symbol filter; it wins over
+        // --symbol-filter.)
+        vec!["--no-children", "work"],
+        vec!["-g", "none", "--symbol-filter", "zzz", "o"],
         vec!["--time", &time, "--no-children"],
         vec!["--time", &time, "-g", "none", "-s", "dso,sym"],
         vec!["--time", &fifths, "--no-children", "-n"],

@@ -1047,6 +1047,11 @@ pub struct ReportArgs {
     /// of all samples).
     #[arg(long = "symbol-filter", value_name = "TEXT")]
     pub symbol_filter: Option<String>,
+    /// A word after the options is a symbol filter too, as in perf
+    /// (`sear report main` is `sear report --symbol-filter main`; it wins
+    /// over --symbol-filter).
+    #[arg(value_name = "SYMBOL")]
+    pub symbol_filter_arg: Option<String>,
     /// Accepted for perf's command lines; they change only perf's
     /// interactive browser or its annotate view (`--samples N`,
     /// `-M/--disassembler-style`, `--objdump`, `--demangle`,

@@ -10,6 +10,10 @@ use crate::cli::ReportArgs;
 pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
     // (--branch-history is -b with the branches in the call graphs.)
     a.branch_stack |= a.branch_history;
+    // perf takes a word left after the options as the symbol filter.
+    if let Some(s) = a.symbol_filter_arg.take() {
+        a.symbol_filter = Some(s);
+    }
     profile::symbolize::set_full_source_path(a.full_source_path);
     crate::config::report_defaults(&mut a);
     // perf turns accumulation off for its hierarchy view, after the

@@ -1018,7 +1018,7 @@ impl Report {
     ) {
         let locs = collector.interner.locs();
         let comms = collector.comms();
-        for h in &mut self.hists {
+        for (ev, h) in self.hists.iter_mut().enumerate() {
             h.nr_samples = 0;
             h.total_period = 0;
             h.callchain_period = 0;
@@ -1035,7 +1035,9 @@ impl Report {
                         !filters.keep_thread(comms, m.comm, th.pid, th.tid)
                             || !filters.keep_sample(dso_names, syms, leaf, &leaf_sym)
                             || !filters.keep_socket(m.cpu)
-                            || filters.hides_symbol(syms, &own)
+                            // (perf gives --symbol-filter to its first
+                            // event's histogram only.)
+                            || (ev == 0 && filters.hides_symbol(syms, &own))
                     }
                     // (Every entry's maker has a location.)
                     None => e.filtered,
