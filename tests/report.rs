@@ -339,3 +339,43 @@ fn symbol_filter_word_equals_perf_on_wild_files() {
     assert!(multi > 0, "no multi-event file among the wild files");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// perf's weight, instruction-latency and transaction keys (and the
+/// pipeline-stage keys it leaves out outside powerpc) on every wild file:
+/// zeros where the samples carry none; in branch mode each branch weighs
+/// its sample's first branch's cycles (branch-4.14 has them), entries of
+/// one symbol split by weight, the larger first.
+#[test]
+fn weight_keys_equal_perf_on_wild_files() {
+    let mut failures = Vec::new();
+    let mut weighed = false;
+    for f in wild_files() {
+        if f.to_string_lossy().contains("corrupted") {
+            continue;
+        }
+        for sort in [
+            "weight",
+            "local_weight",
+            "sym,weight,transaction",
+            "dso,local_p_stage_cyc,local_weight",
+            "sym,dso,ins_lat,local_ins_lat",
+            "p_stage_cyc",
+        ] {
+            for extra in [&["--no-children"][..], &["-n", "--no-branch-stack"][..]] {
+                let mut args = vec!["-g", "none", "-s", sort];
+                args.extend_from_slice(extra);
+                let (p, _) = report_with(&mut perf(), &f, &args);
+                let (s, ok) = report_with(&mut sear(), &f, &args);
+                weighed |= sort == "weight" && p.contains("  6720 ");
+                if !ok || p != s || !p.contains("# Samples:") {
+                    failures.push(format!(
+                        "{} {args:?}:\n--- perf\n{p}\n--- sear\n{s}",
+                        f.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(weighed, "no wild file has branch weights");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -846,7 +846,10 @@ pub struct ReportArgs {
     /// perf has none of that name), dso, sym, symoff (symbol+offset),
     /// srcline (file:line), srcfile, parent (see --parent), cpu, socket,
     /// addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace,
-    /// code_page_size. Default: comm,dso,sym (as perf). In the branch view
+    /// code_page_size, local_weight, weight, local_ins_lat, ins_lat,
+    /// transaction (p_stage_cyc and local_p_stage_cyc are accepted and left
+    /// out, as perf does outside powerpc). Default: comm,dso,sym (as perf).
+    /// In the branch view
     /// (see -b) also dso_from, dso_to, symbol_from, symbol_to, addr_from,
     /// addr_to, mispredict, in_tx, abort and cycles, and the default is
     /// comm,dso_from,symbol_from,symbol_to,cycles (as perf).

@@ -198,6 +198,10 @@ pub struct Sample<'a> {
     pub regs_user: Option<Regs<'a>>,
     pub stack_user: Option<StackUser<'a>>,
     pub weight: Option<u64>,
+    /// Whether `weight` is perf's weight struct (`PERF_SAMPLE_WEIGHT_STRUCT`:
+    /// the weight in bits 0-31, the instruction latency in 32-47, pipeline
+    /// stage cycles in 48-63), not one number.
+    pub weight_struct: bool,
     pub data_src: Option<u64>,
     pub transaction: Option<u64>,
     pub regs_intr: Option<Regs<'a>>,
@@ -312,6 +316,7 @@ impl<'a> Sample<'a> {
             st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) != 0,
             "weight",
         )?;
+        s.weight_struct = st & PERF_SAMPLE_WEIGHT_STRUCT != 0;
         s.data_src = opt_u64(&mut c, st & PERF_SAMPLE_DATA_SRC != 0, "data_src")?;
         s.transaction = opt_u64(&mut c, st & PERF_SAMPLE_TRANSACTION != 0, "transaction")?;
         if st & PERF_SAMPLE_REGS_INTR != 0 {

@@ -429,6 +429,9 @@ pub struct CollectOptions {
     /// Keep samples apart by their code page size (the `code_page_size`
     /// sort key).
     pub by_code_page: bool,
+    /// Keep samples apart by their weight, instruction latency and
+    /// transaction flags (the weight, ins_lat and transaction sort keys).
+    pub by_weight: bool,
     /// perf's branch mode: each entry of a sample's branch stack is summed
     /// (with a period of 1) instead of the sample; samples without a
     /// branch stack are left out.
@@ -447,6 +450,7 @@ impl Default for CollectOptions {
             by_cgroup: false,
             by_trace: false,
             by_code_page: false,
+            by_weight: false,
             branches: false,
         }
     }
@@ -525,6 +529,11 @@ pub struct Tag {
     pub trace: u32,
     /// The sampled code's page size (`by_code_page`), 0 without one.
     pub code_page: u64,
+    /// The sample's weight, instruction latency and transaction flags
+    /// (`by_weight`), 0 without them.
+    pub weight: u64,
+    pub ins_lat: u64,
+    pub transaction: u64,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -649,10 +658,17 @@ impl Collector {
     }
 
     fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
+        self.tag_with(s, None)
+    }
+
+    /// [`Self::tag_of`], with the weight `weight` in place of the
+    /// sample's where given (branch mode's).
+    fn tag_with(&mut self, s: &Sample<'_>, weight: Option<u64>) -> u32 {
         if self.opts.time_quantum.is_none()
             && !self.opts.by_cgroup
             && !self.opts.by_trace
             && !self.opts.by_code_page
+            && !self.opts.by_weight
         {
             return u32::MAX;
         }
@@ -684,11 +700,32 @@ impl Collector {
             Some(p) if self.opts.by_code_page => p,
             _ => 0,
         };
+        // perf's weight struct: the weight in the low 32 bits, the
+        // instruction latency in the next 16.
+        let (weight, ins_lat, transaction) = if self.opts.by_weight {
+            let w = s.weight.unwrap_or(0);
+            if let Some(w) = weight {
+                (w, 0, s.transaction.unwrap_or(0))
+            } else if s.weight_struct {
+                (
+                    w & 0xffff_ffff,
+                    (w >> 32) & 0xffff,
+                    s.transaction.unwrap_or(0),
+                )
+            } else {
+                (w, 0, s.transaction.unwrap_or(0))
+            }
+        } else {
+            (0, 0, 0)
+        };
         let tag = Tag {
             time,
             cgroup,
             trace,
             code_page,
+            weight,
+            ins_lat,
+            transaction,
         };
         let tags = &mut self.tags;
         *self.tag_ids.entry(tag).or_insert_with(|| {
@@ -916,7 +953,13 @@ impl Collector {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
-        let tag = self.tag_of(s);
+        // perf's branch entries weigh the cycles of the sample's first
+        // branch (1 without them), whichever entry they are.
+        let first_cycles = stack
+            .entries()
+            .next()
+            .map_or(0, |e| (e.flags >> 4) & 0xffff);
+        let tag = self.tag_with(s, Some(first_cycles.max(1)));
         let leaf = Self::locate(
             &mut self.map_cache,
             machine,

@@ -157,6 +157,7 @@ impl Request<'_> {
             by_cgroup: early.keys.contains(&SortKey::Cgroup),
             by_trace: early.keys.contains(&SortKey::Trace),
             by_code_page: early.keys.contains(&SortKey::CodePageSize),
+            by_weight: early.keys.iter().any(|k| k.needs_weight()),
             branches: self.layout.branch,
         }
     }

@@ -323,7 +323,7 @@ fn write_section(
                 },
                 Column::Key(k) => ColumnFormat {
                     column: c,
-                    width: user.unwrap_or(header),
+                    width: user.unwrap_or(header.max(k.min_width())),
                     key: keys.iter().position(|x| *x == k),
                     user,
                 },
@@ -534,7 +534,8 @@ fn write_section(
                     let Some(k) = col.key.and_then(|i| e.keys.get(i)) else {
                         continue;
                     };
-                    let mut v = key_text(k, e.level, &e.maker, col, names, sep);
+                    let mut v = summed_value(sk, k, e.samples)
+                        .unwrap_or_else(|| key_text(k, e.level, &e.maker, col, names, sep));
                     // The line buffer ends the last column (see `last_room`).
                     if i == last && v.chars().count() > last_room(col.width) {
                         v = v.chars().take(last_room(col.width)).collect();
@@ -591,6 +592,17 @@ fn branch_end(k: SortKey) -> usize {
     match k {
         SortKey::DsoTo | SortKey::SymTo | SortKey::AddrTo => 1,
         _ => 0,
+    }
+}
+
+/// perf's `weight` and `ins_lat` columns: the entry's samples' summed
+/// value (its samples all have the one its key holds).
+fn summed_value(sk: SortKey, k: &Key, samples: u64) -> Option<String> {
+    match (sk, k) {
+        (SortKey::Weight, Key::Weight(w)) | (SortKey::InsLat, Key::InsLat(w)) => {
+            Some(w.wrapping_mul(samples).to_string())
+        }
+        _ => None,
     }
 }
 
@@ -1103,7 +1115,13 @@ fn write_hierarchy(
             }
             let col = c.levels[depth];
             if let Some(k) = col.key.and_then(|i| child.sum.keys.get(i)) {
-                let mut t = key_text(k, child.sum.level, &child.sum.maker, col, c.names, sep);
+                let summed = match col.column {
+                    Column::Key(sk) => summed_value(sk, k, child.sum.samples),
+                    Column::Field(_) => None,
+                };
+                let mut t = summed.unwrap_or_else(|| {
+                    key_text(k, child.sum.level, &child.sum.maker, col, c.names, sep)
+                });
                 if matches!(col.column, Column::Key(sk) if sk.pads_value()) {
                     let w = t.chars().count();
                     t.push_str(&" ".repeat(col.width.saturating_sub(w)));

@@ -69,6 +69,7 @@ pub fn fold_recording(
                 by_cgroup: false,
                 by_trace: false,
                 by_code_page: false,
+                by_weight: false,
                 branches: false,
             },
             names: crate::symbolize::NameStyle::Short,

@@ -73,11 +73,23 @@ pub enum SortKey {
     Abort,
     /// Branch mode: the cycles since the previous branch.
     Cycles,
+    /// The sample's weight (`record -W`; 0 without one): perf's
+    /// `local_weight`, the average weight of the entry's samples.
+    LocalWeight,
+    /// perf's `weight`: the summed weight of the entry's samples.
+    Weight,
+    /// The instruction latency of a weight struct (`local_ins_lat`: the
+    /// average of the entry's samples).
+    LocalInsLat,
+    /// `ins_lat`: the summed instruction latency of the entry's samples.
+    InsLat,
+    /// The sample's transaction flags (`record --transaction`).
+    Transaction,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size; in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
 
 impl SortKey {
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
@@ -112,6 +124,11 @@ impl SortKey {
             "in_tx" => SortKey::InTx,
             "abort" => SortKey::Abort,
             "cycles" => SortKey::Cycles,
+            "local_weight" => SortKey::LocalWeight,
+            "weight" => SortKey::Weight,
+            "local_ins_lat" => SortKey::LocalInsLat,
+            "ins_lat" => SortKey::InsLat,
+            "transaction" => SortKey::Transaction,
             _ => return None,
         })
     }
@@ -122,6 +139,11 @@ impl SortKey {
     pub fn parse_list(list: &str) -> Result<Vec<SortKey>, crate::Error> {
         let mut keys = Vec::new();
         for k in list.split(',').map(str::trim) {
+            // perf supports the pipeline-stage keys on powerpc only and
+            // leaves them out elsewhere without a word.
+            if matches!(k, "p_stage_cyc" | "local_p_stage_cyc") {
+                continue;
+            }
             // (The branch keys are report's branch view's only.)
             let key = SortKey::parse(k)
                 .filter(|k| !k.is_branch())
@@ -166,6 +188,11 @@ impl SortKey {
             SortKey::InTx => "Branch in transaction",
             SortKey::Abort => "Transaction abort",
             SortKey::Cycles => "Basic Block Cycles",
+            SortKey::LocalWeight => "Local Weight",
+            SortKey::Weight => "Weight",
+            SortKey::LocalInsLat => "Local INSTR Latency",
+            SortKey::InsLat => "INSTR Latency",
+            SortKey::Transaction => "Transaction",
         }
     }
 
@@ -218,6 +245,11 @@ impl SortKey {
                 | SortKey::IpcLbr
                 | SortKey::Socket
                 | SortKey::CodePageSize
+                | SortKey::LocalWeight
+                | SortKey::Weight
+                | SortKey::LocalInsLat
+                | SortKey::InsLat
+                | SortKey::Transaction
                 | SortKey::Mispredict
                 | SortKey::InTx
                 | SortKey::Abort
@@ -225,11 +257,35 @@ impl SortKey {
         )
     }
 
+    /// The width perf gives the column whatever its values (its fixed
+    /// column lengths for these keys), if wider than the header.
+    pub fn min_width(self) -> usize {
+        match self {
+            SortKey::LocalWeight | SortKey::Weight => 12,
+            SortKey::LocalInsLat | SortKey::InsLat => 13,
+            SortKey::Transaction => 27,
+            _ => 0,
+        }
+    }
+
     /// Numbers perf right-aligns.
     pub fn right_aligned(self) -> bool {
         matches!(
             self,
             SortKey::Cpu | SortKey::SymSize | SortKey::DsoSize | SortKey::Socket
+        )
+    }
+
+    /// Whether the key needs the sums kept by weight, instruction latency
+    /// and transaction ([`crate::collect::CollectOptions::by_weight`]).
+    pub fn needs_weight(self) -> bool {
+        matches!(
+            self,
+            SortKey::LocalWeight
+                | SortKey::Weight
+                | SortKey::LocalInsLat
+                | SortKey::InsLat
+                | SortKey::Transaction
         )
     }
 
@@ -319,6 +375,11 @@ pub enum Key {
     Trace(Option<u32>),
     /// A page size in bytes (0: the sample has none).
     CodePageSize(u64),
+    /// A sample's weight, instruction latency or transaction flags (the
+    /// entries of these keys hold samples of one value each).
+    Weight(u64),
+    InsLat(u64),
+    Transaction(u64),
     /// A branch end's symbol: perf's `symbol_from`/`symbol_to`. An
     /// unresolved end shows its address in its DSO's terms (`SymRef::Addr`'s
     /// `ip`) and is told apart and ordered by its address in the process
@@ -471,6 +532,9 @@ impl Names<'_> {
             (Key::Time(x, _), Key::Time(y, _)) => x.cmp(y),
             (Key::Cgroup(x), Key::Cgroup(y)) => x.cmp(y),
             (Key::CodePageSize(x), Key::CodePageSize(y)) => x.cmp(y),
+            // (perf's weights order the larger first.)
+            (Key::Weight(x), Key::Weight(y)) | (Key::InsLat(x), Key::InsLat(y)) => y.cmp(x),
+            (Key::Transaction(x), Key::Transaction(y)) => x.cmp(y),
             (Key::Trace(Some(x)), Key::Trace(Some(y))) => self.string(*x).cmp(self.string(*y)),
             (Key::Comm(x), Key::Comm(y)) => self.comm(*x).cmp(self.comm(*y)),
             // perf's branch keys compare left to right where its other
@@ -586,6 +650,8 @@ impl Names<'_> {
             Key::Cgroup(0) | Key::Trace(None) => "N/A".to_owned(),
             Key::Trace(Some(i)) => self.string(*i).to_owned(),
             Key::CodePageSize(n) => page_size_name(*n),
+            Key::Weight(n) | Key::InsLat(n) => n.to_string(),
+            Key::Transaction(t) => transaction_text(*t),
             Key::Cgroup(id) => self
                 .machine
                 .cgroup_name(*id)
@@ -901,6 +967,15 @@ impl<'a> KeyMaker<'a> {
                 SortKey::CodePageSize => {
                     Key::CodePageSize(self.tags.get(c.tag as usize).map_or(0, |t| t.code_page))
                 }
+                SortKey::LocalWeight | SortKey::Weight => {
+                    Key::Weight(self.tags.get(c.tag as usize).map_or(0, |t| t.weight))
+                }
+                SortKey::LocalInsLat | SortKey::InsLat => {
+                    Key::InsLat(self.tags.get(c.tag as usize).map_or(0, |t| t.ins_lat))
+                }
+                SortKey::Transaction => {
+                    Key::Transaction(self.tags.get(c.tag as usize).map_or(0, |t| t.transaction))
+                }
                 SortKey::Trace => {
                     let text = self
                         .tags
@@ -1008,5 +1083,51 @@ fn unresolved_by_address(sym: SymRef) -> SymRef {
     match sym {
         SymRef::Addr { ip, .. } => SymRef::Addr { ip, dso: NO_DSO },
         s => s,
+    }
+}
+
+/// perf's text for a sample's transaction flags: the flag names, `NEITHER`
+/// for a transaction neither synchronous nor asynchronous, and the abort
+/// code after a colon.
+pub fn transaction_text(t: u64) -> String {
+    const ABORT_MASK: u64 = 0xffff_ffff << 32;
+    const BITS: [(u64, &str); 8] = [
+        (1 << 0, "EL "),
+        (1 << 1, "TX "),
+        (1 << 2, "SYNC "),
+        (1 << 3, "ASYNC "),
+        (1 << 4, "RETRY "),
+        (1 << 5, "CON "),
+        (1 << 6, "CAP-WRITE "),
+        (1 << 7, "CAP-READ "),
+    ];
+    let mut s = String::new();
+    for (bit, name) in BITS {
+        if t & bit != 0 {
+            s.push_str(name);
+        }
+    }
+    if t != 0 && t & (1 << 2 | 1 << 3) == 0 {
+        s.push_str("NEITHER ");
+    }
+    if t & ABORT_MASK != 0 {
+        s.push_str(&format!(":{:x}", (t & ABORT_MASK) >> 32));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transaction_text;
+
+    #[test]
+    fn transaction_flags_read_as_perf_prints_them() {
+        assert_eq!(transaction_text(0), "");
+        assert_eq!(transaction_text(1 << 1 | 1 << 2 | 5 << 32), "TX SYNC :5");
+        assert_eq!(transaction_text(1 << 1), "TX NEITHER ");
+        assert_eq!(
+            transaction_text(1 << 0 | 1 << 3 | 1 << 7),
+            "EL ASYNC CAP-READ "
+        );
     }
 }
