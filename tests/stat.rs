@@ -170,7 +170,8 @@ fn counts_and_layout_match_perf() {
     );
     // With address-space randomisation off (setarch -R, inherited by the
     // command) the program touches the same pages every run, under either
-    // tool: the counts are equal.
+    // tool: the counts agree within 2 (a fresh-clone CI run saw one of
+    // sear's three runs take 3,051 faults where the other five took 3,050).
     let fixed = |tool: &str| -> f64 {
         let mut c = Command::new("setarch");
         c.env("PERF_CONFIG", "/dev/null").arg("-R").arg(tool);
@@ -181,11 +182,15 @@ fn counts_and_layout_match_perf() {
         )))[0]
             .1
     };
-    let perf_pf: Vec<f64> = (0..3).map(|_| fixed(PERF)).collect();
+    let mut perf_pf: Vec<f64> = (0..3).map(|_| fixed(PERF)).collect();
     let sear_pf: Vec<f64> = (0..3).map(|_| fixed(env!("CARGO_BIN_EXE_sear"))).collect();
-    assert!(perf_pf[0] > 3000.0, "perf saw {perf_pf:?} page faults");
+    perf_pf.sort_by(|a, b| a.total_cmp(b));
+    assert!(perf_pf[1] > 3000.0, "perf saw {perf_pf:?} page faults");
     assert!(
-        perf_pf.iter().chain(&sear_pf).all(|&n| n == perf_pf[0]),
+        perf_pf
+            .iter()
+            .chain(&sear_pf)
+            .all(|&n| (n - perf_pf[1]).abs() <= 2.0),
         "page-faults without ASLR: perf {perf_pf:?}, sear {sear_pf:?}"
     );
 
