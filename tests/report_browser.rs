@@ -429,8 +429,12 @@ fn annotate_opens_its_browser_on_a_terminal() {
     c.args(["annotate", "-i"]).arg(&data);
     let mut t = Tty::spawn(c, ROWS, COLS);
     let first = format!("Annotate {}:", names[0]);
+    // (The whole first screen: a fresh-clone CI run read it when its title
+    // had come and its key line not yet.)
     let lines = t.wait_for("the annotate browser", 60, |l| {
         l.first().is_some_and(|x| x.starts_with(&first))
+            && l.last()
+                .is_some_and(|x| x.contains("Right/Tab next function"))
     });
     assert!(
         lines[0].contains(&format!("[1/{}]", names.len())),
