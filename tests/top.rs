@@ -204,7 +204,10 @@ fn the_browser_shows_a_running_programs_hot_function() {
     });
     // `?` lists the keys; q quits and leaves the terminal as it was.
     t.send(b"?");
-    assert!(t.screen().contains("Help: keys"));
+    // (Waited for: a fresh-clone CI run looked before the help was drawn.)
+    t.wait_for("the help on keys", 10, |l| {
+        l.iter().any(|x| x.contains("Help: keys"))
+    });
     t.send(b"x");
     t.send(b"q");
     assert_eq!(t.wait_exit(15), Some(0));
