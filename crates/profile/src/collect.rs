@@ -13,6 +13,8 @@ use unwind::{Binaries, Mapping, Unwinder, UserRegs};
 
 use crate::machine::{Machine, MapHit, MapInfo, ThreadInfo};
 
+mod piped;
+
 /// No DSO: the address hit no map.
 pub const NO_DSO: u32 = u32::MAX;
 
@@ -517,6 +519,10 @@ pub struct Collector {
     /// Branch mode: the distinct sampled branches, by [`SampleKey::branch`].
     branches: Vec<Branch>,
     branch_ids: HashMap<Branch, u32>,
+    /// Stacks interned on another thread ([`Self::start_interning`]):
+    /// `interner`, `paths` and the sums of stacks met anew are there, and
+    /// `sum_ids` maps recorded chains to slots, not to `sums`.
+    pipe: Option<piped::Pipe>,
 }
 
 /// What a sample's [`SampleKey::tag`] stands for: its time bucket, cgroup
@@ -576,6 +582,37 @@ impl MapCache {
     }
 }
 
+/// Adds `period` (one sample) to the sum of `key`, whose hash is `hash`:
+/// a new sum goes at the end of `sums`, and `sum_ids` keeps its index and
+/// the running sum.
+fn add_sum(
+    sums: &mut Vec<(SampleKey, SampleSum)>,
+    sum_ids: &mut HashMap<[u64; 2], (u32, SampleSum)>,
+    hash: [u64; 2],
+    key: SampleKey,
+    period: u64,
+) {
+    const ZERO: SampleSum = SampleSum {
+        period: 0,
+        samples: 0,
+    };
+    let (_, e) = sum_ids.entry(hash).or_insert_with(|| {
+        sums.push((key, ZERO));
+        ((sums.len() - 1) as u32, ZERO)
+    });
+    e.period = e.period.wrapping_add(period);
+    e.samples += 1;
+}
+
+/// The last stack interned for thread `thread` (the memory of at most
+/// [`MAX_PATHS`] threads is kept).
+fn path_of(paths: &mut HashMap<u32, StackPath>, thread: u32) -> &mut StackPath {
+    if paths.len() >= MAX_PATHS && !paths.contains_key(&thread) {
+        paths.clear();
+    }
+    paths.entry(thread).or_default()
+}
+
 /// The 128-bit hash of a whole [`SampleKey`] (for sums no recorded chain
 /// decides alone).
 fn key_hash(key: &SampleKey) -> [u64; 2] {
@@ -633,6 +670,7 @@ impl Collector {
             trace_raw_ids: HashMap::default(),
             branches: Vec::new(),
             branch_ids: HashMap::default(),
+            pipe: None,
         }
     }
 
@@ -704,17 +742,12 @@ impl Collector {
         // instruction latency in the next 16.
         let (weight, ins_lat, transaction) = if self.opts.by_weight {
             let w = s.weight.unwrap_or(0);
-            if let Some(w) = weight {
-                (w, 0, s.transaction.unwrap_or(0))
-            } else if s.weight_struct {
-                (
-                    w & 0xffff_ffff,
-                    (w >> 32) & 0xffff,
-                    s.transaction.unwrap_or(0),
-                )
-            } else {
-                (w, 0, s.transaction.unwrap_or(0))
-            }
+            let (weight, ins_lat) = match weight {
+                Some(w) => (w, 0),
+                None if s.weight_struct => (w & 0xffff_ffff, (w >> 32) & 0xffff),
+                None => (w, 0),
+            };
+            (weight, ins_lat, s.transaction.unwrap_or(0))
         } else {
             (0, 0, 0)
         };
@@ -762,6 +795,7 @@ impl Collector {
     /// index, the chain cache, the unwinders and their binaries), so the
     /// passes after it start with that memory back.
     pub fn finish(&mut self) {
+        debug_assert!(self.pipe.is_none(), "join_interning comes first");
         log::debug!(
             "pass one: {} unwinder syncs ({} in full, over {} mappings; {} from a parent's) over {} mappings, {} files opened for unwinding",
             self.syncs.0,
@@ -909,36 +943,29 @@ impl Collector {
             e.samples += 1;
             return;
         }
+        if let Some(pipe) = &self.pipe {
+            // Located here, interned on the other thread; a recorded
+            // chain's sum stays here, in the next slot.
+            let slot = pipe.slots;
+            let leaf = self.locate_stack(machine, &th, s);
+            if let Some(h) = fast {
+                self.sum_ids
+                    .insert(h, (slot, SampleSum { period, samples: 1 }));
+            }
+            let key = SampleKey {
+                tag,
+                ..SampleKey::of(s, &th, comm, cpu, 0, 0)
+            };
+            self.pipe_item(key, leaf, fast.is_some(), period);
+            return;
+        }
         let (leaf, stack) = self.resolve(machine, &th, s);
         let key = SampleKey {
             tag,
             ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
         };
         let hash = fast.unwrap_or_else(|| key_hash(&key));
-        self.add_sum(hash, key, period);
-    }
-
-    /// Adds `period` (one sample) to the sum of `key`, whose hash is `hash`.
-    fn add_sum(&mut self, hash: [u64; 2], key: SampleKey, period: u64) {
-        let sums = &mut self.sums;
-        let (_, e) = self.sum_ids.entry(hash).or_insert_with(|| {
-            sums.push((
-                key,
-                SampleSum {
-                    period: 0,
-                    samples: 0,
-                },
-            ));
-            (
-                (sums.len() - 1) as u32,
-                SampleSum {
-                    period: 0,
-                    samples: 0,
-                },
-            )
-        });
-        e.period = e.period.wrapping_add(period);
-        e.samples += 1;
+        add_sum(&mut self.sums, &mut self.sum_ids, hash, key, period);
     }
 
     /// Branch mode: each entry of the sample's branch stack counts once
@@ -990,7 +1017,7 @@ impl Collector {
                 branch: id,
                 ..SampleKey::of(s, &th, comm, cpu, leaf, EMPTY_STACK)
             };
-            self.add_sum(key_hash(&key), key, 1);
+            add_sum(&mut self.sums, &mut self.sum_ids, key_hash(&key), key, 1);
         }
     }
 
@@ -1039,6 +1066,10 @@ impl Collector {
     /// summing it (for printers that show every sample, like `script`).
     /// `machine` must already hold the records before it.
     pub fn key(&mut self, machine: &mut Machine, s: &Sample<'_>) -> SampleKey {
+        debug_assert!(
+            self.pipe.is_none(),
+            "keys are made where stacks are interned"
+        );
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
@@ -1068,6 +1099,7 @@ impl Collector {
     /// computes it before the DSO is loaded (`addr - start + pgoff`; the
     /// kernel's map has no pgoff), or the address where no map holds it.
     pub fn address_loc(&mut self, machine: &mut Machine, s: &Sample<'_>, addr: u64) -> (u32, u64) {
+        debug_assert!(self.pipe.is_none(), "locations are interned apart");
         let th = machine.sample_thread(s);
         let mode = s.cpumode();
         let by_addr = if addr >= 1 << 63 {
@@ -1105,6 +1137,15 @@ impl Collector {
 
     /// A sample's leaf location id and stack id, looked up and interned.
     fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
+        let leaf = self.locate_stack(machine, th, s);
+        let path = path_of(&mut self.paths, th.index as u32);
+        let stack = self.interner.stack_id_from(&self.buf, path);
+        (self.interner.loc_id(leaf), stack)
+    }
+
+    /// A sample's own location (its DSO marked as hit), and its stack's
+    /// locations in `self.buf`, leaf first.
+    fn locate_stack(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> Loc {
         let leaf = Self::locate(
             &mut self.map_cache,
             machine,
@@ -1121,13 +1162,8 @@ impl Collector {
         if self.opts.callchains {
             self.chain(machine, th, s, &mut buf);
         }
-        if self.paths.len() >= MAX_PATHS && !self.paths.contains_key(&(th.index as u32)) {
-            self.paths.clear();
-        }
-        let path = self.paths.entry(th.index as u32).or_default();
-        let stack = self.interner.stack_id_from(&buf, path);
         self.buf = buf;
-        (self.interner.loc_id(leaf), stack)
+        leaf
     }
 
     /// The key of a sample's recorded chain in [`Self::chains`], if the

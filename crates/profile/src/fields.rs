@@ -164,9 +164,7 @@ impl Layout {
         let strict = o.fields.is_some_and(|f| !f.starts_with('+'));
         let parse = |list: &str, what: &str, out: &mut Vec<Column>| -> Result<(), crate::Error> {
             for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                // perf supports the pipeline-stage keys on powerpc only and
-                // leaves them out elsewhere without a word.
-                if matches!(name, "p_stage_cyc" | "local_p_stage_cyc") {
+                if SortKey::left_out(name) {
                     continue;
                 }
                 let c = Column::parse(name).ok_or_else(|| {

@@ -92,6 +92,12 @@ pub const SORT_KEY_NAMES: &str =
     "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
 
 impl SortKey {
+    /// Whether `name` is a key perf supports on powerpc only and leaves
+    /// out elsewhere without a word (the pipeline-stage cycles).
+    pub fn left_out(name: &str) -> bool {
+        matches!(name, "p_stage_cyc" | "local_p_stage_cyc")
+    }
+
     /// Parses perf's `--sort` names. perf 6.1 has no `tid` key: its `pid`
     /// key is already per thread, so `tid` is accepted as the same.
     pub fn parse(s: &str) -> Option<Self> {
@@ -139,9 +145,7 @@ impl SortKey {
     pub fn parse_list(list: &str) -> Result<Vec<SortKey>, crate::Error> {
         let mut keys = Vec::new();
         for k in list.split(',').map(str::trim) {
-            // perf supports the pipeline-stage keys on powerpc only and
-            // leaves them out elsewhere without a word.
-            if matches!(k, "p_stage_cyc" | "local_p_stage_cyc") {
+            if SortKey::left_out(k) {
                 continue;
             }
             // (The branch keys are report's branch view's only.)

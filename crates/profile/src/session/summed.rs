@@ -66,6 +66,11 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     let t0 = std::time::Instant::now();
     let (machine, kernel) = start(reader.meta());
     let mut sink = Summing::new(o);
+    // A file's stacks are interned on a thread of their own (a live view
+    // reads its sums between records, so it keeps them on its one).
+    if let Some(early) = sink.early.take() {
+        sink.early = sink.collector.start_interning(early);
+    }
     let Replay {
         machine,
         stats,
@@ -80,6 +85,10 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
         thread_values,
         ..
     } = sink;
+    let early = match collector.join_interning(machine.dsos()) {
+        Some(e) => e,
+        None => early.expect("the early symbolizer is with the sink or the interning thread"),
+    };
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
     log::debug!("pass one finished: {:?}", t0.elapsed());
@@ -110,7 +119,8 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
 /// from them without starting over.
 pub struct Summing {
     pub collector: Collector,
-    early: Background,
+    /// None while the collector's interning thread feeds it.
+    early: Option<Background>,
     time: Option<super::TimeRanges>,
     cpus: Option<Vec<u32>>,
     thread_values: Option<Vec<ThreadValue>>,
@@ -129,7 +139,7 @@ impl Summing {
         };
         Summing {
             collector: Collector::new(o.collect),
-            early: Background::start(&sym_opts),
+            early: Some(Background::start(&sym_opts)),
             time: o.time.clone(),
             cpus: o.cpus.clone(),
             thread_values: o.thread_values.then(Vec::new),
@@ -168,8 +178,10 @@ impl Sink for Summing {
     }
 
     fn batch_done(&mut self, machine: &Machine) {
-        self.early
-            .feed(self.collector.interner.locs(), machine.dsos());
+        match &mut self.early {
+            Some(early) => early.feed(self.collector.interner.locs(), machine.dsos()),
+            None => self.collector.send_interning(machine.dsos()),
+        }
     }
 
     fn side_band(
