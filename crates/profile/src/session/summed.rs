@@ -67,9 +67,19 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
     let (machine, kernel) = start(reader.meta());
     let mut sink = Summing::new(o);
     // A file's stacks are interned on a thread of their own (a live view
-    // reads its sums between records, so it keeps them on its one).
-    if let Some(early) = sink.early.take() {
-        sink.early = sink.collector.start_interning(early);
+    // reads its sums between records, so it keeps them on its one) where
+    // the second core would idle: stacks unwound from copies of the user
+    // stack keep it reading their binaries for inline frames and lines
+    // early, and taking it from that made those reports slower.
+    let unwinds = reader
+        .meta()
+        .events
+        .iter()
+        .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_STACK_USER != 0);
+    if !(unwinds && (o.inline || o.srclines)) {
+        if let Some(early) = sink.early.take() {
+            sink.early = sink.collector.start_interning(early);
+        }
     }
     let Replay {
         machine,

@@ -156,6 +156,7 @@ pub(super) fn answer_dso(
     };
     /// A frame whose name is still an index into the DSO's raw names (or,
     /// for DWARF names without a linkage name, the name itself).
+    #[derive(Clone)]
     struct Pending {
         name: Result<u32, String>,
         start: u64,
@@ -164,6 +165,7 @@ pub(super) fn answer_dso(
         inline_frame: bool,
     }
     /// A location's answer with its names still pending.
+    #[derive(Clone)]
     struct PendingLoc {
         loc: u32,
         found: Option<(Pending, Vec<Pending>)>,
@@ -173,8 +175,25 @@ pub(super) fn answer_dso(
         svma: Option<u64>,
     }
     let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
+    // The answer depends on the address in the file and how it came into
+    // the stack only: the same code in many processes (mapped at other
+    // addresses) is looked up once.
+    let mut looked_up: HashMap<(u64, Origin), usize> = HashMap::default();
     for &i in ids {
         let l = &locs[i as usize];
+        match looked_up.entry((l.rel, l.origin)) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let same = PendingLoc {
+                    loc: i,
+                    ..pending[*o.get()].clone()
+                };
+                pending.push(same);
+                continue;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(pending.len());
+            }
+        }
         let Ok(svma) = bin
             .elf()
             .file_offset_to_svma(symbols::FileOffset(l.lookup_rel()))
