@@ -50,6 +50,7 @@ int main(void) { sleeper(); reader(); burner(); return 0; }
 /// 300 ms).
 const THREADS: &str = r#"
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,8 +61,19 @@ static void nap(long ms) {
     nanosleep(&ts, NULL);
 }
 __attribute__((noinline)) void sleeper(void) { for (int i = 0; i < 5; i++) nap(100); }
-__attribute__((noinline)) void reader(void) { char c; if (read(fds[0], &c, 1) != 1) exit(1); }
-__attribute__((noinline)) void filler(void) { nap(300); if (write(fds[1], "x", 1) != 1) exit(1); }
+static int reading;
+__attribute__((noinline)) void reader(void) {
+    char c;
+    __atomic_store_n(&reading, 1, __ATOMIC_RELEASE);
+    if (read(fds[0], &c, 1) != 1) exit(1);
+}
+__attribute__((noinline)) void filler(void) {
+    /* The 300 ms start once the reader is about to block (its thread may
+       start late on a loaded machine); yielding is not waiting. */
+    while (!__atomic_load_n(&reading, __ATOMIC_ACQUIRE)) sched_yield();
+    nap(300);
+    if (write(fds[1], "x", 1) != 1) exit(1);
+}
 __attribute__((noinline)) void burner(void) {
     struct timespec a, b;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
@@ -91,6 +103,7 @@ fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
 }
 
 fn record(dir: &Path, name: &str, args: &[&str], exe: &Path) -> PathBuf {
+    let _one = one_at_a_time();
     let data = dir.join(format!("{name}.data"));
     run_ok(
         sear()
@@ -136,9 +149,36 @@ fn assert_near(what: &str, got: f64, want: f64) {
     );
 }
 
+/// The recordings of these tests are made one at a time: each records
+/// every switch of its program (and, system-wide, of the machine) with a
+/// copy of the stack, and two at once on two cores lose events.
+static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    RECORDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The record counts of `data` (LOST records say why a wait is missing).
+fn stats_of(data: &Path) -> String {
+    let out = sear()
+        .args(["report", "--stats", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The waits each job surely makes, off-CPU, with stacks that reach `main`
 /// (or the thread's start) through the function that waits.
-fn assert_waits(off: &[(Vec<String>, u64)], threads: bool) {
+fn assert_waits(off: &[(Vec<String>, u64)], threads: bool, data: &Path) {
+    let outcome = std::panic::catch_unwind(|| check_waits(off, threads));
+    if let Err(e) = outcome {
+        eprintln!("{}: {}", data.display(), stats_of(data));
+        std::panic::resume_unwind(e);
+    }
+}
+
+fn check_waits(off: &[(Vec<String>, u64)], threads: bool) {
     assert_near("sleeper", ms_through(off, &["sleeper"]), 500.0);
     // (The pipe's read alone: the forked child's own nap is under reader
     // too in the one-thread program.)
@@ -164,7 +204,7 @@ fn off_cpu_time_of_one_process_is_measured_with_its_stacks() {
     let exe = build(dir.path(), "waits", ONE_THREAD);
     let data = record(dir.path(), "one", &["--call-graph", "dwarf"], &exe);
     let off = folded(&data, &["--event-filter", "offcpu-time"]);
-    assert_waits(&off, false);
+    assert_waits(&off, false, &data);
     // On the CPU: burner.
     let on = folded(&data, &["--event-filter", "cpu-clock"]);
     let burn = ms_through(&on, &["burner"]);
@@ -312,7 +352,7 @@ fn off_cpu_time_of_threads_and_system_wide() {
     // libc function skips its caller, the job's function.)
     let data = record(dir.path(), "threads", &["--call-graph", "dwarf"], &exe);
     let off = folded(&data, &["--event-filter", "offcpu-time"]);
-    assert_waits(&off, true);
+    assert_waits(&off, true, &data);
     assert_near("filler", ms_through(&off, &["filler"]), 300.0);
     let data = record(dir.path(), "all", &["-a", "--call-graph", "dwarf"], &exe);
     // Only the test program's threads (others wait too, system-wide).
@@ -321,7 +361,7 @@ fn off_cpu_time_of_threads_and_system_wide() {
         .into_iter()
         .filter(|(s, _)| s.first().map(String::as_str) == Some(name))
         .collect();
-    assert_waits(&off, true);
+    assert_waits(&off, true, &data);
 }
 
 #[test]
