@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::{answer_dso, is_jit_map, is_kernel_dso, open_dso, Prepared, Reader};
 use super::{SymbolTable, SymbolizeOptions};
-use crate::collect::{Loc, NO_DSO};
+use crate::collect::{Loc, Origin, NO_DSO};
 use crate::machine::Dso;
 
 /// Locations of one binary answered between looks at the stop flag.
@@ -177,18 +177,30 @@ fn answer_batches(
     let mut by_dso: HashMap<u32, Vec<(u32, Loc)>> = HashMap::default();
     let mut ids: Vec<u32> = Vec::new();
     let mut local: Vec<Loc> = Vec::new();
+    // Per DSO and (file address, origin), the first location looked up:
+    // the same code in another process takes its answer.
+    let mut first: HashMap<(u32, u64, Origin), u32> = HashMap::default();
+    let mut copies: Vec<(u32, u32)> = Vec::new();
     for batch in rx {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         dsos.extend(batch.dsos);
         by_dso.clear();
+        copies.clear();
         for (id, l) in batch.locs {
             let known = dsos
                 .get(l.dso as usize)
                 .filter(|d| early(d) && !is_kernel_dso(&d.name));
-            if known.is_some() {
-                by_dso.entry(l.dso).or_default().push((id, l));
+            if known.is_none() {
+                continue;
+            }
+            match first.entry((l.dso, l.rel, l.origin)) {
+                std::collections::hash_map::Entry::Occupied(e) => copies.push((id, *e.get())),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(id);
+                    by_dso.entry(l.dso).or_default().push((id, l));
+                }
             }
         }
         let mut groups: Vec<(u32, Vec<(u32, Loc)>)> = by_dso.drain().collect();
@@ -240,6 +252,20 @@ fn answer_batches(
                     prep.answers[i] = Some(a);
                 }
             }
+        }
+        // (What pass one's end stopped before its first answer is
+        // answered, with its copies, in pass two.)
+        for &(id, from) in &copies {
+            let Some(Some(a)) = prep.answers.get(from as usize) else {
+                continue;
+            };
+            let mut a = a.clone();
+            a.loc = id;
+            let i = id as usize;
+            if prep.answers.len() <= i {
+                prep.answers.resize_with(i + 1, || None);
+            }
+            prep.answers[i] = Some(a);
         }
     }
     prep

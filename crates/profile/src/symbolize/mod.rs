@@ -247,6 +247,7 @@ type Found = Option<(RawFrame, Vec<RawFrame>)>;
 
 /// One location's answer: its symbol and frames, and its source position
 /// (file path and line).
+#[derive(Clone)]
 struct LocAnswer {
     loc: u32,
     found: Found,
@@ -438,6 +439,7 @@ impl Shares {
 }
 
 /// A raw per-location answer from a worker, before interning.
+#[derive(Clone)]
 struct RawFrame {
     name: String,
     start: u64,
@@ -602,6 +604,37 @@ fn complete(
                 if let Some(a) = prep.answers.get_mut(i as usize) {
                     *a = None;
                 }
+            }
+        }
+    }
+    // A location whose file address and origin another one answered
+    // early had (the same code in another process) takes that answer.
+    if !prep.answers.is_empty() {
+        for ids in by_dso.values() {
+            let mut first: HashMap<(u64, crate::collect::Origin), u32> = HashMap::default();
+            for &i in ids.iter().filter(|&&i| early(&prep.answers, i)) {
+                let l = &locs[i as usize];
+                first.entry((l.rel, l.origin)).or_insert(i);
+            }
+            if first.is_empty() {
+                continue;
+            }
+            for &i in ids {
+                let l = &locs[i as usize];
+                let Some(&from) = first.get(&(l.rel, l.origin)) else {
+                    continue;
+                };
+                if early(&prep.answers, i) {
+                    continue;
+                }
+                let Some(mut a) = prep.answers[from as usize].clone() else {
+                    continue;
+                };
+                a.loc = i;
+                if prep.answers.len() <= i as usize {
+                    prep.answers.resize_with(i as usize + 1, || None);
+                }
+                prep.answers[i as usize] = Some(a);
             }
         }
     }
