@@ -70,6 +70,13 @@ impl Loc {
         }
     }
 
+    /// What a symbolizer's answer for this location depends on within its
+    /// DSO: the file address and how it came into the stack. The same
+    /// code mapped at other addresses in other processes shares it.
+    pub fn answer_key(&self) -> (u64, Origin) {
+        (self.rel, self.origin)
+    }
+
     /// Whether perf expands this address into inline frames.
     pub fn expands_inlines(&self) -> bool {
         matches!(self.origin, Origin::Unwound | Origin::UnwoundLeaf)
@@ -604,13 +611,23 @@ fn add_sum(
     e.samples += 1;
 }
 
-/// The last stack interned for thread `thread` (the memory of at most
-/// [`MAX_PATHS`] threads is kept).
-fn path_of(paths: &mut HashMap<u32, StackPath>, thread: u32) -> &mut StackPath {
+/// A sample's leaf location id and stack id, interned from its locations
+/// `leaf_first` with what `paths` remembers of thread `thread`'s last stack
+/// (the memory of at most [`MAX_PATHS`] threads is kept). The stack is
+/// interned before the leaf, whichever thread does it, so ids come out
+/// the same.
+fn intern_sample(
+    interner: &mut Interner,
+    paths: &mut HashMap<u32, StackPath>,
+    thread: u32,
+    leaf_first: &[Loc],
+    leaf: Loc,
+) -> (u32, u32) {
     if paths.len() >= MAX_PATHS && !paths.contains_key(&thread) {
         paths.clear();
     }
-    paths.entry(thread).or_default()
+    let stack = interner.stack_id_from(leaf_first, paths.entry(thread).or_default());
+    (interner.loc_id(leaf), stack)
 }
 
 /// The 128-bit hash of a whole [`SampleKey`] (for sums no recorded chain
@@ -1138,9 +1155,13 @@ impl Collector {
     /// A sample's leaf location id and stack id, looked up and interned.
     fn resolve(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> (u32, u32) {
         let leaf = self.locate_stack(machine, th, s);
-        let path = path_of(&mut self.paths, th.index as u32);
-        let stack = self.interner.stack_id_from(&self.buf, path);
-        (self.interner.loc_id(leaf), stack)
+        intern_sample(
+            &mut self.interner,
+            &mut self.paths,
+            th.index as u32,
+            &self.buf,
+            leaf,
+        )
     }
 
     /// A sample's own location (its DSO marked as hit), and its stack's

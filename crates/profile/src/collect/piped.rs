@@ -17,10 +17,10 @@ use std::thread::JoinHandle;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{
-    add_sum, key_hash, path_of, Collector, Interner, Loc, SampleKey, SampleSum, StackPath,
+    add_sum, intern_sample, key_hash, Collector, Interner, Loc, SampleKey, SampleSum, StackPath,
 };
 use crate::machine::Dso;
-use crate::symbolize::Background;
+use crate::symbolize::{Background, Feeder};
 
 /// One sample for the interning thread: its key without its leaf and
 /// stack, which are interned here from `leaf` and the batch's frames.
@@ -56,7 +56,7 @@ struct Interning {
     /// Per slot of the replaying thread: the index of its sum in `sums`.
     slots: Vec<u32>,
     /// Pass two's early thread, fed the locations as they are interned.
-    early: Option<Background>,
+    early: Feeder,
     dsos: Vec<Dso>,
 }
 
@@ -79,11 +79,13 @@ impl Interning {
             let frames = &b.frames[at..end];
             at = end;
             let mut key = item.key;
-            let path = path_of(&mut self.paths, key.thread);
-            // The stack first, then the leaf: the order `Collector::resolve`
-            // interns them in.
-            key.stack = self.interner.stack_id_from(frames, path);
-            key.leaf = self.interner.loc_id(item.leaf);
+            (key.leaf, key.stack) = intern_sample(
+                &mut self.interner,
+                &mut self.paths,
+                key.thread,
+                frames,
+                item.leaf,
+            );
             if item.slotted {
                 self.slots.push(self.sums.len() as u32);
                 self.sums.push((
@@ -105,19 +107,17 @@ impl Interning {
         }
         b.frames.clear();
         self.dsos.append(&mut b.dsos);
-        if let Some(early) = &mut self.early {
-            early.feed(self.interner.locs(), &self.dsos);
-        }
+        self.early.feed(self.interner.locs(), &self.dsos);
     }
 }
 
 impl Collector {
     /// Interns stacks on a thread of its own from here on (a collector
-    /// that has summed nothing yet and is not in branch mode), feeding
-    /// `early` there; gives `early` back where it does not.
-    pub fn start_interning(&mut self, early: Background) -> Option<Background> {
+    /// that has summed nothing yet and is not in branch mode), which
+    /// feeds `early` the locations; whether it does.
+    pub fn start_interning(&mut self, early: &mut Background) -> bool {
         if self.pipe.is_some() || self.opts.branches || !self.sums.is_empty() {
-            return Some(early);
+            return false;
         }
         let (init_tx, init_rx) = mpsc::channel::<Interning>();
         let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES);
@@ -136,7 +136,7 @@ impl Collector {
             Ok(w) => w,
             Err(e) => {
                 log::debug!("no interning thread: {e}");
-                return Some(early);
+                return false;
             }
         };
         let state = Interning {
@@ -145,14 +145,15 @@ impl Collector {
             sums: Vec::new(),
             sum_ids: HashMap::default(),
             slots: Vec::new(),
-            early: Some(early),
+            early: early.feeder(),
             dsos: Vec::new(),
         };
         if let Err(mpsc::SendError(state)) = init_tx.send(state) {
             // Cannot happen (the thread waits for it), but nothing is lost.
             self.interner = state.interner;
             self.paths = state.paths;
-            return state.early;
+            early.take_feeder_back(state.early);
+            return false;
         }
         self.pipe = Some(Pipe {
             batch: Batch::default(),
@@ -162,7 +163,7 @@ impl Collector {
             sent_dsos: 0,
             slots: 0,
         });
-        None
+        true
     }
 
     /// Whether stacks are interned on another thread.
@@ -210,16 +211,21 @@ impl Collector {
     }
 
     /// Ends interning apart: the thread's interner and sums come back,
-    /// with the replaying thread's sums put in their places, and so does
-    /// the early symbolizer.
-    pub fn join_interning(&mut self, dsos: &[Dso]) -> Option<Background> {
+    /// with the replaying thread's sums put in their places; the early
+    /// symbolizer's feeder ends there.
+    pub fn join_interning(&mut self, dsos: &[Dso]) {
         self.send_interning(dsos);
-        let pipe = self.pipe.take()?;
+        let Some(pipe) = self.pipe.take() else {
+            return;
+        };
         drop(pipe.tx);
         let state = match pipe.worker.join() {
-            Ok(Some(s)) => s,
-            Ok(None) => unreachable!("the interning thread was given its state"),
+            Ok(s) => s,
             Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // None: the thread was never given its state, which stayed here.
+        let Some(state) = state else {
+            return;
         };
         let Interning {
             interner,
@@ -230,6 +236,8 @@ impl Collector {
             early,
             ..
         } = state;
+        // The early symbolizer's loop ends when its feeders are gone.
+        drop(early);
         for (i, sum) in sum_ids.into_values() {
             if let Some(e) = sums.get_mut(i as usize) {
                 e.1 = sum;
@@ -246,6 +254,5 @@ impl Collector {
         self.interner = interner;
         self.paths = paths;
         self.sums = sums;
-        early
     }
 }

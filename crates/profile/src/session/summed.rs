@@ -77,9 +77,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
         .iter()
         .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_STACK_USER != 0);
     if !(unwinds && (o.inline || o.srclines)) {
-        if let Some(early) = sink.early.take() {
-            sink.early = sink.collector.start_interning(early);
-        }
+        sink.collector.start_interning(&mut sink.early);
     }
     let Replay {
         machine,
@@ -95,10 +93,7 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
         thread_values,
         ..
     } = sink;
-    let early = match collector.join_interning(machine.dsos()) {
-        Some(e) => e,
-        None => early.expect("the early symbolizer is with the sink or the interning thread"),
-    };
+    collector.join_interning(machine.dsos());
     log::debug!("pass one: {} distinct chains", collector.distinct_chains());
     collector.finish();
     log::debug!("pass one finished: {:?}", t0.elapsed());
@@ -129,8 +124,8 @@ pub fn sum(reader: RecordReader, o: &SumOptions) -> Result<Summed, Error> {
 /// from them without starting over.
 pub struct Summing {
     pub collector: Collector,
-    /// None while the collector's interning thread feeds it.
-    early: Option<Background>,
+    /// Fed by the collector's interning thread where it has one.
+    early: Background,
     time: Option<super::TimeRanges>,
     cpus: Option<Vec<u32>>,
     thread_values: Option<Vec<ThreadValue>>,
@@ -149,7 +144,7 @@ impl Summing {
         };
         Summing {
             collector: Collector::new(o.collect),
-            early: Some(Background::start(&sym_opts)),
+            early: Background::start(&sym_opts),
             time: o.time.clone(),
             cpus: o.cpus.clone(),
             thread_values: o.thread_values.then(Vec::new),
@@ -188,9 +183,11 @@ impl Sink for Summing {
     }
 
     fn batch_done(&mut self, machine: &Machine) {
-        match &mut self.early {
-            Some(early) => early.feed(self.collector.interner.locs(), machine.dsos()),
-            None => self.collector.send_interning(machine.dsos()),
+        if self.collector.interning_apart() {
+            self.collector.send_interning(machine.dsos());
+        } else {
+            self.early
+                .feed(self.collector.interner.locs(), machine.dsos());
         }
     }
 

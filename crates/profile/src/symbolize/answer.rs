@@ -181,7 +181,7 @@ pub(super) fn answer_dso(
     let mut looked_up: HashMap<(u64, Origin), usize> = HashMap::default();
     for &i in ids {
         let l = &locs[i as usize];
-        match looked_up.entry((l.rel, l.origin)) {
+        match looked_up.entry(l.answer_key()) {
             std::collections::hash_map::Entry::Occupied(o) => {
                 let same = PendingLoc {
                     loc: i,

@@ -33,11 +33,18 @@ struct Batch {
 /// The thread answering locations during pass one.
 pub struct Background {
     opts: SymbolizeOptions,
-    tx: Option<mpsc::Sender<Batch>>,
+    feeder: Feeder,
     worker: Option<JoinHandle<Prepared>>,
     /// Set when pass one is over: the thread stops after its batch, and
     /// what it has not read is answered on all cores.
     stop: Arc<AtomicBool>,
+}
+
+/// What hands the [`Background`] thread its locations: the background's
+/// own, or taken by the thread that interns them ([`Background::feeder`]).
+pub struct Feeder {
+    srclines: bool,
+    tx: Option<mpsc::Sender<Batch>>,
     sent_locs: usize,
     sent_dsos: usize,
 }
@@ -71,41 +78,42 @@ impl Background {
         };
         Background {
             opts: opts.clone(),
-            tx: worker.is_some().then_some(tx),
+            feeder: Feeder {
+                srclines: opts.srclines,
+                tx: worker.is_some().then_some(tx),
+                sent_locs: 0,
+                sent_dsos: 0,
+            },
             worker,
             stop,
-            sent_locs: 0,
-            sent_dsos: 0,
         }
     }
 
     /// Hands the thread the locations interned since the last call (`locs`
     /// and `dsos` only grow).
     pub fn feed(&mut self, locs: &[Loc], dsos: &[Dso]) {
-        let Some(tx) = &self.tx else {
-            return;
-        };
-        if locs.len() <= self.sent_locs {
-            return;
-        }
-        // Frame-pointer chains' addresses need the symbol table alone,
-        // which pass two reads in no time: they wait, and so does the
-        // memory of their binaries.
-        let srclines = self.opts.srclines;
-        let batch = Batch {
-            locs: (self.sent_locs..locs.len())
-                .map(|i| (i as u32, locs[i]))
-                .filter(|(_, l)| l.dso != NO_DSO && (srclines || l.expands_inlines()))
-                .collect(),
-            dsos: dsos[self.sent_dsos.min(dsos.len())..].to_vec(),
-        };
-        self.sent_locs = locs.len();
-        self.sent_dsos = dsos.len();
-        if tx.send(batch).is_err() {
-            self.tx = None;
-        }
+        self.feeder.feed(locs, dsos);
     }
 
+    /// Feeds the thread itself again with `feeder` (one [`Self::feeder`]
+    /// gave).
+    pub fn take_feeder_back(&mut self, feeder: Feeder) {
+        self.feeder = feeder;
+    }
+
+    /// Gives the feeding to the thread that interns the locations: this
+    /// background's [`Self::feed`] does nothing from here on.
+    pub fn feeder(&mut self) -> Feeder {
+        std::mem::replace(
+            &mut self.feeder,
+            Feeder {
+                srclines: self.opts.srclines,
+                tx: None,
+                sent_locs: 0,
+                sent_dsos: 0,
+            },
+        )
+    }
     /// [`Background::finish`] for the locations `collector` interned while
     /// replaying into `machine`, with the kernel's symbols `kernel`
     /// prefetched ([`super::pass_two`] without the early answers).
@@ -139,7 +147,7 @@ impl Background {
         preloaded_kernel: Option<Result<symbols::Kallsyms, symbols::Reason>>,
     ) -> SymbolTable {
         self.stop.store(true, Ordering::Relaxed);
-        self.tx = None;
+        self.feeder.tx = None;
         let t0 = std::time::Instant::now();
         let prep = self
             .worker
@@ -165,6 +173,34 @@ impl Background {
     }
 }
 
+impl Feeder {
+    /// [`Background::feed`].
+    pub fn feed(&mut self, locs: &[Loc], dsos: &[Dso]) {
+        let Some(tx) = &self.tx else {
+            return;
+        };
+        if locs.len() <= self.sent_locs {
+            return;
+        }
+        // Frame-pointer chains' addresses need the symbol table alone,
+        // which pass two reads in no time: they wait, and so does the
+        // memory of their binaries.
+        let srclines = self.srclines;
+        let batch = Batch {
+            locs: (self.sent_locs..locs.len())
+                .map(|i| (i as u32, locs[i]))
+                .filter(|(_, l)| l.dso != NO_DSO && (srclines || l.expands_inlines()))
+                .collect(),
+            dsos: dsos[self.sent_dsos.min(dsos.len())..].to_vec(),
+        };
+        self.sent_locs = locs.len();
+        self.sent_dsos = dsos.len();
+        if tx.send(batch).is_err() {
+            self.tx = None;
+        }
+    }
+}
+
 /// The thread's loop: each batch's locations are answered DSO by DSO, each
 /// binary opened once, until the batches end or pass one does.
 fn answer_batches(
@@ -179,7 +215,7 @@ fn answer_batches(
     let mut local: Vec<Loc> = Vec::new();
     // Per DSO and (file address, origin), the first location looked up:
     // the same code in another process takes its answer.
-    let mut first: HashMap<(u32, u64, Origin), u32> = HashMap::default();
+    let mut first: HashMap<(u32, (u64, Origin)), u32> = HashMap::default();
     let mut copies: Vec<(u32, u32)> = Vec::new();
     for batch in rx {
         if stop.load(Ordering::Relaxed) {
@@ -195,7 +231,7 @@ fn answer_batches(
             if known.is_none() {
                 continue;
             }
-            match first.entry((l.dso, l.rel, l.origin)) {
+            match first.entry((l.dso, l.answer_key())) {
                 std::collections::hash_map::Entry::Occupied(e) => copies.push((id, *e.get())),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(id);

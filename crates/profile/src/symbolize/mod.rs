@@ -18,7 +18,7 @@ mod background;
 mod incremental;
 use answer::*;
 pub use answer::{instruction_bytes, open_binary};
-pub use background::Background;
+pub use background::{Background, Feeder};
 pub use incremental::Incremental;
 mod kernel;
 pub use kernel::KernelPrefetch;
@@ -614,14 +614,14 @@ fn complete(
             let mut first: HashMap<(u64, crate::collect::Origin), u32> = HashMap::default();
             for &i in ids.iter().filter(|&&i| early(&prep.answers, i)) {
                 let l = &locs[i as usize];
-                first.entry((l.rel, l.origin)).or_insert(i);
+                first.entry(l.answer_key()).or_insert(i);
             }
             if first.is_empty() {
                 continue;
             }
             for &i in ids {
                 let l = &locs[i as usize];
-                let Some(&from) = first.get(&(l.rel, l.origin)) else {
+                let Some(&from) = first.get(&l.answer_key()) else {
                     continue;
                 };
                 if early(&prep.answers, i) {
