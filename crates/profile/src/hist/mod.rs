@@ -505,11 +505,16 @@ impl StackNodeMap {
 /// The entries on one trie path, as the path's new nodes are taken root
 /// first: each node is checked against its ancestors in constant time,
 /// not by walking up (which made deep stacks cost their depth squared).
+/// The path is kept from one chain to the next and only the part where
+/// they differ is walked: consecutive chains mostly share their callers.
 #[derive(Default)]
 struct PathMarks {
-    stamp: u32,
-    /// Per entry, the stamp of the path it was last seen on.
-    mark: Vec<u32>,
+    /// The path's nodes by depth, its root first.
+    path: Vec<u32>,
+    /// Per entry, how many of the path's nodes (below the root) are its.
+    on_path: Vec<u32>,
+    /// Scratch: nodes walked up from a new path's start.
+    walked: Vec<u32>,
     /// The sort keys hold one perf leaves out of its callchain entries'
     /// template (see [`counts_every_occurrence`]).
     check_every: bool,
@@ -533,37 +538,56 @@ fn counts_every_occurrence(e: &HistEntry) -> bool {
 
 impl PathMarks {
     /// A new path, whose nodes from `node` up (below the root) exist.
-    fn start(&mut self, trie: &ChainTrie, mut node: u32) {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.mark.iter_mut().for_each(|m| *m = 0);
-            self.stamp = 1;
-        }
-        while let Some(&up) = trie.parent.get(node as usize) {
+    fn start(&mut self, trie: &ChainTrie, node: u32) {
+        // Up from `node` to the deepest node the last path has in common.
+        self.walked.clear();
+        let mut keep = 0;
+        let mut x = node;
+        while let Some(&up) = trie.parent.get(x as usize) {
+            let depth = trie.depth[x as usize] as usize;
+            if self.path.get(depth) == Some(&x) {
+                keep = depth + 1;
+                break;
+            }
+            self.walked.push(x);
             if up == NONE {
                 break;
             }
-            self.see(trie.entry[node as usize]);
-            node = up;
+            x = up;
+        }
+        while self.path.len() > keep {
+            if let Some(n) = self.path.pop() {
+                if trie.parent[n as usize] != NONE {
+                    let c = &mut self.on_path[trie.entry[n as usize] as usize];
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        while let Some(n) = self.walked.pop() {
+            self.push(trie, n);
         }
     }
 
-    /// Marks `entry` as on the path; whether it was not already.
-    fn see(&mut self, entry: u32) -> bool {
-        let i = entry as usize;
-        if i >= self.mark.len() {
-            self.mark.resize(i + 1, 0);
+    /// Adds node `n` (a child of the path's last node) to the path; whether
+    /// its entry was not on it already.
+    fn push(&mut self, trie: &ChainTrie, n: u32) -> bool {
+        self.path.push(n);
+        if trie.parent[n as usize] == NONE {
+            return false;
         }
-        let first = self.mark[i] != self.stamp;
-        self.mark[i] = self.stamp;
-        first
+        let i = trie.entry[n as usize] as usize;
+        if i >= self.on_path.len() {
+            self.on_path.resize(i + 1, 0);
+        }
+        self.on_path[i] += 1;
+        self.on_path[i] == 1
     }
 
     /// Records trie node `n`, the next new node of the path, in its entry's
     /// subtrees if its frame's entry does not occur above it.
     fn note_first_occurrence(&mut self, trie: &ChainTrie, h: &mut Hists, n: u32) {
         let idx = trie.entry[n as usize];
-        let first = self.see(idx);
+        let first = self.push(trie, n);
         if first || self.check_every && counts_every_occurrence(&h.entries[idx as usize]) {
             h.entries[idx as usize].subtrees.push(n);
         }

@@ -62,6 +62,9 @@ const WIDE: u32 = 8;
 struct Src {
     node: u32,
     own: bool,
+    /// The entry's own chain ends in the node's subtree, as a range of
+    /// their list (a child's is found inside its parent's).
+    ends: (u32, u32),
 }
 
 /// A node of an entry's call graph before compression: the trie nodes
@@ -299,13 +302,23 @@ impl Report {
             let (sp, sc) = sums[sums.len() - 1];
             sums.push((sp.wrapping_add(p), sc.wrapping_add(c)));
         }
-        let own_in = |n: u32| -> (u64, u64) {
-            if own.is_empty() {
-                return (0, 0);
-            }
+        // The own ends under node `n`, searched for in `within` (a range
+        // that holds them: the parent's): deep in a big subtree that is
+        // mostly an empty range, found without a search.
+        let ends_in = |n: u32, within: (u32, u32)| -> (u32, u32) {
+            let (lo, hi) = (within.0 as usize, within.1 as usize);
+            let Some(part) = own.get(lo..hi).filter(|p| !p.is_empty()) else {
+                return (within.0, within.0);
+            };
             let (a, b) = (t.pre[n as usize], t.pre_end[n as usize]);
-            let lo = own.partition_point(|o| o.0 < a);
-            let hi = own.partition_point(|o| o.0 < b);
+            (
+                (lo + part.partition_point(|o| o.0 < a)) as u32,
+                (lo + part.partition_point(|o| o.0 < b)) as u32,
+            )
+        };
+        let all = (0u32, own.len() as u32);
+        let own_in = |s: Src| -> (u64, u64) {
+            let (lo, hi) = (s.ends.0 as usize, s.ends.1 as usize);
             (
                 sums[hi].0.wrapping_sub(sums[lo].0),
                 sums[hi].1.wrapping_sub(sums[lo].1),
@@ -315,7 +328,7 @@ impl Report {
         // samples (`own`), or all but those (a subtree from the entry's
         // frame on).
         let weight = |s: Src| -> (u64, u64) {
-            let (p, c) = own_in(s.node);
+            let (p, c) = own_in(s);
             if s.own {
                 (p, c)
             } else {
@@ -371,6 +384,7 @@ impl Report {
                         Src {
                             node: c,
                             own: s.own,
+                            ends: ends_in(c, s.ends),
                         },
                     ));
                 }
@@ -390,17 +404,37 @@ impl Report {
         roots.dedup();
         let roots: Vec<Src> = roots
             .into_iter()
-            .map(|node| Src { node, own: true })
+            .map(|node| Src {
+                node,
+                own: true,
+                ends: ends_in(node, all),
+            })
             .collect();
         children_of(&roots, &mut pairs);
-        for &s in &e.subtrees {
-            pairs.push((
+        // The subtrees' own ends, found walking both lists in pre-order
+        // (a binary search of a big entry's ends per subtree missed the
+        // cache at every step).
+        let from = pairs.len();
+        pairs.extend(e.subtrees.iter().map(|&s| {
+            (
                 canon(t.frame[s as usize]),
                 Src {
                     node: s,
                     own: false,
+                    ends: (0, 0),
                 },
-            ));
+            )
+        }));
+        pairs[from..].sort_unstable_by_key(|p| t.pre[p.1.node as usize]);
+        let mut at = 0usize;
+        for (_, src) in &mut pairs[from..] {
+            let n = src.node as usize;
+            let lo = gallop(&own, at, t.pre[n]);
+            let hi = gallop(&own, lo, t.pre_end[n]);
+            // (Subtrees nest where every occurrence counts: the next one
+            // starts from this one's first end.)
+            at = lo;
+            src.ends = (lo as u32, hi as u32);
         }
         let top = group(&mut pairs);
         let mut tree = CallTree::new();
@@ -671,4 +705,18 @@ impl Report {
         }
         self.hists[leader] = lead;
     }
+}
+
+/// The first index from `from` on whose pre-order number in `ends`
+/// (sorted) is `bound` or more: steps doubling from `from`, then a binary
+/// search within the last step, so a near answer costs a few reads.
+fn gallop(ends: &[(u32, u64, u64)], from: usize, bound: u32) -> usize {
+    let mut lo = from.min(ends.len());
+    let mut step = 1;
+    while lo + step <= ends.len() && ends[lo + step - 1].0 < bound {
+        lo += step;
+        step *= 2;
+    }
+    let end = (lo + step).min(ends.len());
+    lo + ends[lo..end].partition_point(|o| o.0 < bound)
 }
