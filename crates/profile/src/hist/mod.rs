@@ -502,24 +502,6 @@ impl StackNodeMap {
     }
 }
 
-/// The entries on one trie path, as the path's new nodes are taken root
-/// first: each node is checked against its ancestors in constant time,
-/// not by walking up (which made deep stacks cost their depth squared).
-/// The path is kept from one chain to the next and only the part where
-/// they differ is walked: consecutive chains mostly share their callers.
-#[derive(Default)]
-struct PathMarks {
-    /// The path's nodes by depth, its root first.
-    path: Vec<u32>,
-    /// Per entry, how many of the path's nodes (below the root) are its.
-    on_path: Vec<u32>,
-    /// Scratch: nodes walked up from a new path's start.
-    walked: Vec<u32>,
-    /// The sort keys hold one perf leaves out of its callchain entries'
-    /// template (see [`counts_every_occurrence`]).
-    check_every: bool,
-}
-
 /// perf 6.1 compares each callchain entry with the entries of the sample
 /// so far through a template that lacks the socket, cgroup_id, time,
 /// cgroup and code_page_size keys (as if they were 0): where an entry's value is not 0, nothing matches, so
@@ -536,60 +518,45 @@ fn counts_every_occurrence(e: &HistEntry) -> bool {
     })
 }
 
-impl PathMarks {
-    /// A new path, whose nodes from `node` up (below the root) exist.
-    fn start(&mut self, trie: &ChainTrie, node: u32) {
-        // Up from `node` to the deepest node the last path has in common.
-        self.walked.clear();
-        let mut keep = 0;
-        let mut x = node;
-        while let Some(&up) = trie.parent.get(x as usize) {
-            let depth = trie.depth[x as usize] as usize;
-            if self.path.get(depth) == Some(&x) {
-                keep = depth + 1;
+/// Gives each entry its subtrees: the trie nodes of its frame with no node
+/// of the entry above them (every node of it where the keys make each
+/// occurrence count, see [`counts_every_occurrence`]). One walk of the
+/// finished trie in pre-order, which keeps the path to each node and how
+/// many of its nodes each entry has, so the cost grows with the nodes, not
+/// with the chains times their depth.
+fn first_occurrences(report: &mut Report, root_events: &HashMap<u32, u32>, check_every: bool) {
+    let t = &report.trie;
+    let hists = &mut report.hists;
+    let mut on_path: Vec<u32> = vec![0; hists.iter().map(|h| h.entries.len()).max().unwrap_or(0)];
+    let mut open: Vec<u32> = Vec::new();
+    let mut hist = None;
+    for &n in &t.by_pre {
+        let pre = t.pre[n as usize];
+        while let Some(&top) = open.last() {
+            if pre < t.pre_end[top as usize] {
                 break;
             }
-            self.walked.push(x);
-            if up == NONE {
-                break;
-            }
-            x = up;
-        }
-        while self.path.len() > keep {
-            if let Some(n) = self.path.pop() {
-                if trie.parent[n as usize] != NONE {
-                    let c = &mut self.on_path[trie.entry[n as usize] as usize];
-                    *c = c.saturating_sub(1);
-                }
+            open.pop();
+            if let Some(c) = on_path.get_mut(t.entry[top as usize] as usize) {
+                *c = c.saturating_sub(1);
             }
         }
-        while let Some(n) = self.walked.pop() {
-            self.push(trie, n);
+        if t.parent[n as usize] == NONE {
+            // A root: the last one's path is closed.
+            hist = root_events.get(&n).copied();
+            continue;
         }
-    }
-
-    /// Adds node `n` (a child of the path's last node) to the path; whether
-    /// its entry was not on it already.
-    fn push(&mut self, trie: &ChainTrie, n: u32) -> bool {
-        self.path.push(n);
-        if trie.parent[n as usize] == NONE {
-            return false;
-        }
-        let i = trie.entry[n as usize] as usize;
-        if i >= self.on_path.len() {
-            self.on_path.resize(i + 1, 0);
-        }
-        self.on_path[i] += 1;
-        self.on_path[i] == 1
-    }
-
-    /// Records trie node `n`, the next new node of the path, in its entry's
-    /// subtrees if its frame's entry does not occur above it.
-    fn note_first_occurrence(&mut self, trie: &ChainTrie, h: &mut Hists, n: u32) {
-        let idx = trie.entry[n as usize];
-        let first = self.push(trie, n);
-        if first || self.check_every && counts_every_occurrence(&h.entries[idx as usize]) {
-            h.entries[idx as usize].subtrees.push(n);
+        let Some(h) = hist.and_then(|ev| hists.get_mut(ev as usize)) else {
+            continue;
+        };
+        let idx = t.entry[n as usize] as usize;
+        let (Some(e), Some(c)) = (h.entries.get_mut(idx), on_path.get_mut(idx)) else {
+            continue;
+        };
+        open.push(n);
+        *c += 1;
+        if *c == 1 || check_every && counts_every_occurrence(e) {
+            e.subtrees.push(n);
         }
     }
 }
@@ -678,19 +645,20 @@ pub fn build(
     // need them), root first.
     // (New trie node, the location keys see or NONE, the location.)
     let mut fresh: Vec<(u32, u32, u32)> = Vec::new();
-    let mut marks = PathMarks {
-        check_every: opts.keys.iter().any(|k| {
-            matches!(
-                k,
-                SortKey::Socket
-                    | SortKey::CgroupId
-                    | SortKey::Time
-                    | SortKey::Cgroup
-                    | SortKey::CodePageSize
-            )
-        }),
-        ..Default::default()
-    };
+    // The sort keys hold one perf leaves out of its callchain entries'
+    // template (see [`counts_every_occurrence`]).
+    let check_every = opts.keys.iter().any(|k| {
+        matches!(
+            k,
+            SortKey::Socket
+                | SortKey::CgroupId
+                | SortKey::Time
+                | SortKey::Cgroup
+                | SortKey::CodePageSize
+        )
+    });
+    // Per trie root, its event.
+    let mut root_events: HashMap<u32, u32> = HashMap::default();
     report.trie.children = opts.children;
     report.trie.caller_order = opts.caller_order;
     // The sums are taken from the end of a reversed copy, and their vector
@@ -859,6 +827,7 @@ pub fn build(
             cctx.parent_id,
             cctx.tag,
         );
+        root_events.entry(root).or_insert(key.event);
         // The chain goes into the trie root first whatever the order: the
         // path of a stack extends the path of the stack without its leaf,
         // so only stack nodes not yet under this root are walked: the
@@ -915,7 +884,6 @@ pub fn build(
         // without one shows the level before it in that walk (the
         // sample's own level before any).
         if opts.children && !fresh.is_empty() {
-            marks.start(trie, trie.parent[fresh[0].0 as usize]);
             if opts.caller_order {
                 for &(n, at, lid) in &fresh {
                     let f = trie.frame[n as usize];
@@ -930,7 +898,6 @@ pub fn build(
                     let level = if state != 0 { state } else { cctx.leaf_level };
                     let idx = g.entry(&report.frames, h, &cctx, f, (at, lid), level);
                     trie.entry[n as usize] = idx;
-                    marks.note_first_occurrence(trie, h, n);
                 }
             } else {
                 let mut level = cctx.leaf_level;
@@ -954,9 +921,6 @@ pub fn build(
                     }
                     n = trie.parent[n as usize];
                 }
-                for &(n, ..) in &fresh {
-                    marks.note_first_occurrence(trie, h, n);
-                }
             }
         }
         let e = &mut h.entries[self_index];
@@ -968,6 +932,9 @@ pub fn build(
     }
     if need_chain {
         report.trie.finish();
+        if opts.children {
+            first_occurrences(&mut report, &root_events, check_every);
+        }
     }
     let by_name = !loc_frames.by_address && !loc_frames.by_srcline;
     let mut inlined: HashMap<&str, u32> = HashMap::default();
@@ -1000,7 +967,7 @@ pub fn build(
                         e.max_depth = e.max_depth.max(d as usize);
                     }
                 }
-                if marks.check_every && counts_every_occurrence(e) {
+                if check_every && counts_every_occurrence(e) {
                     continue;
                 }
                 for &term in &e.ends {
