@@ -40,6 +40,7 @@
 pub mod annotate;
 pub mod buildids;
 pub mod callchain;
+mod children;
 pub mod collapse;
 pub mod diff;
 mod error;

@@ -178,7 +178,7 @@ pub fn build(p: &ExportProfile) -> Summary {
     };
     // Export function id → summary function id.
     let mut from_export: Vec<Option<u32>> = vec![None; p.functions.len()];
-    let mut node_ids: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut children = crate::children::Children::default();
     let mut leaves: Vec<Option<Leaf>> = vec![None; p.stacks.len()];
     let mut weights: HashMap<WeightKey, (u64, u64)> = HashMap::default();
     let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
@@ -249,15 +249,16 @@ pub fn build(p: &ExportProfile) -> Summary {
                 }
                 let mut parent: Option<u32> = None;
                 for &f in &frames {
-                    let key = (parent.map_or(u32::MAX, |p| p), f);
-                    let next = s.nodes.len() as u32;
-                    let id = *node_ids.entry(key).or_insert(next);
-                    if id == next {
-                        s.nodes.push(Node {
-                            parent,
-                            function: f,
-                        });
-                    }
+                    let id = match children.get(parent, f) {
+                        Some(id) => id,
+                        None => {
+                            s.nodes.push(Node {
+                                parent,
+                                function: f,
+                            });
+                            children.add(parent, f)
+                        }
+                    };
                     parent = Some(id);
                 }
                 let Some(node) = parent else {
@@ -304,7 +305,9 @@ pub fn build(p: &ExportProfile) -> Summary {
                         parent: Some(leaf.node),
                         function: *off_fn,
                     });
-                    (s.nodes.len() - 1) as u32
+                    // (Under a key no stack's frame has: found through
+                    // `off_cpu_nodes` only.)
+                    children.add(Some(leaf.node), u32::MAX)
                 });
                 add(*id, node, *off_fn);
             } else if events.contains(&smp.event) {

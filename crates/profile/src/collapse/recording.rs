@@ -396,9 +396,6 @@ fn names_of<'c>(
 
 const NONE: u32 = u32::MAX;
 
-/// Children a trie node has before they are also found through a map.
-const WIDE: u32 = 8;
-
 /// The marks folded names end with (kernel, JIT, inline).
 const MARKS: [&[u8]; 3] = [b"_[k]", b"_[j]", b"_[i]"];
 
@@ -426,15 +423,7 @@ struct NameTrie {
     /// and whether any did.
     count: Vec<(u64, bool)>,
     ended: Vec<bool>,
-    /// Per node: its first child and next sibling, and how many children
-    /// it has; the children of a node with more than [`WIDE`] are also
-    /// found by name in `wide`. Most nodes have a few children, found
-    /// near their parent in memory, where a map of them all missed the
-    /// cache at every step.
-    first_child: Vec<u32>,
-    next_sibling: Vec<u32>,
-    nkids: Vec<u32>,
-    wide: HashMap<(u32, u32), u32>,
+    children: crate::children::Children,
     names: Vec<Vec<u8>>,
     name_ids: HashMap<Vec<u8>, u32>,
 }
@@ -459,14 +448,7 @@ impl NameTrie {
         self.name.push(name);
         self.count.push((0, false));
         self.ended.push(false);
-        self.first_child.push(NONE);
-        self.next_sibling.push(NONE);
-        self.nkids.push(0);
-        if let Some(p) = self.first_child.get_mut(parent as usize) {
-            self.next_sibling[n as usize] = *p;
-            *p = n;
-            self.nkids[parent as usize] += 1;
-        }
+        self.children.add((parent != NONE).then_some(parent), name);
         n
     }
 
@@ -476,33 +458,10 @@ impl NameTrie {
     }
 
     fn child(&mut self, parent: u32, name: u32) -> u32 {
-        let p = parent as usize;
-        let kids = self.nkids[p];
-        if kids > WIDE {
-            if let Some(&n) = self.wide.get(&(parent, name)) {
-                return n;
-            }
-        } else {
-            let mut c = self.first_child[p];
-            while c != NONE {
-                if self.name[c as usize] == name {
-                    return c;
-                }
-                c = self.next_sibling[c as usize];
-            }
+        if let Some(n) = self.children.get(Some(parent), name) {
+            return n;
         }
-        let n = self.push(parent, name);
-        if kids == WIDE {
-            // Just became wide: all its children go into the map.
-            let mut c = self.first_child[p];
-            while c != NONE {
-                self.wide.insert((parent, self.name[c as usize]), c);
-                c = self.next_sibling[c as usize];
-            }
-        } else if kids > WIDE {
-            self.wide.insert((parent, name), n);
-        }
-        n
+        self.push(parent, name)
     }
 
     fn add(&mut self, node: u32, count: u64) {
