@@ -12,12 +12,18 @@ const WIDE: u32 = 8;
 
 const NONE: u32 = u32::MAX;
 
+/// One node's part, together: a step down reads one place in memory.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    key: u32,
+    first: u32,
+    next: u32,
+    count: u32,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Children {
-    key: Vec<u32>,
-    first: Vec<u32>,
-    next: Vec<u32>,
-    count: Vec<u32>,
+    nodes: Vec<Slot>,
     /// Children of wide nodes, and every top-level node (parent `None`).
     wide: HashMap<(u32, u32), u32>,
 }
@@ -28,15 +34,16 @@ impl Children {
         let Some(p) = parent else {
             return self.wide.get(&(NONE, key)).copied();
         };
-        if self.count.get(p as usize).copied().unwrap_or(0) > WIDE {
+        let slot = self.nodes.get(p as usize)?;
+        if slot.count > WIDE {
             return self.wide.get(&(p, key)).copied();
         }
-        let mut c = self.first.get(p as usize).copied().unwrap_or(NONE);
-        while c != NONE {
-            if self.key[c as usize] == key {
+        let mut c = slot.first;
+        while let Some(s) = self.nodes.get(c as usize) {
+            if s.key == key {
                 return Some(c);
             }
-            c = self.next[c as usize];
+            c = s.next;
         }
         None
     }
@@ -44,32 +51,33 @@ impl Children {
     /// Adds the next node (its id the number of nodes added so far), a
     /// child of `parent` with key `key`; returns its id.
     pub(crate) fn add(&mut self, parent: Option<u32>, key: u32) -> u32 {
-        let n = self.key.len() as u32;
-        self.key.push(key);
-        self.first.push(NONE);
-        self.next.push(NONE);
-        self.count.push(0);
+        let n = self.nodes.len() as u32;
+        let mut slot = Slot {
+            key,
+            first: NONE,
+            next: NONE,
+            count: 0,
+        };
         let Some(p) = parent.filter(|&p| p < n) else {
+            self.nodes.push(slot);
             self.wide.insert((NONE, key), n);
             return n;
         };
-        let pi = p as usize;
-        self.next[n as usize] = self.first[pi];
-        self.first[pi] = n;
-        self.count[pi] += 1;
-        match self.count[pi] {
-            c if c == WIDE + 1 => {
-                // Just became wide: all its children go into the map.
-                let mut c = self.first[pi];
-                while c != NONE {
-                    self.wide.insert((p, self.key[c as usize]), c);
-                    c = self.next[c as usize];
-                }
+        let up = &mut self.nodes[p as usize];
+        slot.next = up.first;
+        up.first = n;
+        up.count += 1;
+        let count = up.count;
+        self.nodes.push(slot);
+        if count == WIDE + 1 {
+            // Just became wide: all its children go into the map.
+            let mut c = self.nodes[p as usize].first;
+            while let Some(s) = self.nodes.get(c as usize) {
+                self.wide.insert((p, s.key), c);
+                c = s.next;
             }
-            c if c > WIDE + 1 => {
-                self.wide.insert((p, key), n);
-            }
-            _ => {}
+        } else if count > WIDE + 1 {
+            self.wide.insert((p, key), n);
         }
         n
     }
