@@ -8,8 +8,14 @@ use perf_data::stats::Stats;
 use crate::cli::ReportArgs;
 
 pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
-    // (--branch-history is -b with the branches in the call graphs.)
-    a.branch_stack |= a.branch_history;
+    if a.branch_history {
+        // perf's --branch-history: the samples' rows, each chain led by
+        // the sample's branches, frames told apart by address, and its
+        // own default sort.
+        if a.sort.is_none() {
+            a.sort = Some("srcline,symbol,dso".to_owned());
+        }
+    }
     // perf takes a word left after the options as the symbol filter.
     if let Some(s) = a.symbol_filter_arg.take() {
         a.symbol_filter = Some(s);
@@ -62,7 +68,7 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
     // Modes whose data the recording lacks: perf's message and an empty
     // report, as perf.
     let sample_types = || reader.meta().events.iter().map(|e| e.attr.sample_type);
-    let empty = if a.branch_stack
+    let empty = if (a.branch_stack || a.branch_history)
         && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_BRANCH_STACK != 0)
     {
         Some("Selected -b but no branch data. Did you call perf record without -b?")
@@ -73,6 +79,7 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         .as_deref()
         .is_some_and(|g| g.split(',').next() != Some("none"))
         && !reader.meta().is_pipe()
+        && !a.branch_history
         && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_CALLCHAIN != 0)
     {
         Some("Selected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf record' without -g or -b?")
@@ -81,9 +88,6 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
     };
     if let Some(msg) = empty {
         return empty_report(msg, quiet);
-    }
-    if a.branch_history {
-        anyhow::bail!("--branch-history: branches in the call graphs are not implemented yet; -b shows the branch view, --no-branch-stack the samples' view");
     }
     if a.mem_mode {
         anyhow::bail!("--mem-mode: the memory-access view of `sear report` is not implemented yet; `sear script -F addr,data_src` prints each sample's access");
@@ -173,6 +177,9 @@ fn hotspots(
     if a.inverted {
         graph.order = Some(profile::callchain::ChainOrder::Caller);
     }
+    if a.branch_history {
+        graph.key = profile::callchain::ChainKey::Address;
+    }
     let request = profile::report::Request {
         layout: profile::fields::LayoutOptions {
             fields: a.fields.as_deref(),
@@ -190,7 +197,7 @@ fn hotspots(
                 reader.meta(),
                 if a.branch_stack {
                     Some(true)
-                } else if a.no_branch_stack {
+                } else if a.no_branch_stack || a.branch_history {
                     Some(false)
                 } else {
                     None
@@ -205,6 +212,7 @@ fn hotspots(
         time_quantum: a.time_quantum.unwrap_or(100_000_000),
         nanosecs: a.ns,
         verbose,
+        branch_history: a.branch_history,
     };
     // What the events record is known only after all records in pipe
     // mode (their attrs come as records): the columns are checked now and
@@ -230,7 +238,8 @@ fn hotspots(
         &profile::session::SumOptions {
             collect,
             names: a.names.style(),
-            inline: !a.no_inline,
+            // (perf adds no inline frames for branches.)
+            inline: !a.no_inline && !a.branch_history,
             // (-g ...,address and ...,srcline name each frame's source
             // line.)
             srclines: early.keys.iter().any(|k| k.needs_srclines())

@@ -153,6 +153,7 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
         time_quantum: 100_000_000,
         nanosecs: false,
         verbose: false,
+        branch_history: false,
     };
     let early = request.early()?;
     let sum_opts = SumOptions {

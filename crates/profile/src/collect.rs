@@ -13,7 +13,9 @@ use unwind::{Binaries, Mapping, Unwinder, UserRegs};
 
 use crate::machine::{Machine, MapHit, MapInfo, ThreadInfo};
 
+mod history;
 mod piped;
+pub use history::Position;
 
 /// No DSO: the address hit no map.
 pub const NO_DSO: u32 = u32::MAX;
@@ -445,6 +447,10 @@ pub struct CollectOptions {
     /// (with a period of 1) instead of the sample; samples without a
     /// branch stack are left out.
     pub branches: bool,
+    /// perf's `--branch-history`: a sample's branch stack goes into its
+    /// chain ahead of its callers, each sample summed apart (see
+    /// [`Collector::history`]).
+    pub branch_history: bool,
 }
 
 impl Default for CollectOptions {
@@ -461,6 +467,7 @@ impl Default for CollectOptions {
             by_code_page: false,
             by_weight: false,
             branches: false,
+            branch_history: false,
         }
     }
 }
@@ -526,6 +533,9 @@ pub struct Collector {
     /// Branch mode: the distinct sampled branches, by [`SampleKey::branch`].
     branches: Vec<Branch>,
     branch_ids: HashMap<Branch, u32>,
+    /// In branch-history mode, what each position of each sample's chain
+    /// is, by the sample's [`SampleKey::branch`].
+    history: Vec<Box<[Position]>>,
     /// Stacks interned on another thread ([`Self::start_interning`]):
     /// `interner`, `paths` and the sums of stacks met anew are there, and
     /// `sum_ids` maps recorded chains to slots, not to `sums`.
@@ -687,6 +697,7 @@ impl Collector {
             trace_raw_ids: HashMap::default(),
             branches: Vec::new(),
             branch_ids: HashMap::default(),
+            history: Vec::new(),
             pipe: None,
         }
     }
@@ -698,7 +709,24 @@ impl Collector {
 
     /// A sampled branch by its [`SampleKey::branch`].
     pub fn branch(&self, id: u32) -> Option<Branch> {
+        if self.opts.branch_history {
+            return None;
+        }
         self.branches.get(id as usize).copied()
+    }
+
+    /// Whether samples are summed in branch-history mode.
+    pub fn branch_history(&self) -> bool {
+        self.opts.branch_history
+    }
+
+    /// In branch-history mode, what the positions of a sample's chain
+    /// are, leaf first, by its [`SampleKey::branch`] (`None` otherwise).
+    pub fn history(&self, id: u32) -> Option<&[Position]> {
+        if !self.opts.branch_history {
+            return None;
+        }
+        self.history.get(id as usize).map(|p| &p[..])
     }
 
     /// Every tag, by [`SampleKey::tag`].
@@ -943,6 +971,10 @@ impl Collector {
             self.add_branches(machine, s);
             return;
         }
+        if self.opts.branch_history {
+            self.add_history(machine, s, period);
+            return;
+        }
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
@@ -1040,6 +1072,13 @@ impl Collector {
 
     /// The interned location of a branch end (see [`Self::add_branches`]).
     fn branch_end(&mut self, machine: &Machine, th: &ThreadInfo, addr: u64) -> u32 {
+        let loc = self.branch_end_loc(machine, th, addr);
+        self.interner.loc_id(loc)
+    }
+
+    /// Where a branch end is, located as perf's
+    /// `thread__find_cpumode_addr_location` does (see [`Self::branch_end`]).
+    fn branch_end_loc(&mut self, machine: &Machine, th: &ThreadInfo, addr: u64) -> Loc {
         let user = Self::locate(
             &mut self.map_cache,
             machine,
@@ -1048,7 +1087,7 @@ impl Collector {
             addr,
             Origin::Exact,
         );
-        let loc = if user.dso != NO_DSO {
+        if user.dso != NO_DSO {
             user
         } else {
             let kernel = Self::locate(
@@ -1067,8 +1106,7 @@ impl Collector {
                     ..kernel
                 }
             }
-        };
-        self.interner.loc_id(loc)
+        }
     }
 
     fn cpu_of(&self, s: &Sample<'_>) -> u32 {

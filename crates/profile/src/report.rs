@@ -97,6 +97,9 @@ pub struct Request<'a> {
     /// `-v`: perf's verbose columns (DSOs by path; each symbol after its
     /// entry's address and where perf read the DSO's symbols from).
     pub verbose: bool,
+    /// `--branch-history`: each sample's branch stack in its call chain
+    /// (see [`crate::collect::Position`]).
+    pub branch_history: bool,
 }
 
 /// What is known before the records: the sort keys.
@@ -159,6 +162,7 @@ impl Request<'_> {
             by_code_page: early.keys.contains(&SortKey::CodePageSize),
             by_weight: early.keys.iter().any(|k| k.needs_weight()),
             branches: self.layout.branch,
+            branch_history: self.branch_history,
         }
     }
 
@@ -175,9 +179,13 @@ impl Request<'_> {
             .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
         let pipe = meta.is_pipe();
         let children = has_callchains && self.layout.children && !pipe && !self.layout.branch;
-        let order = self
-            .graph
-            .resolved_order(if pipe { self.layout.children } else { children });
+        // (perf orders branch-history chains as children would have, also
+        // where the recording's lack of callers turned children off.)
+        let order = self.graph.resolved_order(if pipe || self.branch_history {
+            self.layout.children
+        } else {
+            children
+        });
         (has_callchains, children, order)
     }
 
@@ -198,7 +206,11 @@ impl Request<'_> {
         let hist = HistOptions {
             keys: keys.clone(),
             children,
-            callchains: has_callchains && self.graph.enabled() && !self.layout.branch,
+            // (Branch history makes chains of the branches alone where
+            // the events record no callers.)
+            callchains: (has_callchains || self.branch_history)
+                && self.graph.enabled()
+                && !self.layout.branch,
             caller_order: order == ChainOrder::Caller,
             parent: early.want_parent.then_some(early.parent),
             ignore_callees: early.ignore_callees,

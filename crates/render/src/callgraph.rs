@@ -524,9 +524,25 @@ pub fn write_entry_graph(
     {
         return Ok(());
     }
-    let tree = report.entry_call_tree(e, params.prune(hists.callchain_base(relative)));
+    let mut tree = report.entry_call_tree(e, params.prune(hists.callchain_base(relative)));
     let order = |x: u32, y: u32| profile::hist::frame_order(report, syms, x, y);
     let sorted = tree.sort(params, hists.callchain_base(relative), &order);
+    // Branch history: each frame becomes its path in the entry's branch
+    // counts (numbered from `labels`), named with its counts (in graphs:
+    // perf's flat and folded lines have names alone).
+    let labels = report.frames.len() as u32;
+    let branches = report
+        .hists
+        .iter()
+        .position(|h| std::ptr::eq(h, hists))
+        .filter(|_| matches!(params.print_type, PrintType::Graph | PrintType::Fractal))
+        .and_then(|ev| report.entry_branches(ev, e));
+    if let Some(b) = branches {
+        tree.relabel(None, |before, f| match b.path(before, f) {
+            Some(id) => (labels.saturating_add(id), Some(id)),
+            None => (f, None),
+        });
+    }
     let graph = EntryGraph {
         tree: &tree,
         sorted: &sorted,
@@ -539,7 +555,7 @@ pub fn write_entry_graph(
         color: o.color,
         ..Default::default()
     };
-    let name_of = |f: u32| {
+    let frame_name = |f: u32| {
         let (sref, _) = report.frames[f as usize];
         match sref {
             // Call graphs print unresolved addresses plainly (C's `%#llx`:
@@ -562,7 +578,131 @@ pub fn write_entry_graph(
             },
         }
     };
+    let name_of = |f: u32| match (f.checked_sub(labels), branches) {
+        (Some(id), Some(b)) => match b.nodes.get(id as usize) {
+            Some((frame, counts)) => frame_name(*frame) + &branch_counts_text(counts),
+            None => String::new(),
+        },
+        _ => frame_name(f),
+    };
     write_callgraph(out, &graph, params, &style, &name_of)
+}
+
+/// What perf's branch-history graphs print after a frame
+/// (`callchain_list_counts__printf_value`): ` (calltrace)` for a frame
+/// of the recorded chain; for a branch target its types and how often it
+/// was predicted (and aborted); for a branch source its average cycles
+/// and loop iterations. perf counts a field whose value it then leaves
+/// out (an abort share under 0.1%), so its closing parenthesis can stand
+/// alone; so does this.
+pub fn branch_counts_text(c: &profile::hist::BranchCounts) -> String {
+    if c.branch_count == 0 {
+        return " (calltrace)".to_owned();
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    let sep = |i: i32| if i > 0 { " " } else { " (" };
+    // perf passes these shares as C floats.
+    let share = |n: u64| (n as f64 * 100.0 / c.branch_count as f64) as f32;
+    if c.branch_to {
+        let types = branch_types_text(c);
+        if !types.is_empty() {
+            out.push_str(&types);
+            i += 1;
+        }
+        if c.predicted < c.branch_count {
+            out.push_str(&format!(
+                "{}predicted:{:.1}%",
+                sep(i),
+                f64::from(share(c.predicted))
+            ));
+            i += 1;
+        }
+        if c.abort > 0 {
+            let v = share(c.abort);
+            if v >= 0.1 {
+                out.push_str(&format!("{}abort:{:.1}%", sep(i), f64::from(v)));
+            }
+            i += 1;
+        }
+    } else {
+        let cycles = c.cycles / c.branch_count;
+        if cycles != 0 {
+            out.push_str(&format!("{}cycles:{}", sep(i), cycles as i64));
+            i += 1;
+        }
+        if c.iter_count != 0 && c.from_count != 0 {
+            let v = c.iter_count / c.from_count;
+            if v != 0 {
+                out.push_str(&format!("{}iter:{}", sep(i), v as i64));
+                i += 1;
+                out.push_str(&format!(
+                    "{}avg_cycles:{}",
+                    sep(i),
+                    (c.iter_cycles / c.iter_count) as i64
+                ));
+                i += 1;
+            }
+        }
+    }
+    if i > 0 {
+        out.push(')');
+    }
+    out
+}
+
+/// perf's `branch_type_str`: the branch types a target was reached by,
+/// each after ` (` (the first) or a space; nothing without types.
+fn branch_types_text(c: &profile::hist::BranchCounts) -> String {
+    const NEW_TYPES: [&str; 8] = [
+        "FAULT_ALGN",
+        "FAULT_DATA",
+        "FAULT_INST",
+        "ARCH_1",
+        "ARCH_2",
+        "ARCH_3",
+        "ARCH_4",
+        "ARCH_5",
+    ];
+    let total: u64 = c.types.iter().chain(&c.new_types).sum();
+    if total == 0 {
+        return String::new();
+    }
+    let mut items: Vec<&str> = Vec::new();
+    if c.cond_fwd > 0 {
+        items.push("COND_FWD");
+    }
+    if c.cond_bwd > 0 {
+        items.push("COND_BWD");
+    }
+    for (t, &n) in c.types.iter().enumerate() {
+        // (Conditional branches are told apart by direction above.)
+        if t != 1 && n > 0 {
+            items.push(
+                crate::dump::fmt::BRANCH_TYPE_NAMES
+                    .get(t)
+                    .copied()
+                    .unwrap_or(""),
+            );
+        }
+    }
+    for (t, &n) in c.new_types.iter().enumerate() {
+        if n > 0 {
+            items.push(NEW_TYPES.get(t).copied().unwrap_or(""));
+        }
+    }
+    if c.cross_4k > 0 {
+        items.push("CROSS_4K");
+    }
+    if c.cross_2m > 0 {
+        items.push("CROSS_2M");
+    }
+    let mut out = String::new();
+    for (i, it) in items.iter().enumerate() {
+        out.push_str(if i == 0 { " (" } else { " " });
+        out.push_str(it);
+    }
+    out
 }
 
 /// Every entry's call graph of each section (events `section_events`),

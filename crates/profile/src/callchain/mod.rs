@@ -187,6 +187,37 @@ impl CallTree {
         id
     }
 
+    /// Replaces every frame, walking each path from the root: `f` gets
+    /// the state the frame before it left (`start` at the top) and the
+    /// frame, and gives the new frame and the state for the next one (the
+    /// tree's shape and weights stay).
+    pub fn relabel<S: Copy>(&mut self, start: S, mut f: impl FnMut(S, FrameId) -> (FrameId, S)) {
+        let mut work = vec![(Self::ROOT, start)];
+        while let Some((id, mut state)) = work.pop() {
+            let node = &mut self.nodes[id.0 as usize];
+            for fr in &mut node.frames {
+                let (new, next) = f(state, *fr);
+                *fr = new;
+                state = next;
+            }
+            let children: Vec<NodeId> = node.children.iter().map(|&(_, c)| c).collect();
+            for c in children {
+                work.push((c, state));
+            }
+        }
+        for i in 0..self.nodes.len() {
+            for k in 0..self.nodes[i].children.len() {
+                let c = self.nodes[i].children[k].1;
+                let first = self.nodes[c.0 as usize]
+                    .frames
+                    .first()
+                    .copied()
+                    .unwrap_or(0);
+                self.nodes[i].children[k].0 = first;
+            }
+        }
+    }
+
     /// Adds one sample's chain with its period (`callchain_append`). The
     /// chain is in perf's insertion order for the chosen order: sampled
     /// frame first for callee order, outermost caller first for caller

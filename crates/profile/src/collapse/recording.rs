@@ -71,6 +71,7 @@ pub fn fold_recording(
                 by_code_page: false,
                 by_weight: false,
                 branches: false,
+                branch_history: false,
             },
             names: crate::symbolize::NameStyle::Short,
             inline: true,

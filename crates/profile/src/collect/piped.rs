@@ -116,7 +116,11 @@ impl Collector {
     /// that has summed nothing yet and is not in branch mode), which
     /// feeds `early` the locations; whether it does.
     pub fn start_interning(&mut self, early: &mut Background) -> bool {
-        if self.pipe.is_some() || self.opts.branches || !self.sums.is_empty() {
+        if self.pipe.is_some()
+            || self.opts.branches
+            || self.opts.branch_history
+            || !self.sums.is_empty()
+        {
             return false;
         }
         let (init_tx, init_rx) = mpsc::channel::<Interning>();

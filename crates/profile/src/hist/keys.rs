@@ -768,6 +768,10 @@ pub(super) struct KeyMaker<'a> {
     pub(super) nanosecs: bool,
     /// Branch mode: some sampled branch has a cycle count.
     pub(super) lbr_cycles: bool,
+    /// Call graphs keyed by address: an entry made from a chain's frame
+    /// takes the frame's source line, which perf names without the
+    /// symbol (`+OFF` where no line is known).
+    pub(super) chain_srclines_bare: bool,
 }
 
 /// perf's text for an address without a source line or map.
@@ -803,6 +807,7 @@ impl<'a> KeyMaker<'a> {
             trace_texts: &[],
             nanosecs: false,
             lbr_cycles: false,
+            chain_srclines_bare: false,
         }
     }
 
@@ -826,6 +831,13 @@ impl<'a> KeyMaker<'a> {
     }
 
     /// Whether some sampled branch has a cycle count (branch mode).
+    /// With chain entries' source lines as an address-keyed call graph
+    /// names its frames (see [`Self::chain_srclines_bare`]).
+    pub(super) fn with_chain_srclines_bare(mut self, bare: bool) -> Self {
+        self.chain_srclines_bare = bare;
+        self
+    }
+
     pub(super) fn with_lbr_cycles(mut self, cycles: bool) -> Self {
         self.lbr_cycles = cycles;
         self
@@ -851,6 +863,21 @@ impl<'a> KeyMaker<'a> {
     /// DWARF (or, as `??:0`, the symbol table) covers the address; else
     /// `symbol+offset` (decimal) or `dso[address]`; `??:0` without a map.
     /// The srcfile is the file part of a found line, else empty.
+    /// The source line perf gives a chain's frame in an address-keyed call
+    /// graph (its `callchain_srcline`): [`Self::srcline`]'s, but `+OFF`
+    /// without the symbol's name where the line is not known.
+    fn chain_srcline(&mut self, lid: u32) -> u32 {
+        let line = self.srcline(lid).0;
+        let ls = self.syms.per_loc.get(lid as usize);
+        match ls {
+            Some(ls) if ls.line.is_none() && ls.sym.is_some() => {
+                let bare = format!("+{}", ls.sym_offset);
+                self.intern(&bare)
+            }
+            _ => line,
+        }
+    }
+
     pub(super) fn srcline(&mut self, lid: u32) -> (u32, u32) {
         if let Some(&(l, f)) = self.srclines.get(lid as usize) {
             if l != u32::MAX {
@@ -913,6 +940,9 @@ impl<'a> KeyMaker<'a> {
                 }
                 // perf tells unresolved symbols apart by address only.
                 SortKey::Sym => Key::Sym(unresolved_by_address(c.sym)),
+                SortKey::Srcline if !c.own && self.chain_srclines_bare => {
+                    Key::Srcline(self.chain_srcline(c.loc))
+                }
                 SortKey::Srcline => Key::Srcline(self.srcline(c.loc).0),
                 SortKey::Srcfile => Key::Srcfile(self.srcline(c.loc).1),
                 SortKey::Parent => Key::Parent(c.parent),

@@ -10,10 +10,12 @@ use crate::machine::Machine;
 use crate::symbolize::{SymInfo, SymbolTable};
 
 mod filter;
+mod history;
 mod keys;
 mod trie;
 
 pub use filter::{dso_short_name, Filters};
+pub use history::{BranchCounts, EntryBranches};
 pub use keys::{page_size_name, Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
 use keys::{KeyCtx, KeyMaker};
 use trie::{ChainTrie, NONE};
@@ -199,6 +201,9 @@ pub struct Report {
     /// Every sample's chain (in insertion order) as a path in one trie of
     /// frames, with a root per (event, comm, thread).
     trie: ChainTrie,
+    /// In branch-history mode, the branch counts of each entry's graph by
+    /// (event, entry id).
+    branches: HashMap<(u32, u32), EntryBranches>,
 }
 
 /// Where a sample's chain ends, with its weight and own entry.
@@ -524,7 +529,7 @@ fn counts_every_occurrence(e: &HistEntry) -> bool {
 /// finished trie in pre-order, which keeps the path to each node and how
 /// many of its nodes each entry has, so the cost grows with the nodes, not
 /// with the chains times their depth.
-fn first_occurrences(report: &mut Report, root_events: &HashMap<u32, u32>, check_every: bool) {
+fn first_occurrences(report: &mut Report, check_every: bool) {
     let t = &report.trie;
     let hists = &mut report.hists;
     let mut on_path: Vec<u32> = vec![0; hists.iter().map(|h| h.entries.len()).max().unwrap_or(0)];
@@ -543,7 +548,7 @@ fn first_occurrences(report: &mut Report, root_events: &HashMap<u32, u32>, check
         }
         if t.parent[n as usize] == NONE {
             // A root: the last one's path is closed.
-            hist = root_events.get(&n).copied();
+            hist = t.root_events.get(&n).copied();
             continue;
         }
         let Some(h) = hist.and_then(|ev| hists.get_mut(ev as usize)) else {
@@ -584,6 +589,8 @@ pub fn build(
     let locs = collector.interner.locs();
     let mut stack = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    // In branch-history mode, what each term's chain positions are.
+    let mut term_positions: Vec<&[crate::collect::Position]> = Vec::new();
     let need_chain = opts.children || opts.callchains;
     let dso_rows: Vec<u32> = {
         let names: Vec<&str> = if opts.dsos_by_path {
@@ -618,7 +625,8 @@ pub fn build(
             } else {
                 Vec::new()
             })
-            .with_lbr_cycles(collector.branch_cycles()),
+            .with_lbr_cycles(collector.branch_cycles())
+            .with_chain_srclines_bare(opts.frames_by_address),
         keybuf: Vec::new(),
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
@@ -657,8 +665,6 @@ pub fn build(
                 | SortKey::CodePageSize
         )
     });
-    // Per trie root, its event.
-    let mut root_events: HashMap<u32, u32> = HashMap::default();
     report.trie.children = opts.children;
     report.trie.caller_order = opts.caller_order;
     // The sums are taken from the end of a reversed copy, and their vector
@@ -827,7 +833,6 @@ pub fn build(
             cctx.parent_id,
             cctx.tag,
         );
-        root_events.entry(root).or_insert(key.event);
         // The chain goes into the trie root first whatever the order: the
         // path of a stack extends the path of the stack without its leaf,
         // so only stack nodes not yet under this root are walked: the
@@ -926,6 +931,9 @@ pub fn build(
         let e = &mut h.entries[self_index];
         let term = trie.add_term(end, e.id, sum.period, sum.samples);
         e.ends.push(term);
+        if collector.branch_history() {
+            term_positions.push(collector.history(key.branch).unwrap_or(&[]));
+        }
         if opts.callchains {
             e.max_depth = e.max_depth.max(trie.depth[end as usize] as usize);
         }
@@ -933,9 +941,10 @@ pub fn build(
     if need_chain {
         report.trie.finish();
         if opts.children {
-            first_occurrences(&mut report, &root_events, check_every);
+            first_occurrences(&mut report, check_every);
         }
     }
+    let count_branches = collector.branch_history() && need_chain;
     let by_name = !loc_frames.by_address && !loc_frames.by_srcline;
     let mut inlined: HashMap<&str, u32> = HashMap::default();
     report.frame_canon = report
@@ -950,6 +959,9 @@ pub fn build(
             _ => i as u32,
         })
         .collect();
+    if count_branches {
+        report.count_branches(&term_positions);
+    }
     if opts.children {
         // An entry's accumulated period: its own, plus every chain through
         // the nodes where its frame first occurs, less its own samples

@@ -36,6 +36,8 @@ pub(super) struct ChainTrie {
     /// Roots by (event, comm, thread, cpu, parent): `NONE` for the cpu and
     /// parent unless they are sort keys.
     pub(super) roots: HashMap<(u32, u32, u32, u32, u32, u32), u32>,
+    /// After [`finish`](Self::finish), each root's event.
+    pub(super) root_events: HashMap<u32, u32>,
     /// After [`ChainTrie::finish`], per node: the period and samples of
     /// the chains through it, their greatest depth, and its pre-order
     /// number and the number after its subtree's.
@@ -194,7 +196,10 @@ impl ChainTrie {
         self.ids = HashMap::default();
         self.nkids = Vec::new();
         self.loc_ids = HashMap::default();
-        self.roots = HashMap::default();
+        self.root_events = std::mem::take(&mut self.roots)
+            .into_iter()
+            .map(|(key, root)| (root, key.0))
+            .collect();
         if !self.children {
             // Call graphs then hold only entries' own chains, built from
             // their ends (see `Report::entry_call_tree`).
