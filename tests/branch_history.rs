@@ -39,9 +39,10 @@ fn sear_history(f: &std::path::Path, args: &[&str]) -> String {
 #[test]
 fn branch_history_equals_perf_on_wild_files() {
     have_perf();
-    // Byte for byte: everything without children (the graph's order and
-    // print type), and children where no rows tie.
-    let exact: &[(&str, &[&str])] = &[
+    // Byte for byte, with and without children (perf's rows of equal
+    // weight from different threads in its output tree's order), in both
+    // orders and every print type.
+    let cases: &[(&str, &[&str])] = &[
         ("branch-4.14", &[]),
         ("branch-4.14", &["-g", "callee"]),
         ("branch-4.14", &["-G"]),
@@ -50,6 +51,10 @@ fn branch_history_equals_perf_on_wild_files() {
         ("branch-4.14", &["--no-children", "-g", "flat"]),
         ("branch-4.14", &["--max-stack", "5"]),
         ("branch-4.14", &["-g", "graph,1"]),
+        ("callgraph_and_branch-3.4", &[]),
+        ("callgraph_and_branch-3.4", &["-g", "callee"]),
+        ("callgraph_and_branch-3.4", &["-G"]),
+        ("callgraph_and_branch-3.4", &["-g", "graph,1"]),
         ("callgraph_and_branch-3.4", &["--no-children"]),
         (
             "callgraph_and_branch-3.4",
@@ -69,45 +74,30 @@ fn branch_history_equals_perf_on_wild_files() {
             &["--no-children", "--max-stack", "5"],
         ),
     ];
-    // Children with rows of equal weight: compared as blocks (perf orders
-    // ties of different threads by its tree's shape).
-    let as_blocks: &[(&str, &[&str])] = &[
-        ("callgraph_and_branch-3.4", &[]),
-        ("callgraph_and_branch-3.4", &["-g", "callee"]),
-        ("callgraph_and_branch-3.4", &["-g", "graph,1"]),
-    ];
     let mut failures = Vec::new();
-    for (exact, cases) in [(true, exact), (false, as_blocks)] {
-        for (name, args) in cases {
-            let f = wild_dir().join(format!("perf.data.{name}"));
-            let mut all = vec!["--branch-history"];
-            all.extend_from_slice(args);
-            let p = perf_report_nopipe(&f, &all);
-            let s = sear_history(&f, &all);
-            // (perf's header and at least one entry with its graph.)
-            assert!(p.lines().count() > 20, "{name} {args:?}: perf printed\n{p}");
-            let same = if exact {
-                p == s
-            } else {
-                blocks(&p) == blocks(&s)
+    for (name, args) in cases {
+        let f = wild_dir().join(format!("perf.data.{name}"));
+        let mut all = vec!["--branch-history"];
+        all.extend_from_slice(args);
+        let p = perf_report_nopipe(&f, &all);
+        let s = sear_history(&f, &all);
+        // (perf's header and at least one entry with its graph.)
+        assert!(p.lines().count() > 20, "{name} {args:?}: perf printed\n{p}");
+        if p != s {
+            let at = first_difference(&p, &s);
+            let around = |t: &str| {
+                t.lines()
+                    .skip(at.saturating_sub(3))
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             };
-            if !same {
-                let at = first_difference(&p, &s);
-                failures.push(format!(
-                    "{name} {args:?}: first difference at line {}\n--- perf\n{}\n--- sear\n{}",
-                    at + 1,
-                    p.lines()
-                        .skip(at.saturating_sub(3))
-                        .take(8)
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    s.lines()
-                        .skip(at.saturating_sub(3))
-                        .take(8)
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ));
-            }
+            failures.push(format!(
+                "{name} {args:?}: first difference at line {}\n--- perf\n{}\n--- sear\n{}",
+                at + 1,
+                around(&p),
+                around(&s),
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -379,3 +379,31 @@ fn weight_keys_equal_perf_on_wild_files() {
     assert!(weighed, "no wild file has branch weights");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Rows whose children periods tie across threads: perf compares their
+/// chain depths only within a thread, which is no order, so its rows come
+/// as its output tree (filled in the order of its collapsed entries) puts
+/// them. callgraph-3.4 has such ties in every sort below.
+#[test]
+fn children_ties_across_threads_come_in_perfs_order() {
+    have_perf();
+    let f = wild_dir().join("perf.data.callgraph-3.4");
+    let sets: [&[&str]; 4] = [
+        &[],
+        &["-g", "caller"],
+        &["-s", "pid,sym"],
+        &["-s", "dso,sym"],
+    ];
+    for args in sets {
+        let (p, s) = (perf_report(&f, args), sear_report(&f, args));
+        assert!(p.lines().count() > 100, "{args:?}: perf printed\n{p}");
+        let at = first_difference(&p, &s);
+        assert!(
+            p == s,
+            "{args:?}: first difference at line {}:\n--- perf\n{}\n--- sear\n{}",
+            at + 1,
+            p.lines().nth(at).unwrap_or(""),
+            s.lines().nth(at).unwrap_or("")
+        );
+    }
+}

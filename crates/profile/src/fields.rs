@@ -330,7 +330,8 @@ impl Hists {
                 })
                 .collect()
         };
-        self.entries.sort_by(|a, b| {
+        // perf's `hist_entry__sort`: the columns in order.
+        let by_columns = |a: &HistEntry, b: &HistEntry| -> Ordering {
             for (c, &ki) in order.iter().zip(&keys) {
                 let o = match c {
                     Column::Key(_) => match (a.keys.get(ki), b.keys.get(ki)) {
@@ -342,8 +343,11 @@ impl Hists {
                             Ordering::Equal
                         } else {
                             b.period_acc.cmp(&a.period_acc).then_with(|| {
-                                // perf does this only within a thread; a sort
-                                // needs a total order, so it applies to all.
+                                // Within a thread only, as perf: across
+                                // threads equal periods are a tie.
+                                if a.thread != b.thread {
+                                    return Ordering::Equal;
+                                }
                                 let o = b.max_depth.cmp(&a.max_depth);
                                 if caller_order {
                                     o
@@ -359,8 +363,11 @@ impl Hists {
                     return o;
                 }
             }
-            // perf keeps ties in the order of its collapsed entries, where
-            // unresolved symbols are ordered by address.
+            Ordering::Equal
+        };
+        // perf keeps ties in the order of its collapsed entries, where
+        // unresolved symbols are ordered by address.
+        let collapsed = |a: &HistEntry, b: &HistEntry| -> Ordering {
             a.keys
                 .iter()
                 .zip(&b.keys)
@@ -380,8 +387,57 @@ impl Hists {
                 })
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
-        });
+        };
+        // perf compares the chain depths of rows with equal children
+        // periods only within a thread: where such ties cross threads, its
+        // comparison is no order, and its rows come in the order its output
+        // tree gives them, inserted in the order of its collapsed entries
+        // (each key as perf collapses by it). Elsewhere that is the stable
+        // sort below.
+        let cross_thread_ties = children && {
+            let mut acc: Vec<(u64, u32)> = self
+                .entries
+                .iter()
+                .map(|e| (e.period_acc, e.thread))
+                .collect();
+            acc.sort_unstable();
+            acc.dedup();
+            acc.windows(2).any(|w| w[0].0 == w[1].0)
+        };
+        if cross_thread_ties {
+            // Both trees built as perf builds them (its collapse comparison
+            // is no total order either where unresolved addresses meet
+            // symbols: a tree takes any comparison; a sort may not).
+            let collapse = |a: &HistEntry, b: &HistEntry| {
+                a.keys
+                    .iter()
+                    .zip(&b.keys)
+                    .map(|(x, y)| names.cmp_collapsed(x, y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            };
+            self.reorder(|e, new, old| collapse(&e[new], &e[old]) == Ordering::Less);
+            self.reorder(|e, new, old| by_columns(&e[new], &e[old]) == Ordering::Less);
+        } else {
+            self.entries
+                .sort_by(|a, b| by_columns(a, b).then_with(|| collapsed(a, b)));
+        }
         self.clear_index();
+    }
+}
+
+impl Hists {
+    /// The entries inserted in their order into a tree where a new entry
+    /// goes left of an entry it `goes_left` of, listed in tree order (see
+    /// [`crate::rbtree`]).
+    fn reorder(&mut self, goes_left: impl Fn(&[HistEntry], usize, usize) -> bool) {
+        let e = &self.entries;
+        let at = crate::rbtree::insertion_order(e.len(), |new, old| goes_left(e, new, old));
+        let mut slots: Vec<Option<HistEntry>> = std::mem::take(&mut self.entries)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.entries = at.into_iter().filter_map(|i| slots[i].take()).collect();
     }
 }
 

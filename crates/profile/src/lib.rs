@@ -52,6 +52,7 @@ pub mod groups;
 pub mod hist;
 pub mod jit;
 pub mod machine;
+mod rbtree;
 pub mod report;
 pub mod session;
 pub mod summary;

@@ -481,6 +481,19 @@ impl Names<'_> {
         }
     }
 
+    /// The order of perf's collapsed entries (`hist_entry__collapse`, key
+    /// by key): the sort's, but symbols by address as perf's `sym` key
+    /// compares them there (unresolved ones as signed numbers).
+    pub fn cmp_collapsed(&self, a: &Key, b: &Key) -> Ordering {
+        match (a, b) {
+            (Key::Sym(SymRef::Addr { ip: p, .. }), Key::Sym(SymRef::Addr { ip: q, .. })) => {
+                signed_distance(*p, *q)
+            }
+            (Key::Sym(x), Key::Sym(y)) => self.cmp_by_address(x, y),
+            _ => self.cmp_for_sort(a, b),
+        }
+    }
+
     /// perf's `sort__sym_cmp` as an order: unresolved addresses by
     /// address, after symbols; symbols by DSO name, then start address
     /// (inlined ones by name first).
