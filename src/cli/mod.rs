@@ -947,9 +947,16 @@ pub struct ReportArgs {
     /// `--sample-cpu`). The header names the socket.
     #[arg(long = "socket-filter", value_name = "N")]
     pub socket_filter: Option<i32>,
-    /// Add the sampled branches to the call graphs (perf's
-    /// `--branch-history`, which implies -b): needs branch stacks as -b
-    /// does.
+    /// Add each sample's branches to its call graph (perf's
+    /// `--branch-history`; needs a recording made with -b or -j): the
+    /// samples' rows, sorted srcline,symbol,dso unless -s says otherwise,
+    /// and in each graph the branches (each target, then its source; loops
+    /// cut out; most recent first in callee order, oldest first in caller
+    /// order, the default with children) next to the callers, every frame by
+    /// address with what its branches said: `(cycles:N)` at a source,
+    /// `(predicted:X%)` at a target mispredicted now and then,
+    /// `(iter:N avg_cycles:M)` where loops were cut, `(calltrace)` at a
+    /// recorded caller.
     #[arg(long = "branch-history", conflicts_with = "no_branch_stack")]
     pub branch_history: bool,
     /// perf's annotate settings for its browser (`--source`, `--asm-raw`,

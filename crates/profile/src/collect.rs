@@ -1036,17 +1036,7 @@ impl Collector {
             .next()
             .map_or(0, |e| (e.flags >> 4) & 0xffff);
         let tag = self.tag_with(s, Some(first_cycles.max(1)));
-        let leaf = Self::locate(
-            &mut self.map_cache,
-            machine,
-            &th,
-            s.cpumode(),
-            s.ip.unwrap_or(0),
-            Origin::Exact,
-        );
-        if leaf.dso != NO_DSO {
-            machine.mark_hit(leaf.dso as usize);
-        }
+        let leaf = self.sample_leaf(machine, &th, s);
         let leaf = self.interner.loc_id(leaf);
         for e in stack.entries() {
             let from = self.branch_end(machine, &th, e.from);
@@ -1202,9 +1192,8 @@ impl Collector {
         )
     }
 
-    /// A sample's own location (its DSO marked as hit), and its stack's
-    /// locations in `self.buf`, leaf first.
-    fn locate_stack(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> Loc {
+    /// A sample's own location, its DSO marked as hit.
+    fn sample_leaf(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> Loc {
         let leaf = Self::locate(
             &mut self.map_cache,
             machine,
@@ -1216,6 +1205,13 @@ impl Collector {
         if leaf.dso != NO_DSO {
             machine.mark_hit(leaf.dso as usize);
         }
+        leaf
+    }
+
+    /// A sample's own location (its DSO marked as hit), and its stack's
+    /// locations in `self.buf`, leaf first.
+    fn locate_stack(&mut self, machine: &mut Machine, th: &ThreadInfo, s: &Sample<'_>) -> Loc {
+        let leaf = self.sample_leaf(machine, th, s);
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         if self.opts.callchains {

@@ -12,58 +12,45 @@
 //! promises.
 
 const NIL: u32 = u32::MAX;
+/// Sides: a node's children are `child[L]` and `child[R]`.
+const L: usize = 0;
+const R: usize = 1;
 
 struct Tree {
-    left: Vec<u32>,
-    right: Vec<u32>,
+    child: [Vec<u32>; 2],
     parent: Vec<u32>,
     red: Vec<bool>,
     root: u32,
 }
 
 impl Tree {
-    fn rotate_left(&mut self, x: u32) {
+    /// Rotates at `x` towards side `d`: its child on the other side takes
+    /// its place and `x` becomes that child's child on side `d` (`L`: a
+    /// left rotation).
+    fn rotate(&mut self, x: u32, d: usize) {
+        let o = 1 - d;
         let xi = x as usize;
-        let y = self.right[xi];
+        let y = self.child[o][xi];
         let yi = y as usize;
-        self.right[xi] = self.left[yi];
-        if self.left[yi] != NIL {
-            self.parent[self.left[yi] as usize] = x;
+        let inner = self.child[d][yi];
+        self.child[o][xi] = inner;
+        if inner != NIL {
+            self.parent[inner as usize] = x;
         }
-        self.parent[yi] = self.parent[xi];
         let p = self.parent[xi];
+        self.parent[yi] = p;
         if p == NIL {
             self.root = y;
-        } else if self.left[p as usize] == x {
-            self.left[p as usize] = y;
         } else {
-            self.right[p as usize] = y;
+            let side = if self.child[L][p as usize] == x { L } else { R };
+            self.child[side][p as usize] = y;
         }
-        self.left[yi] = x;
+        self.child[d][yi] = x;
         self.parent[xi] = y;
     }
 
-    fn rotate_right(&mut self, x: u32) {
-        let xi = x as usize;
-        let y = self.left[xi];
-        let yi = y as usize;
-        self.left[xi] = self.right[yi];
-        if self.right[yi] != NIL {
-            self.parent[self.right[yi] as usize] = x;
-        }
-        self.parent[yi] = self.parent[xi];
-        let p = self.parent[xi];
-        if p == NIL {
-            self.root = y;
-        } else if self.right[p as usize] == x {
-            self.right[p as usize] = y;
-        } else {
-            self.left[p as usize] = y;
-        }
-        self.right[yi] = x;
-        self.parent[xi] = y;
-    }
-
+    /// Restores the colours after `z` was put in red (the textbook
+    /// insertion fix-up; its two mirrored halves by side).
     fn fix_up(&mut self, mut z: u32) {
         loop {
             let p = self.parent[z as usize];
@@ -72,43 +59,24 @@ impl Tree {
             }
             // A red parent is not the root: the grandparent exists.
             let g = self.parent[p as usize];
-            if self.left[g as usize] == p {
-                let u = self.right[g as usize];
-                if u != NIL && self.red[u as usize] {
-                    self.red[p as usize] = false;
-                    self.red[u as usize] = false;
-                    self.red[g as usize] = true;
-                    z = g;
-                    continue;
-                }
-                let mut p = p;
-                if self.right[p as usize] == z {
-                    z = p;
-                    self.rotate_left(z);
-                    p = self.parent[z as usize];
-                }
+            let d = if self.child[L][g as usize] == p { L } else { R };
+            let u = self.child[1 - d][g as usize];
+            if u != NIL && self.red[u as usize] {
                 self.red[p as usize] = false;
+                self.red[u as usize] = false;
                 self.red[g as usize] = true;
-                self.rotate_right(g);
-            } else {
-                let u = self.left[g as usize];
-                if u != NIL && self.red[u as usize] {
-                    self.red[p as usize] = false;
-                    self.red[u as usize] = false;
-                    self.red[g as usize] = true;
-                    z = g;
-                    continue;
-                }
-                let mut p = p;
-                if self.left[p as usize] == z {
-                    z = p;
-                    self.rotate_right(z);
-                    p = self.parent[z as usize];
-                }
-                self.red[p as usize] = false;
-                self.red[g as usize] = true;
-                self.rotate_left(g);
+                z = g;
+                continue;
             }
+            let mut p = p;
+            if self.child[1 - d][p as usize] == z {
+                z = p;
+                self.rotate(z, d);
+                p = self.parent[z as usize];
+            }
+            self.red[p as usize] = false;
+            self.red[g as usize] = true;
+            self.rotate(g, 1 - d);
         }
         let r = self.root as usize;
         self.red[r] = false;
@@ -120,8 +88,7 @@ impl Tree {
 /// order.
 pub fn insertion_order(n: usize, mut goes_left: impl FnMut(usize, usize) -> bool) -> Vec<usize> {
     let mut t = Tree {
-        left: vec![NIL; n],
-        right: vec![NIL; n],
+        child: [vec![NIL; n], vec![NIL; n]],
         parent: vec![NIL; n],
         red: vec![false; n],
         root: NIL,
@@ -133,20 +100,14 @@ pub fn insertion_order(n: usize, mut goes_left: impl FnMut(usize, usize) -> bool
         while x != NIL {
             y = x;
             left = goes_left(z, x as usize);
-            x = if left {
-                t.left[x as usize]
-            } else {
-                t.right[x as usize]
-            };
+            x = t.child[if left { L } else { R }][x as usize];
         }
         let zu = z as u32;
         t.parent[z] = y;
         if y == NIL {
             t.root = zu;
-        } else if left {
-            t.left[y as usize] = zu;
         } else {
-            t.right[y as usize] = zu;
+            t.child[if left { L } else { R }][y as usize] = zu;
         }
         t.red[z] = true;
         t.fix_up(zu);
@@ -157,11 +118,11 @@ pub fn insertion_order(n: usize, mut goes_left: impl FnMut(usize, usize) -> bool
     while x != NIL || !stack.is_empty() {
         while x != NIL {
             stack.push(x);
-            x = t.left[x as usize];
+            x = t.child[L][x as usize];
         }
         let Some(top) = stack.pop() else { break };
         out.push(top as usize);
-        x = t.right[top as usize];
+        x = t.child[R][top as usize];
     }
     out
 }

@@ -654,16 +654,6 @@ pub fn branch_counts_text(c: &profile::hist::BranchCounts) -> String {
 /// perf's `branch_type_str`: the branch types a target was reached by,
 /// each after ` (` (the first) or a space; nothing without types.
 fn branch_types_text(c: &profile::hist::BranchCounts) -> String {
-    const NEW_TYPES: [&str; 8] = [
-        "FAULT_ALGN",
-        "FAULT_DATA",
-        "FAULT_INST",
-        "ARCH_1",
-        "ARCH_2",
-        "ARCH_3",
-        "ARCH_4",
-        "ARCH_5",
-    ];
     let total: u64 = c.types.iter().chain(&c.new_types).sum();
     if total == 0 {
         return String::new();
@@ -688,7 +678,12 @@ fn branch_types_text(c: &profile::hist::BranchCounts) -> String {
     }
     for (t, &n) in c.new_types.iter().enumerate() {
         if n > 0 {
-            items.push(NEW_TYPES.get(t).copied().unwrap_or(""));
+            items.push(
+                crate::dump::fmt::BRANCH_NEW_TYPE_NAMES
+                    .get(t)
+                    .copied()
+                    .unwrap_or(""),
+            );
         }
     }
     if c.cross_4k > 0 {

@@ -103,17 +103,7 @@ impl Collector {
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
         let tag = self.tag_of(s);
-        let leaf = Self::locate(
-            &mut self.map_cache,
-            machine,
-            &th,
-            s.cpumode(),
-            s.ip.unwrap_or(0),
-            Origin::Exact,
-        );
-        if leaf.dso != crate::collect::NO_DSO {
-            machine.mark_hit(leaf.dso as usize);
-        }
+        let leaf = self.sample_leaf(machine, &th, s);
         let mut locs = std::mem::take(&mut self.buf);
         locs.clear();
         let mut positions = Vec::new();
@@ -240,18 +230,26 @@ impl Collector {
                 .find(|&&ip| ip >= PERF_CONTEXT_MAX)
                 .copied()
         };
-        let mut cpumode = PERF_RECORD_MISC_USER;
-        if caller {
-            if let Some(m) = prev_marker(chain.len().saturating_sub(first_call)) {
-                match context(m) {
-                    Some(c) => cpumode = c,
-                    None => {
-                        locs.clear();
-                        positions.clear();
-                        return;
-                    }
-                }
+        // Takes a marker's context (none: the current one stays); false
+        // for an unknown marker.
+        let switch = |m: Option<u64>, cpumode: &mut u16| match m.map(context) {
+            Some(None) => false,
+            Some(Some(c)) => {
+                *cpumode = c;
+                true
             }
+            None => true,
+        };
+        let mut cpumode = PERF_RECORD_MISC_USER;
+        if caller
+            && !switch(
+                prev_marker(chain.len().saturating_sub(first_call)),
+                &mut cpumode,
+            )
+        {
+            locs.clear();
+            positions.clear();
+            return;
         }
         let mut entries = 0;
         for i in first_call..chain_nr {
@@ -262,15 +260,10 @@ impl Collector {
             let ip = chain[j];
             if ip >= PERF_CONTEXT_MAX {
                 let marker = if caller { prev_marker(j) } else { Some(ip) };
-                if let Some(m) = marker {
-                    match context(m) {
-                        Some(c) => cpumode = c,
-                        None => {
-                            locs.clear();
-                            positions.clear();
-                            return;
-                        }
-                    }
+                if !switch(marker, &mut cpumode) {
+                    locs.clear();
+                    positions.clear();
+                    return;
                 }
                 continue;
             }

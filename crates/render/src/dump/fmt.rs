@@ -32,6 +32,19 @@ pub(crate) const BRANCH_TYPE_NAMES: &[&str] = &[
     "EXTENDED",
 ];
 
+/// perf's names of the extended branch types (`PERF_BR_EXTEND_ABI`'s
+/// `new_type`).
+pub(crate) const BRANCH_NEW_TYPE_NAMES: &[&str] = &[
+    "FAULT_ALGN",
+    "FAULT_DATA",
+    "FAULT_INST",
+    "ARCH_1",
+    "ARCH_2",
+    "ARCH_3",
+    "ARCH_4",
+    "ARCH_5",
+];
+
 /// x86 register names by perf_regs bit number.
 pub(crate) const X86_REGS: &[&str] = &[
     "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES", "FS",

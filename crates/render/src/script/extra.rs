@@ -332,21 +332,11 @@ fn write_branch_flags(out: &mut dyn Write, flags: u64) -> io::Result<()> {
     let in_tx = if flags & 4 != 0 { 'X' } else { '-' };
     let abort = if flags & 8 != 0 { 'A' } else { '-' };
     let cycles = bits(flags, 4, 16);
-    const NEW_TYPES: [&str; 8] = [
-        "FAULT_ALGN",
-        "FAULT_DATA",
-        "FAULT_INST",
-        "ARCH_1",
-        "ARCH_2",
-        "ARCH_3",
-        "ARCH_4",
-        "ARCH_5",
-    ];
     // perf's get_branch_type: nothing for an unknown type, the new types'
     // names for the extended ABI.
     let name = match bits(flags, 20, 4) as usize {
         0 => "",
-        15 => NEW_TYPES
+        15 => crate::dump::fmt::BRANCH_NEW_TYPE_NAMES
             .get(bits(flags, 26, 4) as usize)
             .copied()
             .unwrap_or(""),
