@@ -269,7 +269,7 @@ impl Table {
                 let mut buf = Vec::new();
                 // (Writing to a Vec cannot fail.)
                 let _ =
-                    render::callgraph::write_entry_graph(&mut buf, e, h, report, syms, &names, &o);
+                    render::callgraph::write_entry_graph(&mut buf, e, ev, report, syms, &names, &o);
                 let text = String::from_utf8_lossy(&buf);
                 let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
                 while lines.last().is_some_and(|l| l.trim().is_empty()) {

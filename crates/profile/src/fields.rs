@@ -13,7 +13,7 @@
 
 use std::cmp::Ordering;
 
-use crate::hist::{HistEntry, Hists, Key, Names, SortKey, SymRef, SORT_KEY_NAMES};
+use crate::hist::{HistEntry, Hists, Key, Names, RankedNames, SortKey, SymRef, SORT_KEY_NAMES};
 
 /// A value column (perf's "hpp" fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -330,6 +330,9 @@ impl Hists {
                 })
                 .collect()
         };
+        // (Names compared by their ranks: the same order, without the
+        // string compares.)
+        let names = &RankedNames::new(names);
         // perf's `hist_entry__sort`: the columns in order.
         let by_columns = |a: &HistEntry, b: &HistEntry| -> Ordering {
             for (c, &ki) in order.iter().zip(&keys) {

@@ -496,18 +496,21 @@ fn site_srcline(
     }
 }
 
-/// Formats one entry's call graph from the report's chains (nothing for
+/// Formats the call graph of entry `e` of event `event` from the report's chains (nothing for
 /// entries the table hides or whose graph the threshold would empty).
 pub fn write_entry_graph(
     out: &mut dyn Write,
     e: &profile::hist::HistEntry,
-    hists: &profile::hist::Hists,
+    event: usize,
     report: &profile::hist::Report,
     syms: &[profile::symbolize::SymInfo],
     names: &profile::hist::Names<'_>,
     o: &EntryGraphOptions<'_>,
 ) -> io::Result<()> {
     let (params, children, relative) = (o.params, o.children, o.relative);
+    let Some(hists) = report.hists.get(event) else {
+        return Ok(());
+    };
     let entry_period = if children { e.period_acc } else { e.period };
     let base = hists.percent_base(relative);
     if base > 0 && 100.0 * entry_period as f64 / (base as f64) < o.percent_limit {
@@ -531,12 +534,9 @@ pub fn write_entry_graph(
     // counts (numbered from `labels`), named with its counts (in graphs:
     // perf's flat and folded lines have names alone).
     let labels = report.frames.len() as u32;
-    let branches = report
-        .hists
-        .iter()
-        .position(|h| std::ptr::eq(h, hists))
-        .filter(|_| matches!(params.print_type, PrintType::Graph | PrintType::Fractal))
-        .and_then(|ev| report.entry_branches(ev, e));
+    let branches = matches!(params.print_type, PrintType::Graph | PrintType::Fractal)
+        .then(|| report.entry_branches(event, e))
+        .flatten();
     if let Some(b) = branches {
         tree.relabel(None, |before, f| match b.path(before, f) {
             Some(id) => (labels.saturating_add(id), Some(id)),
@@ -723,7 +723,7 @@ pub fn entry_graphs(
                 .map(|e| {
                     let mut buf = Vec::new();
                     // Writing to a Vec cannot fail.
-                    let _ = write_entry_graph(&mut buf, e, h, report, syms, names, o);
+                    let _ = write_entry_graph(&mut buf, e, ev, report, syms, names, o);
                     buf
                 })
                 .collect()

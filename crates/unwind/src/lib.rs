@@ -773,6 +773,9 @@ impl Unwinder {
         path: impl Fn(&Mapping) -> &'a Path,
         mut failed: impl FnMut(Error),
     ) {
+        if changes.len() > 8 {
+            return self.merge_changes(binaries, changes, path, failed);
+        }
         for (start, now) in changes {
             let i = self.slots.partition_point(|s| s.map.start < *start);
             if self.slots.get(i).is_some_and(|s| s.map.start == *start) {
@@ -787,6 +790,51 @@ impl Unwinder {
             let slot = Slot::new(binaries, &m, &path, &mut failed);
             self.slots.insert(i, slot);
         }
+    }
+
+    /// [`Self::apply_changes`] for many changes (a new process's first
+    /// sync brings its whole table, in the order it was mapped): the changes
+    /// in address order merged with the table in one pass, where inserting
+    /// each in place would move the table's tail each time. The same
+    /// result: a change meets the slot at its start as the one before it at
+    /// that start left it.
+    fn merge_changes<'a>(
+        &mut self,
+        binaries: &mut Binaries,
+        changes: &[(u64, Option<Mapping>)],
+        path: impl Fn(&Mapping) -> &'a Path,
+        mut failed: impl FnMut(Error),
+    ) {
+        let mut order: Vec<usize> = (0..changes.len()).collect();
+        order.sort_by_key(|&i| changes[i].0);
+        let old = std::mem::take(&mut self.slots);
+        let mut out: Vec<Slot> = Vec::with_capacity(old.len() + changes.len());
+        let mut old = old.into_iter().peekable();
+        for i in order {
+            let (start, now) = &changes[i];
+            while let Some(s) = old.next_if(|s| s.map.start < *start) {
+                out.push(s);
+            }
+            // The slot at this start: one an earlier change put there, or
+            // the table's.
+            let here = if out.last().is_some_and(|s| s.map.start == *start) {
+                out.pop()
+            } else {
+                old.next_if(|s| s.map.start == *start)
+            };
+            if let Some(s) = here {
+                if now.is_some_and(|m| m == s.map) {
+                    out.push(s);
+                    continue;
+                }
+            }
+            let Some(m) = now.filter(|m| m.start < m.end) else {
+                continue;
+            };
+            out.push(Slot::new(binaries, &m, &path, &mut failed));
+        }
+        out.extend(old);
+        self.slots = out;
     }
 
     /// Adds the mapping `start..end` of `path` from file offset `pgoff`,

@@ -281,6 +281,62 @@ fn applied_changes_equal_a_full_sync() {
     }
 }
 
+/// Many changes at once (a new process's whole table, in the order it was mapped, then
+/// most of it replaced) are merged into the table in address order: the same modules as a
+/// full sync, and as the same changes applied a few at a time.
+#[test]
+fn many_changes_at_once_equal_a_full_sync() {
+    let exe = std::env::current_exe().unwrap();
+    let missing = Path::new("/nonexistent/lib.so");
+    let path = |m: &Mapping| {
+        if m.file % 2 == 1 {
+            exe.as_path()
+        } else {
+            missing
+        }
+    };
+    let mut bins = Binaries::new();
+    let (mut full, mut merged, mut few) = (Unwinder::new(), Unwinder::new(), Unwinder::new());
+    // Mapped top down, as the loader maps libraries.
+    let first: Vec<Mapping> = (0..20u64)
+        .rev()
+        .map(|i| mapping(0x10000 * (i + 1), 0x10000 * (i + 1) + 0x8000, i))
+        .collect();
+    // Every other one gone, a third remapped from another file, new ones between.
+    let second: Vec<Mapping> = (0..20u64)
+        .filter(|i| i % 2 == 0)
+        .map(|i| {
+            let f = if i % 3 == 0 { i + 101 } else { i };
+            mapping(0x10000 * (i + 1), 0x10000 * (i + 1) + 0x8000, f)
+        })
+        .chain(
+            (0..20u64).map(|i| mapping(0x10000 * (i + 1) + 0x9000, 0x10000 * (i + 1) + 0xa000, 1)),
+        )
+        .collect();
+    let mut before: Vec<Mapping> = Vec::new();
+    for maps in [first, second, Vec::new()] {
+        // (A sync takes the table in address order.)
+        let mut sorted = maps.clone();
+        sorted.sort_by_key(|m| m.start);
+        full.sync(&mut bins, &sorted, path, |_| {});
+        // The changes in the order the maps came (not sorted), each start once.
+        let mut changes: Vec<(u64, Option<Mapping>)> = Vec::new();
+        for m in before.iter().chain(&maps) {
+            if !changes.iter().any(|c| c.0 == m.start) {
+                changes.push((m.start, maps.iter().find(|n| n.start == m.start).copied()));
+            }
+        }
+        assert!(changes.len() > 8);
+        merged.apply_changes(&mut bins, &changes, path, |_| {});
+        for part in changes.chunks(3) {
+            few.apply_changes(&mut bins, part, path, |_| {});
+        }
+        assert_eq!(full.module_starts(), merged.module_starts(), "{maps:?}");
+        assert_eq!(few.module_starts(), merged.module_starts(), "{maps:?}");
+        before = maps;
+    }
+}
+
 /// A binary given as bytes (the fuzz targets' way in) serves mappings of its path without
 /// opening any file, and bytes that are no ELF file are an error, not a panic.
 #[test]

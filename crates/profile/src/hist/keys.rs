@@ -717,6 +717,127 @@ impl Names<'_> {
 /// comparing the addresses as signed numbers agrees with it on any two
 /// addresses of one half of the space, and puts kernel addresses (the
 /// upper half) first, as it does.
+/// [`Names`]' two sort comparisons with the names they compare by text
+/// (comms, DSO names, symbol names) replaced by their dense ranks, so a
+/// comparison is integer compares where the rows are put in order
+/// ([`crate::hist::Hists::sort_by_columns`], where perf's tree replays make
+/// millions of them). Exact: two names have equal ranks exactly when their
+/// texts are equal, and ranks follow the texts' order; every other key
+/// compares as [`Names`] compares it.
+pub struct RankedNames<'n, 'a> {
+    names: &'n Names<'a>,
+    /// By comm id; ids past the table compare as [`Names`] does.
+    comm: Vec<u32>,
+    /// By DSO id: 1 + the rank of its name (0: an id with no name).
+    dso: Vec<u32>,
+    /// By symbol: the rank of its name.
+    sym: Vec<u32>,
+}
+
+/// Dense ranks of `texts` in their order (equal texts, equal ranks).
+fn dense_ranks<'t>(texts: impl ExactSizeIterator<Item = &'t str>) -> Vec<u32> {
+    let texts: Vec<&str> = texts.collect();
+    let mut order: Vec<u32> = (0..texts.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| texts[a as usize].cmp(texts[b as usize]));
+    let mut ranks = vec![0u32; texts.len()];
+    let mut rank = 0u32;
+    for (i, w) in order.iter().enumerate() {
+        if i > 0 && texts[order[i - 1] as usize] != texts[*w as usize] {
+            rank += 1;
+        }
+        ranks[*w as usize] = rank;
+    }
+    ranks
+}
+
+impl<'n, 'a> RankedNames<'n, 'a> {
+    pub fn new(names: &'n Names<'a>) -> Self {
+        RankedNames {
+            names,
+            comm: dense_ranks(names.comms.iter().map(String::as_str)),
+            dso: dense_ranks(names.dso_names.iter().map(String::as_str))
+                .into_iter()
+                .map(|r| r + 1)
+                .collect(),
+            sym: dense_ranks(names.syms.iter().map(|s| s.name.as_str())),
+        }
+    }
+
+    /// A DSO as [`Names::dso`] orders it: None (no id, or an id past the
+    /// table) or the rank of its name.
+    fn dso(&self, d: Option<u32>) -> Option<u32> {
+        d.and_then(|d| self.dso.get(d as usize).copied())
+    }
+
+    /// [`Names::cmp_for_sort`].
+    pub fn cmp_for_sort(&self, a: &Key, b: &Key) -> Ordering {
+        match (a, b) {
+            (Key::Comm(x), Key::Comm(y)) => {
+                match (self.comm.get(*x as usize), self.comm.get(*y as usize)) {
+                    (Some(p), Some(q)) => p.cmp(q),
+                    _ => self.names.cmp_for_sort(a, b),
+                }
+            }
+            (Key::Dso(x), Key::Dso(y)) => match (self.dso(*x), self.dso(*y)) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+            },
+            (Key::Sym(SymRef::Sym(p)), Key::Sym(SymRef::Sym(q))) => {
+                self.sym[*p as usize].cmp(&self.sym[*q as usize])
+            }
+            _ => self.names.cmp_for_sort(a, b),
+        }
+    }
+
+    /// [`Names::cmp_collapsed`].
+    pub fn cmp_collapsed(&self, a: &Key, b: &Key) -> Ordering {
+        match (a, b) {
+            (Key::Sym(SymRef::Addr { ip: p, .. }), Key::Sym(SymRef::Addr { ip: q, .. })) => {
+                signed_distance(*p, *q)
+            }
+            (Key::Sym(x), Key::Sym(y)) => self.cmp_by_address(x, y),
+            _ => self.cmp_for_sort(a, b),
+        }
+    }
+
+    /// [`Names::cmp_by_address`].
+    fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
+        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
+            return p.cmp(q);
+        }
+        let syms = self.names.syms;
+        // (NO_DSO last; an id past the table before every named DSO, as
+        // `None` before `Some`.)
+        let dn = |s: &SymRef| {
+            let d = match s {
+                SymRef::Sym(i) => syms[*i as usize].dso,
+                SymRef::Addr { dso, .. } => *dso,
+            };
+            if d == NO_DSO {
+                u32::MAX
+            } else {
+                self.dso.get(d as usize).copied().unwrap_or(0)
+            }
+        };
+        dn(x).cmp(&dn(y)).then_with(|| match (x, y) {
+            (SymRef::Sym(p), SymRef::Sym(q)) => {
+                let (a, b) = (&syms[*p as usize], &syms[*q as usize]);
+                let by_name = if a.inlined || b.inlined {
+                    self.sym[*p as usize].cmp(&self.sym[*q as usize])
+                } else {
+                    Ordering::Equal
+                };
+                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
+            }
+            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
+        })
+    }
+}
+
 fn signed_distance(a: u64, b: u64) -> Ordering {
     (a as i64).cmp(&(b as i64))
 }
