@@ -485,41 +485,14 @@ impl Names<'_> {
     /// by key): the sort's, but symbols by address as perf's `sym` key
     /// compares them there (unresolved ones as signed numbers).
     pub fn cmp_collapsed(&self, a: &Key, b: &Key) -> Ordering {
-        match (a, b) {
-            (Key::Sym(SymRef::Addr { ip: p, .. }), Key::Sym(SymRef::Addr { ip: q, .. })) => {
-                signed_distance(*p, *q)
-            }
-            (Key::Sym(x), Key::Sym(y)) => self.cmp_by_address(x, y),
-            _ => self.cmp_for_sort(a, b),
-        }
+        collapsed_order(self, a, b)
     }
 
     /// perf's `sort__sym_cmp` as an order: unresolved addresses by
     /// address, after symbols; symbols by DSO name, then start address
     /// (inlined ones by name first).
     fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
-        let dso = |s: &SymRef| match s {
-            SymRef::Sym(i) => self.syms[*i as usize].dso,
-            SymRef::Addr { dso, .. } => *dso,
-        };
-        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
-            return p.cmp(q);
-        }
-        let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
-        dn(dso(x)).cmp(&dn(dso(y))).then_with(|| match (x, y) {
-            (SymRef::Sym(p), SymRef::Sym(q)) => {
-                let (a, b) = (&self.syms[*p as usize], &self.syms[*q as usize]);
-                let by_name = if a.inlined || b.inlined {
-                    a.name.cmp(&b.name)
-                } else {
-                    Ordering::Equal
-                };
-                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
-            }
-            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
-            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
-            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
-        })
+        by_address_order(self, x, y)
     }
 
     /// perf's order among entries of equal period (its `se_sort`).
@@ -793,49 +766,102 @@ impl<'n, 'a> RankedNames<'n, 'a> {
 
     /// [`Names::cmp_collapsed`].
     pub fn cmp_collapsed(&self, a: &Key, b: &Key) -> Ordering {
-        match (a, b) {
-            (Key::Sym(SymRef::Addr { ip: p, .. }), Key::Sym(SymRef::Addr { ip: q, .. })) => {
-                signed_distance(*p, *q)
-            }
-            (Key::Sym(x), Key::Sym(y)) => self.cmp_by_address(x, y),
-            _ => self.cmp_for_sort(a, b),
-        }
+        collapsed_order(self, a, b)
+    }
+}
+
+/// What the orders shared by [`Names`] and [`RankedNames`] need of the
+/// names: the one compares texts, the other their ranks.
+trait NameOrder {
+    fn syms(&self) -> &[SymInfo];
+    /// DSOs as `sort__sym_cmp` orders them: by name, an id with no name
+    /// before the named ones, [`NO_DSO`] last.
+    fn cmp_dsos(&self, d: u32, e: u32) -> Ordering;
+    /// Two symbols by name.
+    fn cmp_sym_names(&self, p: u32, q: u32) -> Ordering;
+    fn cmp_keys(&self, a: &Key, b: &Key) -> Ordering;
+}
+
+impl NameOrder for Names<'_> {
+    fn syms(&self) -> &[SymInfo] {
+        self.syms
     }
 
-    /// [`Names::cmp_by_address`].
-    fn cmp_by_address(&self, x: &SymRef, y: &SymRef) -> Ordering {
-        if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
-            return p.cmp(q);
-        }
-        let syms = self.names.syms;
-        // (NO_DSO last; an id past the table before every named DSO, as
-        // `None` before `Some`.)
-        let dn = |s: &SymRef| {
-            let d = match s {
-                SymRef::Sym(i) => syms[*i as usize].dso,
-                SymRef::Addr { dso, .. } => *dso,
-            };
+    fn cmp_dsos(&self, d: u32, e: u32) -> Ordering {
+        let dn = |d: u32| (d == NO_DSO, self.dso((d != NO_DSO).then_some(d)));
+        dn(d).cmp(&dn(e))
+    }
+
+    fn cmp_sym_names(&self, p: u32, q: u32) -> Ordering {
+        self.syms[p as usize].name.cmp(&self.syms[q as usize].name)
+    }
+
+    fn cmp_keys(&self, a: &Key, b: &Key) -> Ordering {
+        self.cmp_for_sort(a, b)
+    }
+}
+
+impl NameOrder for RankedNames<'_, '_> {
+    fn syms(&self) -> &[SymInfo] {
+        self.names.syms
+    }
+
+    fn cmp_dsos(&self, d: u32, e: u32) -> Ordering {
+        // (An id past the table as `None`: before every named DSO.)
+        let dn = |d: u32| {
             if d == NO_DSO {
                 u32::MAX
             } else {
                 self.dso.get(d as usize).copied().unwrap_or(0)
             }
         };
-        dn(x).cmp(&dn(y)).then_with(|| match (x, y) {
-            (SymRef::Sym(p), SymRef::Sym(q)) => {
-                let (a, b) = (&syms[*p as usize], &syms[*q as usize]);
-                let by_name = if a.inlined || b.inlined {
-                    self.sym[*p as usize].cmp(&self.sym[*q as usize])
-                } else {
-                    Ordering::Equal
-                };
-                by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
-            }
-            (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
-            (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
-            (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
-        })
+        dn(d).cmp(&dn(e))
     }
+
+    fn cmp_sym_names(&self, p: u32, q: u32) -> Ordering {
+        self.sym[p as usize].cmp(&self.sym[q as usize])
+    }
+
+    fn cmp_keys(&self, a: &Key, b: &Key) -> Ordering {
+        self.cmp_for_sort(a, b)
+    }
+}
+
+/// [`Names::cmp_collapsed`] over either way of comparing names.
+fn collapsed_order(n: &impl NameOrder, a: &Key, b: &Key) -> Ordering {
+    match (a, b) {
+        (Key::Sym(SymRef::Addr { ip: p, .. }), Key::Sym(SymRef::Addr { ip: q, .. })) => {
+            signed_distance(*p, *q)
+        }
+        (Key::Sym(x), Key::Sym(y)) => by_address_order(n, x, y),
+        _ => n.cmp_keys(a, b),
+    }
+}
+
+/// [`Names::cmp_by_address`] over either way of comparing names.
+fn by_address_order(n: &impl NameOrder, x: &SymRef, y: &SymRef) -> Ordering {
+    let syms = n.syms();
+    let dso = |s: &SymRef| match s {
+        SymRef::Sym(i) => syms[*i as usize].dso,
+        SymRef::Addr { dso, .. } => *dso,
+    };
+    if let (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) = (x, y) {
+        return p.cmp(q);
+    }
+    n.cmp_dsos(dso(x), dso(y)).then_with(|| match (x, y) {
+        (SymRef::Sym(p), SymRef::Sym(q)) => {
+            let (a, b) = (&syms[*p as usize], &syms[*q as usize]);
+            let by_name = if a.inlined || b.inlined {
+                n.cmp_sym_names(*p, *q)
+            } else {
+                Ordering::Equal
+            };
+            by_name.then(a.start.cmp(&b.start)).then(a.end.cmp(&b.end))
+        }
+        (SymRef::Sym(_), SymRef::Addr { .. }) => Ordering::Less,
+        (SymRef::Addr { .. }, SymRef::Sym(_)) => Ordering::Greater,
+        (SymRef::Addr { ip: p, .. }, SymRef::Addr { ip: q, .. }) => p.cmp(q),
+    })
 }
 
 fn signed_distance(a: u64, b: u64) -> Ordering {
