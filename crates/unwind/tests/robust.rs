@@ -234,19 +234,24 @@ fn frames_walked_with_every_register_take_garbage_too() {
     }
 }
 
+/// Where the file of a mapping is: odd file keys name a real binary (`exe`), even ones a
+/// file that does not exist.
+fn odd_files_load<'a>(exe: &'a Path) -> impl Fn(&Mapping) -> &'a Path + Copy + 'a {
+    move |m| {
+        if m.file % 2 == 1 {
+            exe
+        } else {
+            Path::new("/nonexistent/lib.so")
+        }
+    }
+}
+
 /// Catching up with the changed starts gives the modules a full `sync`
 /// gives.
 #[test]
 fn applied_changes_equal_a_full_sync() {
     let exe = std::env::current_exe().unwrap();
-    let missing = Path::new("/nonexistent/lib.so");
-    let path = |m: &Mapping| {
-        if m.file % 2 == 1 {
-            exe.as_path()
-        } else {
-            missing
-        }
-    };
+    let path = odd_files_load(&exe);
     let mut bins = Binaries::new();
     let (mut full, mut caught_up) = (Unwinder::new(), Unwinder::new());
     let steps: Vec<Vec<Mapping>> = vec![
@@ -287,14 +292,7 @@ fn applied_changes_equal_a_full_sync() {
 #[test]
 fn many_changes_at_once_equal_a_full_sync() {
     let exe = std::env::current_exe().unwrap();
-    let missing = Path::new("/nonexistent/lib.so");
-    let path = |m: &Mapping| {
-        if m.file % 2 == 1 {
-            exe.as_path()
-        } else {
-            missing
-        }
-    };
+    let path = odd_files_load(&exe);
     let mut bins = Binaries::new();
     let (mut full, mut merged, mut few) = (Unwinder::new(), Unwinder::new(), Unwinder::new());
     // Mapped top down, as the loader maps libraries.
