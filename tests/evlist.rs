@@ -102,3 +102,36 @@ fn list_equals_perf_list() {
         "{all}"
     );
 }
+
+/// On a machine booted without tracefs mounted, `sear list` mounts it where perf mounts it
+/// and lists the tracepoints, as `perf list` does (run in a mount namespace of its own, so
+/// the host's tracefs stays as it is).
+#[test]
+fn list_mounts_tracefs_as_perf_does() {
+    have_perf();
+    let script = format!(
+        "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; \
+         test -e /sys/kernel/tracing/events/header_page && exit 3; \
+         {} list tracepoint",
+        env!("CARGO_BIN_EXE_sear")
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let theirs = stdout_of(&run_ok(perf().args(["list", "tracepoint"])));
+    let n = |t: &str| {
+        t.lines()
+            .filter(|l| l.ends_with("[Tracepoint event]"))
+            .count()
+    };
+    assert!(n(&theirs) > 100, "{theirs}");
+    assert_eq!(n(&out), n(&theirs), "{out}");
+}

@@ -626,13 +626,50 @@ pub fn parse_many(spec: &str) -> Result<Vec<EventSpec>> {
 
 /// The tracing filesystem's `events` directory (tracefs, or under debugfs).
 pub fn tracefs_events() -> Option<std::path::PathBuf> {
-    [
-        "/sys/kernel/tracing/events",
-        "/sys/kernel/debug/tracing/events",
-    ]
-    .iter()
-    .map(std::path::PathBuf::from)
-    .find(|p| p.join("header_page").is_file())
+    let found = || {
+        [
+            "/sys/kernel/tracing/events",
+            "/sys/kernel/debug/tracing/events",
+        ]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.join("header_page").is_file())
+    };
+    found().or_else(|| {
+        mount_tracefs();
+        found()
+    })
+}
+
+/// Mounts tracefs at its usual place when no mount of it is found, as perf
+/// does (its `tracefs__mount`; a machine may boot without one): once per
+/// run, and only where the kernel has the mount point and we may mount.
+fn mount_tracefs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if !std::path::Path::new("/sys/kernel/tracing").is_dir() {
+            return;
+        }
+        // SAFETY: the strings are NUL-terminated constants; a null source
+        // and data are what mount(2) takes for tracefs.
+        let r = unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if r == 0 {
+            log::debug!("tracefs was not mounted: mounted it at /sys/kernel/tracing, as perf does");
+        } else {
+            log::debug!(
+                "tracefs is not mounted and mounting it failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    });
 }
 
 /// `*` and `?` as the shell (and perf) match event names.
