@@ -89,9 +89,6 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
     if let Some(msg) = empty {
         return empty_report(msg, quiet);
     }
-    if a.mem_mode {
-        anyhow::bail!("--mem-mode: the memory-access view of `sear report` is not implemented yet; `sear script -F addr,data_src` prints each sample's access");
-    }
     if a.stitch_lbr {
         eprintln!("Warning:\nCan't find LBR callchain. Switch off --stitch-lbr.\nPlease apply --call-graph lbr when recording.");
     }
@@ -180,6 +177,23 @@ fn hotspots(
     if a.branch_history {
         graph.key = profile::callchain::ChainKey::Address;
     }
+    let branch = profile::report::branch_mode(
+        reader.meta(),
+        if a.branch_stack {
+            Some(true)
+        } else if a.no_branch_stack || a.branch_history {
+            Some(false)
+        } else {
+            None
+        },
+    );
+    if branch && a.mem_mode {
+        anyhow::bail!(
+            "branch and mem mode incompatible: {} samples branch stacks, which report shows \
+             as branches; add --no-branch-stack to see its data accesses",
+            path.display()
+        );
+    }
     let request = profile::report::Request {
         layout: profile::fields::LayoutOptions {
             fields: a.fields.as_deref(),
@@ -193,16 +207,8 @@ fn hotspots(
             group_sort_idx: a
                 .group_sort_idx
                 .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-            branch: profile::report::branch_mode(
-                reader.meta(),
-                if a.branch_stack {
-                    Some(true)
-                } else if a.no_branch_stack || a.branch_history {
-                    Some(false)
-                } else {
-                    None
-                },
-            ),
+            branch,
+            mem: a.mem_mode,
         },
         parent: a.parent.as_deref(),
         ignore_callees: a.ignore_callees.as_deref(),
@@ -300,6 +306,22 @@ fn hotspots(
         dso_list: a.dsos.is_some(),
         hierarchy: a.hierarchy,
         color: crate::ui::stdio_color(a.stdio_color.as_deref()),
+        // perf names the sort order as given (with its IPC column added
+        // to one naming `symbol`), else its default.
+        mem_sort_order: a.mem_mode.then(|| match a.sort.as_deref() {
+            Some(s) => {
+                let s = if s.contains("symbol") {
+                    format!("{s},ipc_null")
+                } else {
+                    s.to_owned()
+                };
+                match s.strip_prefix('+') {
+                    Some(rest) => format!("{},{rest}", profile::fields::DEFAULT_MEM_SORT),
+                    None => s,
+                }
+            }
+            None => profile::fields::DEFAULT_MEM_SORT.to_owned(),
+        }),
     };
     if browse {
         return super::report_browser::run(super::report_browser::Inputs {

@@ -144,6 +144,7 @@ pub fn run(a: TopArgs) -> Result<ExitCode> {
             parent: false,
             group_sort_idx: 0,
             branch: false,
+            mem: false,
         },
         parent: None,
         ignore_callees: None,
@@ -437,6 +438,7 @@ impl Top {
                 }
             };
             let topts = render::report::TableOptions {
+                mem_sort_order: None,
                 keys: plan.keys.clone(),
                 layout: plan.layout.clone(),
                 children: plan.children,

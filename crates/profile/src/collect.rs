@@ -443,6 +443,10 @@ pub struct CollectOptions {
     /// Keep samples apart by their weight, instruction latency and
     /// transaction flags (the weight, ins_lat and transaction sort keys).
     pub by_weight: bool,
+    /// perf's memory mode (`report --mem-mode`): each sample counts its
+    /// weight (1 without one) and is kept apart by its data access (see
+    /// [`Tag::daddr`]).
+    pub mem: bool,
     /// perf's branch mode: each entry of a sample's branch stack is summed
     /// (with a period of 1) instead of the sample; samples without a
     /// branch stack are left out.
@@ -466,6 +470,7 @@ impl Default for CollectOptions {
             by_trace: false,
             by_code_page: false,
             by_weight: false,
+            mem: false,
             branches: false,
             branch_history: false,
         }
@@ -557,6 +562,13 @@ pub struct Tag {
     pub weight: u64,
     pub ins_lat: u64,
     pub transaction: u64,
+    /// Memory mode ([`CollectOptions::mem`]): the sampled data address,
+    /// its location (a loc id; `u32::MAX` outside memory mode), its data
+    /// source word and page size.
+    pub daddr: u64,
+    pub dloc: u32,
+    pub data_src: u64,
+    pub data_page: u64,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -741,17 +753,19 @@ impl Collector {
     }
 
     fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
-        self.tag_with(s, None)
+        self.tag_with(s, None, u32::MAX)
     }
 
     /// [`Self::tag_of`], with the weight `weight` in place of the
-    /// sample's where given (branch mode's).
-    fn tag_with(&mut self, s: &Sample<'_>, weight: Option<u64>) -> u32 {
+    /// sample's where given (branch mode's), and in memory mode the data
+    /// address's location `dloc`.
+    fn tag_with(&mut self, s: &Sample<'_>, weight: Option<u64>, dloc: u32) -> u32 {
         if self.opts.time_quantum.is_none()
             && !self.opts.by_cgroup
             && !self.opts.by_trace
             && !self.opts.by_code_page
             && !self.opts.by_weight
+            && !self.opts.mem
         {
             return u32::MAX;
         }
@@ -804,6 +818,22 @@ impl Collector {
             weight,
             ins_lat,
             transaction,
+            daddr: if self.opts.mem {
+                s.addr.unwrap_or(0)
+            } else {
+                0
+            },
+            dloc,
+            data_src: if self.opts.mem {
+                s.data_src.unwrap_or(0)
+            } else {
+                0
+            },
+            data_page: if self.opts.mem {
+                s.data_page_size.unwrap_or(0)
+            } else {
+                0
+            },
         };
         let tags = &mut self.tags;
         *self.tag_ids.entry(tag).or_insert_with(|| {
@@ -975,6 +1005,10 @@ impl Collector {
             self.add_history(machine, s, period);
             return;
         }
+        if self.opts.mem {
+            self.add_mem(machine, s);
+            return;
+        }
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
@@ -1035,7 +1069,7 @@ impl Collector {
             .entries()
             .next()
             .map_or(0, |e| (e.flags >> 4) & 0xffff);
-        let tag = self.tag_with(s, Some(first_cycles.max(1)));
+        let tag = self.tag_with(s, Some(first_cycles.max(1)), u32::MAX);
         let leaf = self.sample_leaf(machine, &th, s);
         let leaf = self.interner.loc_id(leaf);
         for e in stack.entries() {
@@ -1058,6 +1092,46 @@ impl Collector {
             };
             add_sum(&mut self.sums, &mut self.sum_ids, key_hash(&key), key, 1);
         }
+    }
+
+    /// Memory mode (perf's `iter_add_single_mem_entry`): the sample counts
+    /// its weight, 1 without one, and is kept apart by its data access:
+    /// the data address located as perf's `ip__resolve_data` does, in the
+    /// maps of the sample's own cpumode.
+    fn add_mem(&mut self, machine: &mut Machine, s: &Sample<'_>) {
+        let th = machine.sample_thread(s);
+        let comm = self.comm_id(machine, th.index);
+        let cpu = self.cpu_of(s);
+        let data = Self::locate(
+            &mut self.map_cache,
+            machine,
+            &th,
+            s.cpumode(),
+            s.addr.unwrap_or(0),
+            Origin::Exact,
+        );
+        // (Not marked hit: a DSO only data addresses reach, the heap or a
+        // data file, gets no warning where it has no symbols.)
+        let dloc = self.interner.loc_id(data);
+        // perf's sample weight: a weight struct's low 32 bits.
+        let weight = match s.weight {
+            Some(w) if s.weight_struct => w & 0xffff_ffff,
+            Some(w) => w,
+            None => 0,
+        };
+        let tag = self.tag_with(s, None, dloc);
+        let (leaf, stack) = self.resolve(machine, &th, s);
+        let key = SampleKey {
+            tag,
+            ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
+        };
+        add_sum(
+            &mut self.sums,
+            &mut self.sum_ids,
+            key_hash(&key),
+            key,
+            weight.max(1),
+        );
     }
 
     /// The interned location of a branch end (see [`Self::add_branches`]).

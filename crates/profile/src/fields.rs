@@ -135,6 +135,9 @@ pub struct LayoutOptions<'a> {
     /// perf's branch mode (a recording with branch stacks, or `-b`): rows
     /// are sampled branches, sorted by perf's branch keys by default.
     pub branch: bool,
+    /// perf's memory mode (`--mem-mode`): rows are data accesses, sorted
+    /// by perf's memory keys by default.
+    pub mem: bool,
 }
 
 /// The columns in print order, the order rows are sorted by, and what
@@ -153,6 +156,10 @@ const DEFAULT_SORT: &str = "comm,dso,sym";
 
 /// perf's default sort order in branch mode.
 const DEFAULT_BRANCH_SORT: &str = "comm,dso_from,symbol_from,symbol_to,cycles";
+
+/// perf's default sort order in memory mode (its `default_mem_sort_order`;
+/// the pipeline-stage key is powerpc's and left out elsewhere).
+pub const DEFAULT_MEM_SORT: &str = "local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,blocked,local_ins_lat,local_p_stage_cyc";
 
 impl Layout {
     /// perf 6.1's rules (`setup_sorting`): without a strict `-F`, the sort
@@ -182,6 +189,12 @@ impl Layout {
                              with branch stacks (`record -b`, which needs LBR hardware)"
                         )));
                     }
+                    if k.is_mem() && !o.mem {
+                        return Err(crate::Error::Fields(format!(
+                            "{what} {name}: a memory key; it needs `--mem-mode` and a \
+                             recording with data addresses (`record -d`)"
+                        )));
+                    }
                 }
                 if !out.contains(&c) {
                     out.push(c);
@@ -190,14 +203,22 @@ impl Layout {
             Ok(())
         };
         let mut sort = Vec::new();
-        let default = if o.branch {
+        let default = if o.mem {
+            DEFAULT_MEM_SORT
+        } else if o.branch {
             DEFAULT_BRANCH_SORT
         } else {
             DEFAULT_SORT
         };
-        let sort_list = o.sort.or((!strict).then_some(default));
-        if let Some(list) = sort_list {
-            let mut list = list.to_owned();
+        // perf's `+key,...` appends to the default order.
+        let sort_list = match o.sort {
+            Some(s) => Some(match s.strip_prefix('+') {
+                Some(rest) => format!("{default},{rest}"),
+                None => s.to_owned(),
+            }),
+            None => (!strict).then(|| default.to_owned()),
+        };
+        if let Some(mut list) = sort_list {
             if !strict {
                 // perf tests with strstr: any key containing "overhead" counts.
                 if !list.contains("overhead") {

@@ -161,6 +161,7 @@ impl Request<'_> {
             by_trace: early.keys.contains(&SortKey::Trace),
             by_code_page: early.keys.contains(&SortKey::CodePageSize),
             by_weight: early.keys.iter().any(|k| k.needs_weight()),
+            mem: self.layout.mem,
             branches: self.layout.branch,
             branch_history: self.branch_history,
         }
@@ -178,7 +179,12 @@ impl Request<'_> {
             .iter()
             .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_CALLCHAIN != 0);
         let pipe = meta.is_pipe();
-        let children = has_callchains && self.layout.children && !pipe && !self.layout.branch;
+        // (perf's memory mode turns accumulation off.)
+        let children = has_callchains
+            && self.layout.children
+            && !pipe
+            && !self.layout.branch
+            && !self.layout.mem;
         // (perf orders branch-history chains as children would have, also
         // where the recording's lack of callers turned children off.)
         let order = self.graph.resolved_order(if pipe || self.branch_history {

@@ -66,6 +66,9 @@ pub struct TableOptions {
     pub hierarchy: bool,
     /// Colour percentages as perf does on a terminal.
     pub color: bool,
+    /// Memory mode (`--mem-mode`): the sort order perf names in the
+    /// header, where it says `Total weight` for the event count.
+    pub mem_sort_order: Option<String>,
 }
 
 impl TableOptions {
@@ -270,12 +273,16 @@ fn write_section(
     if !opts.quiet {
         writeln!(
             out,
-            "# Samples: {n}{unit} of event{} '{}'{}\n# Event count (approx.): {period}\n{}#",
+            "# Samples: {n}{unit} of event{} '{}'{}\n{}\n{}#",
             if s.plural { "s" } else { "" },
             s.event_name,
             match &opts.time_slices {
                 Some(t) => format!(" (time slices: {t})"),
                 None => String::new(),
+            },
+            match &opts.mem_sort_order {
+                Some(order) => format!("# Total weight : {period}\n# Sort order   : {order}"),
+                None => format!("# Event count (approx.): {period}"),
             },
             match opts.socket_filter {
                 Some(n) => format!("# Processor Socket: {n}\n"),
@@ -321,9 +328,11 @@ fn write_section(
                     key: None,
                     user,
                 },
+                // (perf's fixed lengths come with the first entry: a
+                // report without one has its headers' widths.)
                 Column::Key(k) => ColumnFormat {
                     column: c,
-                    width: user.unwrap_or(header.max(k.min_width())),
+                    width: user.unwrap_or(header),
                     key: keys.iter().position(|x| *x == k),
                     user,
                 },
@@ -331,6 +340,9 @@ fn write_section(
         })
         .collect();
     let mut unresolved = false;
+    // Memory mode: entries whose data address no symbol (0) or no map (1)
+    // covers.
+    let mut unres_data = [false; 2];
     // Entries whose branch source (0) or target (1) no symbol covers.
     let mut unres_branch = [false; 2];
     // perf computes an entry's srcline (and srcfile) text only when a
@@ -368,6 +380,7 @@ fn write_section(
             let Some((i, k)) = col.key.and_then(|i| Some((i, e.keys.get(i)?))) else {
                 continue;
             };
+            col.width = col.width.max(keys[i].min_width());
             if keys[i].header_width_only() || !computed(i, e) {
                 continue;
             }
@@ -422,6 +435,19 @@ fn write_section(
                         0
                     }
                 }
+                // perf sizes the data symbol column for the symbol's name
+                // and an address.
+                Key::DataSym { sym, .. } => match names.syms.get(*sym as usize) {
+                    Some(s) => s.name.chars().count() + 4 + UNRESOLVED_WIDTH + 2,
+                    None => {
+                        unres_data[0] = true;
+                        0
+                    }
+                },
+                Key::DsoDaddr(None) => {
+                    unres_data[1] = true;
+                    0
+                }
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);
@@ -433,6 +459,15 @@ fn write_section(
         for col in &mut cols {
             if col.column == Column::Key(SortKey::Dso) {
                 col.width = col.width.max(UNRESOLVED_WIDTH);
+            }
+        }
+    }
+    for (i, key) in [(0, SortKey::SymDaddr), (1, SortKey::DsoDaddr)] {
+        if unres_data[i] && plain_widths {
+            for col in &mut cols {
+                if col.column == Column::Key(key) {
+                    col.width = col.width.max(UNRESOLVED_WIDTH);
+                }
             }
         }
     }
@@ -633,6 +668,20 @@ fn key_text(
         Key::Sym(_) => {
             let mut t = names.verbose_prefix(k, maker).unwrap_or_default();
             t.push_str(&names.display(k, level));
+            t
+        }
+        // A data object's name and offset in full; a function's name cut
+        // to the column, as the symbol column's.
+        Key::DataSym { sym, .. } => {
+            let mut t = names.verbose_data_prefix(k).unwrap_or_default();
+            match names.syms.get(*sym as usize) {
+                Some(s) if !s.object => {
+                    t.push_str(&format!("[{}] ", level as char));
+                    let room = col.width.saturating_sub(t.chars().count());
+                    t.extend(s.name.chars().take(room));
+                }
+                _ => t.push_str(&names.display(k, level)),
+            }
             t
         }
         // perf cuts the symbol's name to the column, then adds the offset.

@@ -9,7 +9,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTab
 
 use crate::{demangle, Error, FileOffset, Reason, Svma};
 
-/// A function symbol, with its raw (mangled) name.
+/// A function (or data object) symbol, with its raw (mangled) name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub start: u64,
@@ -17,6 +17,9 @@ pub struct Symbol {
     /// `@plt` entries), the last one to the end of its page, as perf does.
     pub size: u64,
     pub name: String,
+    /// A data object (`STT_OBJECT`): perf names an address in it `name+0xOFFSET` where
+    /// it shows data addresses.
+    pub object: bool,
 }
 
 /// The source file binutils (`addr2line`, which perf 6.1 runs for source lines) names
@@ -66,6 +69,8 @@ pub struct SymbolHit<'a> {
     pub offset: u64,
     /// The symbol's size (zero-sized symbols extended as in [`Symbol::size`]).
     pub size: u64,
+    /// See [`Symbol::object`].
+    pub object: bool,
 }
 
 impl SymbolHit<'_> {
@@ -357,6 +362,7 @@ impl ElfFile {
             raw_name: &sym.name,
             offset,
             size: sym.size,
+            object: sym.object,
         })
     }
 
@@ -565,6 +571,7 @@ fn table_symbols<'d>(
                 start: s.address(),
                 size: s.size(),
                 name: name.to_owned(),
+                object: kind == STT_OBJECT,
             },
             weak: s.is_weak(),
             global: s.is_global(),
@@ -947,6 +954,7 @@ fn plt_got_entries(obj: &object::File<'_>) -> Vec<Symbol> {
                 start: at,
                 size: size as u64,
                 name: format!("{name}@plt"),
+                object: false,
             });
         }
     }
@@ -1030,6 +1038,7 @@ fn plt_entries(obj: &object::File<'_>, objdump_names: bool) -> Vec<Symbol> {
             start,
             size: 16,
             name: format!("{name}@plt"),
+            object: false,
         });
     }
     out

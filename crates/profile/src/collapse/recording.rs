@@ -70,6 +70,7 @@ pub fn fold_recording(
                 by_trace: false,
                 by_code_page: false,
                 by_weight: false,
+                mem: false,
                 branches: false,
                 branch_history: false,
             },

@@ -119,6 +119,7 @@ impl Collector {
         if self.pipe.is_some()
             || self.opts.branches
             || self.opts.branch_history
+            || self.opts.mem
             || !self.sums.is_empty()
         {
             return false;

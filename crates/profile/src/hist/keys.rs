@@ -85,11 +85,27 @@ pub enum SortKey {
     InsLat,
     /// The sample's transaction flags (`record --transaction`).
     Transaction,
+    /// Memory mode (`--mem-mode`): where the data access was served
+    /// (perf's `mem`: the data source's level).
+    Mem,
+    /// Memory mode: the data address's symbol (`symbol_daddr`), told apart
+    /// by address.
+    SymDaddr,
+    /// Memory mode: the DSO of the data address (`dso_daddr`).
+    DsoDaddr,
+    /// Memory mode: the data source's snoop, TLB, lock and blocked fields.
+    Snoop,
+    Tlb,
+    Locked,
+    Blocked,
+    /// Memory mode: the page size of the data address
+    /// (`record --data-page-size`; `N/A` without one).
+    DataPageSize,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size";
 
 impl SortKey {
     /// Whether `name` is a key perf supports on powerpc only and leaves
@@ -135,6 +151,14 @@ impl SortKey {
             "local_ins_lat" => SortKey::LocalInsLat,
             "ins_lat" => SortKey::InsLat,
             "transaction" => SortKey::Transaction,
+            "mem" => SortKey::Mem,
+            "symbol_daddr" => SortKey::SymDaddr,
+            "dso_daddr" => SortKey::DsoDaddr,
+            "snoop" => SortKey::Snoop,
+            "tlb" => SortKey::Tlb,
+            "locked" => SortKey::Locked,
+            "blocked" => SortKey::Blocked,
+            "data_page_size" => SortKey::DataPageSize,
             _ => return None,
         })
     }
@@ -150,7 +174,7 @@ impl SortKey {
             }
             // (The branch keys are report's branch view's only.)
             let key = SortKey::parse(k)
-                .filter(|k| !k.is_branch())
+                .filter(|k| !k.is_branch() && !k.is_mem())
                 .ok_or_else(|| crate::Error::UnknownSortKey(k.to_owned()))?;
             keys.push(key);
         }
@@ -197,7 +221,30 @@ impl SortKey {
             SortKey::LocalInsLat => "Local INSTR Latency",
             SortKey::InsLat => "INSTR Latency",
             SortKey::Transaction => "Transaction",
+            SortKey::Mem => "Memory access",
+            SortKey::SymDaddr => "Data Symbol",
+            SortKey::DsoDaddr => "Data Object",
+            SortKey::Snoop => "Snoop",
+            SortKey::Tlb => "TLB access",
+            SortKey::Locked => "Locked",
+            SortKey::Blocked => "Blocked",
+            SortKey::DataPageSize => "Data Page Size",
         }
+    }
+
+    /// The keys only memory mode has (perf's memory sort dimensions).
+    pub fn is_mem(self) -> bool {
+        matches!(
+            self,
+            SortKey::Mem
+                | SortKey::SymDaddr
+                | SortKey::DsoDaddr
+                | SortKey::Snoop
+                | SortKey::Tlb
+                | SortKey::Locked
+                | SortKey::Blocked
+                | SortKey::DataPageSize
+        )
     }
 
     /// The keys only branch mode has (perf's `bstack` sort dimensions).
@@ -234,6 +281,9 @@ impl SortKey {
                 | SortKey::SymTo
                 | SortKey::AddrFrom
                 | SortKey::AddrTo
+                | SortKey::SymDaddr
+                | SortKey::Locked
+                | SortKey::Blocked
         )
     }
 
@@ -258,6 +308,12 @@ impl SortKey {
                 | SortKey::InTx
                 | SortKey::Abort
                 | SortKey::Cycles
+                | SortKey::Mem
+                | SortKey::Snoop
+                | SortKey::Tlb
+                | SortKey::Locked
+                | SortKey::Blocked
+                | SortKey::DataPageSize
         )
     }
 
@@ -268,6 +324,12 @@ impl SortKey {
             SortKey::LocalWeight | SortKey::Weight => 12,
             SortKey::LocalInsLat | SortKey::InsLat => 13,
             SortKey::Transaction => 27,
+            // (perf's column lengths: `hists__calc_col_len`.)
+            SortKey::Mem => 24,
+            SortKey::Snoop => 12,
+            SortKey::Tlb | SortKey::DataPageSize => 22,
+            SortKey::Locked => 6,
+            SortKey::Blocked => 10,
             _ => 0,
         }
     }
@@ -402,6 +464,59 @@ pub enum Key {
     InTx(bool),
     Abort(bool),
     Cycles(u16),
+    /// Memory mode: one field of a sample's data source word (the word
+    /// masked to what the field's text shows; compared by the field).
+    DataSrc(MemField, u64),
+    /// Memory mode: the data address (what tells entries apart), its
+    /// symbol (an id into [`Names::syms`], `u32::MAX` for none), the
+    /// address's offset into the symbol and its DSO ([`NO_DSO`] for none).
+    DataSym {
+        addr: u64,
+        sym: u32,
+        off: u32,
+        dso: u32,
+    },
+    /// Memory mode: the DSO of the data address; None where no map holds it.
+    DsoDaddr(Option<u32>),
+    /// Memory mode: the data page size (0: none).
+    DataPageSize(u64),
+}
+
+/// The fields of perf's data source word (`union perf_mem_data_src`) that
+/// memory mode's keys show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemField {
+    Lvl,
+    Snoop,
+    Tlb,
+    Lock,
+    Blk,
+}
+
+impl MemField {
+    /// The bits of the data source word the field's text shows.
+    fn mask(self) -> u64 {
+        match self {
+            // mem_lvl, mem_lvl_num, mem_remote, mem_hops.
+            MemField::Lvl => 0x3fff << 5 | 0x1f << 33 | 0x7 << 43,
+            // mem_snoop, mem_snoopx.
+            MemField::Snoop => 0x1f << 19 | 0x3 << 38,
+            MemField::Tlb => 0x7f << 26,
+            MemField::Lock => 0x3 << 24,
+            MemField::Blk => 0x7 << 40,
+        }
+    }
+
+    /// The field perf's sort key compares (`sort__lvl_cmp` and the like).
+    fn compared(self, word: u64) -> u64 {
+        match self {
+            MemField::Lvl => word >> 5 & 0x3fff,
+            MemField::Snoop => word >> 19 & 0x1f,
+            MemField::Tlb => word >> 26 & 0x7f,
+            MemField::Lock => word >> 24 & 0x3,
+            MemField::Blk => word >> 40 & 0x7,
+        }
+    }
 }
 
 /// Everything keys refer to, for comparing and printing them.
@@ -433,6 +548,24 @@ impl Names<'_> {
             "0".to_owned()
         } else {
             format!("{ip:#x}")
+        };
+        Some(format!("{addr:<18} {origin} "))
+    }
+
+    /// perf's `-v` prefix of a data symbol: the data address and where
+    /// perf read its DSO's symbols from.
+    pub fn verbose_data_prefix(&self, k: &Key) -> Option<String> {
+        let Key::DataSym { addr, dso, .. } = k else {
+            return None;
+        };
+        if !self.verbose {
+            return None;
+        }
+        let origin = self.origins.get(*dso as usize).copied().unwrap_or('!');
+        let addr = if *addr == 0 {
+            "0".to_owned()
+        } else {
+            format!("{addr:#x}")
         };
         Some(format!("{addr:<18} {origin} "))
     }
@@ -554,13 +687,21 @@ impl Names<'_> {
                 }
                 .then_with(|| signed_distance(*p, *q))
             }
-            (Key::BranchDso(x), Key::BranchDso(y)) => match (self.dso(*x), self.dso(*y)) {
-                (Some(a), Some(b)) => b.cmp(a),
-                (None, None) => Ordering::Equal,
-                (None, Some(_)) => Ordering::Less,
-                (Some(_), None) => Ordering::Greater,
-            },
+            // (`dso_daddr` compares as the branch keys do: perf's
+            // `_sort__dso_cmp` with its arguments in the other order.)
+            (Key::BranchDso(x), Key::BranchDso(y)) | (Key::DsoDaddr(x), Key::DsoDaddr(y)) => {
+                match (self.dso(*x), self.dso(*y)) {
+                    (Some(a), Some(b)) => b.cmp(a),
+                    (None, None) => Ordering::Equal,
+                    (None, Some(_)) => Ordering::Less,
+                    (Some(_), None) => Ordering::Greater,
+                }
+            }
             (Key::Cycles(x), Key::Cycles(y)) => y.cmp(x),
+            // perf's memory keys compare `right - left`: smaller first.
+            (Key::DataSrc(f, x), Key::DataSrc(_, y)) => f.compared(*x).cmp(&f.compared(*y)),
+            (Key::DataSym { addr: x, .. }, Key::DataSym { addr: y, .. }) => signed_distance(*x, *y),
+            (Key::DataPageSize(x), Key::DataPageSize(y)) => signed_distance(*x, *y),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
                 tid(*x).cmp(&tid(*y))
@@ -663,6 +804,16 @@ impl Names<'_> {
             Key::Cycles(0) => "-".to_owned(),
             // C's `%hd`.
             Key::Cycles(c) => (*c as i16).to_string(),
+            Key::DataSrc(f, word) => mem_text(*f, *word),
+            Key::DataSym { addr, sym, off, .. } => match self.syms.get(*sym as usize) {
+                Some(s) if s.object => format!("[{}] {}+{off:#x}", level as char, s.name),
+                Some(s) => format!("[{}] {}", level as char, s.name),
+                // C's `%-#.16llx`: no `0x` for zero.
+                None if *addr == 0 => format!("[{}] {:016x}", level as char, 0),
+                None => format!("[{}] {addr:#018x}", level as char),
+            },
+            Key::DsoDaddr(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
+            Key::DataPageSize(n) => page_size_name(*n),
         }
     }
 
@@ -1088,10 +1239,58 @@ impl<'a> KeyMaker<'a> {
         Some((lid, *self.locs.get(lid as usize)?))
     }
 
+    /// A memory key's field of the sample's data source word.
+    fn data_src(&self, c: &KeyCtx, f: MemField) -> Key {
+        let word = self.tags.get(c.tag as usize).map_or(0, |t| t.data_src);
+        Key::DataSrc(f, word & f.mask())
+    }
+
     pub(super) fn make(&mut self, out: &mut Vec<Key>, c: &KeyCtx) {
         out.clear();
         for k in self.keys {
             let key = match k {
+                SortKey::Mem => self.data_src(c, MemField::Lvl),
+                SortKey::Snoop => self.data_src(c, MemField::Snoop),
+                SortKey::Tlb => self.data_src(c, MemField::Tlb),
+                SortKey::Locked => self.data_src(c, MemField::Lock),
+                SortKey::Blocked => self.data_src(c, MemField::Blk),
+                SortKey::SymDaddr => {
+                    let tag = self.tags.get(c.tag as usize);
+                    let addr = tag.map_or(0, |t| t.daddr);
+                    let dloc = tag.map_or(u32::MAX, |t| t.dloc);
+                    let dso = self.locs.get(dloc as usize).map_or(NO_DSO, |l| l.dso);
+                    let found = self
+                        .syms
+                        .per_loc
+                        .get(dloc as usize)
+                        .and_then(|l| Some((l.sym?, l.sym_offset)));
+                    match found {
+                        Some((sym, off)) => Key::DataSym {
+                            addr,
+                            sym,
+                            off: u32::try_from(off).unwrap_or(u32::MAX),
+                            dso,
+                        },
+                        None => Key::DataSym {
+                            addr,
+                            sym: u32::MAX,
+                            off: 0,
+                            dso,
+                        },
+                    }
+                }
+                SortKey::DsoDaddr => {
+                    let dso = self
+                        .tags
+                        .get(c.tag as usize)
+                        .and_then(|t| self.locs.get(t.dloc as usize))
+                        .map_or(NO_DSO, |l| l.dso);
+                    let dso = self.dso_rows.get(dso as usize).copied().unwrap_or(dso);
+                    Key::DsoDaddr((dso != NO_DSO).then_some(dso))
+                }
+                SortKey::DataPageSize => {
+                    Key::DataPageSize(self.tags.get(c.tag as usize).map_or(0, |t| t.data_page))
+                }
                 SortKey::Comm => Key::Comm(c.comm),
                 SortKey::Pid => Key::Thread(c.thread),
                 SortKey::Dso => {
@@ -1269,6 +1468,133 @@ pub fn page_size_name(size: u64) -> String {
         i += 1;
     }
     format!("{n}{}", units[i])
+}
+
+/// perf 6.1's text of one field of a data source word (its `mem-events.c`
+/// `perf_mem__*_scnprintf`).
+fn mem_text(f: MemField, word: u64) -> String {
+    // Each set bit's name, joined by " or ".
+    fn bits(m: u64, names: &[&str]) -> Vec<String> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| m >> i & 1 != 0)
+            .map(|(_, n)| (*n).to_owned())
+            .collect()
+    }
+    match f {
+        MemField::Lvl => {
+            const LVL: [&str; 14] = [
+                "N/A",
+                "HIT",
+                "MISS",
+                "L1",
+                "LFB",
+                "L2",
+                "L3",
+                "Local RAM",
+                "Remote RAM (1 hop)",
+                "Remote RAM (2 hops)",
+                "Remote Cache (1 hop)",
+                "Remote Cache (2 hops)",
+                "I/O",
+                "Uncached",
+            ];
+            const HOPS: [&str; 5] = [
+                "N/A",
+                "core, same node",
+                "node, same socket",
+                "socket, same board",
+                "board",
+            ];
+            let lvl = word >> 5 & 0x3fff;
+            let (hit, miss) = (lvl & 2 != 0, lvl & 4 != 0);
+            let lvl = lvl & !6;
+            let remote = word >> 37 & 1 != 0;
+            let hops = (word >> 43 & 7) as usize;
+            let num = word >> 33 & 0xf;
+            let mut out = String::new();
+            if remote {
+                out.push_str("Remote ");
+            }
+            let mut parts = if hops != 0 {
+                out.push_str(HOPS.get(hops).copied().unwrap_or(""));
+                out.push(' ');
+                Vec::new()
+            } else {
+                bits(lvl, &LVL)
+            };
+            if num != 0 {
+                parts.push(match num {
+                    0x0b => "Any cache".to_owned(),
+                    0x0c => "LFB".to_owned(),
+                    0x0d => "RAM".to_owned(),
+                    0x0e => "PMEM".to_owned(),
+                    0x0f => "N/A".to_owned(),
+                    n => format!("L{n}"),
+                });
+            }
+            out.push_str(&parts.join(" or "));
+            if out.is_empty() {
+                out.push_str("N/A");
+            }
+            if hit {
+                out.push_str(" hit");
+            }
+            if miss {
+                out.push_str(" miss");
+            }
+            out
+        }
+        MemField::Snoop => {
+            let mut parts = bits(word >> 19 & 0x1f, &["N/A", "None", "Hit", "Miss", "HitM"]);
+            parts.extend(bits(word >> 38 & 3, &["Fwd", "Peer"]));
+            if parts.is_empty() {
+                "N/A".to_owned()
+            } else {
+                parts.join(" or ")
+            }
+        }
+        MemField::Tlb => {
+            let m = word >> 26 & 0x7f;
+            let parts = bits(
+                m & !6,
+                &["N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault"],
+            );
+            let mut out = if parts.is_empty() {
+                "N/A".to_owned()
+            } else {
+                parts.join(" or ")
+            };
+            if m & 2 != 0 {
+                out.push_str(" hit");
+            }
+            if m & 4 != 0 {
+                out.push_str(" miss");
+            }
+            out
+        }
+        MemField::Lock => match word >> 24 & 3 {
+            m if m & 1 != 0 => "N/A".to_owned(),
+            m if m & 2 != 0 => "Yes".to_owned(),
+            _ => "No".to_owned(),
+        },
+        MemField::Blk => {
+            let m = word >> 40 & 7;
+            if m == 0 || m & 1 != 0 {
+                " N/A".to_owned()
+            } else {
+                let mut out = String::new();
+                if m & 2 != 0 {
+                    out.push_str(" Data");
+                }
+                if m & 4 != 0 {
+                    out.push_str(" Addr");
+                }
+                out
+            }
+        }
+    }
 }
 
 /// An unresolved symbol without its DSO: perf's symbol keys compare such

@@ -163,6 +163,7 @@ pub(super) fn answer_dso(
         end: u64,
         size: u64,
         inline_frame: bool,
+        object: bool,
     }
     /// A location's answer with its names still pending.
     #[derive(Clone)]
@@ -226,7 +227,7 @@ pub(super) fn answer_dso(
                 .map_err(|_| ()),
             h => h.map(|h| (h, 0)).map_err(|_| ()),
         };
-        let (raw, start, end, size, offset) = match hit {
+        let (raw, start, end, size, offset, object) = match hit {
             Ok((hit, moved)) => {
                 let start = (svma.0 + moved) - hit.offset;
                 (
@@ -237,6 +238,7 @@ pub(super) fn answer_dso(
                     // The offset is made relative to the return address
                     // below, by adding back what the lookup took off.
                     hit.offset.wrapping_sub(moved),
+                    hit.object,
                 )
             }
             Err(_) => {
@@ -287,6 +289,7 @@ pub(super) fn answer_dso(
                         end,
                         size,
                         inline_frame: true,
+                        object: false,
                     });
                 }
             }
@@ -301,6 +304,7 @@ pub(super) fn answer_dso(
             end,
             size,
             inline_frame: false,
+            object,
         };
         pending.push(PendingLoc {
             loc: i,
@@ -358,6 +362,7 @@ pub(super) fn answer_dso(
                             end: f.end,
                             size: f.size,
                             inlined,
+                            object: false,
                         }
                     })
                     .collect();
@@ -367,6 +372,7 @@ pub(super) fn answer_dso(
                     end: real.end,
                     size: real.size,
                     inlined: false,
+                    object: real.object,
                 };
                 (real, frames)
             });

@@ -68,6 +68,8 @@ pub struct SymInfo {
     /// ELF size, or up to the next symbol for kallsyms).
     pub size: u64,
     pub inlined: bool,
+    /// A data object (`STT_OBJECT`; see [`symbols::Symbol::object`]).
+    pub object: bool,
 }
 
 /// What one location resolved to.
@@ -293,6 +295,7 @@ fn plain_symbol(name: &str, ip: u64, offset: u64, size: u64) -> (RawFrame, Vec<R
         end: start.wrapping_add(1),
         size,
         inlined: false,
+        object: false,
     };
     (real, Vec::new())
 }
@@ -446,6 +449,7 @@ struct RawFrame {
     end: u64,
     size: u64,
     inlined: bool,
+    object: bool,
 }
 
 /// Resolves every location of `locs` against the DSOs they fall in.
@@ -886,6 +890,7 @@ impl SymbolTable {
                 end: f.end,
                 size: f.size,
                 inlined: f.inlined,
+                object: f.object,
             })
         };
         let sym = mk(real);
