@@ -53,6 +53,13 @@ fn mem_mode_equals_perf() {
         &["-e", "page-faults", "-c", "1", "-d", "-g"],
         &run(&pie),
     );
+    // With physical addresses (0 for page faults: the page is not there yet).
+    let phys = perf_record(
+        dir.path(),
+        "mem_phys.data",
+        &["-e", "page-faults", "-c", "1", "-d", "--phys-data"],
+        &run(&nopie),
+    );
     // sear's own recording of the same.
     let ours = dir.path().join("mem_sear.data");
     run_ok(
@@ -81,9 +88,10 @@ fn mem_mode_equals_perf() {
         vec!["--mem-mode", "-g", "caller"],
         vec!["--mem-mode", "--children"],
         vec!["--mem-mode", "--dsos", "mem_pie"],
+        vec!["--mem-mode", "--sort", "phys_daddr,sym"],
     ];
     let mut failures = Vec::new();
-    for f in [&plain, &graph, &ours] {
+    for f in [&plain, &graph, &phys, &ours] {
         for args in &sets {
             // (sear's recordings keep no copy of the vdso, which perf's
             // -v then names by a file of its own.)

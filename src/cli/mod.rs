@@ -971,13 +971,13 @@ pub struct ReportArgs {
     #[arg(long = "prefix-strip", value_name = "N", hide = true)]
     pub prefix_strip: Option<u32>,
     /// Memory-access mode, perf's: each sample weighs its weight (1
-    /// without one) and rows are data accesses, sorted by default by
-    /// local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,
-    /// blocked,local_ins_lat; the memory keys (mem, symbol_daddr,
-    /// dso_daddr, snoop, tlb, locked, blocked, data_page_size) work only
-    /// here. Record with `-d` (e.g. `record -e page-faults -d`, the
-    /// software event that samples data addresses); without data sources,
-    /// perf's error and an empty report.
+    /// without one) and rows are data accesses, sorted by default by perf's
+    /// `local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,blocked,local_ins_lat`;
+    /// the memory keys (mem, symbol_daddr,
+    /// dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr)
+    /// work only here. Record with `-d` (e.g. `record -e page-faults -d`,
+    /// the software event that samples data addresses); without data
+    /// sources, perf's error and an empty report.
     #[arg(long = "mem-mode")]
     pub mem_mode: bool,
     /// Stitch LBR call stacks (needs `record --call-graph lbr`, LBR

@@ -569,6 +569,9 @@ pub struct Tag {
     pub dloc: u32,
     pub data_src: u64,
     pub data_page: u64,
+    /// Memory mode: the data address's physical address
+    /// (`record --phys-data`; 0 without one).
+    pub phys: u64,
 }
 
 /// The last map found, for user and for kernel addresses: a chain's
@@ -831,6 +834,11 @@ impl Collector {
             },
             data_page: if self.opts.mem {
                 s.data_page_size.unwrap_or(0)
+            } else {
+                0
+            },
+            phys: if self.opts.mem {
+                s.phys_addr.unwrap_or(0)
             } else {
                 0
             },

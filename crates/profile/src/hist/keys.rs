@@ -101,11 +101,14 @@ pub enum SortKey {
     /// Memory mode: the page size of the data address
     /// (`record --data-page-size`; `N/A` without one).
     DataPageSize,
+    /// Memory mode: the data address's physical address (`phys_daddr`;
+    /// `record --phys-data`).
+    PhysDaddr,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr";
 
 impl SortKey {
     /// Whether `name` is a key perf supports on powerpc only and leaves
@@ -159,6 +162,7 @@ impl SortKey {
             "locked" => SortKey::Locked,
             "blocked" => SortKey::Blocked,
             "data_page_size" => SortKey::DataPageSize,
+            "phys_daddr" => SortKey::PhysDaddr,
             _ => return None,
         })
     }
@@ -229,6 +233,7 @@ impl SortKey {
             SortKey::Locked => "Locked",
             SortKey::Blocked => "Blocked",
             SortKey::DataPageSize => "Data Page Size",
+            SortKey::PhysDaddr => "Data Physical Address",
         }
     }
 
@@ -244,6 +249,7 @@ impl SortKey {
                 | SortKey::Locked
                 | SortKey::Blocked
                 | SortKey::DataPageSize
+                | SortKey::PhysDaddr
         )
     }
 
@@ -314,6 +320,7 @@ impl SortKey {
                 | SortKey::Locked
                 | SortKey::Blocked
                 | SortKey::DataPageSize
+                | SortKey::PhysDaddr
         )
     }
 
@@ -327,7 +334,7 @@ impl SortKey {
             // (perf's column lengths: `hists__calc_col_len`.)
             SortKey::Mem => 24,
             SortKey::Snoop => 12,
-            SortKey::Tlb | SortKey::DataPageSize => 22,
+            SortKey::Tlb | SortKey::DataPageSize | SortKey::PhysDaddr => 22,
             SortKey::Locked => 6,
             SortKey::Blocked => 10,
             _ => 0,
@@ -480,6 +487,8 @@ pub enum Key {
     DsoDaddr(Option<u32>),
     /// Memory mode: the data page size (0: none).
     DataPageSize(u64),
+    /// Memory mode: the physical data address (0: none).
+    PhysDaddr(u64),
 }
 
 /// The fields of perf's data source word (`union perf_mem_data_src`) that
@@ -701,7 +710,8 @@ impl Names<'_> {
             // perf's memory keys compare `right - left`: smaller first.
             (Key::DataSrc(f, x), Key::DataSrc(_, y)) => f.compared(*x).cmp(&f.compared(*y)),
             (Key::DataSym { addr: x, .. }, Key::DataSym { addr: y, .. }) => signed_distance(*x, *y),
-            (Key::DataPageSize(x), Key::DataPageSize(y)) => signed_distance(*x, *y),
+            (Key::DataPageSize(x), Key::DataPageSize(y))
+            | (Key::PhysDaddr(x), Key::PhysDaddr(y)) => signed_distance(*x, *y),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
                 tid(*x).cmp(&tid(*y))
@@ -814,6 +824,9 @@ impl Names<'_> {
             },
             Key::DsoDaddr(d) => self.dso(*d).unwrap_or("[unknown]").to_owned(),
             Key::DataPageSize(n) => page_size_name(*n),
+            // C's `%-#.16llx`: no `0x` for zero.
+            Key::PhysDaddr(0) => format!("[{}] {:016x}", level as char, 0),
+            Key::PhysDaddr(a) => format!("[{}] {a:#018x}", level as char),
         }
     }
 
@@ -1290,6 +1303,9 @@ impl<'a> KeyMaker<'a> {
                 }
                 SortKey::DataPageSize => {
                     Key::DataPageSize(self.tags.get(c.tag as usize).map_or(0, |t| t.data_page))
+                }
+                SortKey::PhysDaddr => {
+                    Key::PhysDaddr(self.tags.get(c.tag as usize).map_or(0, |t| t.phys))
                 }
                 SortKey::Comm => Key::Comm(c.comm),
                 SortKey::Pid => Key::Thread(c.thread),
