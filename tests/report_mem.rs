@@ -60,6 +60,13 @@ fn mem_mode_equals_perf() {
         &["-e", "page-faults", "-c", "1", "-d", "--phys-data"],
         &run(&nopie),
     );
+    // In pipe mode.
+    let pipe = perf_record(
+        dir.path(),
+        "mem_pipe.data",
+        &["-e", "page-faults", "-c", "1", "-d", "-o-"],
+        &run(&nopie),
+    );
     // sear's own recording of the same.
     let ours = dir.path().join("mem_sear.data");
     run_ok(
@@ -91,11 +98,11 @@ fn mem_mode_equals_perf() {
         vec!["--mem-mode", "--sort", "phys_daddr,sym"],
     ];
     let mut failures = Vec::new();
-    for f in [&plain, &graph, &phys, &ours] {
+    for f in [&plain, &graph, &phys, &pipe, &ours] {
         for args in &sets {
-            // (sear's recordings keep no copy of the vdso, which perf's
-            // -v then names by a file of its own.)
-            if f == &ours && args.contains(&"-v") {
+            // (Where the recording names no copy of the vdso, sear's and a
+            // pipe's, perf's -v names it by a temporary file of its own.)
+            if (f == &ours || f == &pipe) && args.contains(&"-v") {
                 continue;
             }
             let theirs = perf_report(f, args);

@@ -72,7 +72,11 @@ pub fn run(mut a: ReportArgs, quiet: bool, verbose: bool) -> Result<ExitCode> {
         && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_BRANCH_STACK != 0)
     {
         Some("Selected -b but no branch data. Did you call perf record without -b?")
-    } else if a.mem_mode && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_DATA_SRC != 0) {
+    } else if a.mem_mode
+        // (A pipe's attributes come as records, after this check.)
+        && !reader.meta().is_pipe()
+        && !sample_types().any(|t| t & perf_data::PERF_SAMPLE_DATA_SRC != 0)
+    {
         Some("Selected --mem-mode but no mem data. Did you call perf record without -d?")
     } else if a
         .call_graph
