@@ -186,3 +186,37 @@ fn kernel_maps_match_perf() {
         assert_eq!(String::from_utf8_lossy(&perf.stdout), text);
     }
 }
+
+/// `sear record` writes the build ids perf's `record` writes for the same
+/// program: the binaries samples hit and the vdso, which perf lists
+/// whether samples hit it or not (a program that never runs vdso code).
+#[test]
+fn recordings_list_what_perfs_list() {
+    if !have_perf() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let workload = [
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done",
+    ];
+    let list = |tool: &str, out: &Path| -> String {
+        let o = run(Command::new(tool)
+            .args(["record", "-q", "-e", "page-faults", "-c", "1", "-o"])
+            .arg(out)
+            .args(workload));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let l = run(Command::new(PERF).args(["buildid-list", "-i"]).arg(out));
+        // (Only the names: a page fault's binaries are the same each run.)
+        String::from_utf8_lossy(&l.stdout)
+            .lines()
+            .map(|l| format!("{}\n", l.get(41..).unwrap_or(l)))
+            .collect()
+    };
+    let theirs = list(PERF, &dir.path().join("perf.data"));
+    let ours = list(env!("CARGO_BIN_EXE_sear"), &dir.path().join("sear.data"));
+    assert!(theirs.contains("[vdso]\n"), "{theirs}");
+    assert_eq!(theirs, ours);
+}

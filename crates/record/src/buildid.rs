@@ -165,7 +165,8 @@ impl HitBinaries {
         }
     }
 
-    /// Files hit, after retrying samples that came before their mappings.
+    /// Files hit, after retrying samples that came before their mappings,
+    /// and the vdso where a process mapped it.
     pub fn finish(&mut self) -> (bool, Vec<Hit>) {
         let pending = std::mem::take(&mut self.pending);
         for (pid, ip) in pending {
@@ -178,7 +179,9 @@ impl HitBinaries {
             .iter()
             .zip(&self.hit)
             .enumerate()
-            .filter(|(_, (_, &h))| h || self.all)
+            // (perf writes the vdso's build id whether samples hit it or
+            // not: its `machine__write_buildid_table`.)
+            .filter(|(_, (f, &h))| h || self.all || *f == "[vdso]")
             .map(|(i, (f, _))| Hit {
                 name: f.clone(),
                 opened: self.opened.get(&(i as u32)).cloned(),
