@@ -1098,7 +1098,7 @@ impl Collector {
                 branch: id,
                 ..SampleKey::of(s, &th, comm, cpu, leaf, EMPTY_STACK)
             };
-            add_sum(&mut self.sums, &mut self.sum_ids, key_hash(&key), key, 1);
+            self.sum_key(key, 1);
         }
     }
 
@@ -1133,12 +1133,17 @@ impl Collector {
             tag,
             ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
         };
+        self.sum_key(key, weight.max(1));
+    }
+
+    /// Sums `period` into the sum of `key`.
+    fn sum_key(&mut self, key: SampleKey, period: u64) {
         add_sum(
             &mut self.sums,
             &mut self.sum_ids,
             key_hash(&key),
             key,
-            weight.max(1),
+            period,
         );
     }
 

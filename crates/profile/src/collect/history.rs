@@ -13,7 +13,7 @@
 use perf_data::consts::*;
 use perf_data::sample::Sample;
 
-use super::{add_sum, intern_sample, key_hash, Collector, Loc, Origin, SampleKey};
+use super::{intern_sample, Collector, Loc, Origin, SampleKey};
 use crate::machine::{Machine, ThreadInfo};
 
 /// What one position of a branch-history chain is.
@@ -123,13 +123,7 @@ impl Collector {
             branch: seq,
             ..SampleKey::of(s, &th, comm, cpu, leaf, stack)
         };
-        add_sum(
-            &mut self.sums,
-            &mut self.sum_ids,
-            key_hash(&key),
-            key,
-            period,
-        );
+        self.sum_key(key, period);
     }
 
     /// The chain of a sample in branch-history mode, leaf first, with what

@@ -1487,17 +1487,32 @@ pub fn page_size_name(size: u64) -> String {
 }
 
 /// perf 6.1's text of one field of a data source word (its `mem-events.c`
-/// `perf_mem__*_scnprintf`).
-fn mem_text(f: MemField, word: u64) -> String {
+/// `perf_mem__*_scnprintf`; `script -F data_src` joins them).
+pub fn mem_text(f: MemField, word: u64) -> String {
     // Each set bit's name, joined by " or ".
-    fn bits(m: u64, names: &[&str]) -> Vec<String> {
-        names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| m >> i & 1 != 0)
-            .map(|(_, n)| (*n).to_owned())
-            .collect()
+    fn or_names(m: u64, names: &[&str], out: &mut String) {
+        for (i, name) in names.iter().enumerate() {
+            if m >> i & 1 != 0 {
+                if !out.is_empty() {
+                    out.push_str(" or ");
+                }
+                out.push_str(name);
+            }
+        }
     }
+    // `N/A` for no name, then the field's hit and miss bits (1 and 2).
+    fn na_hit_miss(out: &mut String, m: u64) {
+        if out.is_empty() {
+            out.push_str("N/A");
+        }
+        if m & 2 != 0 {
+            out.push_str(" hit");
+        }
+        if m & 4 != 0 {
+            out.push_str(" miss");
+        }
+    }
+    let bits = |shift: u32, width: u32| word >> shift & ((1 << width) - 1);
     match f {
         MemField::Lvl => {
             const LVL: [&str; 14] = [
@@ -1523,80 +1538,69 @@ fn mem_text(f: MemField, word: u64) -> String {
                 "socket, same board",
                 "board",
             ];
-            let lvl = word >> 5 & 0x3fff;
-            let (hit, miss) = (lvl & 2 != 0, lvl & 4 != 0);
-            let lvl = lvl & !6;
-            let remote = word >> 37 & 1 != 0;
-            let hops = (word >> 43 & 7) as usize;
-            let num = word >> 33 & 0xf;
+            let lvl = bits(5, 14);
+            let (lvl_num, remote, hops) = (bits(33, 4), bits(37, 1), bits(43, 3));
             let mut out = String::new();
-            if remote {
+            if remote != 0 {
                 out.push_str("Remote ");
             }
-            let mut parts = if hops != 0 {
-                out.push_str(HOPS.get(hops).copied().unwrap_or(""));
+            // (The hops name the level where set; else the level bits do.)
+            let mut names = String::new();
+            if hops != 0 {
+                out.push_str(HOPS.get(hops as usize).copied().unwrap_or("(null)"));
                 out.push(' ');
-                Vec::new()
             } else {
-                bits(lvl, &LVL)
-            };
-            if num != 0 {
-                parts.push(match num {
-                    0x0b => "Any cache".to_owned(),
-                    0x0c => "LFB".to_owned(),
-                    0x0d => "RAM".to_owned(),
-                    0x0e => "PMEM".to_owned(),
-                    0x0f => "N/A".to_owned(),
-                    n => format!("L{n}"),
-                });
+                or_names(lvl & !0b110, &LVL, &mut names);
             }
-            out.push_str(&parts.join(" or "));
-            if out.is_empty() {
-                out.push_str("N/A");
+            if lvl_num != 0 {
+                if !names.is_empty() {
+                    names.push_str(" or ");
+                }
+                match lvl_num {
+                    0x0b => names.push_str("Any cache"),
+                    0x0c => names.push_str("LFB"),
+                    0x0d => names.push_str("RAM"),
+                    0x0e => names.push_str("PMEM"),
+                    0x0f => names.push_str("N/A"),
+                    n => names.push_str(&format!("L{n}")),
+                }
             }
-            if hit {
-                out.push_str(" hit");
-            }
-            if miss {
-                out.push_str(" miss");
-            }
+            out.push_str(&names);
+            na_hit_miss(&mut out, lvl);
             out
         }
         MemField::Snoop => {
-            let mut parts = bits(word >> 19 & 0x1f, &["N/A", "None", "Hit", "Miss", "HitM"]);
-            parts.extend(bits(word >> 38 & 3, &["Fwd", "Peer"]));
-            if parts.is_empty() {
-                "N/A".to_owned()
-            } else {
-                parts.join(" or ")
-            }
-        }
-        MemField::Tlb => {
-            let m = word >> 26 & 0x7f;
-            let parts = bits(
-                m & !6,
-                &["N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault"],
+            let mut out = String::new();
+            or_names(
+                bits(19, 5),
+                &["N/A", "None", "Hit", "Miss", "HitM"],
+                &mut out,
             );
-            let mut out = if parts.is_empty() {
-                "N/A".to_owned()
-            } else {
-                parts.join(" or ")
-            };
-            if m & 2 != 0 {
-                out.push_str(" hit");
-            }
-            if m & 4 != 0 {
-                out.push_str(" miss");
+            // (perf 6.1 names the forward bit of the extended field alone.)
+            or_names(bits(38, 1), &["Fwd"], &mut out);
+            if out.is_empty() {
+                out.push_str("N/A");
             }
             out
         }
-        MemField::Lock => match word >> 24 & 3 {
+        MemField::Tlb => {
+            let m = bits(26, 7);
+            let mut out = String::new();
+            or_names(
+                m & !0b110,
+                &["N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault"],
+                &mut out,
+            );
+            na_hit_miss(&mut out, m);
+            out
+        }
+        MemField::Lock => match bits(24, 2) {
             m if m & 1 != 0 => "N/A".to_owned(),
             m if m & 2 != 0 => "Yes".to_owned(),
             _ => "No".to_owned(),
         },
         MemField::Blk => {
-            let m = word >> 40 & 7;
+            let m = bits(40, 3);
             if m == 0 || m & 1 != 0 {
                 " N/A".to_owned()
             } else {

@@ -16,7 +16,9 @@ mod trie;
 
 pub use filter::{dso_short_name, Filters};
 pub use history::{BranchCounts, EntryBranches};
-pub use keys::{page_size_name, Key, Names, RankedNames, SortKey, SymRef, SORT_KEY_NAMES};
+pub use keys::{
+    mem_text, page_size_name, Key, MemField, Names, RankedNames, SortKey, SymRef, SORT_KEY_NAMES,
+};
 use keys::{KeyCtx, KeyMaker};
 use trie::{ChainTrie, NONE};
 

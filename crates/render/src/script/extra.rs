@@ -116,36 +116,11 @@ fn bits(v: u64, shift: u32, width: u32) -> u64 {
     (v >> shift) & ((1 << width) - 1)
 }
 
-/// Names of the set bits of `m`, lowest first, joined by " or ".
-fn or_names(m: u64, names: &[&str], out: &mut String) {
-    let mut m = m;
-    for name in names {
-        if m == 0 {
-            break;
-        }
-        if m & 1 != 0 {
-            if !out.is_empty() {
-                out.push_str(" or ");
-            }
-            out.push_str(name);
-        }
-        m >>= 1;
-    }
-}
-
-/// perf 6.1's `perf_script__meminfo_scnprintf` of a `perf_mem_data_src`.
+/// perf 6.1's `perf_script__meminfo_scnprintf` of a `perf_mem_data_src`
+/// (the fields' texts are `report --mem-mode`'s).
 pub fn mem_info(v: u64) -> String {
+    use profile::hist::{mem_text, MemField};
     let op = bits(v, 0, 5);
-    let lvl = bits(v, 5, 14);
-    let snoop = bits(v, 19, 5);
-    let lock = bits(v, 24, 2);
-    let dtlb = bits(v, 26, 7);
-    let lvl_num = bits(v, 33, 4);
-    let remote = bits(v, 37, 1);
-    let snoopx = bits(v, 38, 2);
-    let blk = bits(v, 40, 3);
-    let hops = bits(v, 43, 3);
-
     let op = if op & 1 != 0 {
         "N/A"
     } else if op & 2 != 0 {
@@ -159,115 +134,14 @@ pub fn mem_info(v: u64) -> String {
     } else {
         "No"
     };
-
-    const MEM_LVL: [&str; 14] = [
-        "N/A",
-        "HIT",
-        "MISS",
-        "L1",
-        "LFB",
-        "L2",
-        "L3",
-        "Local RAM",
-        "Remote RAM (1 hop)",
-        "Remote RAM (2 hops)",
-        "Remote Cache (1 hop)",
-        "Remote Cache (2 hops)",
-        "I/O",
-        "Uncached",
-    ];
-    const HOPS: [&str; 5] = [
-        "N/A",
-        "core, same node",
-        "node, same socket",
-        "socket, same board",
-        "board",
-    ];
-    let mut level = String::new();
-    if remote != 0 {
-        level.push_str("Remote ");
-    }
-    let mut printed = false;
-    if hops != 0 {
-        level.push_str(HOPS.get(hops as usize).copied().unwrap_or("(null)"));
-        level.push(' ');
-    } else {
-        let mut names = String::new();
-        or_names(lvl & !0b110, &MEM_LVL, &mut names);
-        printed = !names.is_empty();
-        level.push_str(&names);
-    }
-    if lvl_num != 0 {
-        if printed {
-            level.push_str(" or ");
-        }
-        match lvl_num {
-            0x0b => level.push_str("Any cache"),
-            0x0c => level.push_str("LFB"),
-            0x0d => level.push_str("RAM"),
-            0x0e => level.push_str("PMEM"),
-            0x0f => level.push_str("N/A"),
-            n => level.push_str(&format!("L{n}")),
-        }
-    }
-    if level.is_empty() {
-        level.push_str("N/A");
-    }
-    if lvl & 2 != 0 {
-        level.push_str(" hit");
-    }
-    if lvl & 4 != 0 {
-        level.push_str(" miss");
-    }
-
-    let mut snp = String::new();
-    or_names(snoop, &["N/A", "None", "Hit", "Miss", "HitM"], &mut snp);
-    if snoopx & 1 != 0 {
-        if !snp.is_empty() {
-            snp.push_str(" or ");
-        }
-        snp.push_str("Fwd");
-    }
-    if snp.is_empty() {
-        snp.push_str("N/A");
-    }
-
-    let mut tlb = String::new();
-    or_names(
-        dtlb & !0b110,
-        &["N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault"],
-        &mut tlb,
-    );
-    if tlb.is_empty() {
-        tlb.push_str("N/A");
-    }
-    if dtlb & 2 != 0 {
-        tlb.push_str(" hit");
-    }
-    if dtlb & 4 != 0 {
-        tlb.push_str(" miss");
-    }
-
-    let lck = if lock & 1 != 0 {
-        "N/A"
-    } else if lock & 2 != 0 {
-        "Yes"
-    } else {
-        "No"
-    };
-    let blk = if blk == 0 || blk & 1 != 0 {
-        " N/A".to_owned()
-    } else {
-        let mut b = String::new();
-        if blk & 2 != 0 {
-            b.push_str(" Data");
-        }
-        if blk & 4 != 0 {
-            b.push_str(" Addr");
-        }
-        b
-    };
-    format!("|OP {op}|LVL {level}|SNP {snp}|TLB {tlb}|LCK {lck}|BLK {blk}")
+    format!(
+        "|OP {op}|LVL {}|SNP {}|TLB {}|LCK {}|BLK {}",
+        mem_text(MemField::Lvl, v),
+        mem_text(MemField::Snoop, v),
+        mem_text(MemField::Tlb, v),
+        mem_text(MemField::Lock, v),
+        mem_text(MemField::Blk, v)
+    )
 }
 
 /// perf's name of register `r` (perf_regs numbering) on `arch` (the
