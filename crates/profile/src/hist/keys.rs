@@ -294,7 +294,8 @@ impl SortKey {
     }
 
     /// Columns as wide as their header whatever the values (perf sizes
-    /// them by the header only; longer values overflow).
+    /// them by the header only; longer values overflow): also every
+    /// memory key but the data symbol and object, which perf sizes by name.
     pub fn header_width_only(self) -> bool {
         matches!(
             self,
@@ -314,14 +315,7 @@ impl SortKey {
                 | SortKey::InTx
                 | SortKey::Abort
                 | SortKey::Cycles
-                | SortKey::Mem
-                | SortKey::Snoop
-                | SortKey::Tlb
-                | SortKey::Locked
-                | SortKey::Blocked
-                | SortKey::DataPageSize
-                | SortKey::PhysDaddr
-        )
+        ) || self.is_mem() && !matches!(self, SortKey::SymDaddr | SortKey::DsoDaddr)
     }
 
     /// The width perf gives the column whatever its values (its fixed
