@@ -9,7 +9,11 @@ mod common;
 use common::*;
 
 const PROG: &str = r#"
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 char table[8 << 20] = {1};
 static char local_tab[2 << 20] = {2};
 char bss_obj[4 << 20];
@@ -24,7 +28,24 @@ __attribute__((noinline)) void work(void) {
     touch(h, 16 << 20);
     free(h);
 }
-int main(void) { work(); return 0; }
+int main(void) {
+    work();
+    /* A shared file mapping (dcacheline's [s]) and a second process's
+       private anonymous memory (its lines told apart by process). */
+    FILE *f = tmpfile();
+    if (f && ftruncate(fileno(f), 1 << 20) == 0) {
+        char *s = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+        if (s != MAP_FAILED) touch(s, 1 << 20);
+    }
+    pid_t p = fork();
+    if (p == 0) {
+        char *h = malloc(4 << 20);
+        touch(h, 4 << 20);
+        _exit(0);
+    }
+    waitpid(p, 0, 0);
+    return 0;
+}
 "#;
 
 #[test]
@@ -96,6 +117,10 @@ fn mem_mode_equals_perf() {
         vec!["--mem-mode", "--children"],
         vec!["--mem-mode", "--dsos", "mem_pie"],
         vec!["--mem-mode", "--sort", "phys_daddr,sym"],
+        vec!["--mem-mode", "--sort", "dcacheline"],
+        vec!["--mem-mode", "--sort", "dcacheline,pid", "-v"],
+        vec!["--mem-mode", "--sort", "symbol_daddr,dcacheline", "-n"],
+        vec!["--mem-mode", "--sort", "dcacheline,sym", "-w", "20"],
     ];
     let mut failures = Vec::new();
     for f in [&plain, &graph, &phys, &pipe, &ours] {
@@ -122,6 +147,13 @@ fn mem_mode_equals_perf() {
         "anon  ",
     ] {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    // Cache lines: of the shared file mapping, of addresses no map of the
+    // sample's mode holds, and of data objects (perf's offset from the
+    // line in the map's terms to the object in the process's).
+    let lines = sear_report(&plain, &["--mem-mode", "--sort", "dcacheline"]);
+    for want in ["[s] ", "[X] 0x", "[.] local_tab+0xffff"] {
+        assert!(lines.contains(want), "no {want:?} in:\n{lines}");
     }
 }
 

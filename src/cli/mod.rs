@@ -974,7 +974,7 @@ pub struct ReportArgs {
     /// without one) and rows are data accesses, sorted by default by perf's
     /// `local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,blocked,local_ins_lat`;
     /// the memory keys (mem, symbol_daddr,
-    /// dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr)
+    /// dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline)
     /// work only here. Record with `-d` (e.g. `record -e page-faults -d`,
     /// the software event that samples data addresses); without data
     /// sources, perf's error and an empty report.

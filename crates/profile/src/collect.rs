@@ -567,12 +567,20 @@ pub struct Tag {
     /// source word and page size.
     pub daddr: u64,
     pub dloc: u32,
+    /// Memory mode: whether a map held the data address, and whether that
+    /// map was shared and executable ([`DATA_MAPPED`] and the others).
+    pub data_map: u8,
     pub data_src: u64,
     pub data_page: u64,
     /// Memory mode: the data address's physical address
     /// (`record --phys-data`; 0 without one).
     pub phys: u64,
 }
+
+/// [`Tag::data_map`]'s bits.
+pub const DATA_MAPPED: u8 = 1;
+pub const DATA_SHARED: u8 = 2;
+pub const DATA_EXEC: u8 = 4;
 
 /// The last map found, for user and for kernel addresses: a chain's
 /// frames mostly fall in the map of the frame before, so most lookups are
@@ -756,13 +764,14 @@ impl Collector {
     }
 
     fn tag_of(&mut self, s: &Sample<'_>) -> u32 {
-        self.tag_with(s, None, u32::MAX)
+        self.tag_with(s, None, (u32::MAX, 0))
     }
 
     /// [`Self::tag_of`], with the weight `weight` in place of the
     /// sample's where given (branch mode's), and in memory mode the data
-    /// address's location `dloc`.
-    fn tag_with(&mut self, s: &Sample<'_>, weight: Option<u64>, dloc: u32) -> u32 {
+    /// address's location and its map's [`Tag::data_map`] bits.
+    fn tag_with(&mut self, s: &Sample<'_>, weight: Option<u64>, data: (u32, u8)) -> u32 {
+        let (dloc, data_map) = data;
         if self.opts.time_quantum.is_none()
             && !self.opts.by_cgroup
             && !self.opts.by_trace
@@ -827,6 +836,7 @@ impl Collector {
                 0
             },
             dloc,
+            data_map,
             data_src: if self.opts.mem {
                 s.data_src.unwrap_or(0)
             } else {
@@ -975,6 +985,18 @@ impl Collector {
         addr: u64,
         origin: Origin,
     ) -> Loc {
+        Self::locate_in(cache, machine, th, cpumode, addr, origin).0
+    }
+
+    /// [`Self::locate`], and the map the address fell in.
+    fn locate_in(
+        cache: &mut MapCache,
+        machine: &Machine,
+        th: &ThreadInfo,
+        cpumode: u16,
+        addr: u64,
+        origin: Origin,
+    ) -> (Loc, Option<MapHit>) {
         let (level, kernel) = level_of(cpumode);
         let hit = match cpumode {
             PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_USER => {
@@ -982,7 +1004,7 @@ impl Collector {
             }
             _ => None,
         };
-        match hit {
+        let loc = match hit {
             Some(m) => Loc {
                 ip: addr,
                 rel: m.map_ip(addr),
@@ -999,7 +1021,8 @@ impl Collector {
                 origin,
                 map_size: 0,
             },
-        }
+        };
+        (loc, hit)
     }
 
     /// Adds one sample with its period, replaying nothing: `machine` must
@@ -1077,7 +1100,7 @@ impl Collector {
             .entries()
             .next()
             .map_or(0, |e| (e.flags >> 4) & 0xffff);
-        let tag = self.tag_with(s, Some(first_cycles.max(1)), u32::MAX);
+        let tag = self.tag_with(s, Some(first_cycles.max(1)), (u32::MAX, 0));
         let leaf = self.sample_leaf(machine, &th, s);
         let leaf = self.interner.loc_id(leaf);
         for e in stack.entries() {
@@ -1110,7 +1133,7 @@ impl Collector {
         let th = machine.sample_thread(s);
         let comm = self.comm_id(machine, th.index);
         let cpu = self.cpu_of(s);
-        let data = Self::locate(
+        let (data, map) = Self::locate_in(
             &mut self.map_cache,
             machine,
             &th,
@@ -1127,7 +1150,17 @@ impl Collector {
             Some(w) => w,
             None => 0,
         };
-        let tag = self.tag_with(s, None, dloc);
+        let data_map = map.map_or(0, |m| {
+            let mut bits = DATA_MAPPED;
+            if m.shared {
+                bits |= DATA_SHARED;
+            }
+            if m.exec {
+                bits |= DATA_EXEC;
+            }
+            bits
+        });
+        let tag = self.tag_with(s, None, (dloc, data_map));
         let (leaf, stack) = self.resolve(machine, &th, s);
         let key = SampleKey {
             tag,

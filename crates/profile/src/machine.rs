@@ -181,6 +181,26 @@ pub struct MapHit {
     pub pgoff: u64,
     /// The map translates addresses as they are (see [`Self::map_ip`]).
     pub identity: bool,
+    /// Mapped `MAP_SHARED`, and executable (`PROT_EXEC`).
+    pub shared: bool,
+    pub exec: bool,
+}
+
+/// A file's identity as an MMAP2 record gives it: device major and minor
+/// numbers, inode and inode generation (all 0 for memory without a file,
+/// or where the record carries a build id instead).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DsoId {
+    pub maj: u32,
+    pub min: u32,
+    pub ino: u64,
+    pub ino_generation: u64,
+}
+
+impl DsoId {
+    pub fn is_empty(&self) -> bool {
+        *self == DsoId::default()
+    }
 }
 
 impl MapHit {
@@ -312,8 +332,9 @@ pub struct Machine {
     kernel: Maps,
     dsos: Vec<Dso>,
     dso_by_name: HashMap<String, usize>,
-    /// Per DSO: the inode of the first MMAP2 that named it (`--mmaps`).
-    dso_ino: Vec<Option<u64>>,
+    /// Per DSO: the file identity of the MMAP2 that named it (`--mmaps`,
+    /// the `dcacheline` key).
+    dso_ids: Vec<DsoId>,
     exit_removes_thread: bool,
     kernel_reloc: Option<(String, u64)>,
     /// Cgroup paths by id (CGROUP records).
@@ -339,7 +360,7 @@ impl Machine {
             kernel: Maps::default(),
             dsos: Vec::new(),
             dso_by_name: HashMap::default(),
-            dso_ino: Vec::new(),
+            dso_ids: Vec::new(),
             exit_removes_thread: false,
             kernel_reloc: None,
             cgroups: HashMap::default(),
@@ -491,16 +512,26 @@ impl Machine {
                     PROT_EXEC
                 };
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                let how = (prot, 0, None);
+                let how = (prot, 0, DsoId::default());
                 self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, how, mm.filename);
             }
             RecordData::Mmap2(mm) => {
                 let (pid, tid) = (mm.pid as i32, mm.tid as i32);
-                let ino = match mm.id {
-                    perf_data::records::Mmap2Id::Inode { ino, .. } => Some(ino),
-                    perf_data::records::Mmap2Id::BuildId(_) => None,
+                let id = match mm.id {
+                    perf_data::records::Mmap2Id::Inode {
+                        maj,
+                        min,
+                        ino,
+                        ino_generation,
+                    } => DsoId {
+                        maj,
+                        min,
+                        ino,
+                        ino_generation,
+                    },
+                    perf_data::records::Mmap2Id::BuildId(_) => DsoId::default(),
                 };
-                let how = (mm.prot, mm.flags, ino);
+                let how = (mm.prot, mm.flags, id);
                 self.mmap(misc, pid, tid, mm.addr, mm.len, mm.pgoff, how, mm.filename);
             }
             RecordData::Comm(c) => {
@@ -597,7 +628,7 @@ impl Machine {
         addr: u64,
         len: u64,
         pgoff: u64,
-        (prot, flags, ino): (u32, u32, Option<u64>),
+        (prot, flags, id): (u32, u32, DsoId),
         name: &[u8],
     ) {
         let end = addr.wrapping_add(len);
@@ -643,12 +674,15 @@ impl Machine {
         let maps = self.threads[t].maps;
         let identity = if anon || no_dso { MODE_IDENTITY } else { 0 };
         self.maps[maps].insert(addr, end, pgoff, d, map_mode(prot, flags) | identity);
-        if let Some(ino) = ino {
-            if self.dso_ino.len() <= d {
-                self.dso_ino.resize(d + 1, None);
+        if !id.is_empty() {
+            if self.dso_ids.len() <= d {
+                self.dso_ids.resize(d + 1, DsoId::default());
             }
-            // perf's DSO keeps the identity of the first map that made it.
-            self.dso_ino[d].get_or_insert(ino);
+            // perf's DSO keeps the identity of the first map that gave it
+            // one.
+            if self.dso_ids[d].is_empty() {
+                self.dso_ids[d] = id;
+            }
         }
     }
 
@@ -751,7 +785,14 @@ impl Machine {
             end: m.end,
             pgoff: m.pgoff,
             identity: m.mode & MODE_IDENTITY != 0,
+            shared: m.mode & MODE_SHARED != 0,
+            exec: m.mode & MODE_EXEC != 0,
         })
+    }
+
+    /// The file identity of DSO `d` (see [`DsoId`]; empty where unknown).
+    pub fn dso_id(&self, d: usize) -> DsoId {
+        self.dso_ids.get(d).copied().unwrap_or_default()
     }
 
     /// The address space of process `pid`, if the process is known.
@@ -870,12 +911,7 @@ impl Machine {
                         exec: m.mode & MODE_EXEC != 0,
                         shared: m.mode & MODE_SHARED != 0,
                         pgoff: m.pgoff,
-                        ino: self
-                            .dso_ino
-                            .get(m.dso as usize)
-                            .copied()
-                            .flatten()
-                            .unwrap_or(0),
+                        ino: self.dso_id(m.dso as usize).ino,
                         name: self.dsos[m.dso as usize].name.clone(),
                     })
                     .collect(),

@@ -448,6 +448,18 @@ fn write_section(
                     unres_data[1] = true;
                     0
                 }
+                // (perf's data symbol width and one more; an unresolved
+                // line's own.)
+                Key::Dcacheline { text, .. } => {
+                    match names
+                        .strings
+                        .get(*text as usize)
+                        .and_then(|t| t.split_once('\0'))
+                    {
+                        Some((name, _)) => name.chars().count() + 4 + UNRESOLVED_WIDTH + 3,
+                        None => UNRESOLVED_WIDTH + 6,
+                    }
+                }
                 k => names.display(k, e.level).chars().count(),
             };
             col.width = col.width.max(w);
@@ -679,6 +691,24 @@ fn key_text(
                     t.push_str(&format!("[{}] ", level as char));
                     let room = col.width.saturating_sub(t.chars().count());
                     t.extend(s.name.chars().take(room));
+                }
+                _ => t.push_str(&names.display(k, level)),
+            }
+            t
+        }
+        // A function's name cut to the column; a data object's with its
+        // offset, and an unresolved line, in full.
+        Key::Dcacheline {
+            text, level: own, ..
+        } => {
+            let mut t = names.verbose_data_prefix(k).unwrap_or_default();
+            let text = names.strings.get(*text as usize).map_or("", String::as_str);
+            match text.split_once('\0') {
+                Some((name, "")) => {
+                    let level = if *own == 0 { level } else { *own };
+                    t.push_str(&format!("[{}] ", level as char));
+                    let room = col.width.saturating_sub(t.chars().count());
+                    t.extend(name.chars().take(room));
                 }
                 _ => t.push_str(&names.display(k, level)),
             }

@@ -104,11 +104,14 @@ pub enum SortKey {
     /// Memory mode: the data address's physical address (`phys_daddr`;
     /// `record --phys-data`).
     PhysDaddr,
+    /// Memory mode: the cache line of the data address in its map
+    /// (`dcacheline`).
+    Dcacheline,
 }
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline";
 
 impl SortKey {
     /// Whether `name` is a key perf supports on powerpc only and leaves
@@ -163,6 +166,7 @@ impl SortKey {
             "blocked" => SortKey::Blocked,
             "data_page_size" => SortKey::DataPageSize,
             "phys_daddr" => SortKey::PhysDaddr,
+            "dcacheline" => SortKey::Dcacheline,
             _ => return None,
         })
     }
@@ -234,6 +238,7 @@ impl SortKey {
             SortKey::Blocked => "Blocked",
             SortKey::DataPageSize => "Data Page Size",
             SortKey::PhysDaddr => "Data Physical Address",
+            SortKey::Dcacheline => "Data Cacheline",
         }
     }
 
@@ -250,6 +255,7 @@ impl SortKey {
                 | SortKey::Blocked
                 | SortKey::DataPageSize
                 | SortKey::PhysDaddr
+                | SortKey::Dcacheline
         )
     }
 
@@ -288,6 +294,7 @@ impl SortKey {
                 | SortKey::AddrFrom
                 | SortKey::AddrTo
                 | SortKey::SymDaddr
+                | SortKey::Dcacheline
                 | SortKey::Locked
                 | SortKey::Blocked
         )
@@ -315,7 +322,11 @@ impl SortKey {
                 | SortKey::InTx
                 | SortKey::Abort
                 | SortKey::Cycles
-        ) || self.is_mem() && !matches!(self, SortKey::SymDaddr | SortKey::DsoDaddr)
+        ) || self.is_mem()
+            && !matches!(
+                self,
+                SortKey::SymDaddr | SortKey::DsoDaddr | SortKey::Dcacheline
+            )
     }
 
     /// The width perf gives the column whatever its values (its fixed
@@ -483,6 +494,22 @@ pub enum Key {
     DataPageSize(u64),
     /// Memory mode: the physical data address (0: none).
     PhysDaddr(u64),
+    /// Memory mode: the data address's cache line, told apart and ordered
+    /// as perf's `dcacheline` does: by the sample's cpumode, the file
+    /// identity of the data's map (through its DSO; [`NO_DSO`] where no map
+    /// held the address), the process of private anonymous user memory (0
+    /// otherwise) and the line of the address in its map. Shown with a
+    /// level of its own (`s`, `X`; 0 for the entry's) and `text`, an index
+    /// into [`Names::strings`]: the data symbol's name, a NUL and, for a
+    /// data object, perf's offset (empty text: no symbol).
+    Dcacheline {
+        line: u64,
+        dso: u32,
+        pid: i32,
+        text: u32,
+        cpumode: u8,
+        level: u8,
+    },
 }
 
 /// The fields of perf's data source word (`union perf_mem_data_src`) that
@@ -558,8 +585,11 @@ impl Names<'_> {
     /// perf's `-v` prefix of a data symbol: the data address and where
     /// perf read its DSO's symbols from.
     pub fn verbose_data_prefix(&self, k: &Key) -> Option<String> {
-        let Key::DataSym { addr, dso, .. } = k else {
-            return None;
+        let (addr, dso) = match k {
+            Key::DataSym { addr, dso, .. } => (addr, dso),
+            // (The line, in the map's terms.)
+            Key::Dcacheline { line, dso, .. } => (line, dso),
+            _ => return None,
         };
         if !self.verbose {
             return None;
@@ -706,6 +736,27 @@ impl Names<'_> {
             (Key::DataSym { addr: x, .. }, Key::DataSym { addr: y, .. }) => signed_distance(*x, *y),
             (Key::DataPageSize(x), Key::DataPageSize(y))
             | (Key::PhysDaddr(x), Key::PhysDaddr(y)) => signed_distance(*x, *y),
+            // (perf's `sort__dcacheline_cmp`: each part ascending, an
+            // address no map held after the mapped ones.)
+            (
+                Key::Dcacheline {
+                    line: l,
+                    dso: d,
+                    pid: p,
+                    cpumode: c,
+                    ..
+                },
+                Key::Dcacheline {
+                    line: m,
+                    dso: e,
+                    pid: q,
+                    cpumode: k,
+                    ..
+                },
+            ) => c.cmp(k).then_with(|| {
+                let id = |d: u32| (d == NO_DSO, self.machine.dso_id(d as usize));
+                id(*d).cmp(&id(*e)).then(p.cmp(q)).then(l.cmp(m))
+            }),
             (Key::Thread(x), Key::Thread(y)) => {
                 let tid = |t: u32| self.machine.thread_info(t as usize).tid;
                 tid(*x).cmp(&tid(*y))
@@ -821,6 +872,19 @@ impl Names<'_> {
             // C's `%-#.16llx`: no `0x` for zero.
             Key::PhysDaddr(0) => format!("[{}] {:016x}", level as char, 0),
             Key::PhysDaddr(a) => format!("[{}] {a:#018x}", level as char),
+            Key::Dcacheline {
+                line,
+                text,
+                level: own,
+                ..
+            } => {
+                let level = if *own == 0 { level } else { *own };
+                match self.string(*text).split_once('\0') {
+                    Some((name, off)) => format!("[{}] {name}{off}", level as char),
+                    None if *line == 0 => format!("[{}] {:016x}", level as char, 0),
+                    None => format!("[{}] {line:#018x}", level as char),
+                }
+            }
         }
     }
 
@@ -1056,6 +1120,24 @@ pub(super) struct KeyCtx {
     pub(super) branch: Option<crate::collect::Branch>,
 }
 
+/// The L1 data cache's line size, as perf takes it (glibc's
+/// `sysconf(_SC_LEVEL1_DCACHE_LINESIZE)`, 0 where it cannot tell).
+pub(super) fn cacheline_size() -> u64 {
+    // SAFETY: sysconf only reads system information.
+    let n = unsafe { libc::sysconf(libc::_SC_LEVEL1_DCACHE_LINESIZE) };
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// What the `dcacheline` key needs of the machine.
+pub(super) struct CacheLines {
+    /// The cache line size in bytes (perf's `cacheline_size()`).
+    pub(super) size: u64,
+    /// Per thread: its process id.
+    pub(super) pids: Vec<i32>,
+    /// Per DSO: whether it has a file identity (an MMAP2 record gave one).
+    pub(super) with_id: Vec<bool>,
+}
+
 /// Makes entries' keys, computing per location (once) the texts of keys
 /// perf compares as text.
 pub(super) struct KeyMaker<'a> {
@@ -1076,6 +1158,8 @@ pub(super) struct KeyMaker<'a> {
     pub(super) identity: Vec<bool>,
     /// Per thread: its cgroup namespace (for the `cgroup_id` key).
     pub(super) cgroup_ns: Vec<(u64, u64)>,
+    /// What the `dcacheline` key needs (None without the key).
+    pub(super) cache_lines: Option<CacheLines>,
     /// Per sample tag: time bucket, cgroup id, raw data (for `time`,
     /// `cgroup` and `trace`).
     pub(super) tags: &'a [crate::collect::Tag],
@@ -1121,6 +1205,7 @@ impl<'a> KeyMaker<'a> {
             sockets,
             identity: Vec::new(),
             cgroup_ns: Vec::new(),
+            cache_lines: None,
             tags: &[],
             trace_texts: &[],
             nanosecs: false,
@@ -1139,6 +1224,12 @@ impl<'a> KeyMaker<'a> {
         self.tags = tags;
         self.trace_texts = trace_texts;
         self.nanosecs = nanosecs;
+        self
+    }
+
+    /// With what the `dcacheline` key needs.
+    pub(super) fn with_cache_lines(mut self, c: Option<CacheLines>) -> Self {
+        self.cache_lines = c;
         self
     }
 
@@ -1246,6 +1337,70 @@ impl<'a> KeyMaker<'a> {
         Some((lid, *self.locs.get(lid as usize)?))
     }
 
+    /// The `dcacheline` key of a sample (perf's `sort__dcacheline_cmp` and
+    /// `hist_entry__dcacheline_snprintf`): the line of the data address in
+    /// its map's terms, and the data symbol, whose offset perf takes from
+    /// that line to the symbol's start in the process.
+    fn dcacheline(&mut self, c: &KeyCtx) -> Key {
+        let tag = self.tags.get(c.tag as usize);
+        let daddr = tag.map_or(0, |t| t.daddr);
+        let dloc = tag.map_or(u32::MAX, |t| t.dloc);
+        let map = tag.map_or(0, |t| t.data_map);
+        let (rel, dso, own_level) = self
+            .locs
+            .get(dloc as usize)
+            .map_or((daddr, NO_DSO, b'.'), |l| (l.rel, l.dso, l.level));
+        let (size, pid, with_id) = match &self.cache_lines {
+            Some(cl) => (
+                cl.size,
+                cl.pids.get(c.thread as usize).copied().unwrap_or(0),
+                cl.with_id.get(dso as usize).copied().unwrap_or(false),
+            ),
+            None => (64, 0, false),
+        };
+        // (A size of 0 makes every line 0, as in perf.)
+        let line = rel & !size.wrapping_sub(1);
+        let cpumode = match own_level {
+            b'k' => 1,
+            b'.' => 2,
+            b'g' => 4,
+            b'u' => 5,
+            _ => 3,
+        };
+        let mapped = map & crate::collect::DATA_MAPPED != 0 && dso != NO_DSO;
+        let shared = map & crate::collect::DATA_SHARED != 0;
+        let user = cpumode != 1;
+        let anon = user && mapped && !shared && !with_id;
+        let level = if user && mapped && shared && with_id && map & crate::collect::DATA_EXEC == 0 {
+            b's'
+        } else if !mapped {
+            b'X'
+        } else {
+            0
+        };
+        let found = self
+            .syms
+            .per_loc
+            .get(dloc as usize)
+            .and_then(|l| Some((l.sym?, l.sym_offset)));
+        let text = match found.and_then(|(s, off)| Some((self.syms.syms.get(s as usize)?, off))) {
+            Some((s, off)) if s.object => {
+                let start = daddr.wrapping_sub(off);
+                format!("{}\0+{:#x}", s.name, line.wrapping_sub(start))
+            }
+            Some((s, _)) => format!("{}\0", s.name),
+            None => String::new(),
+        };
+        Key::Dcacheline {
+            line,
+            dso,
+            pid: if anon { pid } else { 0 },
+            text: self.intern(&text),
+            cpumode,
+            level,
+        }
+    }
+
     /// A memory key's field of the sample's data source word.
     fn data_src(&self, c: &KeyCtx, f: MemField) -> Key {
         let word = self.tags.get(c.tag as usize).map_or(0, |t| t.data_src);
@@ -1261,6 +1416,7 @@ impl<'a> KeyMaker<'a> {
                 SortKey::Tlb => self.data_src(c, MemField::Tlb),
                 SortKey::Locked => self.data_src(c, MemField::Lock),
                 SortKey::Blocked => self.data_src(c, MemField::Blk),
+                SortKey::Dcacheline => self.dcacheline(c),
                 SortKey::SymDaddr => {
                     let tag = self.tags.get(c.tag as usize);
                     let addr = tag.map_or(0, |t| t.daddr);

@@ -627,6 +627,17 @@ pub fn build(
             } else {
                 Vec::new()
             })
+            .with_cache_lines(opts.keys.contains(&SortKey::Dcacheline).then(|| {
+                keys::CacheLines {
+                    size: keys::cacheline_size(),
+                    pids: (0..machine.nr_threads())
+                        .map(|t| machine.thread_info(t).pid)
+                        .collect(),
+                    with_id: (0..machine.dsos().len())
+                        .map(|d| !machine.dso_id(d).is_empty())
+                        .collect(),
+                }
+            }))
             .with_lbr_cycles(collector.branch_cycles())
             .with_chain_srclines_bare(opts.frames_by_address),
         keybuf: Vec::new(),
