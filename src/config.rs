@@ -167,12 +167,9 @@ pub fn diff_defaults(a: &mut crate::cli::DiffArgs) {
         }
     }
     if a.order.is_none() && !a.new_column {
-        match cfg.number::<u32>("diff.order") {
-            Some(n) if n <= 1 => a.order = Some(n),
-            Some(n) => {
-                log::warn!("config diff.order={n}: perf diff compares two files (0 or 1); ignored")
-            }
-            None => {}
+        // (Checked against the number of files as -o is.)
+        if let Some(n) = cfg.number::<u32>("diff.order") {
+            a.order = Some(n);
         }
     }
 }

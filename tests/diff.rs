@@ -154,6 +154,92 @@ fn default_layout_is_perf_diffs() {
     }
 }
 
+/// More than two data files: each compared with the baseline in a
+/// column of its own (titles `/N`, the data files listed), rows ordered by
+/// the column `-o` names; one file is compared with perf.data.old and none
+/// means perf.data.old against perf.data, as perf takes them.
+#[test]
+fn three_or_more_files_and_perfs_default_names() {
+    let (dir, base, new) = recordings();
+    // A third recording with rows of a program the others do not have.
+    let other = build_c(
+        dir.path(),
+        "other",
+        "volatile long s; int main(void) { for (long i = 0; i < 300000000; i++) s += i; return 0; }",
+        &["-O1"],
+    );
+    let third = perf_record(
+        dir.path(),
+        "third.data",
+        &["-e", "cpu-clock", "-F", "4000"],
+        &[other.display().to_string()],
+    );
+    let sets: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["-o", "2"],
+        vec!["-o", "0", "-s", "dso"],
+        vec!["-c", "ratio", "-o", "2"],
+        vec!["-c", "delta", "-p", "-F"],
+        vec!["-c", "wdiff:1,2", "-p"],
+        vec!["-b"],
+        vec!["-t", ";", "-p"],
+        vec!["-s", "sym"],
+    ];
+    for files in [
+        vec![base, new, &third],
+        vec![new, &third, base],
+        vec![base, new, new, &third],
+    ] {
+        assert_rows_equal(
+            &sets,
+            |args| stdout_of(&run_ok(perf().arg("diff").args(args).args(&files))),
+            |args| {
+                stdout_of(&run_ok(
+                    sear()
+                        .args(["diff", "--short-names"])
+                        .args(args)
+                        .args(&files),
+                ))
+            },
+        );
+    }
+    // Not vacuous: a column per file against the baseline.
+    let text = stdout_of(&run_ok(sear().arg("diff").arg(base).arg(new).arg(&third)));
+    assert!(
+        text.contains("# Baseline/0  Delta Abs/1  Delta Abs/2"),
+        "{text}"
+    );
+    assert!(text.contains("#  [2] "), "{text}");
+    // perf.data.old and perf.data by default, in the working directory.
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::copy(base, cwd.path().join("perf.data.old")).unwrap();
+    std::fs::copy(new, cwd.path().join("perf.data")).unwrap();
+    for args in [vec![], vec![third.display().to_string()]] {
+        let p = stdout_of(&run_ok(
+            perf().arg("diff").args(&args).current_dir(cwd.path()),
+        ));
+        let s = stdout_of(&run_ok(
+            sear()
+                .args(["diff", "--short-names"])
+                .args(&args)
+                .current_dir(cwd.path()),
+        ));
+        assert_eq!(p, s, "diff {args:?}");
+    }
+    // A column to order by that is not there, and --new with three files.
+    for bad in [&["-o", "3"][..], &["--new"]] {
+        let out = sear()
+            .arg("diff")
+            .args(bad)
+            .arg(base)
+            .arg(new)
+            .arg(&third)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad:?}");
+    }
+}
+
 /// perf diff shows every event of the baseline, in its order, one
 /// without samples too (an -a recording's tracking dummy), and none only
 /// the new recording has.

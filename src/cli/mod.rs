@@ -374,12 +374,13 @@ pub struct DiffArgs {
     pub cycles_hist: bool,
     #[arg(long = "stream", hide = true)]
     pub stream: bool,
-    /// The baseline recording (before the change).
-    #[arg(value_name = "BASE")]
-    pub base: PathBuf,
-    /// The recording to compare with it (after the change).
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    /// The recordings, as perf diff takes them: the baseline (before the
+    /// change) and the recording to compare with it (after); more than two
+    /// compare each with the baseline, a column each (`[0] [1] [2]...`).
+    /// One: perf.data.old against it; none: perf.data.old against
+    /// perf.data.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     /// Match and group samples by these keys, comma-separated: dso, sym,
     /// comm, pid, srcline, srcfile, symoff, parent, cpu, symbol_size,
     /// dso_size. Default: dso,sym (as perf diff).
@@ -420,8 +421,14 @@ pub struct DiffArgs {
     )]
     pub compute: Option<String>,
     /// Which data file's column orders the rows, as perf's -o: 1 (the
-    /// default) the computed column, 0 the baseline's shares.
-    #[arg(short = 'o', long = "order", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1), conflicts_with = "new_column")]
+    /// default) the first recording's computed column, 2 the next one's
+    /// (with three or more files), 0 the baseline's shares.
+    #[arg(
+        short = 'o',
+        long = "order",
+        value_name = "N",
+        conflicts_with = "new_column"
+    )]
     pub order: Option<u32>,
     /// Add each row's periods: `Base period` after Baseline and `Period`
     /// (the new recording's) after the computed column.

@@ -11,8 +11,29 @@ use profile::hist::{Filters, HistOptions, Names, SortKey};
 
 use crate::cli::DiffArgs;
 
-pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
+pub fn run(mut a: DiffArgs, verbose: bool) -> Result<ExitCode> {
     crate::config::diff_defaults(&mut a);
+    // perf's data files: perf.data.old against the one given, or against
+    // perf.data.
+    let files: Vec<std::path::PathBuf> = match a.files.len() {
+        0 => vec!["perf.data.old".into(), "perf.data".into()],
+        1 => vec!["perf.data.old".into(), a.files[0].clone()],
+        _ => a.files.clone(),
+    };
+    if a.new_column && files.len() > 2 {
+        anyhow::bail!(
+            "--new shows two recordings; with {} files, leave it out for perf's layout \
+             (a column per recording against the baseline)",
+            files.len()
+        );
+    }
+    let order = a.order.unwrap_or(1) as usize;
+    if order >= files.len() {
+        anyhow::bail!(
+            "-o/--order {order}: there are data files 0 to {} (0 the baseline)",
+            files.len() - 1
+        );
+    }
     if a.cycles_hist && a.compute.as_deref() != Some("cycles") {
         anyhow::bail!("--cycles-hist goes with -c cycles (perf's usage)");
     }
@@ -24,7 +45,7 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
     }
     if a.dump_raw_trace {
         let mut out = super::stdout();
-        for p in [&a.base, &a.new] {
+        for p in &files {
             let reader = super::open(p)?;
             super::dump::records(p, reader, &mut out, false)?;
         }
@@ -57,9 +78,12 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
         time: a.time.clone(),
         relative: a.percentage.as_deref() == Some("relative"),
     };
-    let base = load(&a.base, &opts)?;
-    let new = load(&a.new, &opts)?;
-    let mut rows = profile::diff::diff_events(&base.sides, &new.sides);
+    let mut loaded = files
+        .iter()
+        .map(|f| load(f, &opts))
+        .collect::<Result<Vec<Loaded>>>()?;
+    let others: Vec<&profile::diff::Sides> = loaded[1..].iter().map(|l| &l.sides).collect();
+    let mut rows = profile::diff::diff_events(&loaded[0].sides, &others);
     if a.baseline_only {
         for e in &mut rows {
             profile::diff::baseline_only(&mut e.rows);
@@ -108,12 +132,18 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
         .collect();
     if !a.new_column {
         for e in &mut rows {
-            profile::diff::perf_order_by(&mut e.rows, compute, a.order == Some(0));
+            profile::diff::perf_order_by(&mut e.rows, compute, order);
         }
     }
+    let mut totals = loaded.drain(..).map(|l| l.totals);
+    let (Some(base), Some(new)) = (totals.next(), totals.next()) else {
+        anyhow::bail!("diff compares two recordings at least");
+    };
     let table = render::diff::DiffTable {
-        base: base.totals,
-        new: new.totals,
+        base,
+        new,
+        more: totals.collect(),
+        list_files: verbose,
         headers: keys.iter().map(|k| k.header().trim()).collect(),
         sections: rows
             .iter()
@@ -121,7 +151,7 @@ pub fn run(mut a: DiffArgs) -> Result<ExitCode> {
                 event: &e.event,
                 rows: &e.rows,
                 widths: &e.widths,
-                totals: e.totals,
+                totals: &e.totals,
             })
             .collect(),
         percent_limit: a.percent_limit,

@@ -49,7 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Inject(a) => inject::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flame(a) => flame::run(a),
-        Command::Diff(a) => diff::run(a),
+        Command::Diff(a) => diff::run(a, cli.verbose > 0),
         Command::Export(a) => export::run(a),
         Command::Html(a) => html::run(a),
         Command::Config(a) => config::run(a),

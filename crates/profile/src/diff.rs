@@ -124,34 +124,40 @@ impl Sides {
     }
 }
 
-/// One event's rows of both recordings, and its columns' widths (see
+/// One event's rows of every recording, and its columns' widths (see
 /// [`Side::widths`]).
 #[derive(Debug, Clone)]
 pub struct EventDiff {
     pub event: String,
     pub rows: Vec<DiffRow>,
     pub widths: Vec<usize>,
-    /// The baseline's and the new recording's total periods (what shares
-    /// are of).
-    pub totals: (u64, u64),
+    /// Each recording's total period (what shares are of), the baseline's
+    /// first.
+    pub totals: Vec<u64>,
 }
 
-/// Both recordings' rows compared per event, events matched by name: as
-/// perf, every event of the baseline in its order (one without samples
-/// too), none only the new recording has.
-pub fn diff_events(base: &Sides, new: &Sides) -> Vec<EventDiff> {
+/// The recordings' rows compared with the baseline's per event, events
+/// matched by name: as perf, every event of the baseline in its order (one
+/// without samples too), none only another recording has.
+pub fn diff_events(base: &Sides, news: &[&Sides]) -> Vec<EventDiff> {
     let events: Vec<&str> = base.sections.iter().map(|(n, _)| n.as_str()).collect();
     events
         .into_iter()
         .map(|ev| {
-            let (b, n) = (base.side(ev), new.side(ev));
+            let b = base.side(ev);
+            let ns: Vec<Side> = news.iter().map(|n| n.side(ev)).collect();
             let mut widths = b.widths.clone();
-            widen(&mut widths, &n.widths);
+            for n in &ns {
+                widen(&mut widths, &n.widths);
+            }
             EventDiff {
                 event: ev.to_owned(),
-                rows: diff(&b, &n),
+                rows: diff_many(&b, &ns),
                 widths,
-                totals: (b.total_period, n.total_period),
+                totals: std::iter::once(&b)
+                    .chain(&ns)
+                    .map(|s| s.total_period)
+                    .collect(),
             }
         })
         .collect()
@@ -200,35 +206,85 @@ pub struct DiffRow {
     /// New share minus base share, in percentage points (a missing side
     /// counts as 0%).
     pub delta: f64,
+    /// The shares of the recordings after the second (perf diff's third
+    /// and later data files), each compared with the baseline as `new` is,
+    /// with its change as [`Self::delta`] is.
+    pub more: Vec<(Option<Share>, f64)>,
+}
+
+fn pct(s: Option<Share>) -> f64 {
+    s.map_or(0.0, |s| s.percent)
 }
 
 impl DiffRow {
-    /// The larger of the two shares (what `--percent-limit` compares).
+    /// The largest of the shares (what `--percent-limit` compares).
     pub fn max_percent(&self) -> f64 {
-        let p = |s: &Option<Share>| s.map_or(0.0, |s| s.percent);
-        p(&self.base).max(p(&self.new))
+        self.more
+            .iter()
+            .fold(pct(self.base).max(pct(self.new)), |m, s| m.max(pct(s.0)))
+    }
+
+    /// Data file `i`'s share (0 the baseline, 1 the new recording, then
+    /// [`Self::more`]).
+    pub fn share(&self, i: usize) -> Option<Share> {
+        match i {
+            0 => self.base,
+            1 => self.new,
+            _ => self.more.get(i - 2).and_then(|m| m.0),
+        }
+    }
+
+    /// The row as the baseline and data file `i` alone make it (`i` ≥ 1).
+    pub fn against(&self, i: usize) -> DiffRow {
+        // (The changes as computed before `baseline_only` recounted the
+        // baseline's shares.)
+        let delta = match i {
+            1 => self.delta,
+            _ => self.more.get(i - 2).map_or(0.0, |m| m.1),
+        };
+        DiffRow {
+            keys: Vec::new(),
+            base: self.base,
+            new: self.share(i),
+            delta,
+            more: Vec::new(),
+        }
     }
 }
 
 /// Every key of either side, by decreasing absolute change; equal changes
 /// by decreasing larger share, then by key texts.
 pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
+    diff_many(base, std::slice::from_ref(new))
+}
+
+/// [`diff`] of the baseline and several recordings: every key of any,
+/// ordered by the first recording's change.
+pub fn diff_many(base: &Side, news: &[Side]) -> Vec<DiffRow> {
     let b = base.shares();
-    let n = new.shares();
-    let mut keys: Vec<&[String]> = b.keys().chain(n.keys()).copied().collect();
+    let ns: Vec<_> = news.iter().map(Side::shares).collect();
+    let mut keys: Vec<&[String]> = b
+        .keys()
+        .chain(ns.iter().flat_map(|n| n.keys()))
+        .copied()
+        .collect();
     keys.sort_unstable();
     keys.dedup();
     let mut rows: Vec<DiffRow> = keys
         .into_iter()
         .map(|k| {
             let base = b.get(k).copied();
-            let new = n.get(k).copied();
-            let p = |s: Option<Share>| s.map_or(0.0, |s| s.percent);
+            let mut shares = ns.iter().map(|n| {
+                let s = n.get(k).copied();
+                (s, pct(s) - pct(base))
+            });
+            let (new, delta) = shares.next().unwrap_or((None, -pct(base)));
             DiffRow {
                 keys: k.to_vec(),
-                delta: p(new) - p(base),
+                delta,
                 base,
                 new,
+                more: shares.collect(),
             }
         })
         .collect();
@@ -242,11 +298,11 @@ pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
     rows
 }
 
-/// perf diff's `-b`: only the rows both recordings have, each baseline
+/// perf diff's `-b`: only the rows the baseline and another recording have, each baseline
 /// share now of those rows' baseline period (perf recounts its baseline
 /// totals after dropping the others; the changes keep the full totals).
 pub fn baseline_only(rows: &mut Vec<DiffRow>) {
-    rows.retain(|r| r.base.is_some() && r.new.is_some());
+    rows.retain(|r| r.base.is_some() && (r.new.is_some() || r.more.iter().any(|m| m.0.is_some())));
     let total = rows
         .iter()
         .filter_map(|r| r.base)
@@ -323,14 +379,21 @@ impl Compute {
 /// symbols by address there; rows of equal change and baseline in one DSO
 /// may come in another order).
 pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
-    perf_order_by(rows, compute, false);
+    perf_order_by(rows, compute, 1);
 }
 
-/// [`perf_order`], or with `by_baseline` (perf's `-o 0`) the baseline's
-/// order alone: by decreasing baseline period, rows only the new recording
-/// has last.
-pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, by_baseline: bool) {
+/// [`perf_order`] by data file `order`'s column (perf's `-o`: 1 the
+/// default, the first recording after the baseline), or with `order` 0 the
+/// baseline's order alone: by decreasing baseline period, rows only the
+/// other recordings have last (by their periods).
+pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, order: usize) {
     let base = |r: &DiffRow| r.base.map_or(0, |s| s.period);
+    let more = |r: &DiffRow| -> Vec<u64> {
+        std::iter::once(r.new)
+            .chain(r.more.iter().map(|m| m.0))
+            .map(|s| s.map_or(0, |s| s.period))
+            .collect()
+    };
     // (Symbols compare by name, without their `[.] ` level.)
     let name = |k: &String| -> String {
         match k.as_bytes() {
@@ -339,15 +402,22 @@ pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, by_baseline: bool) 
         }
     };
     let keys = |r: &DiffRow| -> Vec<String> { r.keys.iter().map(name).collect() };
-    rows.sort_by(|x, y| base(y).cmp(&base(x)).then_with(|| keys(x).cmp(&keys(y))));
-    if by_baseline {
+    rows.sort_by(|x, y| {
+        base(y)
+            .cmp(&base(x))
+            .then_with(|| more(y).cmp(&more(x)))
+            .then_with(|| keys(x).cmp(&keys(y)))
+    });
+    if order == 0 {
         return;
     }
     let rank = |r: &DiffRow| -> (u8, f64) {
+        let r = &r.against(order);
         match (r.new.is_some(), compute.value(r)) {
             (true, Some(v)) if compute == Compute::DeltaAbs => (0, -v.abs()),
             (true, Some(v)) => (0, -v),
-            (true, None) => (1, -(r.new.map_or(0, |n| n.period) as f64)),
+            // (`N/A` rows keep the order above: by the periods.)
+            (true, None) => (1, 0.0),
             (false, _) => (2, 0.0),
         }
     };

@@ -25,9 +25,9 @@ pub struct DiffSection<'a> {
     /// Per key column, the width its values ask for beyond their texts
     /// (perf's comm column: the threads' final comms).
     pub widths: &'a [usize],
-    /// The baseline's and the new recording's total periods (what
-    /// shares are of; `-F` shows them).
-    pub totals: (u64, u64),
+    /// Each recording's total period, the baseline's first (what shares
+    /// are of; `-F` shows them).
+    pub totals: &'a [u64],
 }
 
 /// Everything `sear diff` prints.
@@ -35,6 +35,11 @@ pub struct DiffSection<'a> {
 pub struct DiffTable<'a> {
     pub base: FileTotals,
     pub new: FileTotals,
+    /// The recordings after the second (perf diff's third and later data
+    /// files), each compared with the baseline: columns of their own.
+    pub more: Vec<FileTotals>,
+    /// `-v`: the data files listed above each table (as with more than two).
+    pub list_files: bool,
     /// The sort keys' column headers.
     pub headers: Vec<&'a str>,
     pub sections: Vec<DiffSection<'a>>,
@@ -56,6 +61,19 @@ pub struct DiffTable<'a> {
     /// `-t`: columns joined by this, values unpadded then padded on the
     /// right, no dotted line (as perf).
     pub field_sep: Option<String>,
+}
+
+/// What a value column of perf diff's table shows.
+#[derive(Debug, Clone, Copy)]
+enum Cell {
+    /// The baseline's share.
+    Share,
+    /// A data file's period.
+    Period,
+    /// The `-c` value of a data file against the baseline.
+    Computed,
+    /// `-F`: how that value is computed.
+    Formula,
 }
 
 /// perf's widths of the period and formula columns.
@@ -213,22 +231,46 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
             Compute::Wdiff(..) => ("Weighted diff", 14),
         };
         writeln!(out, "# Event '{}'\n#", s.event)?;
-        // The value columns: (title, width) in perf's order.
-        let mut values: Vec<(&str, usize)> = vec![("Baseline", 8)];
-        if t.show_period {
-            values.push(("Base period", PERIOD_WIDTH));
+        let files = 2 + t.more.len();
+        if t.list_files || files > 2 {
+            writeln!(out, "# Data files:")?;
+            for (i, f) in std::iter::once(&t.base)
+                .chain(std::iter::once(&t.new))
+                .chain(&t.more)
+                .enumerate()
+            {
+                let what = if i == 0 { "(Baseline)" } else { "" };
+                writeln!(out, "#  [{i}] {} {what}", f.name)?;
+            }
+            writeln!(out, "#")?;
         }
-        values.push((title, cw));
-        if t.show_formula {
-            values.push(("Formula", FORMULA_WIDTH));
-        }
+        // The value columns in perf's order: (title, width, data file,
+        // what), each titled with its file's index past two files and as
+        // wide as its title then.
+        let mut values: Vec<(String, usize, usize, Cell)> =
+            vec![("Baseline".into(), 8, 0, Cell::Share)];
         if t.show_period {
-            values.push(("Period", PERIOD_WIDTH));
+            values.push(("Base period".into(), PERIOD_WIDTH, 0, Cell::Period));
+        }
+        for f in 1..files {
+            values.push((title.into(), cw, f, Cell::Computed));
+            if t.show_formula {
+                values.push(("Formula".into(), FORMULA_WIDTH, f, Cell::Formula));
+            }
+            if t.show_period {
+                values.push(("Period".into(), PERIOD_WIDTH, f, Cell::Period));
+            }
+        }
+        if files > 2 {
+            for (h, w, f, _) in &mut values {
+                *h = format!("{h}/{f}");
+                *w = (*w).max(h.chars().count());
+            }
         }
         let sep = t.field_sep.as_deref();
         let between = sep.unwrap_or("  ");
         write!(out, "#")?;
-        for (i, (h, w)) in values.iter().enumerate() {
+        for (i, (h, w, _, _)) in values.iter().enumerate() {
             let gap = if i == 0 { " " } else { between };
             write!(out, "{gap}{h:>w$}")?;
         }
@@ -239,7 +281,7 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
         // (With a separator perf prints no dotted line.)
         if sep.is_none() {
             write!(out, "#")?;
-            for (i, (_, w)) in values.iter().enumerate() {
+            for (i, (_, w, _, _)) in values.iter().enumerate() {
                 let gap = if i == 0 { " " } else { "  " };
                 write!(out, "{gap}{}", ".".repeat(*w))?;
             }
@@ -251,35 +293,44 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
         let last = widths.len().saturating_sub(1);
         for r in rows {
             // Each value column's text, None where perf leaves it blank.
-            let mut cells: Vec<Option<String>> = Vec::with_capacity(values.len());
-            cells.push(r.base.map(|b| match sep {
-                // (perf's `%.2f` with a separator, `%6.2f%%` without.)
-                Some(_) => format!("{:.2}", b.percent),
-                None => format!("{:.2}%", b.percent),
-            }));
-            if t.show_period {
-                // (A row only the new recording has: perf's baseline entry
-                // is a placeholder of period 0.)
-                cells.push(Some(r.base.map_or(0, |b| b.period).to_string()));
-            }
-            cells.push(match (t.compute.value(r), r.new.is_some()) {
-                (Some(v), _) if sep.is_some() && blank_when_plain(t.compute, v) => None,
-                (Some(v), _) => Some(match t.compute {
-                    Compute::Delta | Compute::DeltaAbs => format!("{v:+.2}%"),
-                    // (These formats have their widths: `%14.6F`, `%14ld`.)
-                    Compute::Ratio => format!("{v:14.6}"),
-                    Compute::Wdiff(..) => format!("{v:14.0}"),
-                }),
-                (None, true) => Some("N/A".to_owned()),
-                (None, false) => None,
-            });
-            if t.show_formula {
-                cells.push(Some(formula(r, t.compute, s.totals)).filter(|f| !f.is_empty()));
-            }
-            if t.show_period {
-                cells.push(r.new.map(|n| n.period.to_string()));
-            }
-            for (i, (cell, (_, w))) in cells.iter().zip(&values).enumerate() {
+            let pairs: Vec<DiffRow> = (1..files).map(|f| r.against(f)).collect();
+            let cells: Vec<Option<String>> = values
+                .iter()
+                .map(|&(_, _, f, what)| match (what, f) {
+                    (Cell::Share, _) => r.base.map(|b| match sep {
+                        // (perf's `%.2f` with a separator, `%6.2f%%` without.)
+                        Some(_) => format!("{:.2}", b.percent),
+                        None => format!("{:.2}%", b.percent),
+                    }),
+                    // (A row only other recordings have: perf's baseline
+                    // entry is a placeholder of period 0.)
+                    (Cell::Period, 0) => Some(r.base.map_or(0, |b| b.period).to_string()),
+                    (Cell::Period, f) => pairs[f - 1].new.map(|n| n.period.to_string()),
+                    (Cell::Computed, f) => {
+                        let p = &pairs[f - 1];
+                        match (t.compute.value(p), p.new.is_some()) {
+                            (Some(v), _) if sep.is_some() && blank_when_plain(t.compute, v) => None,
+                            (Some(v), _) => Some(match t.compute {
+                                Compute::Delta | Compute::DeltaAbs => format!("{v:+.2}%"),
+                                // (These formats have their widths: `%14.6F`, `%14ld`.)
+                                Compute::Ratio => format!("{v:14.6}"),
+                                Compute::Wdiff(..) => format!("{v:14.0}"),
+                            }),
+                            (None, true) => Some("N/A".to_owned()),
+                            (None, false) => None,
+                        }
+                    }
+                    (Cell::Formula, f) => {
+                        let totals = (
+                            s.totals.first().copied().unwrap_or(0),
+                            s.totals.get(f).copied().unwrap_or(0),
+                        );
+                        Some(formula(&pairs[f - 1], t.compute, totals)).filter(|x| !x.is_empty())
+                    }
+                })
+                .collect();
+            let what_of = |i: usize| values[i].3;
+            for (i, (cell, (_, w, _, _))) in cells.iter().zip(&values).enumerate() {
                 match sep {
                     // Unpadded, then padded to the column on the right; a
                     // blank is one space.
@@ -287,6 +338,16 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                         let gap = if i == 0 { "" } else { s };
                         let text = cell.as_deref().unwrap_or(" ");
                         write!(out, "{gap}{text:<w$}")?;
+                    }
+                    // (perf prints a weighted difference `%14ld` whatever
+                    // its column's width: a wider column pads it on the
+                    // right.)
+                    None if matches!(what_of(i), Cell::Computed)
+                        && matches!(t.compute, Compute::Wdiff(..))
+                        && cell.as_deref().is_some_and(|c| c != "N/A") =>
+                    {
+                        let text = cell.as_deref().unwrap_or("");
+                        write!(out, "  {text:<w$}")?;
                     }
                     None => {
                         let text = cell.as_deref().unwrap_or("");
@@ -344,12 +405,14 @@ mod tests {
                 events: vec![("cpu-clock".into(), 200)],
                 span_ns: Some(2_000_000_000),
             },
+            more: Vec::new(),
+            list_files: false,
             headers: vec!["Shared Object", "Symbol"],
             sections: vec![DiffSection {
                 event: "cpu-clock",
                 rows: &rows,
                 widths: &[],
-                totals: (100, 200),
+                totals: &[100, 200],
             }],
             percent_limit: 0.0,
             with_new: true,
