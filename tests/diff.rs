@@ -130,6 +130,10 @@ fn default_layout_is_perf_diffs() {
         vec!["-t", ";"],
         vec!["--field-separator", ",", "-c", "ratio", "-p", "-F"],
         vec!["-t", "::", "-b", "-c", "wdiff:1,2", "-s", "dso"],
+        // perf's verbose columns: DSOs by path, symbols after their
+        // address and origin, the data files listed.
+        vec!["-v"],
+        vec!["-v", "-c", "ratio", "-s", "sym"],
     ];
     // These recordings' samples carry no CPU: perf and sear refuse --cpu.
     let cpu = |c: &mut std::process::Command| c.args(["--cpu", "0"]).arg(base).arg(new).output();
@@ -176,6 +180,8 @@ fn three_or_more_files_and_perfs_default_names() {
     );
     let sets: Vec<Vec<&str>> = vec![
         vec![],
+        vec!["-v"],
+        vec!["-v", "-s", "dso", "-p"],
         vec!["-o", "2"],
         vec!["-o", "0", "-s", "dso"],
         vec!["-c", "ratio", "-o", "2"],

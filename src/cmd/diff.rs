@@ -77,6 +77,7 @@ pub fn run(mut a: DiffArgs, verbose: bool) -> Result<ExitCode> {
         },
         time: a.time.clone(),
         relative: a.percentage.as_deref() == Some("relative"),
+        verbose,
     };
     let mut loaded = files
         .iter()
@@ -176,6 +177,9 @@ struct LoadOptions<'a> {
     /// `--time`, parsed for each recording (percent slices of its own span).
     time: Option<String>,
     relative: bool,
+    /// `-v`: perf's verbose columns (DSOs by path, symbols after their
+    /// address and where their symbols were read from).
+    verbose: bool,
 }
 
 /// One recording's rows per event, and its totals.
@@ -225,6 +229,7 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         } else {
             Vec::new()
         },
+        dsos_by_path: o.verbose,
         ..HistOptions::default()
     };
     let sums = summed.collector.take_sums_in_order();
@@ -238,11 +243,16 @@ fn load(path: &Path, o: &LoadOptions<'_>) -> Result<Loaded> {
         &hopts,
         &o.filters,
     );
+    let (shown_dsos, origins) = if o.verbose {
+        profile::report::verbose_dso_names(s.parts())
+    } else {
+        (dso_names.clone(), Vec::new())
+    };
     let names = Names {
         comms: s.collector.comms(),
-        dso_names: &dso_names,
-        verbose: false,
-        origins: &[],
+        dso_names: &shown_dsos,
+        verbose: o.verbose,
+        origins: &origins,
         syms: &s.syms.syms,
         machine: &s.machine,
         strings: &report.strings,

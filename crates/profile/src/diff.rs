@@ -36,6 +36,10 @@ pub struct Side {
     /// their text's: perf sizes a comm column by the comm each entry's
     /// thread has at the end (a longer comm is cut). Empty: the texts'.
     pub widths: Vec<usize>,
+    /// Per row (empty: none), what perf's `-v` shows before each key's
+    /// text (a symbol's address and where its symbols were read from);
+    /// not compared.
+    pub prefixes: Vec<Vec<String>>,
 }
 
 /// Widens `into` to `w`, column by column.
@@ -71,6 +75,7 @@ impl Sides {
             let h = report.hists.get(ev).unwrap_or(&empty);
             let name = e.name();
             let mut widths = Vec::new();
+            let mut prefixes = Vec::new();
             // (Entries the filters' samples made are summed but not shown.)
             let rows: Vec<_> = h
                 .entries
@@ -79,18 +84,27 @@ impl Sides {
                 .map(|e| {
                     let texts: Vec<String> =
                         e.keys.iter().map(|k| names.display(k, e.level)).collect();
+                    let pre: Vec<String> = e
+                        .keys
+                        .iter()
+                        .map(|k| names.verbose_prefix(k, &e.maker).unwrap_or_default())
+                        .collect();
                     let w: Vec<usize> = e
                         .keys
                         .iter()
                         .zip(&texts)
-                        .map(|(k, t)| match k {
+                        .zip(&pre)
+                        .map(|((k, t), p)| match k {
                             crate::hist::Key::Comm(_) => {
                                 names.thread_comm(e.thread).chars().count()
                             }
-                            _ => t.chars().count(),
+                            _ => p.chars().count() + t.chars().count(),
                         })
                         .collect();
                     widen(&mut widths, &w);
+                    if names.verbose {
+                        prefixes.push(pre);
+                    }
                     (texts, e.period, e.samples)
                 })
                 .collect();
@@ -100,11 +114,13 @@ impl Sides {
                 total_period,
                 total_samples,
                 widths,
+                prefixes,
             };
             out.samples += h.all_samples;
             out.events.push((name.clone(), h.all_period));
             match out.sections.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, s)) => {
+                    s.prefixes.extend(side.prefixes);
                     s.rows.extend(side.rows);
                     s.total_period += side.total_period;
                     s.total_samples += side.total_samples;
@@ -172,7 +188,17 @@ impl Side {
             total_samples: rows.iter().map(|r| r.2).fold(0u64, u64::saturating_add),
             rows,
             widths: Vec::new(),
+            prefixes: Vec::new(),
         }
+    }
+
+    /// Each key's `-v` prefixes, its first row's.
+    fn prefixes(&self) -> HashMap<&[String], &[String]> {
+        let mut m: HashMap<&[String], &[String]> = HashMap::default();
+        for ((k, _, _), p) in self.rows.iter().zip(&self.prefixes) {
+            m.entry(k.as_slice()).or_insert(p.as_slice());
+        }
+        m
     }
 
     fn shares(&self) -> HashMap<&[String], Share> {
@@ -210,6 +236,9 @@ pub struct DiffRow {
     /// and later data files), each compared with the baseline as `new` is,
     /// with its change as [`Self::delta`] is.
     pub more: Vec<(Option<Share>, f64)>,
+    /// `-v`: what perf shows before each key's text (the baseline's entry's,
+    /// else the first recording's that has the row); empty without.
+    pub prefixes: Vec<String>,
 }
 
 fn pct(s: Option<Share>) -> f64 {
@@ -248,6 +277,7 @@ impl DiffRow {
             new: self.share(i),
             delta,
             more: Vec::new(),
+            prefixes: Vec::new(),
         }
     }
 }
@@ -263,6 +293,10 @@ pub fn diff(base: &Side, new: &Side) -> Vec<DiffRow> {
 pub fn diff_many(base: &Side, news: &[Side]) -> Vec<DiffRow> {
     let b = base.shares();
     let ns: Vec<_> = news.iter().map(Side::shares).collect();
+    let pre: Vec<_> = std::iter::once(base)
+        .chain(news)
+        .map(Side::prefixes)
+        .collect();
     let mut keys: Vec<&[String]> = b
         .keys()
         .chain(ns.iter().flat_map(|n| n.keys()))
@@ -285,6 +319,10 @@ pub fn diff_many(base: &Side, news: &[Side]) -> Vec<DiffRow> {
                 base,
                 new,
                 more: shares.collect(),
+                prefixes: pre
+                    .iter()
+                    .find_map(|p| p.get(k))
+                    .map_or_else(Vec::new, |p| p.to_vec()),
             }
         })
         .collect();
@@ -466,6 +504,7 @@ mod tests {
             total_period: 100,
             total_samples: 10,
             widths: Vec::new(),
+            prefixes: Vec::new(),
         };
         let new = Side {
             rows: vec![
@@ -476,6 +515,7 @@ mod tests {
             total_period: 200,
             total_samples: 20,
             widths: Vec::new(),
+            prefixes: Vec::new(),
         };
         let rows = diff(&base, &new);
         let names: Vec<&str> = rows.iter().map(|r| r.keys[1].as_str()).collect();

@@ -330,30 +330,7 @@ impl Plan {
             .resize_with(nr_events.max(report.hists.len()), Default::default);
         let section_events = groups.sections(&mut report);
         let (dso_names, origins) = if self.hist.dsos_by_path {
-            let dsos = parts.machine.dsos();
-            // (Once per file: a many-process recording names a library
-            // once per process that maps it.)
-            let mut seen: std::collections::HashMap<(&str, Option<&[u8]>), char> =
-                std::collections::HashMap::new();
-            let mut origins = Vec::with_capacity(dsos.len());
-            // A kernel whose symbols could not be read (no kallsyms or
-            // vmlinux with its build id), or a perf map not there, keeps
-            // perf's "not found".
-            let mut has_syms = vec![false; dsos.len()];
-            for s in &parts.syms.syms {
-                if let Some(h) = has_syms.get_mut(s.dso as usize) {
-                    *h = true;
-                }
-            }
-            for (i, d) in dsos.iter().enumerate() {
-                let id = d.build_id.as_deref();
-                let o = *seen
-                    .entry((d.name.as_str(), id))
-                    .or_insert_with(|| symbols::perf_symtab_origin(&d.name, id));
-                let loaded = matches!(o, 'k' | 'g' | 'j');
-                origins.push(if loaded && !has_syms[i] { '!' } else { o });
-            }
-            (dsos.iter().map(|d| d.name.clone()).collect(), origins)
+            verbose_dso_names(parts)
         } else {
             (dso_names, Vec::new())
         };
@@ -420,6 +397,35 @@ impl Rows {
             strings: &self.strings,
         }
     }
+}
+
+/// perf's verbose DSO names (`-v`): each DSO by its path, and where its
+/// symbols were read from (perf's origin character, `!` where none were).
+pub fn verbose_dso_names(parts: Parts<'_>) -> (Vec<String>, Vec<char>) {
+    let dsos = parts.machine.dsos();
+    // (Once per file: a many-process recording names a library
+    // once per process that maps it.)
+    let mut seen: std::collections::HashMap<(&str, Option<&[u8]>), char> =
+        std::collections::HashMap::new();
+    let mut origins = Vec::with_capacity(dsos.len());
+    // A kernel whose symbols could not be read (no kallsyms or
+    // vmlinux with its build id), or a perf map not there, keeps
+    // perf's "not found".
+    let mut has_syms = vec![false; dsos.len()];
+    for s in &parts.syms.syms {
+        if let Some(h) = has_syms.get_mut(s.dso as usize) {
+            *h = true;
+        }
+    }
+    for (i, d) in dsos.iter().enumerate() {
+        let id = d.build_id.as_deref();
+        let o = *seen
+            .entry((d.name.as_str(), id))
+            .or_insert_with(|| symbols::perf_symtab_origin(&d.name, id));
+        let loaded = matches!(o, 'k' | 'g' | 'j');
+        origins.push(if loaded && !has_syms[i] { '!' } else { o });
+    }
+    (dsos.iter().map(|d| d.name.clone()).collect(), origins)
 }
 
 /// The socket of each CPU, from the recording's CPU topology (empty where

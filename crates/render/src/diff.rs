@@ -179,7 +179,7 @@ pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                 pct(&r.new, 9),
                 r.delta
             )?;
-            for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
+            for (i, (k, w)) in shown_keys(r).iter().zip(&widths).enumerate() {
                 if i == last {
                     write!(out, "  {k}")?;
                 } else {
@@ -191,6 +191,18 @@ pub fn write_diff(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A row's key texts as printed: with `-v`, each after its prefix.
+fn shown_keys(r: &DiffRow) -> Vec<String> {
+    r.keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| match r.prefixes.get(i) {
+            Some(p) if !p.is_empty() => format!("{p}{k}"),
+            _ => k.clone(),
+        })
+        .collect()
 }
 
 /// A section's rows above the percent limit, and each key column's width
@@ -207,7 +219,7 @@ fn shown<'a>(t: &DiffTable<'_>, s: &DiffSection<'a>) -> (Vec<&'a DiffRow>, Vec<u
             Some(&asked) => *w = (*w).max(asked),
             None => {
                 for r in &rows {
-                    *w = (*w).max(r.keys.get(i).map_or(0, |k| k.chars().count()));
+                    *w = (*w).max(shown_keys(r).get(i).map_or(0, |k| k.chars().count()));
                 }
             }
         }
@@ -355,7 +367,7 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                     }
                 }
             }
-            for (i, (k, w)) in r.keys.iter().zip(&widths).enumerate() {
+            for (i, (k, w)) in shown_keys(r).iter().zip(&widths).enumerate() {
                 // perf writes keys through `repsep_snprintf`: the
                 // separator's first character becomes '.'.
                 let k = match sep.and_then(|s| s.chars().next()) {
