@@ -576,3 +576,67 @@ fn event_switches_keep_what_perf_keeps() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("switch-on event not found (nope)"));
 }
+
+/// `--max-stack` on DWARF stacks counts the recorded (kernel) chain and
+/// the unwound user stack each on its own, as perf (its
+/// `thread__resolve_callchain` gives each part the whole budget): a
+/// system call made three functions deep keeps two kernel frames and two
+/// user frames under `--max-stack 2`.
+#[test]
+fn max_stack_counts_the_kernel_chain_and_the_unwound_stack_apart() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+#include <unistd.h>
+volatile long sink;
+__attribute__((noinline)) void leaf(void) { for (int i = 0; i < 200; i++) sink += getppid(); }
+__attribute__((noinline)) void mid(void) { leaf(); sink++; }
+__attribute__((noinline)) void top(void) { mid(); sink++; }
+int main(void) { for (int k = 0; k < 3000; k++) top(); return 0; }
+"#;
+    let exe = build_c(dir.path(), "deep", src, &["-O1", "-g"]);
+    let data = perf_record(
+        dir.path(),
+        "deep.data",
+        &["-e", "cpu-clock", "-F", "2000", "--call-graph", "dwarf"],
+        &[exe.display().to_string()],
+    );
+    let frames = |text: &str| -> Vec<(usize, usize)> {
+        // Per sample: its kernel and user frames (kernel addresses are the
+        // upper half).
+        text.split("\n\n")
+            .filter(|b| !b.trim().is_empty())
+            .map(|b| {
+                let ips: Vec<&str> = b
+                    .lines()
+                    .filter(|l| l.starts_with('\t'))
+                    .filter_map(|l| l.split_whitespace().next())
+                    .collect();
+                let kernel = ips.iter().filter(|ip| ip.starts_with("ffff")).count();
+                (kernel, ips.len() - kernel)
+            })
+            .collect()
+    };
+    let args = ["-F", "ip", "--no-inline", "--max-stack", "2"];
+    let theirs = frames(&stdout_of(&run_ok(
+        perf().arg("script").args(args).arg("-i").arg(&data),
+    )));
+    let ours = frames(&stdout_of(&run_ok(
+        sear()
+            .args(["script", "--raw-return-addresses"])
+            .args(args)
+            .arg("-i")
+            .arg(&data),
+    )));
+    assert_eq!(theirs.len(), ours.len());
+    assert!(ours.iter().all(|&(k, u)| k <= 2 && u <= 2), "{ours:?}");
+    // Samples in the system call have both parts, two frames each.
+    let both = ours.iter().filter(|&&(k, u)| k == 2 && u == 2).count();
+    assert!(both * 10 >= ours.len(), "{both} of {}", ours.len());
+    let same = theirs.iter().zip(&ours).filter(|(a, b)| a == b).count();
+    assert!(
+        same * 100 >= ours.len() * 99,
+        "{same} of {} samples with perf's frame counts",
+        ours.len()
+    );
+}

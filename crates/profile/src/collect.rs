@@ -1383,22 +1383,16 @@ impl Collector {
     /// its context markers), then the DWARF-unwound user stack if the
     /// sample carries registers and stack.
     fn chain(&mut self, machine: &Machine, th: &ThreadInfo, s: &Sample<'_>, out: &mut Vec<Loc>) {
-        let unwinds = matches!(
-            (&s.regs_user, &s.stack_user),
-            (Some(r), Some(st)) if r.mask != 0 && !st.valid().is_empty()
-        );
-        // From the root: the whole recorded chain, then its leaf end cut.
-        let from_root = self.opts.max_stack_from_root && !unwinds;
-        let max = if from_root {
-            usize::MAX
-        } else {
-            self.opts.max_stack
-        };
+        // From the root: the whole recorded chain, then its leaf end cut
+        // (an unwound user part has a budget of its own, below).
+        let from_root = self.opts.max_stack_from_root;
+        let max = self.opts.max_stack;
+        let recorded_max = if from_root { usize::MAX } else { max };
         if let Some(chain) = &s.callchain {
             let mut cpumode = PERF_RECORD_MISC_KERNEL;
             let mut first = true;
             for ip in chain.iter() {
-                if out.len() >= max {
+                if out.len() >= recorded_max {
                     break;
                 }
                 if ip >= PERF_CONTEXT_MAX {
@@ -1442,7 +1436,10 @@ impl Collector {
         let (Some(regs), Some(stack)) = (&s.regs_user, &s.stack_user) else {
             return;
         };
-        if regs.mask == 0 || stack.valid().is_empty() || out.len() >= max {
+        // The unwound user part has a budget of its own, as perf's
+        // (`thread__resolve_callchain` gives the recorded chain and the
+        // unwinder `max_stack` each).
+        if regs.mask == 0 || stack.valid().is_empty() || max == 0 {
             return;
         }
         let Some(uregs) = UserRegs::from_perf_x86_64(|r| regs.get(r)) else {
@@ -1537,13 +1534,7 @@ impl Collector {
             self.syncs.0 += 1;
             *synced = gen;
         }
-        let frames = u.unwind(
-            &mut self.binaries,
-            &uregs,
-            stack.valid(),
-            uregs.sp,
-            max - out.len(),
-        );
+        let frames = u.unwind(&mut self.binaries, &uregs, stack.valid(), uregs.sp, max);
         if frames.len() <= 1 {
             self.unwind_failures += 1;
         }
