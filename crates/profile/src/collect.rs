@@ -567,8 +567,9 @@ pub struct Tag {
     /// source word and page size.
     pub daddr: u64,
     pub dloc: u32,
-    /// Memory mode: whether a map held the data address, and whether that
-    /// map was shared and executable ([`DATA_MAPPED`] and the others).
+    /// Memory mode: whether the map that held the data address (see
+    /// `dloc`'s DSO) was shared and executable ([`DATA_SHARED`],
+    /// [`DATA_EXEC`]).
     pub data_map: u8,
     pub data_src: u64,
     pub data_page: u64,
@@ -578,7 +579,6 @@ pub struct Tag {
 }
 
 /// [`Tag::data_map`]'s bits.
-pub const DATA_MAPPED: u8 = 1;
 pub const DATA_SHARED: u8 = 2;
 pub const DATA_EXEC: u8 = 4;
 
@@ -1151,7 +1151,7 @@ impl Collector {
             None => 0,
         };
         let data_map = map.map_or(0, |m| {
-            let mut bits = DATA_MAPPED;
+            let mut bits = 0;
             if m.shared {
                 bits |= DATA_SHARED;
             }

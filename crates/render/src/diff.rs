@@ -341,8 +341,7 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                     }
                 })
                 .collect();
-            let what_of = |i: usize| values[i].3;
-            for (i, (cell, (_, w, _, _))) in cells.iter().zip(&values).enumerate() {
+            for (i, (cell, (_, w, _, what))) in cells.iter().zip(&values).enumerate() {
                 match sep {
                     // Unpadded, then padded to the column on the right; a
                     // blank is one space.
@@ -354,7 +353,7 @@ fn write_perf(out: &mut dyn Write, t: &DiffTable<'_>) -> io::Result<()> {
                     // (perf prints a weighted difference `%14ld` whatever
                     // its column's width: a wider column pads it on the
                     // right.)
-                    None if matches!(what_of(i), Cell::Computed)
+                    None if matches!(what, Cell::Computed)
                         && matches!(t.compute, Compute::Wdiff(..))
                         && cell.as_deref().is_some_and(|c| c != "N/A") =>
                     {

@@ -1367,7 +1367,7 @@ impl<'a> KeyMaker<'a> {
             b'u' => 5,
             _ => 3,
         };
-        let mapped = map & crate::collect::DATA_MAPPED != 0 && dso != NO_DSO;
+        let mapped = dso != NO_DSO;
         let shared = map & crate::collect::DATA_SHARED != 0;
         let user = cpumode != 1;
         let anon = user && mapped && !shared && !with_id;
