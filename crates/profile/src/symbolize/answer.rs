@@ -174,6 +174,8 @@ pub(super) fn answer_dso(
         frame_lines: Vec<(String, u32)>,
         offset: u64,
         svma: Option<u64>,
+        /// The earlier location whose answer this one shares, or `NONE`.
+        same: u32,
     }
     let mut pending: Vec<PendingLoc> = Vec::with_capacity(ids.len());
     // The answer depends on the address in the file and how it came into
@@ -184,11 +186,16 @@ pub(super) fn answer_dso(
         let l = &locs[i as usize];
         match looked_up.entry(l.answer_key()) {
             std::collections::hash_map::Entry::Occupied(o) => {
-                let same = PendingLoc {
+                let first: &PendingLoc = &pending[*o.get()];
+                pending.push(PendingLoc {
                     loc: i,
-                    ..pending[*o.get()].clone()
-                };
-                pending.push(same);
+                    found: None,
+                    line: None,
+                    frame_lines: Vec::new(),
+                    offset: 0,
+                    svma: None,
+                    same: first.loc,
+                });
                 continue;
             }
             std::collections::hash_map::Entry::Vacant(v) => {
@@ -206,6 +213,7 @@ pub(super) fn answer_dso(
                 frame_lines: Vec::new(),
                 offset: 0,
                 svma: None,
+                same: NONE,
             });
             continue;
         };
@@ -254,6 +262,7 @@ pub(super) fn answer_dso(
                     frame_lines: Vec::new(),
                     offset: 0,
                     svma: own_svma,
+                    same: NONE,
                 });
                 continue;
             }
@@ -313,6 +322,7 @@ pub(super) fn answer_dso(
             frame_lines,
             offset,
             svma: own_svma,
+            same: NONE,
         });
     }
     let mut raw_list: Vec<(&str, u32)> = raw_names.iter().map(|(k, &v)| (k.as_str(), v)).collect();
@@ -347,6 +357,9 @@ pub(super) fn answer_dso(
     pending
         .into_iter()
         .map(|p| {
+            if p.same != NONE {
+                return LocAnswer::same_as(p.loc, p.same);
+            }
             let found = p.found.map(|(real, frames)| {
                 let name = name_of(&real.name);
                 let frames = frames
@@ -383,6 +396,7 @@ pub(super) fn answer_dso(
                 frame_lines: p.frame_lines,
                 offset: p.offset,
                 svma: p.svma,
+                same: NONE,
             }
         })
         .collect()

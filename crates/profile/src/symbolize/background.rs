@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{answer_dso, is_jit_map, is_kernel_dso, open_dso, Prepared, Reader};
+use super::{answer_dso, is_jit_map, is_kernel_dso, open_dso, LocAnswer, Prepared, Reader};
 use super::{SymbolTable, SymbolizeOptions};
 use crate::collect::{Loc, Origin, NO_DSO};
 use crate::machine::Dso;
@@ -157,7 +157,7 @@ impl Background {
         log::debug!(
             "symbols: {} of {} locations answered during pass one ({} binaries read); \
              {:?} waiting for the thread",
-            prep.answers.iter().filter(|a| a.is_some()).count(),
+            prep.of.iter().filter(|&&k| k != u32::MAX).count(),
             locs.len(),
             prep.open.len(),
             t0.elapsed()
@@ -217,6 +217,7 @@ fn answer_batches(
     // the same code in another process takes its answer.
     let mut first: HashMap<(u32, (u64, Origin)), u32> = HashMap::default();
     let mut copies: Vec<(u32, u32)> = Vec::new();
+    let mut got: Vec<LocAnswer> = Vec::new();
     for batch in rx {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -279,29 +280,21 @@ fn answer_batches(
                 ids.clear();
                 ids.extend(0..piece.len() as u32);
                 for mut a in answer_dso(bin, printed, d, &ids, &local, opts) {
-                    let id = piece[a.loc as usize].0;
-                    a.loc = id;
-                    let i = id as usize;
-                    if prep.answers.len() <= i {
-                        prep.answers.resize_with(i + 1, || None);
+                    a.loc = piece[a.loc as usize].0;
+                    if let Some(&(first, _)) = piece.get(a.same as usize) {
+                        a.same = first;
                     }
-                    prep.answers[i] = Some(a);
+                    got.push(a);
                 }
+            }
+            for a in got.drain(..) {
+                prep.add(a);
             }
         }
         // (What pass one's end stopped before its first answer is
         // answered, with its copies, in pass two.)
         for &(id, from) in &copies {
-            let Some(Some(a)) = prep.answers.get(from as usize) else {
-                continue;
-            };
-            let mut a = a.clone();
-            a.loc = id;
-            let i = id as usize;
-            if prep.answers.len() <= i {
-                prep.answers.resize_with(i + 1, || None);
-            }
-            prep.answers[i] = Some(a);
+            prep.share(id, from);
         }
     }
     prep

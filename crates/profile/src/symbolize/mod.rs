@@ -259,6 +259,11 @@ struct LocAnswer {
     /// How far the looked-up address is into the symbol found.
     offset: u64,
     svma: Option<u64>,
+    /// `NONE`, or the location (of the same list of answers, before this
+    /// one) whose answer this location shares: the same file address
+    /// reached the same way, in another process. Such an answer holds
+    /// nothing else, and is interned once.
+    same: u32,
 }
 
 impl LocAnswer {
@@ -270,9 +275,21 @@ impl LocAnswer {
             frame_lines: Vec::new(),
             offset: 0,
             svma: None,
+            same: NONE,
+        }
+    }
+
+    /// Location `loc` answered as `first` is.
+    fn same_as(loc: u32, first: u32) -> Self {
+        LocAnswer {
+            same: first,
+            ..LocAnswer::plain(loc, None)
         }
     }
 }
+
+/// No location / no answer.
+const NONE: u32 = u32::MAX;
 
 /// A DSO's answers per location, and why it could not be read, if so.
 type DsoAnswer = (Vec<LocAnswer>, Option<(String, Reason)>);
@@ -514,9 +531,50 @@ pub fn symbolize_with_kernel(
 /// could not be read, each with the name and build id it had then.
 #[derive(Default)]
 pub(crate) struct Prepared {
-    answers: Vec<Option<LocAnswer>>,
+    /// The answers, one per distinct (DSO, file address, origin) asked.
+    answers: Vec<LocAnswer>,
+    /// Per location: the index of its answer in `answers`, or `NONE`
+    /// (four bytes a location; an answer is 176).
+    of: Vec<u32>,
     open: HashMap<u32, Reader>,
     failed: HashMap<u32, (Dso, Reason)>,
+}
+
+impl Prepared {
+    /// Whether location `i` has an answer.
+    fn answered(&self, i: u32) -> bool {
+        self.of.get(i as usize).is_some_and(|&k| k != NONE)
+    }
+
+    /// Location `i`'s answer is the `k`th.
+    fn set(&mut self, i: u32, k: u32) {
+        let i = i as usize;
+        if self.of.len() <= i {
+            self.of.resize(i + 1, NONE);
+        }
+        self.of[i] = k;
+    }
+
+    /// Keeps an answer of [`answer_dso`]'s list (one that shares another's
+    /// comes after it).
+    fn add(&mut self, a: LocAnswer) {
+        if a.same != NONE {
+            if let Some(&k) = self.of.get(a.same as usize) {
+                self.set(a.loc, k);
+            }
+            return;
+        }
+        let k = self.answers.len() as u32;
+        self.set(a.loc, k);
+        self.answers.push(a);
+    }
+
+    /// Location `i` takes the answer of location `from`, if it has one.
+    fn share(&mut self, i: u32, from: u32) {
+        if let Some(&k) = self.of.get(from as usize).filter(|&&k| k != NONE) {
+            self.set(i, k);
+        }
+    }
 }
 
 /// A binary kept open across lookups, with the DSO it was opened for and
@@ -587,11 +645,7 @@ fn complete(
         }
     }
     // Answers given for a DSO whose identity changed since (a build id
-    // learnt later) are asked again. (`prep.answers` reaches as far as the
-    // early answers do: the others stay in their pieces, below.)
-    let early = |answers: &[Option<LocAnswer>], i: u32| {
-        answers.get(i as usize).is_some_and(|a| a.is_some())
-    };
+    // learnt later) are asked again.
     for (&d, ids) in &by_dso {
         let stale = prep
             .open
@@ -605,8 +659,8 @@ fn complete(
             prep.open.remove(&d);
             prep.failed.remove(&d);
             for &i in ids {
-                if let Some(a) = prep.answers.get_mut(i as usize) {
-                    *a = None;
+                if let Some(k) = prep.of.get_mut(i as usize) {
+                    *k = NONE;
                 }
             }
         }
@@ -616,7 +670,7 @@ fn complete(
     if !prep.answers.is_empty() {
         for ids in by_dso.values() {
             let mut first: HashMap<(u64, crate::collect::Origin), u32> = HashMap::default();
-            for &i in ids.iter().filter(|&&i| early(&prep.answers, i)) {
+            for &i in ids.iter().filter(|&&i| prep.answered(i)) {
                 let l = &locs[i as usize];
                 first.entry(l.answer_key()).or_insert(i);
             }
@@ -624,21 +678,12 @@ fn complete(
                 continue;
             }
             for &i in ids {
-                let l = &locs[i as usize];
-                let Some(&from) = first.get(&l.answer_key()) else {
-                    continue;
-                };
-                if early(&prep.answers, i) {
+                if prep.answered(i) {
                     continue;
                 }
-                let Some(mut a) = prep.answers[from as usize].clone() else {
-                    continue;
-                };
-                a.loc = i;
-                if prep.answers.len() <= i as usize {
-                    prep.answers.resize_with(i as usize + 1, || None);
+                if let Some(&from) = first.get(&locs[i as usize].answer_key()) {
+                    prep.share(i, from);
                 }
-                prep.answers[i as usize] = Some(a);
             }
         }
     }
@@ -714,11 +759,7 @@ fn complete(
     let mut helpers = Vec::new();
     let mut misses: Vec<(String, Reason)> = Vec::new();
     for (dso, ids) in &groups {
-        let todo: Vec<u32> = ids
-            .iter()
-            .copied()
-            .filter(|&i| !early(&prep.answers, i))
-            .collect();
+        let todo: Vec<u32> = ids.iter().copied().filter(|&i| !prep.answered(i)).collect();
         if let Some((_, r)) = prep.failed.remove(dso) {
             misses.push((dsos[*dso as usize].name.clone(), r));
             continue;
@@ -794,35 +835,47 @@ fn complete(
         r
     };
     let pieces = in_order(jobs, cores, run);
-    // Where the thread answered early, its answers already span the
-    // locations: the pieces' move in beside them. Otherwise they stay in
-    // their pieces, found through an index of eight bytes a location (an
-    // answer is 168).
-    let index_pieces = prep.answers.is_empty();
-    let mut at: Vec<(u32, u32)> = if index_pieces {
-        vec![(u32::MAX, 0); locs.len()]
-    } else {
-        prep.answers.resize_with(locs.len(), || None);
-        Vec::new()
-    };
+    // Every answer stays in its list (the early ones', then each job's),
+    // found through an index of eight bytes a location; a location whose
+    // answer another has (the same code in another process) is pointed at
+    // that answer, and takes the symbols it was interned as.
+    let mut at: Vec<(u32, u32)> = vec![(NONE, 0); locs.len()];
     let mut answered: Vec<Vec<Option<LocAnswer>>> = Vec::new();
+    if !prep.answers.is_empty() {
+        for (i, &k) in prep.of.iter().enumerate().take(locs.len()) {
+            if k != NONE {
+                at[i] = (0, k);
+            }
+        }
+        answered.push(
+            std::mem::take(&mut prep.answers)
+                .into_iter()
+                .map(Some)
+                .collect(),
+        );
+    }
     for (res, miss) in pieces {
         // Each piece of an unreadable binary says so: once is enough.
         if let Some(m) = miss.filter(|m| !misses.contains(m)) {
             misses.push(m);
         }
-        if !index_pieces {
-            for a in res {
-                let i = a.loc as usize;
-                prep.answers[i] = Some(a);
-            }
-            continue;
-        }
         let p = answered.len() as u32;
-        for (k, a) in res.iter().enumerate() {
-            at[a.loc as usize] = (p, k as u32);
+        let mut list = Vec::with_capacity(res.len());
+        for a in res {
+            let i = a.loc as usize;
+            if i >= at.len() {
+                continue;
+            }
+            // (`same` is NONE, no location, or one answered before.)
+            at[i] = match at.get(a.same as usize) {
+                Some(&shared) => shared,
+                None => {
+                    list.push(Some(a));
+                    (p, list.len() as u32 - 1)
+                }
+            };
         }
-        answered.push(res.into_iter().map(Some).collect());
+        answered.push(list);
     }
     log::debug!("symbols: {njobs} lookup jobs in {:?}", t0.elapsed());
     let mut out = SymbolTable {
@@ -832,16 +885,25 @@ fn complete(
         misses,
         ..Default::default()
     };
+    // Per answer, the location it was interned for.
+    let mut done: Vec<Vec<u32>> = answered.iter().map(|l| vec![NONE; l.len()]).collect();
     for (dso, ids) in groups {
         for i in ids {
-            let early = prep.answers.get_mut(i as usize).and_then(Option::take);
-            let late = || {
-                let &(p, k) = at.get(i as usize)?;
-                answered.get_mut(p as usize)?.get_mut(k as usize)?.take()
-            };
-            let Some(a) = early.or_else(late) else {
+            let Some(&(p, k)) = at.get(i as usize) else {
                 continue;
             };
+            let Some(d) = done.get_mut(p as usize).and_then(|d| d.get_mut(k as usize)) else {
+                continue;
+            };
+            if *d != NONE {
+                out.per_loc[i as usize] = out.per_loc[*d as usize].clone();
+                continue;
+            }
+            let Some(mut a) = answered[p as usize][k as usize].take() else {
+                continue;
+            };
+            *d = i;
+            a.loc = i;
             out.add_answer(dso, &locs[i as usize], a);
         }
     }
