@@ -135,8 +135,20 @@ fn prefix_hash(h: u64, loc: u32) -> u64 {
 /// the whole key and value (hash halves and node id, 12 bytes), so a
 /// lookup costs one cache miss, not the two of a table keeping control
 /// bytes apart from its slots. Linear probing, at most 3/4 full.
+///
+/// The table is [`SHARDS`] tables, picked by the hash's top bits, each
+/// growing on its own: growing one whole table would hold the old slots
+/// and the new, twice as many, at once (on millions of unique stacks that
+/// moment was pass one's peak of memory); a shard's growth adds a 64th of
+/// that.
 #[derive(Debug, Default)]
 struct PrefixTable {
+    shards: Vec<Shard>,
+    len: usize,
+}
+
+#[derive(Debug, Default)]
+struct Shard {
     slots: Vec<[u32; 3]>,
     len: usize,
 }
@@ -144,10 +156,16 @@ struct PrefixTable {
 /// An empty [`PrefixTable`] slot's node.
 const FREE: u32 = u32::MAX;
 
-impl PrefixTable {
+/// How many shards a [`PrefixTable`] has (a power of two) and the hash
+/// bits that pick one.
+const SHARD_BITS: u32 = 6;
+const SHARDS: usize = 1 << SHARD_BITS;
+
+impl Shard {
     fn start(&self, h: u64) -> usize {
-        // The hash's top bits: the multiply above mixes them best.
-        (h >> (64 - self.slots.len().trailing_zeros())) as usize
+        // The hash's top bits after the shard's: the multiply above mixes
+        // them best.
+        ((h << SHARD_BITS) >> (64 - self.slots.len().trailing_zeros())) as usize
     }
 
     fn get(&self, h: u64) -> Option<u32> {
@@ -169,7 +187,6 @@ impl PrefixTable {
         }
     }
 
-    /// Adds `h` (not in the table) with its node.
     fn insert(&mut self, h: u64, node: u32) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
@@ -188,13 +205,28 @@ impl PrefixTable {
     }
 
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(1024);
+        let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![[0, 0, FREE]; size]);
         for [a, b, n] in old {
             if n != FREE {
                 self.put(u64::from(a) | u64::from(b) << 32, n);
             }
         }
+    }
+}
+
+impl PrefixTable {
+    fn get(&self, h: u64) -> Option<u32> {
+        self.shards.get((h >> (64 - SHARD_BITS)) as usize)?.get(h)
+    }
+
+    /// Adds `h` (not in the table) with its node.
+    fn insert(&mut self, h: u64, node: u32) {
+        if self.shards.is_empty() {
+            self.shards.resize_with(SHARDS, Shard::default);
+        }
+        self.shards[(h >> (64 - SHARD_BITS)) as usize].insert(h, node);
+        self.len += 1;
     }
 }
 
