@@ -216,8 +216,6 @@ pub struct Term {
     pub entry: u32,
     pub period: u64,
     pub samples: u64,
-    /// The next term at the same node, or `NONE`.
-    next: u32,
 }
 
 impl Hists {
@@ -537,8 +535,9 @@ fn first_occurrences(report: &mut Report, check_every: bool) {
     let mut on_path: Vec<u32> = vec![0; hists.iter().map(|h| h.entries.len()).max().unwrap_or(0)];
     let mut open: Vec<u32> = Vec::new();
     let mut hist = None;
-    for &n in &t.by_pre {
-        let pre = t.pre[n as usize];
+    // (Node ids are pre-order numbers.)
+    for n in 0..t.parent.len() as u32 {
+        let pre = n;
         while let Some(&top) = open.last() {
             if pre < t.pre_end[top as usize] {
                 break;
@@ -951,6 +950,16 @@ pub fn build(
             e.max_depth = e.max_depth.max(trie.depth[end as usize] as usize);
         }
     }
+    // What only adding chains needs goes before the trie's sums are made
+    // (on many unique stacks, the map by stack node is 8 bytes a node).
+    drop(stack_nodes);
+    drop(std::mem::take(&mut g.frame_entry));
+    drop(sums);
+    log::debug!(
+        "rows: {} trie nodes, {} terms",
+        report.trie.parent.len(),
+        report.trie.terms.len()
+    );
     if need_chain {
         report.trie.finish();
         if opts.children {
@@ -984,8 +993,9 @@ pub fn build(
             for (idx, e) in h.entries.iter_mut().enumerate() {
                 for &s in &e.subtrees {
                     let s = s as usize;
-                    e.period_acc = e.period_acc.wrapping_add(t.weight[s]);
-                    e.samples_acc = e.samples_acc.wrapping_add(t.count[s]);
+                    let (p, c) = t.weight(s as u32);
+                    e.period_acc = e.period_acc.wrapping_add(p);
+                    e.samples_acc = e.samples_acc.wrapping_add(c);
                     // (Callee order: counted as entries were made.)
                     if opts.callchains && opts.caller_order {
                         let d = t.max_depth[s].saturating_sub(t.depth[s]) + 1;

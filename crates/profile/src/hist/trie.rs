@@ -8,12 +8,13 @@ use super::*;
 /// The chains of all samples, sharing common starts.
 #[derive(Debug, Default)]
 pub(super) struct ChainTrie {
-    /// Per node: parent (`NONE` for a root), frame, first child, next sibling, first term.
+    /// Per node: parent (`NONE` for a root), frame, first child, next
+    /// sibling (the last two until [`Self::finish`] numbers the nodes in
+    /// pre-order).
     pub(super) parent: Vec<u32>,
     pub(super) frame: Vec<u32>,
     pub(super) first_child: Vec<u32>,
     pub(super) next_sibling: Vec<u32>,
-    pub(super) first_term: Vec<u32>,
     /// Per node: the level of the last frame with a map on its path (0:
     /// none yet), its depth (roots 0) and, with `--children`, the index of
     /// its frame's entry (`NONE` for roots).
@@ -38,18 +39,23 @@ pub(super) struct ChainTrie {
     pub(super) roots: HashMap<(u32, u32, u32, u32, u32, u32), u32>,
     /// After [`finish`](Self::finish), each root's event.
     pub(super) root_events: HashMap<u32, u32>,
-    /// After [`ChainTrie::finish`], per node: the period and samples of
-    /// the chains through it, their greatest depth, and its pre-order
-    /// number and the number after its subtree's.
-    pub(super) weight: Vec<u64>,
-    pub(super) count: Vec<u64>,
+    /// After [`ChainTrie::finish`] with `--children`, per node (its id
+    /// now its pre-order number): the greatest depth of the chains through
+    /// it, and the id after its subtree's.
     pub(super) max_depth: Vec<u32>,
-    pub(super) pre: Vec<u32>,
     pub(super) pre_end: Vec<u32>,
+    /// After [`ChainTrie::finish`] with `--children`: the terms in node
+    /// order (a subtree's are then one run), their nodes, and the running
+    /// sums of their period and samples from 0 (one more than the terms).
+    /// A node's weight is a difference of two sums: 24 bytes a chain end
+    /// instead of 16 a node.
+    term_order: Vec<u32>,
+    term_nodes: Vec<u32>,
+    term_sums: Vec<(u64, u64)>,
     /// The roots in pre-order.
     pub(super) roots_by_pre: Vec<u32>,
-    /// The nodes in pre-order.
-    pub(super) by_pre: Vec<u32>,
+    /// The nodes are numbered in pre-order (see [`Self::finish`]).
+    pub(super) renumbered: bool,
 }
 
 pub(super) const NONE: u32 = u32::MAX;
@@ -67,6 +73,9 @@ struct Src {
     /// The entry's own chain ends in the node's subtree, as a range of
     /// their list (a child's is found inside its parent's).
     ends: (u32, u32),
+    /// All chain ends in the node's subtree, as a run of the trie's terms
+    /// in node order (likewise).
+    terms: (u32, u32),
 }
 
 /// A node of an entry's call graph before compression: the trie nodes
@@ -85,7 +94,6 @@ impl ChainTrie {
         self.frame.push(frame);
         self.first_child.push(NONE);
         self.next_sibling.push(NONE);
-        self.first_term.push(NONE);
         self.depth.push(0);
         if self.children {
             self.level.push(0);
@@ -161,17 +169,27 @@ impl ChainTrie {
             entry,
             period,
             samples,
-            next: self.first_term[node as usize],
         });
-        self.first_term[node as usize] = id;
         id
     }
 
+    /// A node's children: newest first while the trie grows, in pre-order
+    /// once it is numbered so (see [`Self::finish`]).
     pub(super) fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
-        std::iter::successors(
-            Some(self.first_child[node as usize]).filter(|&c| c != NONE),
-            |&c| Some(self.next_sibling[c as usize]).filter(|&n| n != NONE),
-        )
+        let (first, end) = if self.renumbered {
+            let end = self.pre_end[node as usize];
+            (Some(node + 1).filter(|&c| c < end), end)
+        } else {
+            let c = self.first_child[node as usize];
+            (Some(c).filter(|&c| c != NONE), NONE)
+        };
+        std::iter::successors(first, move |&c| {
+            if self.renumbered {
+                Some(self.pre_end[c as usize]).filter(|&n| n < end)
+            } else {
+                Some(self.next_sibling[c as usize]).filter(|&n| n != NONE)
+            }
+        })
     }
 
     /// Whether a node on the path from `node` up to its root (itself
@@ -189,60 +207,44 @@ impl ChainTrie {
         false
     }
 
-    /// Sums the chains through every node and numbers the nodes in
-    /// pre-order; the maps used to find children are dropped.
+    /// Sums the chains through every node; the maps used to find children
+    /// are dropped. With `--children` the nodes are numbered again in
+    /// pre-order (a node's id is then its pre-order number, its subtree
+    /// the ids up to its `pre_end`, and its children found from that), so
+    /// the walks over the finished trie read its arrays in order, and the
+    /// sibling lists go.
     pub(super) fn finish(&mut self) {
         let n = self.parent.len();
         self.ids = HashMap::default();
         self.nkids = Vec::new();
         self.loc_ids = HashMap::default();
-        self.root_events = std::mem::take(&mut self.roots)
-            .into_iter()
-            .map(|(key, root)| (root, key.0))
-            .collect();
         if !self.children {
+            self.root_events = std::mem::take(&mut self.roots)
+                .into_iter()
+                .map(|(key, root)| (root, key.0))
+                .collect();
             // Call graphs then hold only entries' own chains, built from
             // their ends (see `Report::entry_call_tree`).
             return;
         }
-        let mut weight = vec![0u64; n];
-        let mut count = vec![0u64; n];
-        let mut max_depth = vec![0u32; n];
-        for t in &self.terms {
-            let i = t.node as usize;
-            weight[i] = weight[i].wrapping_add(t.period);
-            count[i] = count[i].wrapping_add(t.samples);
-            max_depth[i] = self.depth[i];
-        }
-        // Children are made after their parents.
-        for i in (0..n).rev() {
-            let p = self.parent[i];
-            if p != NONE {
-                let p = p as usize;
-                weight[p] = weight[p].wrapping_add(weight[i]);
-                count[p] = count[p].wrapping_add(count[i]);
-                max_depth[p] = max_depth[p].max(max_depth[i]);
-            }
-        }
-        let mut pre = vec![0u32; n];
+        // Pre-order, each node's children oldest first.
+        let mut new_of = vec![0u32; n];
         let mut pre_end = vec![0u32; n];
         let mut roots_by_pre = Vec::new();
-        let mut by_pre = Vec::with_capacity(n);
         let mut next = 0u32;
         let mut work: Vec<(u32, bool)> = Vec::new();
         for r in 0..n as u32 {
             if self.parent[r as usize] != NONE {
                 continue;
             }
-            roots_by_pre.push(r);
+            roots_by_pre.push(next);
             work.push((r, false));
             while let Some((node, done)) = work.pop() {
                 if done {
-                    pre_end[node as usize] = next;
+                    pre_end[new_of[node as usize] as usize] = next;
                     continue;
                 }
-                pre[node as usize] = next;
-                by_pre.push(node);
+                new_of[node as usize] = next;
                 next += 1;
                 work.push((node, true));
                 let mut c = self.first_child[node as usize];
@@ -252,20 +254,94 @@ impl ChainTrie {
                 }
             }
         }
-        self.weight = weight;
-        self.count = count;
+        drop(work);
+        self.first_child = Vec::new();
+        self.next_sibling = Vec::new();
+        self.level = Vec::new();
+        let renumber = |v: &mut Vec<u32>, node_ids: bool| {
+            let mut out = vec![0u32; n];
+            for (old, &x) in v.iter().enumerate() {
+                out[new_of[old] as usize] = if node_ids && x != NONE {
+                    new_of[x as usize]
+                } else {
+                    x
+                };
+            }
+            *v = out;
+        };
+        renumber(&mut self.parent, true);
+        renumber(&mut self.frame, false);
+        renumber(&mut self.depth, false);
+        renumber(&mut self.entry, false);
+        for t in &mut self.terms {
+            t.node = new_of[t.node as usize];
+        }
+        self.root_events = std::mem::take(&mut self.roots)
+            .into_iter()
+            .map(|(key, root)| (new_of[root as usize], key.0))
+            .collect();
+        drop(new_of);
+        let mut max_depth = vec![0u32; n];
+        for t in &self.terms {
+            let i = t.node as usize;
+            max_depth[i] = self.depth[i];
+        }
+        // Children come after their parents in pre-order.
+        for i in (0..n).rev() {
+            let p = self.parent[i];
+            if p != NONE {
+                let p = p as usize;
+                max_depth[p] = max_depth[p].max(max_depth[i]);
+            }
+        }
         self.max_depth = max_depth;
-        self.pre = pre;
+        let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
+        order.sort_by_key(|&i| self.terms[i as usize].node);
+        self.term_nodes = order.iter().map(|&i| self.terms[i as usize].node).collect();
+        let mut sums = Vec::with_capacity(order.len() + 1);
+        let mut at = (0u64, 0u64);
+        sums.push(at);
+        for &i in &order {
+            let t = &self.terms[i as usize];
+            at = (at.0.wrapping_add(t.period), at.1.wrapping_add(t.samples));
+            sums.push(at);
+        }
+        self.term_sums = sums;
+        self.term_order = order;
         self.pre_end = pre_end;
         self.roots_by_pre = roots_by_pre;
-        self.by_pre = by_pre;
+        self.renumbered = true;
     }
 
-    pub(super) fn terms_at(&self, node: u32) -> impl Iterator<Item = &Term> + '_ {
-        std::iter::successors(
-            self.terms.get(self.first_term[node as usize] as usize),
-            |t| self.terms.get(t.next as usize),
-        )
+    /// The run of terms (in node order) of the chains through `node`,
+    /// searched for within `within`, a run that holds them (the parent's):
+    /// deep in the trie that is a short search in what the cache holds.
+    fn term_range(&self, node: u32, within: (u32, u32)) -> (u32, u32) {
+        let end = self.pre_end.get(node as usize).copied().unwrap_or(node);
+        let (a, z) = (within.0 as usize, within.1 as usize);
+        let Some(part) = self.term_nodes.get(a..z) else {
+            return (within.0, within.0);
+        };
+        let lo = part.partition_point(|&x| x < node);
+        let hi = lo + part[lo..].partition_point(|&x| x < end);
+        ((a + lo) as u32, (a + hi) as u32)
+    }
+
+    /// The summed period and samples of a run of terms.
+    fn range_weight(&self, r: (u32, u32)) -> (u64, u64) {
+        let (a, b) = (self.term_sums[r.0 as usize], self.term_sums[r.1 as usize]);
+        (b.0.wrapping_sub(a.0), b.1.wrapping_sub(a.1))
+    }
+
+    /// All terms, as a run.
+    fn all_terms(&self) -> (u32, u32) {
+        (0, self.term_nodes.len() as u32)
+    }
+
+    /// The period and samples of the chains through `node` (after
+    /// [`Self::finish`] with `--children`).
+    pub(super) fn weight(&self, node: u32) -> (u64, u64) {
+        self.range_weight(self.term_range(node, self.all_terms()))
     }
 }
 
@@ -298,7 +374,7 @@ impl Report {
             .ends
             .iter()
             .filter_map(|&i| t.terms.get(i as usize))
-            .map(|term| (t.pre[term.node as usize], term.period, term.samples))
+            .map(|term| (term.node, term.period, term.samples))
             .collect();
         own.sort_unstable_by_key(|o| o.0);
         let mut sums = Vec::with_capacity(own.len() + 1);
@@ -315,7 +391,7 @@ impl Report {
             let Some(part) = own.get(lo..hi).filter(|p| !p.is_empty()) else {
                 return (within.0, within.0);
             };
-            let (a, b) = (t.pre[n as usize], t.pre_end[n as usize]);
+            let (a, b) = (n, t.pre_end[n as usize]);
             (
                 (lo + part.partition_point(|o| o.0 < a)) as u32,
                 (lo + part.partition_point(|o| o.0 < b)) as u32,
@@ -337,14 +413,20 @@ impl Report {
             if s.own {
                 (p, c)
             } else {
-                let n = s.node as usize;
-                (t.weight[n].wrapping_sub(p), t.count[n].wrapping_sub(c))
+                let (wp, wc) = t.range_weight(s.terms);
+                (wp.wrapping_sub(p), wc.wrapping_sub(c))
             }
         };
         let hit = |srcs: &[Src]| -> (u64, u64) {
             let mut h = (0u64, 0u64);
             for s in srcs {
-                for term in t.terms_at(s.node) {
+                // (A node's own terms start its subtree's run.)
+                let at = t.term_order[s.terms.0 as usize..s.terms.1 as usize]
+                    .iter()
+                    .zip(&t.term_nodes[s.terms.0 as usize..s.terms.1 as usize])
+                    .take_while(|&(_, &n)| n == s.node)
+                    .filter_map(|(&i, _)| t.terms.get(i as usize));
+                for term in at {
                     if (term.entry == e.id) == s.own {
                         h = (
                             h.0.saturating_add(term.period),
@@ -390,6 +472,7 @@ impl Report {
                             node: c,
                             own: s.own,
                             ends: ends_in(c, s.ends),
+                            terms: t.term_range(c, s.terms),
                         },
                     ));
                 }
@@ -400,9 +483,7 @@ impl Report {
         let mut roots: Vec<u32> = own
             .iter()
             .map(|&(pre, _, _)| {
-                let i = t
-                    .roots_by_pre
-                    .partition_point(|&r| t.pre[r as usize] <= pre);
+                let i = t.roots_by_pre.partition_point(|&r| r <= pre);
                 t.roots_by_pre[i.saturating_sub(1)]
             })
             .collect();
@@ -413,6 +494,7 @@ impl Report {
                 node,
                 own: true,
                 ends: ends_in(node, all),
+                terms: t.term_range(node, t.all_terms()),
             })
             .collect();
         children_of(&roots, &mut pairs);
@@ -427,14 +509,15 @@ impl Report {
                     node: s,
                     own: false,
                     ends: (0, 0),
+                    terms: t.term_range(s, t.all_terms()),
                 },
             )
         }));
-        pairs[from..].sort_unstable_by_key(|p| t.pre[p.1.node as usize]);
+        pairs[from..].sort_unstable_by_key(|p| p.1.node);
         let mut at = 0usize;
         for (_, src) in &mut pairs[from..] {
             let n = src.node as usize;
-            let lo = gallop(&own, at, t.pre[n]);
+            let lo = gallop(&own, at, n as u32);
             let hi = gallop(&own, lo, t.pre_end[n]);
             // (Subtrees nest where every occurrence counts: the next one
             // starts from this one's first end.)
@@ -626,21 +709,14 @@ impl Report {
             // (All are in the subtrees of its first occurrences.)
             let mut nodes: Vec<u32> = Vec::new();
             for &s in &e.subtrees {
-                let (a, z) = (t.pre[s as usize] as usize, t.pre_end[s as usize] as usize);
-                nodes.extend(
-                    t.by_pre[a.min(z)..z]
-                        .iter()
-                        .filter(|&&n| t.entry[n as usize] == e.id),
-                );
+                let (a, z) = (s, t.pre_end[s as usize]);
+                nodes.extend((a.min(z)..z).filter(|&n| t.entry[n as usize] == e.id));
             }
-            nodes.sort_unstable_by_key(|&n| t.pre[n as usize]);
-            let mut w: Vec<(u64, u64)> = nodes
-                .iter()
-                .map(|&n| (t.weight[n as usize], t.count[n as usize]))
-                .collect();
+            nodes.sort_unstable();
+            let mut w: Vec<(u64, u64)> = nodes.iter().map(|&n| t.weight(n)).collect();
             let mut open: Vec<usize> = Vec::new();
             for i in 0..nodes.len() {
-                let pre = t.pre[nodes[i] as usize];
+                let pre = nodes[i];
                 while let Some(&top) = open.last() {
                     if pre < t.pre_end[nodes[top] as usize] {
                         break;
@@ -648,7 +724,7 @@ impl Report {
                     open.pop();
                 }
                 if let Some(&up) = open.last() {
-                    let (p, c) = (t.weight[nodes[i] as usize], t.count[nodes[i] as usize]);
+                    let (p, c) = t.weight(nodes[i]);
                     w[up] = (w[up].0.wrapping_sub(p), w[up].1.wrapping_sub(c));
                 }
                 open.push(i);
@@ -661,9 +737,7 @@ impl Report {
                 while t.parent[n as usize] != NONE && t.entry[n as usize] != e.id {
                     n = t.parent[n as usize];
                 }
-                if let Ok(i) =
-                    nodes.binary_search_by_key(&t.pre[n as usize], |&m| t.pre[m as usize])
-                {
+                if let Ok(i) = nodes.binary_search(&n) {
                     w[i] = (
                         w[i].0.wrapping_sub(term.period),
                         w[i].1.wrapping_sub(term.samples),
