@@ -48,6 +48,11 @@ impl Children {
         None
     }
 
+    /// The key node `n` was added with.
+    pub(crate) fn key(&self, n: u32) -> Option<u32> {
+        self.nodes.get(n as usize).map(|s| s.key)
+    }
+
     /// Adds the next node (its id the number of nodes added so far), a
     /// child of `parent` with key `key`; returns its id.
     pub(crate) fn add(&mut self, parent: Option<u32>, key: u32) -> u32 {

@@ -287,6 +287,9 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         };
         tree.add(node, count);
     }
+    // (What only folding needs goes before the lines are made.)
+    drop(memo);
+    drop(cache);
     log::debug!(
         "{} trie nodes, {} names: {:?}",
         tree.parent.len(),
@@ -418,13 +421,12 @@ struct NameTrie {
     /// Some name would change on its way into the SVG (control
     /// characters), which could merge frames: no pruning then.
     odd_names: bool,
-    /// Per node: parent (`u32::MAX` for a root) and name.
+    /// Per node: parent (`u32::MAX` for a root); its name is its key in
+    /// `children`.
     parent: Vec<u32>,
-    name: Vec<u32>,
-    /// Per node: the count of samples ending there, whether it overflowed,
-    /// and whether any did.
-    count: Vec<(u64, bool)>,
-    ended: Vec<bool>,
+    /// The nodes where samples ended: the count, and whether it overflowed
+    /// (on many unique stacks a few of the nodes: kept apart from them).
+    count: HashMap<u32, (u64, bool)>,
     children: crate::children::Children,
     names: Vec<Vec<u8>>,
     name_ids: HashMap<Vec<u8>, u32>,
@@ -447,11 +449,13 @@ impl NameTrie {
     fn push(&mut self, parent: u32, name: u32) -> u32 {
         let n = self.parent.len() as u32;
         self.parent.push(parent);
-        self.name.push(name);
-        self.count.push((0, false));
-        self.ended.push(false);
         self.children.add((parent != NONE).then_some(parent), name);
         n
+    }
+
+    /// Node `n`'s name.
+    fn name(&self, n: u32) -> u32 {
+        self.children.key(n).unwrap_or(NONE)
     }
 
     fn add_root(&mut self, text: &[u8]) -> u32 {
@@ -467,9 +471,7 @@ impl NameTrie {
     }
 
     fn add(&mut self, node: u32, count: u64) {
-        let i = node as usize;
-        self.ended[i] = true;
-        let c = &mut self.count[i];
+        let c = self.count.entry(node).or_insert((0, false));
         match c.0.checked_add(count) {
             Some(v) => c.0 = v,
             None => *c = (u64::MAX, true),
@@ -478,10 +480,9 @@ impl NameTrie {
 
     /// The nodes where samples ended, with their counts.
     fn lines(&self) -> Vec<(u32, (u64, bool))> {
-        (0..self.parent.len())
-            .filter(|&i| self.ended[i])
-            .map(|i| (i as u32, self.count[i]))
-            .collect()
+        let mut v: Vec<(u32, (u64, bool))> = self.count.iter().map(|(&n, &c)| (n, c)).collect();
+        v.sort_unstable_by_key(|l| l.0);
+        v
     }
 
     /// Per node, the first node of its path (below the root) whose
@@ -491,13 +492,16 @@ impl NameTrie {
     /// Also per node, the marks of the names below it.
     fn cuts(&self, percent: f64) -> (Vec<u32>, Vec<u8>) {
         let n = self.parent.len();
-        let mut weight: Vec<u64> = self.count.iter().map(|c| c.0).collect();
+        let mut weight: Vec<u64> = vec![0; n];
+        for (&i, c) in &self.count {
+            weight[i as usize] = c.0;
+        }
         let mut below = vec![0u8; n];
         for i in (0..n).rev() {
             let p = self.parent[i];
             if p != NONE {
                 weight[p as usize] = weight[p as usize].saturating_add(weight[i]);
-                below[p as usize] |= below[i] | marks_of(&self.names[self.name[i] as usize]);
+                below[p as usize] |= below[i] | marks_of(&self.names[self.name(i as u32) as usize]);
             }
         }
         let total = (0..n)
@@ -526,7 +530,7 @@ impl NameTrie {
         let mut path = Vec::new();
         let mut n = node;
         while n != u32::MAX {
-            path.push(self.name[n as usize]);
+            path.push(self.name(n));
             n = self.parent[n as usize];
         }
         out.clear();
