@@ -136,14 +136,17 @@ fn prefix_hash(h: u64, loc: u32) -> u64 {
 /// lookup costs one cache miss, not the two of a table keeping control
 /// bytes apart from its slots. Linear probing, at most 3/4 full.
 ///
-/// The table is [`SHARDS`] tables, picked by the hash's top bits, each
+/// A big table is [`SHARDS`] tables, picked by the hash's top bits, each
 /// growing on its own: growing one whole table would hold the old slots
 /// and the new, twice as many, at once (on millions of unique stacks that
 /// moment was pass one's peak of memory); a shard's growth adds a 64th of
-/// that.
+/// that. A small one is one table (small shards would be freed into the
+/// heap in pieces too small for the next ones).
 #[derive(Debug, Default)]
 struct PrefixTable {
     shards: Vec<Shard>,
+    /// The hash bits that pick a shard: 0 (one table) or [`SHARD_BITS`].
+    bits: u32,
     len: usize,
 }
 
@@ -156,25 +159,26 @@ struct Shard {
 /// An empty [`PrefixTable`] slot's node.
 const FREE: u32 = u32::MAX;
 
-/// How many shards a [`PrefixTable`] has (a power of two) and the hash
-/// bits that pick one.
+/// How many shards a big [`PrefixTable`] has (a power of two), the hash
+/// bits that pick one, and the slots of a table split into them.
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
+const SPLIT_SLOTS: usize = 1 << 20;
 
 impl Shard {
-    fn start(&self, h: u64) -> usize {
+    fn start(&self, h: u64, bits: u32) -> usize {
         // The hash's top bits after the shard's: the multiply above mixes
         // them best.
-        ((h << SHARD_BITS) >> (64 - self.slots.len().trailing_zeros())) as usize
+        ((h << bits) >> (64 - self.slots.len().trailing_zeros())) as usize
     }
 
-    fn get(&self, h: u64) -> Option<u32> {
+    fn get(&self, h: u64, bits: u32) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
         let mask = self.slots.len() - 1;
         let (lo, hi) = (h as u32, (h >> 32) as u32);
-        let mut i = self.start(h);
+        let mut i = self.start(h, bits);
         loop {
             let [a, b, n] = self.slots[i];
             if n == FREE {
@@ -187,46 +191,87 @@ impl Shard {
         }
     }
 
-    fn insert(&mut self, h: u64, node: u32) {
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
-            self.grow();
+    /// Whether one more entry needs more slots.
+    fn full(&self) -> bool {
+        (self.len + 1) * 4 > self.slots.len() * 3
+    }
+
+    fn insert(&mut self, h: u64, node: u32, bits: u32) {
+        if self.full() {
+            self.grow(bits);
         }
-        self.put(h, node);
+        self.put(h, node, bits);
         self.len += 1;
     }
 
-    fn put(&mut self, h: u64, node: u32) {
+    fn put(&mut self, h: u64, node: u32, bits: u32) {
         let mask = self.slots.len() - 1;
-        let mut i = self.start(h);
+        let mut i = self.start(h, bits);
         while self.slots[i][2] != FREE {
             i = (i + 1) & mask;
         }
         self.slots[i] = [h as u32, (h >> 32) as u32, node];
     }
 
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(64);
+    fn grow(&mut self, bits: u32) {
+        let size = (self.slots.len() * 2).max(1024 >> bits);
         let old = std::mem::replace(&mut self.slots, vec![[0, 0, FREE]; size]);
         for [a, b, n] in old {
             if n != FREE {
-                self.put(u64::from(a) | u64::from(b) << 32, n);
+                self.put(u64::from(a) | u64::from(b) << 32, n, bits);
             }
         }
     }
 }
 
 impl PrefixTable {
+    fn shard(&self, h: u64) -> usize {
+        if self.bits == 0 {
+            0
+        } else {
+            (h >> (64 - self.bits)) as usize
+        }
+    }
+
     fn get(&self, h: u64) -> Option<u32> {
-        self.shards.get((h >> (64 - SHARD_BITS)) as usize)?.get(h)
+        self.shards.get(self.shard(h))?.get(h, self.bits)
     }
 
     /// Adds `h` (not in the table) with its node.
     fn insert(&mut self, h: u64, node: u32) {
         if self.shards.is_empty() {
-            self.shards.resize_with(SHARDS, Shard::default);
+            self.shards.push(Shard::default());
         }
-        self.shards[(h >> (64 - SHARD_BITS)) as usize].insert(h, node);
+        if self.bits == 0 && self.shards[0].full() && self.shards[0].slots.len() * 2 >= SPLIT_SLOTS
+        {
+            self.split();
+        }
+        let (i, bits) = (self.shard(h), self.bits);
+        self.shards[i].insert(h, node, bits);
         self.len += 1;
+    }
+
+    /// The one table becomes [`SHARDS`] tables, twice its slots in all.
+    fn split(&mut self) {
+        let Some(one) = self.shards.pop() else {
+            return;
+        };
+        let size = one.slots.len() * 2 / SHARDS;
+        self.bits = SHARD_BITS;
+        self.shards = (0..SHARDS)
+            .map(|_| Shard {
+                slots: vec![[0, 0, FREE]; size],
+                len: 0,
+            })
+            .collect();
+        for [a, b, n] in one.slots {
+            if n != FREE {
+                let h = u64::from(a) | u64::from(b) << 32;
+                let i = self.shard(h);
+                self.shards[i].put(h, n, SHARD_BITS);
+                self.shards[i].len += 1;
+            }
+        }
     }
 }
 
