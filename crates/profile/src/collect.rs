@@ -134,7 +134,8 @@ fn prefix_hash(h: u64, loc: u32) -> u64 {
 /// An open-addressing table from a path hash to its node: each slot holds
 /// the whole key and value (hash halves and node id, 12 bytes), so a
 /// lookup costs one cache miss, not the two of a table keeping control
-/// bytes apart from its slots. Linear probing, at most 3/4 full.
+/// bytes apart from its slots. Linear probing, at most 3/4 full, any
+/// number of slots (a hash is scaled to them).
 ///
 /// A big table is [`SHARDS`] tables, picked by the hash's top bits, each
 /// growing on its own: growing one whole table would hold the old slots
@@ -160,23 +161,23 @@ struct Shard {
 const FREE: u32 = u32::MAX;
 
 /// How many shards a big [`PrefixTable`] has (a power of two), the hash
-/// bits that pick one, and the slots of a table split into them.
+/// bits that pick one, and the slots past which a table is split into
+/// them.
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
 const SPLIT_SLOTS: usize = 1 << 20;
 
 impl Shard {
     fn start(&self, h: u64, bits: u32) -> usize {
-        // The hash's top bits after the shard's: the multiply above mixes
-        // them best.
-        ((h << bits) >> (64 - self.slots.len().trailing_zeros())) as usize
+        // The hash's bits after the shard's, scaled to the slots: the top
+        // ones weigh most, and the multiply above mixes them best.
+        ((u128::from(h << bits) * self.slots.len() as u128) >> 64) as usize
     }
 
     fn get(&self, h: u64, bits: u32) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = self.slots.len() - 1;
         let (lo, hi) = (h as u32, (h >> 32) as u32);
         let mut i = self.start(h, bits);
         loop {
@@ -187,7 +188,10 @@ impl Shard {
             if a == lo && b == hi {
                 return Some(n);
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
         }
     }
 
@@ -205,16 +209,26 @@ impl Shard {
     }
 
     fn put(&mut self, h: u64, node: u32, bits: u32) {
-        let mask = self.slots.len() - 1;
         let mut i = self.start(h, bits);
         while self.slots[i][2] != FREE {
-            i = (i + 1) & mask;
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
         }
         self.slots[i] = [h as u32, (h >> 32) as u32, node];
     }
 
+    /// Twice the slots for the one table of a small index; a shard's grow
+    /// by half as many again (it is then 1/2 to 3/4 full; by doubling it
+    /// would be 3/8 to 3/4).
     fn grow(&mut self, bits: u32) {
-        let size = (self.slots.len() * 2).max(1024 >> bits);
+        let n = self.slots.len();
+        let size = if bits == 0 {
+            (n * 2).max(1024)
+        } else {
+            n + n / 2
+        };
         let old = std::mem::replace(&mut self.slots, vec![[0, 0, FREE]; size]);
         for [a, b, n] in old {
             if n != FREE {
@@ -242,8 +256,7 @@ impl PrefixTable {
         if self.shards.is_empty() {
             self.shards.push(Shard::default());
         }
-        if self.bits == 0 && self.shards[0].full() && self.shards[0].slots.len() * 2 >= SPLIT_SLOTS
-        {
+        if self.bits == 0 && self.shards[0].full() && self.shards[0].slots.len() >= SPLIT_SLOTS {
             self.split();
         }
         let (i, bits) = (self.shard(h), self.bits);
@@ -251,12 +264,13 @@ impl PrefixTable {
         self.len += 1;
     }
 
-    /// The one table becomes [`SHARDS`] tables, twice its slots in all.
+    /// The one table becomes [`SHARDS`] tables, half as many slots again
+    /// in all.
     fn split(&mut self) {
         let Some(one) = self.shards.pop() else {
             return;
         };
-        let size = one.slots.len() * 2 / SHARDS;
+        let size = (one.slots.len() + one.slots.len() / 2) / SHARDS;
         self.bits = SHARD_BITS;
         self.shards = (0..SHARDS)
             .map(|_| Shard {

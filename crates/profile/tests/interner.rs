@@ -125,3 +125,36 @@ fn the_empty_stack_is_no_node() {
     assert_eq!(interner.stack_id_from(&[loc(1)], &mut path), a);
     assert_eq!(interner.stack_nodes(), 1);
 }
+
+/// Past a million stack nodes the index is split into tables that grow one
+/// at a time: every stack interned before and after the split keeps its id.
+#[test]
+fn a_big_index_keeps_every_stack_across_its_split() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut interner = Interner::default();
+    let mut path = StackPath::default();
+    let mut stacks = Vec::new();
+    let mut ids = Vec::new();
+    // Eight deep with a wide fanout: nearly every prefix is new.
+    while interner.stack_nodes() < 900_000 {
+        let root_first: Vec<Loc> = (0..8).map(|_| loc(rng.below(1 << 40))).collect();
+        let mut stack = root_first;
+        stack.reverse();
+        ids.push(interner.stack_id_from(&stack, &mut path));
+        stacks.push(stack);
+    }
+    let nodes = interner.stack_nodes();
+    for (k, (stack, &id)) in stacks.iter().zip(&ids).enumerate() {
+        assert_eq!(interner.stack_id_from(stack, &mut path), id, "stack {k}");
+        if k % 1009 == 0 {
+            check(&interner, id, stack);
+        }
+    }
+    assert_eq!(interner.stack_nodes(), nodes, "a known stack made nodes");
+    // Stacks sharing a known stack's root-most part extend it.
+    let mut longer = stacks[7].clone();
+    longer.insert(0, loc(1 << 41));
+    let id = interner.stack_id_from(&longer, &mut path);
+    assert_eq!(interner.node(id).map(|n| n.0), Some(ids[7]));
+    assert_eq!(interner.stack_nodes(), nodes + 1);
+}
