@@ -27,10 +27,10 @@ pub(super) struct ChainTrie {
     /// `entry` are kept, and [`ChainTrie::finish`] sums the chains.
     pub(super) children: bool,
     pub(super) terms: Vec<Term>,
-    /// Per node, its number of children; the children of nodes with more
+    /// Per node, its number of children (counted up to 255); the children of nodes with more
     /// than [`WIDE`] are also in `ids` by (parent, frame), the others are
     /// found by walking the sibling list.
-    pub(super) nkids: Vec<u32>,
+    pub(super) nkids: Vec<u8>,
     pub(super) ids: HashMap<(u32, u32), u32>,
     /// Children also told apart by location (keys that depend on it).
     pub(super) loc_ids: HashMap<(u32, u32, u32), u32>,
@@ -103,7 +103,8 @@ impl ChainTrie {
         if parent != NONE {
             self.next_sibling[id as usize] = self.first_child[parent as usize];
             self.first_child[parent as usize] = id;
-            self.nkids[parent as usize] += 1;
+            let k = &mut self.nkids[parent as usize];
+            *k = k.saturating_add(1);
         }
         id
     }
@@ -138,7 +139,7 @@ impl ChainTrie {
             return (c, true);
         }
         let p = parent as usize;
-        let wide = self.nkids.get(p).is_some_and(|&n| n > WIDE);
+        let wide = self.nkids.get(p).is_some_and(|&n| u32::from(n) > WIDE);
         if wide {
             if let Some(&c) = self.ids.get(&(parent, frame)) {
                 return (c, false);
@@ -152,7 +153,7 @@ impl ChainTrie {
         let c = self.push(parent, frame);
         if wide {
             self.ids.insert((parent, frame), c);
-        } else if self.nkids[p] > WIDE {
+        } else if u32::from(self.nkids[p]) > WIDE {
             // Just became wide: its children go into the map.
             let kids: Vec<u32> = self.children(parent).collect();
             for k in kids {
