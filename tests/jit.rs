@@ -272,10 +272,15 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
         jitted(&ours_by_dso).iter().any(|r| r.contains(a)),
         "{ours_by_dso}"
     );
-    assert_eq!(
-        jitted(&ours_by_dso),
-        jitted(&theirs),
-        "the JIT rows of perf report after perf inject --jit"
+    // The same rows, each share within a quarter point (two samples of the ~900): perf
+    // unwinds the injected ELF files' tables with its own unwinder, and on one fresh-clone
+    // run one sample of an import-time frame (`<module>:<frozen site>`, 0.53% against
+    // 0.43%) went another way; 22 recordings made again here gave equal text.
+    same_rows_within(
+        &jitted(&ours_by_dso),
+        &jitted(&theirs),
+        0.25,
+        "the JIT rows of perf report after perf inject --jit",
     );
     // sear inject --jit, perf's way: perf reads its output as it reads perf inject's (the
     // ELF files written over perf's), and sear's report of it is the direct one.
@@ -294,6 +299,37 @@ fn check_jitdump(dir: &Path, data: &Path, a: &str, b: &str) -> String {
     );
     assert_eq!(by_dso(sear(), &ours_injected), ours_by_dso);
     ours
+}
+
+/// Report rows (`children% self% dso [.] symbol`) with the same (dso, symbol) in both lists,
+/// each percentage within `points` of the other's.
+fn same_rows_within(ours: &[String], theirs: &[String], points: f64, what: &str) {
+    let parse = |rows: &[String]| -> std::collections::BTreeMap<String, (f64, f64)> {
+        rows.iter()
+            .map(|r| {
+                let w: Vec<&str> = r.split_whitespace().collect();
+                assert!(w.len() >= 4, "{what}: a row without its columns: {r}");
+                let pct = |x: &str| -> f64 {
+                    x.trim_end_matches('%')
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{what}: not a percentage in {r}"))
+                };
+                (w[2..].join(" "), (pct(w[0]), pct(w[1])))
+            })
+            .collect()
+    };
+    let (a, b) = (parse(ours), parse(theirs));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: the rows\nours: {ours:?}\ntheirs: {theirs:?}"
+    );
+    for (k, (x, y)) in a.iter().zip(b.values()).map(|((k, x), y)| (k, (x, y))) {
+        assert!(
+            (x.0 - y.0).abs() <= points && (x.1 - y.1).abs() <= points,
+            "{what}: {k}: ours {x:?}, theirs {y:?}\nours: {ours:?}\ntheirs: {theirs:?}"
+        );
+    }
 }
 
 /// Removes what a runtime and perf inject leave in /tmp for process `pid`.
