@@ -537,9 +537,8 @@ fn first_occurrences(report: &mut Report, check_every: bool) {
     let mut hist = None;
     // (Node ids are pre-order numbers.)
     for n in 0..t.parent.len() as u32 {
-        let pre = n;
         while let Some(&top) = open.last() {
-            if pre < t.pre_end[top as usize] {
+            if n < t.pre_end[top as usize] {
                 break;
             }
             open.pop();

@@ -157,7 +157,7 @@ impl Background {
         log::debug!(
             "symbols: {} of {} locations answered during pass one ({} binaries read); \
              {:?} waiting for the thread",
-            prep.of.iter().filter(|&&k| k != u32::MAX).count(),
+            prep.of.iter().filter(|&&k| k != super::NONE).count(),
             locs.len(),
             prep.open.len(),
             t0.elapsed()

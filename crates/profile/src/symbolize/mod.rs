@@ -289,7 +289,7 @@ impl LocAnswer {
 }
 
 /// No location / no answer.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// A DSO's answers per location, and why it could not be read, if so.
 type DsoAnswer = (Vec<LocAnswer>, Option<(String, Reason)>);
@@ -559,9 +559,7 @@ impl Prepared {
     /// comes after it).
     fn add(&mut self, a: LocAnswer) {
         if a.same != NONE {
-            if let Some(&k) = self.of.get(a.same as usize) {
-                self.set(a.loc, k);
-            }
+            self.share(a.loc, a.same);
             return;
         }
         let k = self.answers.len() as u32;
