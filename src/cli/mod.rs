@@ -1158,15 +1158,17 @@ pub struct ScriptArgs {
     /// (comma-separated names; perf's `--stop-bt`).
     #[arg(long = "stop-bt", value_name = "SYMBOLS", value_delimiter = ',')]
     pub stop_bt: Vec<String>,
-    /// perf's `--all-cpus` (for `perf script record`), `--show-kernel-path`
-    /// (the kernel's DSO by its vmlinux path: sear reads no vmlinux, so
-    /// `[kernel.kallsyms]` as perf prints it then) and `--max-blocks`
-    /// (branch blocks of brstackinsn): accepted for perf's command lines.
+    /// perf's `--all-cpus` (for `perf script record`) and
+    /// `--show-kernel-path` (the kernel's DSO by its vmlinux path: sear
+    /// reads no vmlinux, so `[kernel.kallsyms]` as perf prints it then):
+    /// accepted for perf's command lines.
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,
     #[arg(long = "show-kernel-path", hide = true)]
     pub show_kernel_path: bool,
-    #[arg(long = "max-blocks", value_name = "N", hide = true)]
+    /// `-F brstackinsn`: print at most N blocks of each branch stack (the
+    /// newest; 0 or unset: all).
+    #[arg(long = "max-blocks", value_name = "N")]
     pub max_blocks: Option<u32>,
     /// Stitch LBR call stacks (needs `record --call-graph lbr`, LBR
     /// hardware): without, perf's warning, then the samples.
@@ -1191,16 +1193,18 @@ pub struct ScriptArgs {
     /// event, ip, sym, symoff, dso, srcline; misc (K/U mode letters), tod
     /// (time of day: record with -k), addr (data address, named for page
     /// faults), data_src, weight, ins_lat, phys_addr, data_page_size,
-    /// code_page_size, iregs, uregs, brstack, brstacksym, brstackoff, insn,
-    /// insnlen (the sampled instruction's bytes), srccode (its source
-    /// text), flags. A list replaces the defaults
+    /// code_page_size, iregs, uregs, brstack, brstacksym, brstackoff,
+    /// brstackinsn (the instructions between the branch stack's entries,
+    /// read from the binaries: needs `record -b`), brstackinsnlen (with
+    /// their lengths), insn, insnlen (the sampled instruction's bytes),
+    /// srccode (its source text), flags. A list replaces the defaults
     /// (comm,tid,cpu,time,period,event,ip,sym,symoff,dso, less what the
     /// recording lacks); `+field`/`-field` add to or remove from them, e.g.
     /// `-F -period,+pid`. perf's `TYPE:` prefix (`sw:comm,ip`) is accepted
     /// and applies the list to every event. Fields for data these samples
     /// cannot hold (ipc, callindent, bpf-output, synth, metric,
-    /// machine_pid, vcpu) print nothing, as in perf; `trace`,
-    /// `brstackinsn` and Python/Perl scripting (`-s`) are not supported.
+    /// machine_pid, vcpu) print nothing, as in perf; Python/Perl scripting
+    /// (`-s`) is not supported.
     #[arg(
         short = 'F',
         long = "fields",

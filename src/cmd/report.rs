@@ -412,6 +412,9 @@ fn hotspots(
         let names: Vec<String> = meta.events.iter().map(|e| e.name()).collect();
         render::report::write_thread_values(&mut out, &summed.thread_values, &names)?;
     }
+    if branch {
+        render::report::write_branch_stats(&mut out, &rows.report.branch_types)?;
+    }
     super::finish(out)?;
     crate::ui::print_diagnostics(path, summed.reader.diagnostics());
     if summed.unknown_read_ids > 0 {

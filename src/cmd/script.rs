@@ -145,6 +145,32 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         chain_of_event,
     } = FieldPlan::new(reader.meta(), a.fields.as_deref(), a.hide_call_graph)?;
 
+    // brstackinsn: the code between the branches read and decoded once
+    // per distinct run, each instruction a location pass two names.
+    let branch_code = fields.iter().any(|f| f.branch_insns()).then(|| {
+        let opts = SymbolizeOptions {
+            names: a.names.style(),
+            inline: false,
+            finder: symbols::DebugFinder::default(),
+            srclines: false,
+        };
+        let dsos = machine.dsos();
+        let mut planner = profile::brstackinsn::Planner::new(&mut collector.interner, dsos, &opts);
+        let max_blocks = a.max_blocks.unwrap_or(0) as usize;
+        for (k, e) in kept.iter().zip(&extras) {
+            if let Some(branches) = e.branches.as_deref() {
+                let ip = planner.ip_of(k.leaf);
+                let s = profile::brstackinsn::SampleCode {
+                    ip,
+                    ip_loc: k.leaf,
+                    branches,
+                };
+                planner.plan(&s, max_blocks);
+            }
+        }
+        planner.finish()
+    });
+
     // Pass two.
     let syms = profile::symbolize::pass_two(
         &mut collector,
@@ -321,7 +347,22 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
             }
         }
         let insn = insns.get(&k.leaf).map(Vec::as_slice);
-        render::script::write_after_location(&mut *sw, extra, &f, &arch, &texts, insn)?;
+        let branch_insns = branch_code
+            .as_ref()
+            .map(|code| render::script::BranchInsns {
+                code,
+                ip: collector.interner.locs()[k.leaf as usize].ip,
+                ip_loc: k.leaf,
+                max_blocks: a.max_blocks.unwrap_or(0) as usize,
+            });
+        render::script::write_after_location(
+            &mut *sw,
+            extra,
+            &f,
+            &arch,
+            &texts,
+            (insn, branch_insns),
+        )?;
         if f.bpf_output && bpf_output.get(ev).copied().unwrap_or(false) {
             // (perf's dump of the event's data: empty in offcpu-time.)
             sw.write_all(b"\n")?;

@@ -188,6 +188,8 @@ pub const READ_FORMAT_NAMES: &[(u64, &str)] = &[
     (PERF_FORMAT_LOST, "LOST"),
 ];
 
+// branch_sample_type bit: every kind of branch.
+pub const PERF_SAMPLE_BRANCH_ANY: u64 = 1 << 3;
 // branch_sample_type bit that adds hw_idx to BRANCH_STACK samples.
 pub const PERF_SAMPLE_BRANCH_HW_INDEX: u64 = 1 << 17;
 

@@ -38,6 +38,7 @@
 //! ```
 
 pub mod annotate;
+pub mod brstackinsn;
 pub mod buildids;
 pub mod callchain;
 mod children;

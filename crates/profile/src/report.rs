@@ -24,16 +24,14 @@ pub fn parent_regex(pattern: Option<&str>) -> Result<regex_lite::Regex, Error> {
 }
 
 /// Whether `report` shows perf's branch view: asked for (`-b`: true,
-/// `--no-branch-stack`: false), or by default where the recording's events
-/// sample branch stacks (never by default for a pipe, whose attributes
-/// come too late for perf to decide on them).
+/// `--no-branch-stack`: false), or by default where the recording says it
+/// sampled branch stacks, as perf decides: by the header's BRANCH_STACK
+/// feature (which `record -b` sets), not by the events' sample types
+/// (never by default for a pipe, whose features come too late for perf
+/// to decide on them).
 pub fn branch_mode(meta: &Meta, asked: Option<bool>) -> bool {
     asked.unwrap_or_else(|| {
-        !meta.is_pipe()
-            && meta
-                .events
-                .iter()
-                .any(|e| e.attr.sample_type & perf_data::PERF_SAMPLE_BRANCH_STACK != 0)
+        !meta.is_pipe() && meta.features.has(perf_data::consts::feature::BRANCH_STACK)
     })
 }
 

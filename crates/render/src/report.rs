@@ -171,6 +171,41 @@ pub fn write_report(
     )
 }
 
+/// perf's branch statistics, after a branch-mode report (with `-q`
+/// too): each kind counted, as a share of the branches of a known type,
+/// and no final line break (perf prints none). Nothing without them.
+pub fn write_branch_stats(
+    out: &mut dyn Write,
+    st: &profile::hist::BranchTypeStats,
+) -> io::Result<()> {
+    let total = st.total();
+    if total == 0 {
+        return Ok(());
+    }
+    write!(out, "\n#\n# Branch Statistics:\n#")?;
+    let line = |out: &mut dyn Write, name: &str, n: u64| -> io::Result<()> {
+        if n > 0 {
+            write!(out, "\n{name:>8}: {:5.1}%", 100.0 * n as f64 / total as f64)?;
+        }
+        Ok(())
+    };
+    line(out, "COND_FWD", st.cond_fwd)?;
+    line(out, "COND_BWD", st.cond_bwd)?;
+    line(out, "CROSS_4K", st.cross_4k)?;
+    line(out, "CROSS_2M", st.cross_2m)?;
+    for (i, &n) in st.counts.iter().enumerate() {
+        line(out, crate::dump::fmt::BRANCH_TYPE_NAMES[i], n)?;
+    }
+    for (i, &n) in st.new_counts.iter().enumerate() {
+        let name = crate::dump::fmt::BRANCH_NEW_TYPE_NAMES
+            .get(i)
+            .copied()
+            .unwrap_or("UNKNOWN");
+        line(out, name, n)?;
+    }
+    Ok(())
+}
+
 /// perf prints unresolved addresses 16 hex digits wide.
 const UNRESOLVED_WIDTH: usize = 16;
 

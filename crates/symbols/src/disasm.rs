@@ -22,6 +22,30 @@ pub fn instruction_length(bytes: &[u8], bitness: u32) -> Option<usize> {
     (!insn.is_invalid() && insn.len() <= bytes.len()).then_some(insn.len())
 }
 
+/// The length of the instruction `bytes` start with (as
+/// [`instruction_length`]) and whether it transfers control as perf's
+/// Intel PT decoder counts a branch: jumps, calls, returns, interrupts
+/// and system calls, conditional or not.
+pub fn instruction_branch(bytes: &[u8], bitness: u32) -> Option<(usize, bool)> {
+    use iced_x86::FlowControl as F;
+    let mut d = Decoder::new(bitness, bytes, DecoderOptions::NONE);
+    let insn = d.decode();
+    if insn.is_invalid() || insn.len() > bytes.len() {
+        return None;
+    }
+    let branch = matches!(
+        insn.flow_control(),
+        F::UnconditionalBranch
+            | F::IndirectBranch
+            | F::ConditionalBranch
+            | F::Return
+            | F::Call
+            | F::IndirectCall
+            | F::Interrupt
+    );
+    Some((insn.len(), branch))
+}
+
 /// Assembly syntax, as `perf annotate -M` / `objdump -M` name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Syntax {

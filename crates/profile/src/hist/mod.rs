@@ -103,6 +103,63 @@ pub struct Maker {
     /// Branch mode: the source and target of the entry's first branch as
     /// `report -v` shows them: the address in the DSO's terms and the DSO.
     pub branch_ends: [(u64, u32); 2],
+    /// Branch mode: the entry's first branch's flag word and its ends'
+    /// process addresses (what perf's branch statistics count, for every
+    /// branch that lands in the entry).
+    pub first_branch: (u64, u64, u64),
+}
+
+/// perf's branch statistics (`report` in branch mode, printed after the
+/// report): per branch type how many branches, conditional ones forward
+/// and backward, and how many cross a 4 KiB page or a 2 MiB one. As perf
+/// counts them, each branch counts as the first branch of the entry it
+/// lands in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchTypeStats {
+    /// By `type` (perf's `PERF_BR_*`).
+    pub counts: [u64; 16],
+    /// By `new_type`, for type `PERF_BR_EXTEND_ABI`.
+    pub new_counts: [u64; 16],
+    pub cond_fwd: u64,
+    pub cond_bwd: u64,
+    pub cross_4k: u64,
+    pub cross_2m: u64,
+}
+
+impl BranchTypeStats {
+    /// perf's `branch_type_count`, `n` times, for a branch of flag word
+    /// `flags` from `from` to `to`.
+    fn count(&mut self, (flags, from, to): (u64, u64, u64), n: u64) {
+        let ty = (flags >> 20) & 0xf;
+        if ty == 0 || from == 0 {
+            return;
+        }
+        if ty == 15 {
+            self.new_counts[((flags >> 26) & 0xf) as usize] += n;
+        } else {
+            self.counts[ty as usize] += n;
+        }
+        if ty == 1 {
+            if to > from {
+                self.cond_fwd += n;
+            } else {
+                self.cond_bwd += n;
+            }
+        }
+        let cross = |size: u64| from & !(size - 1) != to & !(size - 1);
+        if cross(2 << 20) {
+            self.cross_2m += n;
+        } else if cross(4 << 10) {
+            self.cross_4k += n;
+        }
+    }
+
+    /// What the shares are of: the branches of a known type, not the
+    /// extended types (perf's sum leaves those out, and shows nothing
+    /// when only they were counted).
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
 }
 
 impl HistEntry {
@@ -206,6 +263,8 @@ pub struct Report {
     /// In branch-history mode, the branch counts of each entry's graph by
     /// (event, entry id).
     branches: HashMap<(u32, u32), EntryBranches>,
+    /// In branch mode, perf's branch statistics over every event.
+    pub branch_types: BranchTypeStats,
 }
 
 /// Where a sample's chain ends, with its weight and own entry.
@@ -456,6 +515,7 @@ impl Grow<'_> {
             dso: self.keys.locs.get(lid as usize).map_or(NO_DSO, |l| l.dso),
             branch_syms: 0,
             branch_ends: [(0, NO_DSO); 2],
+            first_branch: (0, 0, 0),
         };
         let i = h.entry_index(&self.keybuf, c.thread, level, maker) as u32;
         self.frame_entry.insert(key, i);
@@ -804,8 +864,18 @@ pub fn build(
                             .map_or((0, NO_DSO), |l| (l.rel, l.dso))
                     })
                 }),
+                first_branch: branch.map_or((0, 0, 0), |b| {
+                    let ip = |lid: u32| locs.get(lid as usize).map_or(0, |l| l.ip);
+                    (b.flags, ip(b.from), ip(b.to))
+                }),
             },
         );
+        if branch.is_some() {
+            // (The sums come in the order of their first samples, so an
+            // entry's maker is its first branch, as perf's is.)
+            let first = h.entries[self_index].maker.first_branch;
+            report.branch_types.count(first, sum.samples);
+        }
         {
             let e = &mut h.entries[self_index];
             if need_chain && key.stack != EMPTY_STACK {

@@ -104,7 +104,7 @@ pub(super) fn is_jit_map(name: &str) -> bool {
 
 /// Opens the binary behind a DSO that names a file (or the vdso, from
 /// perf's build-id cache).
-pub(super) fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reason> {
+pub(crate) fn open_dso(d: &Dso, opts: &SymbolizeOptions) -> Result<Binary, Reason> {
     if d.name == "[vdso]" {
         let elf = match d.build_id.as_deref() {
             Some(id) => symbols::find_vdso(id, &opts.finder)?,

@@ -16,6 +16,7 @@ use crate::machine::Dso;
 mod answer;
 mod background;
 mod incremental;
+pub(crate) use answer::open_dso;
 use answer::*;
 pub use answer::{instruction_bytes, open_binary};
 pub use background::{Background, Feeder};

@@ -7,6 +7,7 @@
 use std::io::{self, Write};
 
 use perf_data::consts::*;
+use profile::brstackinsn::{self, BranchCode};
 use profile::session::{KeptBranch, KeptRegs, SampleExtra};
 
 use super::{Fields, FrameTexts};
@@ -321,15 +322,175 @@ pub fn write_before_location(
     Ok(())
 }
 
+/// What `brstackinsn` prints from: the decoded code of the recording's
+/// branch stacks, the sample's own address and location, and perf's
+/// `--max-blocks` (0: all).
+#[derive(Clone, Copy)]
+pub struct BranchInsns<'a> {
+    pub code: &'a BranchCode,
+    pub ip: u64,
+    pub ip_loc: u32,
+    pub max_blocks: usize,
+}
+
+/// Prints what [`brstackinsn::walk`] meets, as perf 6.1's
+/// `perf_sample__fprintf_brstackinsn` prints it.
+struct InsnPrinter<'a, 'o> {
+    out: &'o mut dyn Write,
+    texts: &'a FrameTexts<'a>,
+    /// `brstackinsnlen`: each instruction's length.
+    ilen: bool,
+    srcline: bool,
+    last_sym: Option<u32>,
+    total_cycles: u64,
+    err: io::Result<()>,
+}
+
+impl InsnPrinter<'_, '_> {
+    fn put(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        if self.err.is_ok() {
+            self.err = f(&mut *self.out);
+        }
+    }
+}
+
+/// perf's `dump_insn`: the instruction's bytes, each followed by a space.
+fn insn_text(bytes: &[u8]) -> String {
+    let mut t = String::from("insn: ");
+    for b in bytes {
+        t.push_str(&format!("{b:02x} "));
+    }
+    t
+}
+
+impl brstackinsn::Visitor for InsnPrinter<'_, '_> {
+    fn sym(&mut self, loc: u32) {
+        let Some((id, name, off)) = self.texts.symbol_id(loc) else {
+            return;
+        };
+        if self.last_sym == Some(id) {
+            return;
+        }
+        self.last_sym = Some(id);
+        let line = self.srcline.then(|| self.texts.srcline(loc)).flatten();
+        self.put(|o| {
+            write!(o, "\t{name}")?;
+            if off != 0 {
+                write!(o, "{:+}", off as i64 as i32)?;
+            }
+            o.write_all(b":")?;
+            if let Some(l) = line {
+                write!(o, "\t{l}")?;
+            }
+            o.write_all(b"\n")
+        });
+    }
+
+    fn insn(&mut self, insn: &brstackinsn::Insn) {
+        let ilen = self.ilen;
+        self.put(|o| {
+            write!(o, "\t{:016x}\t{}", insn.ip, insn_text(insn.bytes()))?;
+            if ilen {
+                write!(o, "\tilen: {}", insn.len)?;
+            }
+            o.write_all(b"\n")
+        });
+    }
+
+    fn bad(&mut self, ip: u64) {
+        let ilen = self.ilen;
+        self.put(|o| {
+            write!(o, "\t{ip:016x}\t<bad>")?;
+            if ilen {
+                o.write_all(b"\tilen: 0")?;
+            }
+            o.write_all(b"\n")
+        });
+    }
+
+    fn jump(&mut self, ip: u64, insn: Option<&brstackinsn::Insn>, e: &KeptBranch, insns: u32) {
+        let (text, len) = match insn {
+            Some(i) => (insn_text(i.bytes()), i.len),
+            None => ("<bad>".to_owned(), 0),
+        };
+        let ilen = self.ilen;
+        let cycles = bits(e.flags, 4, 16);
+        self.total_cycles += cycles;
+        let total = self.total_cycles;
+        self.put(|o| {
+            write!(o, "\t{ip:016x}\t{text:<30}\t")?;
+            if ilen {
+                write!(o, "ilen: {len}\t")?;
+            }
+            o.write_all(b"#")?;
+            for (bit, name) in [(2, " PRED"), (1, " MISPRED"), (4, " INTX"), (8, " ABORT")] {
+                if e.flags & bit != 0 {
+                    o.write_all(name.as_bytes())?;
+                }
+            }
+            if cycles != 0 {
+                write!(o, " {cycles} cycles [{total}]")?;
+                if insns != 0 {
+                    // (C's float division, printed as a double.)
+                    let ipc = insns as f32 / cycles as f32;
+                    write!(o, " {:.2} IPC", f64::from(ipc))?;
+                }
+            }
+            o.write_all(b"\n")
+        });
+    }
+
+    fn mismatch(&mut self) {
+        self.put(|o| o.write_all(b"\tmismatch of LBR data and executable\n"));
+    }
+
+    fn not_reaching(&mut self) {
+        self.put(|o| o.write_all(b"\t... not reaching sample ...\n"));
+    }
+}
+
+/// `brstackinsn`: a line break, then each block of the branch stack with
+/// its instructions.
+fn write_branch_insns(
+    out: &mut dyn Write,
+    branches: &[KeptBranch],
+    b: &BranchInsns<'_>,
+    f: &Fields,
+    texts: &FrameTexts<'_>,
+) -> io::Result<()> {
+    if branches.is_empty() {
+        return Ok(());
+    }
+    out.write_all(b"\n")?;
+    let mut p = InsnPrinter {
+        out,
+        texts,
+        ilen: f.brstackinsnlen,
+        srcline: f.srcline,
+        last_sym: None,
+        total_cycles: 0,
+        err: Ok(()),
+    };
+    let s = brstackinsn::SampleCode {
+        ip: b.ip,
+        ip_loc: b.ip_loc,
+        branches,
+    };
+    let mut code = b.code;
+    brstackinsn::walk(&s, b.max_blocks, &mut code, &mut p);
+    p.err
+}
+
 /// The fields perf prints after the sample's location: registers, the
-/// branch stack, the instruction, the physical address and page sizes.
+/// branch stack, the instruction (and with `brstackinsn` those of the
+/// branch stack), the physical address and page sizes.
 pub fn write_after_location(
     out: &mut dyn Write,
     e: Option<&SampleExtra>,
     f: &Fields,
     arch: &str,
     texts: &FrameTexts<'_>,
-    insn: Option<&[u8]>,
+    (insn, branch_insns): (Option<&[u8]>, Option<BranchInsns<'_>>),
 ) -> io::Result<()> {
     if let Some(e) = e {
         if f.iregs {
@@ -351,6 +512,13 @@ pub fn write_after_location(
         for b in insn {
             write!(out, " {b:02x}")?;
         }
+    }
+    if let (true, Some(b), Some(branches)) = (
+        f.branch_insns(),
+        branch_insns,
+        e.and_then(|e| e.branches.as_deref()),
+    ) {
+        write_branch_insns(out, branches, &b, f, texts)?;
     }
     if let Some(e) = e {
         if f.phys_addr {

@@ -172,6 +172,45 @@ impl<'a> FrameTexts<'a> {
             .unwrap_or(false)
     }
 
+    /// The symbol of `loc` as an id (two locations in one function give
+    /// the same), its name and the address's offset into it.
+    pub fn symbol_id(&self, loc: u32) -> Option<(u32, &str, u64)> {
+        let ls = self.syms.per_loc.get(loc as usize)?;
+        let id = ls.sym?;
+        Some((id, self.syms.syms[id as usize].name.as_str(), ls.sym_offset))
+    }
+
+    /// The location's own source line, as perf's map__fprintf_srcline
+    /// prints it: none without a map; `??:0` (addr2line found the symbol
+    /// but no line) is left out; where addr2line has no answer, the DSO's
+    /// short name and the address in the binary's terms.
+    pub fn srcline(&self, loc: u32) -> Option<String> {
+        let l = self.locs.get(loc as usize)?;
+        if l.dso == NO_DSO {
+            return None;
+        }
+        let ls = self.syms.per_loc.get(loc as usize)?;
+        match &ls.line {
+            Some(p) => {
+                let file = self
+                    .syms
+                    .files
+                    .get(p.file as usize)
+                    .map_or("??", String::as_str);
+                Some(format!("{file}:{}", p.line)).filter(|t| !t.starts_with("??:0"))
+            }
+            None => {
+                let identity = self.identity.get(l.dso as usize).copied().unwrap_or(true);
+                let at = ls.svma.unwrap_or(if identity { l.ip } else { l.rel });
+                let dso = self
+                    .short_dso_names
+                    .get(l.dso as usize)
+                    .map_or("", String::as_str);
+                Some(format!("{dso}[{at:x}]"))
+            }
+        }
+    }
+
     fn make(&self, arena: &mut Vec<u8>, set: usize, chain: bool, loc: u32) {
         let syms = self.syms;
         let l = &self.locs[loc as usize];
@@ -197,23 +236,7 @@ impl<'a> FrameTexts<'a> {
             let file = syms.files.get(p.file as usize).map_or("??", String::as_str);
             format!("{file}:{}", p.line)
         };
-        // The location's own source line, as perf's map__fprintf_srcline
-        // prints it: none without a map; `??:0` (addr2line found the
-        // symbol but no line) is left out; where addr2line has no answer,
-        // the DSO's short name and the address in the binary's terms.
-        let own_srcline: Option<String> = (f.srcline && l.dso != NO_DSO)
-            .then(|| match &ls.line {
-                Some(p) => Some(pos_text(p)).filter(|t| !t.starts_with("??:0")),
-                None => {
-                    let at = ls.svma.unwrap_or(if identity { l.ip } else { l.rel });
-                    let dso = self
-                        .short_dso_names
-                        .get(l.dso as usize)
-                        .map_or("", String::as_str);
-                    Some(format!("{dso}[{at:x}]"))
-                }
-            })
-            .flatten();
+        let own_srcline = if f.srcline { self.srcline(loc) } else { None };
         let frame_of = |sym: Option<u32>| {
             let s = sym.map(|i| &syms.syms[i as usize]);
             PrintedFrame {

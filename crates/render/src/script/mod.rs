@@ -15,7 +15,7 @@ mod frames;
 mod plan;
 pub use extra::{
     mem_info, page_size_name, reg_name, tod, write_after_location, write_before_location,
-    write_misc, DataSrcColumn, EventKind,
+    write_misc, BranchInsns, DataSrcColumn, EventKind,
 };
 pub use frames::FrameTexts;
 pub use plan::{invalid_field_warnings, parse_fields, FieldError, FieldPlan};
@@ -54,6 +54,10 @@ pub struct Fields {
     pub brstack: bool,
     pub brstacksym: bool,
     pub brstackoff: bool,
+    /// The instructions between the branch-stack entries (`brstackinsn`),
+    /// with their lengths (`brstackinsnlen`, which implies it).
+    pub brstackinsn: bool,
+    pub brstackinsnlen: bool,
     /// Branch flags (Intel PT and the like): perf prints them empty for
     /// other samples.
     pub flags: bool,
@@ -114,6 +118,8 @@ impl Fields {
         "data_src",
         "weight",
         "brstackoff",
+        "brstackinsn",
+        "brstackinsnlen",
     ];
 
     /// The flag of field `name`, if it is one of [`Self::NAMES`].
@@ -146,6 +152,8 @@ impl Fields {
             "brstack" => &mut self.brstack,
             "brstacksym" => &mut self.brstacksym,
             "brstackoff" => &mut self.brstackoff,
+            "brstackinsn" => &mut self.brstackinsn,
+            "brstackinsnlen" => &mut self.brstackinsnlen,
             "flags" => &mut self.flags,
             "insnlen" => &mut self.insnlen,
             "insn" => &mut self.insn,
@@ -173,6 +181,13 @@ impl Fields {
             || self.brstack
             || self.brstacksym
             || self.brstackoff
+            || self.brstackinsn
+            || self.brstackinsnlen
+    }
+
+    /// Whether the instructions of branch stacks are printed.
+    pub fn branch_insns(&self) -> bool {
+        self.brstackinsn || self.brstackinsnlen
     }
 }
 

@@ -308,6 +308,19 @@ impl FieldPlan {
             };
             fields.push(f);
         }
+        // perf decodes branch stacks' blocks only from stacks of every
+        // kind of branch.
+        let branch_types = meta
+            .events
+            .iter()
+            .fold(0, |t, e| t | e.attr.branch_sample_type);
+        if fields.iter().any(|f| f.brstackinsn) && branch_types & PERF_SAMPLE_BRANCH_ANY == 0 {
+            return Err(FieldError(
+                "Display of branch stack assembler requested, but non all-branch filter set\n\
+                 Hint: run 'perf record -b ...'"
+                    .into(),
+            ));
+        }
         if fields.iter().any(|f| f.tod) && meta.features.clock_data().is_none() {
             return Err(FieldError(
                 "-F tod: the recording has no clock data to give the time of day: \
