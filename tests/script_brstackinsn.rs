@@ -358,11 +358,14 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn script(cmd: &mut Command, data: &Path, fields: &str) -> (bool, String, String) {
+    // ("FIELDS --max-blocks N": the newest N blocks only.)
+    let mut words = fields.split(' ');
     let out = cmd
         .arg("script")
         .arg("-i")
         .arg(data)
-        .args(["-F", fields])
+        .args(["-F", words.next().unwrap_or_default()])
+        .args(words)
         .output()
         .unwrap();
     (
@@ -381,6 +384,8 @@ fn brstackinsn_prints_what_perf_prints() {
         "ip,brstackinsnlen",
         "ip,sym,brstackinsn,brstackinsnlen",
         "ip,brstack,brstackinsn",
+        "ip,sym,brstackinsn --max-blocks 1",
+        "ip,sym,srcline,brstackinsn --max-blocks 2",
     ] {
         let (pok, p, perr) = script(&mut perf(), &data, fields);
         assert!(pok, "perf script -F {fields}: {perr}");

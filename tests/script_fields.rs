@@ -236,6 +236,9 @@ fn branch_stacks_print_what_perf_prints() {
         vec!["-F", "ip,sym,dso,brstacksym"],
         vec!["-F", "ip,brstacksym"],
         vec!["-F", "ip,dso,brstackoff"],
+        // Kernel branches only: perf reads no kernel code, so each
+        // sample's blocks are a line break.
+        vec!["-F", "ip,brstackinsn"],
     ];
     assert_same(&data, &rows);
     // A 3.4 recording with call chains and branch stacks into user space:
