@@ -987,8 +987,8 @@ int main(void) {
             .any(|l| l.contains("→ jmp") && l.trim_end().ends_with(&format!(" {to}")))
     };
     // (Above 0.5%: the functions of the program's loop. A sample that lands
-    // in `_init` or `_fini` at start or exit is chance; those are annotated
-    // across section ends, which objdump labels and sear does not yet.)
+    // in `_init` or `_fini` at start or exit is chance: those have a test of
+    // their own.)
     let all = check(
         &data,
         vec!["-d", "tails", "--percent-limit", "0.5"],
@@ -999,6 +999,53 @@ int main(void) {
     let mid = check(&data, vec!["mid"], &mut differ);
     assert!(!tail_to(&mid, "after"), "{mid}");
     check(&data, vec!["after", "-n"], &mut differ);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// `_init` and `_fini` have no size: perf stretches `_init` over the PLT
+/// sections after it and `_fini` up to `.rodata`'s first object, and
+/// objdump disassembles such a range section by section, with each
+/// section's header, a label at its start (a symbol there, else the
+/// section's next symbol with a negative offset, else the section's name)
+/// and one at each symbol it meets (the PLT entries). Position-independent
+/// or not, with PLT entries or only `.plt.got`'s.
+#[test]
+fn init_and_fini_are_annotated_section_by_section_as_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    const WITH_CALLS: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+__asm__(".section .init\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+__asm__(".section .fini\n\tmov $150000000, %ecx\n1:\tdec %ecx\n\tjnz 1b\n\t.text");
+int main(int c, char **v) { puts("x"); printf("%d\n", atoi(c > 1 ? v[1] : "3")); return 0; }
+"#;
+    let mut differ = Vec::new();
+    for (name, src, flags) in [
+        ("plain", INIT_FINI_C, &["-O1", "-g"][..]),
+        ("calls", WITH_CALLS, &["-O1", "-g"][..]),
+        ("calls_nopie", WITH_CALLS, &["-O1", "-g", "-no-pie"][..]),
+    ] {
+        let prog = build_c(dir.path(), name, src, flags);
+        let data = perf_record(
+            dir.path(),
+            &format!("{name}.data"),
+            &["-e", "cpu-clock", "-F", "2000"],
+            &[prog.display().to_string()],
+        );
+        for args in [&["_init"][..], &["_fini"], &["--stdio2", "_init"]] {
+            let theirs = perf_annotate(&data, args);
+            let ours = sear_annotate(&data, args);
+            // (The hot loop each of them holds.)
+            assert!(
+                theirs.contains("dec") && theirs.contains("%ecx"),
+                "{name} {args:?}:\n{theirs}"
+            );
+            if theirs != ours {
+                differ.push(format!("{name} {args:?}:\nperf:\n{theirs}\nsear:\n{ours}"));
+            }
+        }
+    }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 

@@ -186,39 +186,64 @@ pub fn annotate_function(
     // (perf keeps the padding nops at a function's end, which a symbol
     // without a size reaches up to the next symbol; it drops them only for
     // /proc/kcore's code, which sear does not annotate.)
-    let insns = disasm::disassemble_range(bin.elf(), start, end, opts.syntax, names)?;
-    if insns.is_empty() {
+    // (A symbol stretched over several sections, as perf stretches
+    // `_init` over the PLT, is disassembled section by section, as objdump
+    // does.)
+    let pieces = disasm::disassemble_sections(bin.elf(), start, end, opts.syntax, names)?;
+    if pieces.iter().all(|p| p.2.is_empty()) {
         return Err(DisasmError::NoCode);
     }
     // (objdump's own name for the address: of several symbols there, the
     // one binutils sorts first, which need not be the one perf reports.)
     let label = names.label(start.0);
     let name = label.as_deref().unwrap_or(name);
-    Ok(interleave(bin, &insns, sources, name, start, opts, known))
+    Ok(interleave(
+        bin,
+        &pieces,
+        sources,
+        (name, names),
+        start,
+        opts,
+        known,
+    ))
 }
 
 fn interleave(
     bin: &mut Binary,
-    insns: &[Insn],
+    pieces: &[(String, u64, Vec<Insn>)],
     sources: &mut SourceFiles,
-    name: &str,
+    (name, names): (&str, &AddressNames),
     start: Svma,
     opts: &AnnotateOptions,
     known: &dyn Fn(u64) -> bool,
 ) -> Annotated {
     // objdump's preamble as perf keeps it (the `file format` line dropped).
-    let section = bin
-        .elf()
-        .section_name_at(start)
-        .unwrap_or_else(|| ".text".into());
-    let mut lines = vec![
-        Line::Blank,
-        Line::Blank,
-        Line::Blank,
-        Line::Text(format!("Disassembly of section {section}:")),
-        Line::Blank,
-        Line::Text(format!("{:016x} <{name}>:", start.0)),
-    ];
+    let mut lines = vec![Line::Blank, Line::Blank];
+    // Where each section's part starts: its header and label come first.
+    let mut headers: HashMap<u64, String> = HashMap::new();
+    for (i, (section, at, _)) in pieces.iter().enumerate() {
+        let label = if i == 0 {
+            name.to_owned()
+        } else {
+            // (objdump labels a section's start by a symbol there, else by
+            // the section's first symbol after it, else by the section.)
+            let end = pieces[i]
+                .2
+                .last()
+                .map_or(*at, |x| x.addr + u64::from(x.len));
+            match (names.at(*at), names.next_after(*at, end)) {
+                (Some(n), _) => n.to_owned(),
+                (None, Some((a, n))) => format!("{n}-0x{:x}", a - at),
+                (None, None) => section.to_owned(),
+            }
+        };
+        headers.insert(
+            *at,
+            format!("Disassembly of section {section}:\n{at:016x} <{label}>:"),
+        );
+    }
+    let insns: Vec<&Insn> = pieces.iter().flat_map(|p| &p.2).collect();
+    let insns = insns.as_slice();
     let mut prev_loc: Option<(String, u32, u64)> = None;
     let code_end = insns
         .last()
@@ -247,8 +272,19 @@ fn interleave(
     // the enclosing symbol's, and a function of two folded instances is named by the
     // symbol BFD picks. Per entry: the name BFD settled on, if not DWARF's.
     let mut met: HashMap<u64, Option<String>> = HashMap::new();
-    for insn in insns {
+    for &insn in insns {
         let addr = Svma(insn.addr);
+        if let Some(h) = headers.get(&insn.addr) {
+            let (section, label) = h.split_once('\n').unwrap_or((h, ""));
+            lines.push(Line::Blank);
+            lines.push(Line::Text(section.to_owned()));
+            lines.push(Line::Blank);
+            lines.push(Line::Text(label.to_owned()));
+        } else if let Some(sym) = names.at(insn.addr).filter(|_| insn.addr != start.0) {
+            // objdump labels each symbol it meets inside the range.
+            lines.push(Line::Blank);
+            lines.push(Line::Text(format!("{:016x} <{sym}>:", insn.addr)));
+        }
         let origin = bin.frame_origins(addr).first().copied();
         // The raw name objdump gets where it is not the DWARF entry's.
         let bfd_name = match origin {

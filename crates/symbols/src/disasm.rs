@@ -357,6 +357,17 @@ impl AddressNames {
             .map(|s| s.2.as_str())
     }
 
+    /// The first symbol starting after `addr` and before `end`, as
+    /// (start, name): objdump's label for a section's start that no
+    /// symbol covers, `<name-0xN>`.
+    pub fn next_after(&self, addr: u64, end: u64) -> Option<(u64, &str)> {
+        let i = self.syms.partition_point(|s| s.0 <= addr);
+        self.syms
+            .get(i)
+            .filter(|s| s.0 < end)
+            .map(|s| (s.0, s.2.as_str()))
+    }
+
     /// From (start, size, name) triples in any order.
     pub fn new(mut syms: Vec<(u64, u64, String)>) -> AddressNames {
         // Where several symbols share an address, objdump prefers a global function name;
@@ -565,6 +576,40 @@ pub fn disassemble_range(
     let len = end.0.checked_sub(start.0).ok_or(DisasmError::NoCode)?;
     let bytes = elf.bytes_at(start, len).map_err(DisasmError::Unreadable)?;
     Ok(disassemble(bytes, start.0, syntax, names))
+}
+
+/// A range's code as objdump disassembles it with start and stop
+/// addresses: section by section (each code section overlapping the
+/// range, its part of the range), as (section name, start, instructions).
+/// A range no section header covers is one piece, named by the section at
+/// its start (or `.text`).
+pub fn disassemble_sections(
+    elf: &ElfFile,
+    start: Svma,
+    end: Svma,
+    syntax: Syntax,
+    names: &AddressNames,
+) -> Result<Vec<(String, u64, Vec<Insn>)>, DisasmError> {
+    let sections = elf.code_sections(start, end);
+    // (One piece where a single section holds the whole range, or where
+    // the headers say nothing of it.)
+    let whole = match sections.as_slice() {
+        [] => true,
+        [(_, lo, hi)] => *lo == start.0 && *hi == end.0,
+        _ => false,
+    };
+    if whole {
+        let name = elf.section_name_at(start).unwrap_or_else(|| ".text".into());
+        let insns = disassemble_range(elf, start, end, syntax, names)?;
+        return Ok(vec![(name, start.0, insns)]);
+    }
+    sections
+        .into_iter()
+        .map(|(name, lo, hi)| {
+            let insns = disassemble_range(elf, Svma(lo), Svma(hi), syntax, names)?;
+            Ok((name, lo, insns))
+        })
+        .collect()
 }
 
 /// Why a function could not be disassembled.

@@ -237,6 +237,37 @@ impl ElfFile {
         sec.name().ok().map(str::to_owned)
     }
 
+    /// The code sections (executable, with bytes in the file) that overlap
+    /// `[start, end)`, each as (name, start, end) clamped to the range, in
+    /// address order: what `objdump -d --start-address --stop-address`
+    /// disassembles, section by section. Empty where the section headers
+    /// say nothing (a file without them).
+    pub fn code_sections(&self, start: Svma, end: Svma) -> Vec<(String, u64, u64)> {
+        use object::{Object, ObjectSection, SectionFlags, SectionKind};
+        let Some(obj) = self.data().and_then(|d| object::File::parse(d).ok()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, u64, u64)> = obj
+            .sections()
+            .filter(|s| {
+                let exec = match s.flags() {
+                    SectionFlags::Elf { sh_flags } => {
+                        sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                    }
+                    _ => false,
+                };
+                exec && s.kind() != SectionKind::UninitializedData && s.size() > 0
+            })
+            .filter_map(|s| {
+                let (a, b) = (s.address(), s.address().checked_add(s.size())?);
+                let (lo, hi) = (a.max(start.0), b.min(end.0));
+                (lo < hi).then(|| (s.name().unwrap_or("").to_owned(), lo, hi))
+            })
+            .collect();
+        out.sort_by_key(|s| s.1);
+        out
+    }
+
     /// Whether the file is 32-bit x86 code.
     pub fn is_x86_32(&self) -> bool {
         self.architecture == object::Architecture::I386
