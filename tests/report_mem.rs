@@ -191,3 +191,56 @@ fn memory_keys_need_mem_mode() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("Did you call perf record without -d?"));
 }
+
+/// Two programs built alike but for their table's name, so their data
+/// lies at the same addresses: perf tells `symbol_daddr` entries apart by
+/// the data address and the symbol's name, not by the map, so the loader's
+/// reads of `_DYNAMIC` or the ELF header in both are one entry each, while
+/// `alpha+0x0` and `beta+0x0` stay two.
+#[test]
+fn symbol_daddr_entries_are_one_per_address_and_name_as_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    const TWIN: &str = r#"
+#include <stddef.h>
+char NAME[4 << 20] = {1};
+__attribute__((noinline)) void touch(char *p, size_t n) { for (size_t i = 0; i < n; i += 4096) p[i]++; }
+int main(void) { touch(NAME, sizeof NAME); return 0; }
+"#;
+    let flags = ["-O1", "-g", "-no-pie", "-fno-pie"];
+    let a = build_c(
+        dir.path(),
+        "alpha",
+        TWIN,
+        &[&flags[..], &["-DNAME=alpha"]].concat(),
+    );
+    let b = build_c(
+        dir.path(),
+        "beta",
+        TWIN,
+        &[&flags[..], &["-DNAME=beta"]].concat(),
+    );
+    let data = perf_record(
+        dir.path(),
+        "twins.data",
+        &["-e", "page-faults", "-c", "1", "-d"],
+        &[
+            "sh".into(),
+            "-c".into(),
+            format!("{}; {}", a.display(), b.display()),
+        ],
+    );
+    let mut failures = Vec::new();
+    for sort in ["symbol_daddr", "sym,symbol_daddr", "symbol_daddr,dso_daddr"] {
+        let args = ["--mem-mode", "--sort", sort];
+        let theirs = perf_report(&data, &args);
+        let mine = sear_report(&data, &args);
+        failures.extend(difference(sort, &theirs, &mine));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let text = sear_report(&data, &["--mem-mode", "--sort", "symbol_daddr"]);
+    assert!(
+        text.contains("[.] alpha+0x0 ") && text.contains("[.] beta+0x0 "),
+        "{text}"
+    );
+}

@@ -1160,6 +1160,9 @@ pub(super) struct KeyMaker<'a> {
     pub(super) cgroup_ns: Vec<(u64, u64)>,
     /// What the `dcacheline` key needs (None without the key).
     pub(super) cache_lines: Option<CacheLines>,
+    /// Memory mode: per data symbol name, the first symbol id with it
+    /// (entries of one data address and symbol name are one entry).
+    data_sym_names: HashMap<String, u32>,
     /// Per sample tag: time bucket, cgroup id, raw data (for `time`,
     /// `cgroup` and `trace`).
     pub(super) tags: &'a [crate::collect::Tag],
@@ -1206,12 +1209,44 @@ impl<'a> KeyMaker<'a> {
             identity: Vec::new(),
             cgroup_ns: Vec::new(),
             cache_lines: None,
+            data_sym_names: HashMap::default(),
             tags: &[],
             trace_texts: &[],
             nanosecs: false,
             lbr_cycles: false,
             chain_srclines_bare: false,
         }
+    }
+
+    /// What tells entries with keys `keys` apart, where it is less than
+    /// their text: perf's `symbol_daddr` compares the data address and the
+    /// symbol's name, not the symbol's map or offset, so samples of one
+    /// address in two processes' copies of a symbol are one entry, shown as
+    /// the first. Writes the keys to compare into `out` and returns true
+    /// where they differ from `keys`.
+    pub(super) fn merge_view(&mut self, keys: &[Key], out: &mut Vec<Key>) -> bool {
+        if !keys.iter().any(|k| matches!(k, Key::DataSym { .. })) {
+            return false;
+        }
+        out.clear();
+        for k in keys {
+            out.push(match *k {
+                Key::DataSym { addr, sym, .. } => {
+                    let sym = match self.syms.syms.get(sym as usize) {
+                        Some(s) => *self.data_sym_names.entry(s.name.clone()).or_insert(sym),
+                        None => u32::MAX,
+                    };
+                    Key::DataSym {
+                        addr,
+                        sym,
+                        off: 0,
+                        dso: 0,
+                    }
+                }
+                ref k => k.clone(),
+            });
+        }
+        true
     }
 
     /// With the samples' tags (see [`crate::collect::SampleKey::tag`]).

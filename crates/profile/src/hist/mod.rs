@@ -312,10 +312,23 @@ impl Hists {
 
     /// The index of the entry with `keys`, created if new (allocating only then).
     fn entry_index(&mut self, keys: &[Key], thread: u32, level: u8, maker: Maker) -> usize {
-        if let Some(&i) = self.index.get(keys) {
+        self.entry_index_as(keys, keys, thread, level, maker)
+    }
+
+    /// The entry of keys `compared` (what tells entries apart), made with
+    /// `keys` (what it shows) if new.
+    fn entry_index_as(
+        &mut self,
+        keys: &[Key],
+        compared: &[Key],
+        thread: u32,
+        level: u8,
+        maker: Maker,
+    ) -> usize {
+        if let Some(&i) = self.index.get(compared) {
             return i;
         }
-        self.index.insert(keys.to_vec(), self.entries.len());
+        self.index.insert(compared.to_vec(), self.entries.len());
         self.entries.push(HistEntry {
             keys: keys.to_vec(),
             period: 0,
@@ -456,6 +469,8 @@ struct Grow<'a> {
     syms: &'a SymbolTable,
     keys: KeyMaker<'a>,
     keybuf: Vec<Key>,
+    /// [`KeyMaker::merge_view`]'s keys, where they differ.
+    comparebuf: Vec<Key>,
     /// A frame's entry within one (event, comm, thread, cpu, parent): each
     /// is hashed only once.
     frame_entry: HashMap<FrameEntryKey, u32>,
@@ -699,6 +714,7 @@ pub fn build(
             .with_lbr_cycles(collector.branch_cycles())
             .with_chain_srclines_bare(opts.frames_by_address),
         keybuf: Vec::new(),
+        comparebuf: Vec::new(),
         frame_entry: HashMap::default(),
         by_comm: opts.keys.contains(&SortKey::Comm),
         by_thread: opts.keys.contains(&SortKey::Pid),
@@ -844,8 +860,14 @@ pub fn build(
             branch,
         };
         g.keys.make(&mut g.keybuf, &ctx);
-        let self_index = h.entry_index(
+        let compared = if g.keys.merge_view(&g.keybuf, &mut g.comparebuf) {
+            &g.comparebuf
+        } else {
+            &g.keybuf
+        };
+        let self_index = h.entry_index_as(
             &g.keybuf,
+            compared,
             key.thread,
             leaf.level,
             Maker {
