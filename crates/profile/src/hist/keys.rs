@@ -1243,7 +1243,7 @@ impl<'a> KeyMaker<'a> {
                         dso: 0,
                     }
                 }
-                ref k => k.clone(),
+                k => k,
             });
         }
         true
