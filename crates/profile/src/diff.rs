@@ -413,9 +413,10 @@ impl Compute {
 /// recording has, by decreasing value (absolute for delta-abs; rows
 /// without one, `N/A`, after them); then those only the baseline has.
 /// Ties keep the baseline's order: by decreasing baseline period (rows
-/// only the new recording has count 0), then by key texts (perf compares
-/// symbols by address there; rows of equal change and baseline in one DSO
-/// may come in another order).
+/// only the new recording has count 0), then by key texts, addresses no
+/// symbol covers after the symbols (perf compares symbols by address
+/// there; rows of equal change and baseline in one DSO may come in
+/// another order).
 pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
     perf_order_by(rows, compute, 1);
 }
@@ -432,14 +433,16 @@ pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, order: usize) {
             .map(|s| s.map_or(0, |s| s.period))
             .collect()
     };
-    // (Symbols compare by name, without their `[.] ` level.)
-    let name = |k: &String| -> String {
+    // (Symbols compare by name, without their `[.] ` level; an address no
+    // symbol covers after every symbol, as perf's symbol comparison puts
+    // an entry without a symbol after one with.)
+    let name = |k: &String| -> (bool, String) {
         match k.as_bytes() {
-            [b'[', _, b']', b' ', ..] => k[4..].to_owned(),
-            _ => k.clone(),
+            [b'[', _, b']', b' ', rest @ ..] => (rest.starts_with(b"0x"), k[4..].to_owned()),
+            _ => (false, k.clone()),
         }
     };
-    let keys = |r: &DiffRow| -> Vec<String> { r.keys.iter().map(name).collect() };
+    let keys = |r: &DiffRow| -> Vec<(bool, String)> { r.keys.iter().map(name).collect() };
     rows.sort_by(|x, y| {
         base(y)
             .cmp(&base(x))
