@@ -15,14 +15,16 @@ use std::time::{Duration, Instant};
 const PROGRAM: &str = r#"
 volatile long sink;
 static inline long step(long x, long i) { return x + (i ^ (x >> 3)); }
-__attribute__((noinline)) long inner(long n) {
+__attribute__((noipa)) long inner(long n) {
     long x = 0;
     for (long i = 0; i < n; i++) x = step(x, i);
     return x;
 }
-__attribute__((noinline)) long outer(long n) { return inner(n) + 1; }
+__attribute__((noipa)) long outer(long n) { return inner(n) + 1; }
 int main(void) {
-    for (int k = 0; k < 400; k++) sink += outer(1000000);
+    /* (noipa, and an argument that changes: gcc -O2 would otherwise find
+       outer pure and call it once, leaving a sample or two to chance.) */
+    for (int k = 0; k < 400; k++) sink += outer(1000000 + (k & 1));
     return 0;
 }
 "#;
@@ -47,31 +49,42 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A debuginfod indexing `dir`, ready once it serves `id`'s debug info.
+/// A debuginfod indexing `dir`, ready once it serves `id`'s debug info. (The
+/// tests run at once and each picks a free port, which another may take
+/// before its server binds it: a server that exits, failing to bind, is
+/// started again on another port, and only an answer while ours runs
+/// counts.)
 fn serve(dir: &Path, db: &Path, id: &str) -> Server {
-    let port = free_port();
-    let child = Command::new("debuginfod")
-        .args(["-F", "-p", &port.to_string(), "-d"])
-        .arg(db)
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("debuginfod (Debian's debuginfod package; .ci/run installs it)");
-    let s = Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if status(port, &format!("/buildid/{id}/debuginfo")) == Some(200) {
-            return s;
+    'start: loop {
+        let port = free_port();
+        let child = Command::new("debuginfod")
+            .args(["-F", "-p", &port.to_string(), "-d"])
+            .arg(db)
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("debuginfod (Debian's debuginfod package; .ci/run installs it)");
+        let mut s = Server {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            if s.child.try_wait().ok().flatten().is_some() {
+                continue 'start;
+            }
+            if status(port, &format!("/buildid/{id}/debuginfo")) == Some(200)
+                && s.child.try_wait().ok().flatten().is_none()
+            {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "debuginfod did not index {dir:?} in 60 s"
+            );
         }
-        assert!(
-            Instant::now() < deadline,
-            "debuginfod did not index {dir:?} in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(300));
     }
 }
 
@@ -232,8 +245,9 @@ fn a_removed_binary_comes_from_the_server_as_an_executable() {
 fn a_server_that_does_not_answer_costs_one_warning() {
     let s = setup();
     let cache = s.srv.with_file_name("client-cache");
-    // A port nothing listens on.
-    let url = format!("http://127.0.0.1:{}", free_port());
+    // A port nothing listens on (not a free one: another test's server may
+    // take that meanwhile).
+    let url = "http://127.0.0.1:1".to_owned();
     let t = Instant::now();
     let (out, err) = report(
         &s.data,
@@ -278,25 +292,32 @@ class H(http.server.BaseHTTPRequestHandler):
             pass
     def log_message(self, *a):
         pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+print("ready", flush=True)
+srv.serve_forever()
 "#;
-    let port = free_port();
-    let child = Command::new("python3")
-        .args(["-c", SCRIPT, &port.to_string(), mode])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let s = Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while status(port, "/") != Some(200) {
-        assert!(Instant::now() < deadline, "the test server did not start");
-        std::thread::sleep(Duration::from_millis(100));
+    // (The port is ours once the server says it is bound: another test may
+    // take a free port first, and then this one tries another.)
+    for _ in 0..20 {
+        let port = free_port();
+        let mut child = Command::new("python3")
+            .args(["-c", SCRIPT, &port.to_string(), mode])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let out = child.stdout.take().unwrap();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+        let s = Server {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        if line.trim() == "ready" {
+            return s;
+        }
     }
-    s
+    panic!("the test server found no free port");
 }
 
 #[test]
