@@ -220,7 +220,7 @@ fn interleave(
     // objdump's preamble as perf keeps it (the `file format` line dropped).
     let mut lines = vec![Line::Blank, Line::Blank];
     // Where each section's part starts: its header and label come first.
-    let mut headers: HashMap<u64, String> = HashMap::new();
+    let mut headers: HashMap<u64, (&str, String)> = HashMap::new();
     for (i, (section, at, _)) in pieces.iter().enumerate() {
         let label = if i == 0 {
             name.to_owned()
@@ -237,10 +237,7 @@ fn interleave(
                 (None, None) => section.to_owned(),
             }
         };
-        headers.insert(
-            *at,
-            format!("Disassembly of section {section}:\n{at:016x} <{label}>:"),
-        );
+        headers.insert(*at, (section.as_str(), label));
     }
     let insns: Vec<&Insn> = pieces.iter().flat_map(|p| &p.2).collect();
     let insns = insns.as_slice();
@@ -274,12 +271,11 @@ fn interleave(
     let mut met: HashMap<u64, Option<String>> = HashMap::new();
     for &insn in insns {
         let addr = Svma(insn.addr);
-        if let Some(h) = headers.get(&insn.addr) {
-            let (section, label) = h.split_once('\n').unwrap_or((h, ""));
+        if let Some((section, label)) = headers.get(&insn.addr) {
             lines.push(Line::Blank);
-            lines.push(Line::Text(section.to_owned()));
+            lines.push(Line::Text(format!("Disassembly of section {section}:")));
             lines.push(Line::Blank);
-            lines.push(Line::Text(label.to_owned()));
+            lines.push(Line::Text(format!("{:016x} <{label}>:", insn.addr)));
         } else if let Some(sym) = names.at(insn.addr).filter(|_| insn.addr != start.0) {
             // objdump labels each symbol it meets inside the range.
             lines.push(Line::Blank);

@@ -58,13 +58,13 @@ pub struct Run {
 
 impl Run {
     /// The instruction at offset `off` from the start, if one starts there.
-    fn at(&self, off: u64) -> Option<(usize, &Insn)> {
+    fn at(&self, off: u64) -> Option<&Insn> {
         let start = self.insns.first()?.ip;
         let i = self
             .insns
             .binary_search_by_key(&start.wrapping_add(off), |x| x.ip)
             .ok()?;
-        Some((i, &self.insns[i]))
+        self.insns.get(i)
     }
 }
 
@@ -168,10 +168,9 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
         let Ok(Some(run)) = run else { continue };
         let mut n = 0u32;
         let mut off = 0u64;
-        let mut hit = false;
         while off < run.len {
             let ip = start.wrapping_add(off);
-            let Some((_, insn)) = run.at(off) else {
+            let Some(insn) = run.at(off) else {
                 // (No instruction starts there: the previous one was cut.)
                 v.bad(ip);
                 break;
@@ -180,7 +179,6 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
             if ip == end {
                 n += 1;
                 v.jump(ip, (insn.len > 0).then_some(insn), &e[at], n);
-                hit = true;
                 break;
             }
             if insn.len == 0 {
@@ -191,7 +189,8 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
             n += 1;
             off += u64::from(insn.len);
         }
-        if !hit && off != end.wrapping_sub(start) {
+        // (Ending on the branch leaves `off` at the block's length.)
+        if off != end.wrapping_sub(start) {
             v.mismatch();
         }
     }
@@ -222,7 +221,7 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
     let mut off = 0u64;
     while off <= span {
         let ip = start.wrapping_add(off);
-        let Some((_, insn)) = run.at(off).filter(|(_, i)| i.len > 0) else {
+        let Some(insn) = run.at(off).filter(|i| i.len > 0) else {
             v.bad(ip);
             break;
         };
