@@ -65,6 +65,9 @@ pub fn load(
         ..
     } = sink;
     crate::ui::print_diagnostics(path, reader.diagnostics());
+    // (What only adding samples needs goes before the passes after it.)
+    collector.finish();
+    crate::ui::log_memory("after pass one");
     let syms = profile::symbolize::pass_two(
         &mut collector,
         &machine,
@@ -76,6 +79,7 @@ pub fn load(
             srclines: true,
         },
     );
+    crate::ui::log_memory("after symbolizing");
     let event_names: Vec<String> = reader.meta().events.iter().map(|e| e.name()).collect();
     let mut profile = profile::export::build(&profile::export::Inputs {
         collector: &collector,

@@ -26,8 +26,10 @@ pub fn run(a: HtmlArgs) -> Result<ExitCode> {
     if profile.samples.is_empty() {
         log::warn!("{}: no samples; the report is empty", path.display());
     }
+    crate::ui::log_memory("after the export model");
     let mut summary = profile::summary::build(&profile);
     drop(profile);
+    crate::ui::log_memory("after the summary");
     let mut detail = String::new();
     let max_nodes = if a.max_nodes == 0 {
         usize::MAX

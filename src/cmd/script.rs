@@ -129,6 +129,8 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
         extras,
         ..
     } = sink;
+    // (What only adding samples needs goes before the passes after it.)
+    collector.finish();
     if a.debug_mode {
         // perf's --debug-mode: how many samples came before the one
         // delivered ahead of them (on stderr), and no other output.

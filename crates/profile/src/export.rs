@@ -99,8 +99,12 @@ pub struct ExportProfile {
     pub locations: Vec<Location>,
     /// Source file paths as DWARF gives them ([`Location::file`]).
     pub files: Vec<String>,
-    /// Stacks as location ids, leaf first.
-    pub stacks: Vec<Vec<u32>>,
+    /// The stacks' frames as a trie: per node, its caller's node
+    /// ([`NO_CALLER`] for an outermost frame) and its location id. A
+    /// caller's node comes before its callees'.
+    pub stack_nodes: Vec<(u32, u32)>,
+    /// Per stack, its innermost node (see [`Self::stack`]).
+    pub stacks: Vec<u32>,
     /// In time order.
     pub samples: Vec<Sample>,
     /// First and last sample time (perf's clock, nanoseconds).
@@ -122,7 +126,35 @@ pub struct Sample {
     pub stack: u32,
 }
 
+/// The caller of an outermost frame's node in [`ExportProfile::stack_nodes`].
+pub const NO_CALLER: u32 = u32::MAX;
+
 impl ExportProfile {
+    /// The location ids of stack `stack`, leaf first (none for an unknown
+    /// stack).
+    pub fn stack(&self, stack: u32) -> StackLocations<'_> {
+        StackLocations {
+            nodes: &self.stack_nodes,
+            next: self
+                .stacks
+                .get(stack as usize)
+                .copied()
+                .unwrap_or(NO_CALLER),
+        }
+    }
+
+    /// Adds a stack of these location ids (leaf first) as nodes of its
+    /// own; returns its id.
+    pub fn push_stack(&mut self, leaf_first: &[u32]) -> u32 {
+        let mut above = NO_CALLER;
+        for &loc in leaf_first.iter().rev() {
+            self.stack_nodes.push((above, loc));
+            above = (self.stack_nodes.len() - 1) as u32;
+        }
+        self.stacks.push(above);
+        (self.stacks.len() - 1) as u32
+    }
+
     /// The name to show for a location's frame `i` (innermost first), or
     /// for a location without symbols its address in its DSO.
     pub fn frame_names(&self, loc: u32) -> Vec<String> {
@@ -156,6 +188,23 @@ impl ExportProfile {
     }
 }
 
+/// A stack's location ids, leaf first ([`ExportProfile::stack`]).
+pub struct StackLocations<'a> {
+    nodes: &'a [(u32, u32)],
+    next: u32,
+}
+
+impl Iterator for StackLocations<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let &(up, loc) = self.nodes.get(self.next as usize)?;
+        // (A caller always comes before its callee: a bad id cannot loop.)
+        self.next = if up < self.next { up } else { NO_CALLER };
+        Some(loc)
+    }
+}
+
 /// What [`build`] reads.
 pub struct Inputs<'a> {
     pub collector: &'a Collector,
@@ -181,6 +230,10 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
     let mut mapping_ids: HashMap<(u32, u64), u32> = HashMap::default();
     let mut function_ids: HashMap<(String, String), u32> = HashMap::default();
     let mut stack_ids: HashMap<(u32, u32), u32> = HashMap::default();
+    // Per node of pass one's stacks: its node here (NO_CALLER: none yet);
+    // per leaf location of a sample without a chain: its one-frame stack.
+    let mut node_of: Vec<u32> = vec![NO_CALLER; i.collector.interner.stack_nodes()];
+    let mut leaf_nodes: HashMap<u32, u32> = HashMap::default();
     let mut file_ids: HashMap<u32, u32> = HashMap::default();
     let mut buf = Vec::new();
     let mut order: Vec<usize> = (0..i.samples.len()).collect();
@@ -205,13 +258,34 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
         let stack = match stack_ids.get(&(s.stack, s.leaf)) {
             Some(&id) => id,
             None => {
-                i.collector.interner.stack(s.stack, &mut buf);
-                if buf.is_empty() {
-                    buf.push(s.leaf);
+                // The part of the stack not met before (leaf first), down
+                // from the deepest node that was: its locations numbered
+                // leaf first (as a whole stack's would be: those above it
+                // were numbered when it was met), its nodes made root first.
+                let mut above = NO_CALLER;
+                buf.clear();
+                let mut n = s.stack;
+                match i.collector.interner.node(n) {
+                    None => match leaf_nodes.get(&s.leaf) {
+                        Some(&e) => above = e,
+                        None => buf.push((u32::MAX, s.leaf)),
+                    },
+                    Some(_) => {
+                        while let Some((up, lid)) = i.collector.interner.node(n) {
+                            match node_of.get(n as usize) {
+                                Some(&e) if e != NO_CALLER => {
+                                    above = e;
+                                    break;
+                                }
+                                _ => buf.push((n, lid)),
+                            }
+                            n = up;
+                        }
+                    }
                 }
                 let ids: Vec<u32> = buf
                     .iter()
-                    .map(|&lid| {
+                    .map(|&(_, lid)| {
                         *loc_ids.entry(lid).or_insert_with(|| {
                             let l = &locs[lid as usize];
                             let kernel = matches!(l.level, b'k' | b'g');
@@ -313,7 +387,17 @@ pub fn build(i: &Inputs<'_>) -> ExportProfile {
                         })
                     })
                     .collect();
-                p.stacks.push(ids);
+                for (&(n, lid), &loc) in buf.iter().zip(&ids).rev() {
+                    p.stack_nodes.push((above, loc));
+                    above = (p.stack_nodes.len() - 1) as u32;
+                    match node_of.get_mut(n as usize) {
+                        Some(e) => *e = above,
+                        None => {
+                            leaf_nodes.insert(lid, above);
+                        }
+                    }
+                }
+                p.stacks.push(above);
                 let id = (p.stacks.len() - 1) as u32;
                 stack_ids.insert((s.stack, s.leaf), id);
                 id

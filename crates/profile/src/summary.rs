@@ -183,6 +183,7 @@ pub fn build(p: &ExportProfile) -> Summary {
     let mut weights: HashMap<WeightKey, (u64, u64)> = HashMap::default();
     let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
     let mut frames: Vec<u32> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
     // With off-CPU samples beside time-based on-CPU ones: a wall-clock
     // event of both, off-CPU stacks ending in an `[off-cpu]` frame.
     let wall = crate::collapse::recording::wall_clock_events(&s.events)
@@ -196,12 +197,14 @@ pub fn build(p: &ExportProfile) -> Summary {
     // Per leaf node: its `[off-cpu]` child.
     let mut off_cpu_nodes: HashMap<u32, u32> = HashMap::default();
     for smp in &p.samples {
-        let Some(stack) = p.stacks.get(smp.stack as usize) else {
+        let Some(&known) = leaves.get(smp.stack as usize) else {
             continue;
         };
-        let leaf = match leaves[smp.stack as usize] {
+        let leaf = match known {
             Some(l) => l,
             None => {
+                stack.clear();
+                stack.extend(p.stack(smp.stack));
                 // Root first: outermost location first, and in each the
                 // containing function before what was inlined into it.
                 frames.clear();
@@ -556,7 +559,7 @@ mod tests {
             kernel: false,
             file: Some(0),
         };
-        ExportProfile {
+        let mut p = ExportProfile {
             events: vec![Event::named("cpu-clock".into())],
             threads: vec![Thread {
                 pid: 1,
@@ -566,8 +569,6 @@ mod tests {
             functions: vec![f("main"), f("a"), f("b")],
             locations: vec![loc(0, 3), loc(1, 10), loc(2, 20)],
             files: vec!["/src/prog.c".into()],
-            // leaf first
-            stacks: vec![vec![1, 0], vec![2, 0], vec![2, 1, 0]],
             samples: [0, 0, 1, 2, 2]
                 .iter()
                 .map(|&stack| Sample {
@@ -579,7 +580,12 @@ mod tests {
                 })
                 .collect(),
             ..Default::default()
+        };
+        // leaf first
+        for s in [&[1, 0][..], &[2, 0], &[2, 1, 0]] {
+            p.push_stack(s);
         }
+        p
     }
 
     /// The weights' totals: samples, period, and period per self function name.
@@ -604,7 +610,7 @@ mod tests {
         // main>a 2, main>b 1, main>a>b 2, and b alone once: shares main 5/6, main>a 4/6,
         // main>a>b 2/6, main>b 1/6, b 1/6.
         let mut p = profile();
-        p.stacks.push(vec![2]);
+        p.push_stack(&[2]);
         p.samples.push(Sample {
             time: 0,
             period: 10,

@@ -51,11 +51,10 @@ struct Stack {
 /// Writes `p`'s stacks summed by (event, thread, stack), heaviest first.
 pub fn write_json<W: Write>(out: W, p: &ExportProfile) -> io::Result<()> {
     // Different addresses with the same names are one stack here.
-    let names: Vec<Vec<String>> = p
-        .stacks
-        .iter()
+    let names: Vec<Vec<String>> = (0..p.stacks.len() as u32)
         .map(|s| {
-            s.iter()
+            let locs: Vec<u32> = p.stack(s).collect();
+            locs.iter()
                 .rev()
                 .flat_map(|&l| p.frame_names(l).into_iter().rev())
                 .collect()

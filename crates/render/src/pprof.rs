@@ -238,8 +238,8 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
     // how many samples have their leaf there, user space first.
     let mut leaf_samples = vec![0u64; p.mappings.len()];
     for s in &p.samples {
-        let leaf = p.stacks[s.stack as usize].first();
-        let m = leaf.and_then(|&l| p.locations[l as usize].mapping);
+        let leaf = p.stack(s.stack).next();
+        let m = leaf.and_then(|l| p.locations[l as usize].mapping);
         if let Some(c) = m.and_then(|m| leaf_samples.get_mut(m as usize)) {
             *c += 1;
         }
@@ -296,10 +296,7 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
             value[2 * event as usize + 1] = clamp(period);
             let t = &p.threads[thread as usize];
             Sample {
-                location_id: p.stacks[stack as usize]
-                    .iter()
-                    .map(|&l| u64::from(l) + 1)
-                    .collect(),
+                location_id: p.stack(stack).map(|l| u64::from(l) + 1).collect(),
                 value,
                 label: vec![
                     Label {

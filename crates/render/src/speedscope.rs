@@ -69,11 +69,10 @@ pub fn write_speedscope<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::
             }
         })
         .collect();
-    let stacks: Vec<Vec<u32>> = p
-        .stacks
-        .iter()
+    let stacks: Vec<Vec<u32>> = (0..p.stacks.len() as u32)
         .map(|s| {
-            s.iter()
+            let locs: Vec<u32> = p.stack(s).collect();
+            locs.iter()
                 .rev()
                 .flat_map(|&l| loc_frames[l as usize].iter().copied())
                 .collect()
