@@ -121,6 +121,9 @@ fn mem_mode_equals_perf() {
         vec!["--mem-mode", "--sort", "dcacheline,pid", "-v"],
         vec!["--mem-mode", "--sort", "symbol_daddr,dcacheline", "-n"],
         vec!["--mem-mode", "--sort", "dcacheline,sym", "-w", "20"],
+        vec!["--mem-mode", "--sort", "symbol_iaddr"],
+        vec!["--mem-mode", "--sort", "symbol_iaddr,symbol_daddr", "-v"],
+        vec!["--mem-mode", "--sort", "sym,symbol_iaddr,dso", "-n"],
     ];
     let mut failures = Vec::new();
     for f in [&plain, &graph, &phys, &pipe, &ours] {
@@ -169,14 +172,16 @@ fn memory_keys_need_mem_mode() {
         &["-e", "page-faults", "-d"],
         &["true".to_owned()],
     );
-    let out = sear()
-        .args(["report", "--stdio", "--sort", "symbol_daddr", "-i"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--mem-mode"), "{err}");
+    for key in ["symbol_daddr", "symbol_iaddr"] {
+        let out = sear()
+            .args(["report", "--stdio", "--sort", key, "-i"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--mem-mode"), "{err}");
+    }
     // A recording without data addresses: perf's message and no rows.
     let plain = perf_record(
         dir.path(),

@@ -980,7 +980,7 @@ pub struct ReportArgs {
     /// Memory-access mode, perf's: each sample weighs its weight (1
     /// without one) and rows are data accesses, sorted by default by perf's
     /// `local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,blocked,local_ins_lat`;
-    /// the memory keys (mem, symbol_daddr,
+    /// the memory keys (mem, symbol_daddr, symbol_iaddr,
     /// dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline)
     /// work only here. Record with `-d` (e.g. `record -e page-faults -d`,
     /// the software event that samples data addresses); without data

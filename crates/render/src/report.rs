@@ -377,7 +377,7 @@ fn write_section(
     let mut unresolved = false;
     // Memory mode: entries whose data address no symbol (0) or no map (1)
     // covers.
-    let mut unres_data = [false; 2];
+    let mut unres_data = [false; 3];
     // Entries whose branch source (0) or target (1) no symbol covers.
     let mut unres_branch = [false; 2];
     // perf computes an entry's srcline (and srcfile) text only when a
@@ -475,7 +475,7 @@ fn write_section(
                 Key::DataSym { sym, .. } => match names.syms.get(*sym as usize) {
                     Some(s) => s.name.chars().count() + 4 + UNRESOLVED_WIDTH + 2,
                     None => {
-                        unres_data[0] = true;
+                        unres_data[if keys[i] == SortKey::SymIaddr { 2 } else { 0 }] = true;
                         0
                     }
                 },
@@ -509,7 +509,11 @@ fn write_section(
             }
         }
     }
-    for (i, key) in [(0, SortKey::SymDaddr), (1, SortKey::DsoDaddr)] {
+    for (i, key) in [
+        (0, SortKey::SymDaddr),
+        (1, SortKey::DsoDaddr),
+        (2, SortKey::SymIaddr),
+    ] {
         if unres_data[i] && plain_widths {
             for col in &mut cols {
                 if col.column == Column::Key(key) {

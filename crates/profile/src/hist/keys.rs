@@ -91,6 +91,9 @@ pub enum SortKey {
     /// Memory mode: the data address's symbol (`symbol_daddr`), told apart
     /// by address.
     SymDaddr,
+    /// Memory mode: the sampled instruction's symbol (`symbol_iaddr`),
+    /// told apart by the instruction's address.
+    SymIaddr,
     /// Memory mode: the DSO of the data address (`dso_daddr`).
     DsoDaddr,
     /// Memory mode: the data source's snoop, TLB, lock and blocked fields.
@@ -111,7 +114,7 @@ pub enum SortKey {
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, symbol_iaddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline";
 
 impl SortKey {
     /// Whether `name` is a key perf supports on powerpc only and leaves
@@ -159,6 +162,7 @@ impl SortKey {
             "transaction" => SortKey::Transaction,
             "mem" => SortKey::Mem,
             "symbol_daddr" => SortKey::SymDaddr,
+            "symbol_iaddr" => SortKey::SymIaddr,
             "dso_daddr" => SortKey::DsoDaddr,
             "snoop" => SortKey::Snoop,
             "tlb" => SortKey::Tlb,
@@ -231,6 +235,7 @@ impl SortKey {
             SortKey::Transaction => "Transaction",
             SortKey::Mem => "Memory access",
             SortKey::SymDaddr => "Data Symbol",
+            SortKey::SymIaddr => "Code Symbol",
             SortKey::DsoDaddr => "Data Object",
             SortKey::Snoop => "Snoop",
             SortKey::Tlb => "TLB access",
@@ -248,6 +253,7 @@ impl SortKey {
             self,
             SortKey::Mem
                 | SortKey::SymDaddr
+                | SortKey::SymIaddr
                 | SortKey::DsoDaddr
                 | SortKey::Snoop
                 | SortKey::Tlb
@@ -294,6 +300,7 @@ impl SortKey {
                 | SortKey::AddrFrom
                 | SortKey::AddrTo
                 | SortKey::SymDaddr
+                | SortKey::SymIaddr
                 | SortKey::Dcacheline
                 | SortKey::Locked
                 | SortKey::Blocked
@@ -325,7 +332,7 @@ impl SortKey {
         ) || self.is_mem()
             && !matches!(
                 self,
-                SortKey::SymDaddr | SortKey::DsoDaddr | SortKey::Dcacheline
+                SortKey::SymDaddr | SortKey::SymIaddr | SortKey::DsoDaddr | SortKey::Dcacheline
             )
     }
 
@@ -1475,6 +1482,27 @@ impl<'a> KeyMaker<'a> {
                             off: 0,
                             dso,
                         },
+                    }
+                }
+                // perf's `symbol_iaddr`: the instruction's address (raw)
+                // and its symbol, compared and shown as `symbol_daddr`'s.
+                SortKey::SymIaddr => {
+                    let l = &self.locs[c.loc as usize];
+                    let (sym, off) = match c.sym {
+                        SymRef::Sym(s) => (
+                            s,
+                            self.syms
+                                .per_loc
+                                .get(c.loc as usize)
+                                .map_or(0, |l| l.sym_offset),
+                        ),
+                        SymRef::Addr { .. } => (u32::MAX, 0),
+                    };
+                    Key::DataSym {
+                        addr: l.ip,
+                        sym,
+                        off: u32::try_from(off).unwrap_or(u32::MAX),
+                        dso: l.dso,
                     }
                 }
                 SortKey::DsoDaddr => {
