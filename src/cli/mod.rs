@@ -858,7 +858,7 @@ pub struct ReportArgs {
     /// out, as perf does outside powerpc). Default: comm,dso,sym (as perf).
     /// In the branch view
     /// (see -b) also dso_from, dso_to, symbol_from, symbol_to, addr_from,
-    /// addr_to, mispredict, in_tx, abort and cycles, and the default is
+    /// addr_to, srcline_from, srcline_to, mispredict, in_tx, abort and cycles, and the default is
     /// comm,dso_from,symbol_from,symbol_to,cycles (as perf).
     #[arg(short = 's', long = "sort", value_name = "KEYS")]
     pub sort: Option<String>,

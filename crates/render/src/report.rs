@@ -390,7 +390,7 @@ fn write_section(
         .enumerate()
         .map(|(i, k)| {
             // (The same for a tracepoint sample's text, the `trace` key.)
-            (k.needs_srclines() || *k == SortKey::Trace).then(|| {
+            matches!(k, SortKey::Srcline | SortKey::Srcfile | SortKey::Trace).then(|| {
                 let mut m: HashMap<&[Key], usize> = HashMap::new();
                 for e in &s.hists.entries {
                     *m.entry(&e.keys[..i.min(e.keys.len())]).or_default() += 1;

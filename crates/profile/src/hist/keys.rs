@@ -94,6 +94,10 @@ pub enum SortKey {
     /// Memory mode: the sampled instruction's symbol (`symbol_iaddr`),
     /// told apart by the instruction's address.
     SymIaddr,
+    /// Branch view: the source line of a branch's source or target
+    /// (`srcline_from`/`srcline_to`).
+    SrclineFrom,
+    SrclineTo,
     /// Memory mode: the DSO of the data address (`dso_daddr`).
     DsoDaddr,
     /// Memory mode: the data source's snoop, TLB, lock and blocked fields.
@@ -114,7 +118,7 @@ pub enum SortKey {
 
 /// The `--sort` names sear knows, for messages.
 pub const SORT_KEY_NAMES: &str =
-    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, symbol_iaddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline";
+    "comm, pid (alias tid), dso, sym (symbol), symoff, srcline, srcfile, parent, cpu, socket, addr, symbol_size, dso_size, cgroup_id, cgroup, time, trace, code_page_size, local_weight, weight, local_ins_lat, ins_lat, transaction (p_stage_cyc and local_p_stage_cyc are accepted and, as perf does outside powerpc, left out); in report's branch view (recordings with branch stacks) dso_from, dso_to, symbol_from, symbol_to, addr_from, addr_to, srcline_from, srcline_to, mispredict, in_tx, abort, cycles; with --mem-mode (recordings with data addresses) mem, symbol_daddr, symbol_iaddr, dso_daddr, snoop, tlb, locked, blocked, data_page_size, phys_daddr, dcacheline";
 
 impl SortKey {
     /// Whether `name` is a key perf supports on powerpc only and leaves
@@ -163,6 +167,8 @@ impl SortKey {
             "mem" => SortKey::Mem,
             "symbol_daddr" => SortKey::SymDaddr,
             "symbol_iaddr" => SortKey::SymIaddr,
+            "srcline_from" => SortKey::SrclineFrom,
+            "srcline_to" => SortKey::SrclineTo,
             "dso_daddr" => SortKey::DsoDaddr,
             "snoop" => SortKey::Snoop,
             "tlb" => SortKey::Tlb,
@@ -236,6 +242,8 @@ impl SortKey {
             SortKey::Mem => "Memory access",
             SortKey::SymDaddr => "Data Symbol",
             SortKey::SymIaddr => "Code Symbol",
+            SortKey::SrclineFrom => "From Source:Line",
+            SortKey::SrclineTo => "To Source:Line",
             SortKey::DsoDaddr => "Data Object",
             SortKey::Snoop => "Snoop",
             SortKey::Tlb => "TLB access",
@@ -275,6 +283,8 @@ impl SortKey {
                 | SortKey::SymTo
                 | SortKey::AddrFrom
                 | SortKey::AddrTo
+                | SortKey::SrclineFrom
+                | SortKey::SrclineTo
                 | SortKey::Mispredict
                 | SortKey::InTx
                 | SortKey::Abort
@@ -381,7 +391,10 @@ impl SortKey {
 
     /// Whether the key needs each location's source line.
     pub fn needs_srclines(self) -> bool {
-        matches!(self, SortKey::Srcline | SortKey::Srcfile)
+        matches!(
+            self,
+            SortKey::Srcline | SortKey::Srcfile | SortKey::SrclineFrom | SortKey::SrclineTo
+        )
     }
 
     /// Whether a frame's value depends on its location (address), not
@@ -1667,6 +1680,15 @@ impl<'a> KeyMaker<'a> {
                             Key::BranchAddr(dso, l.ip, self.intern(&text))
                         }
                         None => Key::BranchAddr(None, 0, self.intern("N/A")),
+                    }
+                }
+                // A branch end's srcline, as the `srcline` key's of its
+                // address (perf's `map__srcline`): entries of one text are
+                // one, ties in text order.
+                SortKey::SrclineFrom | SortKey::SrclineTo => {
+                    match self.branch_end(c, *k == SortKey::SrclineFrom) {
+                        Some((lid, _)) => Key::Srcline(self.srcline(lid).0),
+                        None => Key::Srcline(self.intern(SRCLINE_UNKNOWN)),
                     }
                 }
                 SortKey::Mispredict => Key::Mispredict(match c.branch {
