@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use profile::export::ExportProfile;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Category indexes of [`categories`].
@@ -95,6 +97,8 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             _ => 1.0,
         }
     };
+    // (Each thread's tables are written as they are, not as JSON values:
+    // a value per number would cost several times the tables.)
     let mut threads = Vec::new();
     // One track per thread and event: with several events each thread's
     // samples of each event are a thread of their own, named after both.
@@ -128,77 +132,26 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
         if sample_stack.is_empty() {
             continue;
         }
-        let n_frames = t.frame_func.len();
-        let n_funcs = t.func_name.len();
-        let n_stacks = t.stack_frame.len();
-        let n_resources = t.resource_lib.len();
+        // (Only the tables are written.)
+        t.string_ids = HashMap::new();
+        t.stack_ids = HashMap::new();
+        t.frame_ids = HashMap::new();
+        t.func_ids = HashMap::new();
+        t.resource_ids = HashMap::new();
         let start = sample_time.first().copied().unwrap_or(0.0);
         let end = sample_time.last().copied().unwrap_or(0.0) + interval_ms;
-        threads.push(json!({
-            "name": name,
-            "processName": th.comm,
-            "processType": "default",
-            "processStartupTime": start,
-            "processShutdownTime": end,
-            "registerTime": start,
-            "unregisterTime": end,
-            "pausedRanges": [],
-            "isMainThread": th.pid == th.tid,
-            "pid": th.pid.to_string(),
-            "tid": th.tid,
-            "samples": {
-                "length": sample_stack.len(),
-                "stack": sample_stack,
-                "time": sample_time,
-                "weight": null,
-                "weightType": "samples",
-            },
-            "markers": {
-                "length": 0, "category": [], "data": [], "endTime": [],
-                "name": [], "phase": [], "startTime": [],
-            },
-            "stackTable": {
-                "length": n_stacks,
-                "prefix": t.stack_prefix,
-                "frame": t.stack_frame,
-                "category": t.stack_category,
-                "subcategory": vec![0; n_stacks],
-            },
-            "frameTable": {
-                "length": n_frames,
-                "address": t.frame_address,
-                "inlineDepth": t.frame_inline_depth,
-                "category": t.frame_category,
-                "subcategory": vec![0; n_frames],
-                "func": t.frame_func,
-                "nativeSymbol": vec![Value::Null; n_frames],
-                "innerWindowID": vec![Value::Null; n_frames],
-                "implementation": vec![Value::Null; n_frames],
-                "line": t.frame_line,
-                "column": vec![Value::Null; n_frames],
-            },
-            "funcTable": {
-                "length": n_funcs,
-                "name": t.func_name,
-                "isJS": vec![false; n_funcs],
-                "relevantForJS": vec![false; n_funcs],
-                "resource": t.func_resource,
-                "fileName": t.func_file,
-                "lineNumber": vec![Value::Null; n_funcs],
-                "columnNumber": vec![Value::Null; n_funcs],
-            },
-            "resourceTable": {
-                "length": n_resources,
-                "lib": t.resource_lib,
-                "name": t.resource_name,
-                "host": vec![Value::Null; n_resources],
-                "type": vec![1; n_resources],
-            },
-            "nativeSymbols": {
-                "length": 0, "libIndex": [], "address": [], "name": [], "functionSize": [],
-            },
-            "stringArray": t.strings,
-        }));
+        threads.push(ThreadOut {
+            name,
+            process_name: th.comm.clone(),
+            start,
+            end,
+            is_main_thread: th.pid == th.tid,
+            pid: th.pid.to_string(),
+            tid: th.tid,
+            sample_stack,
+            sample_time,
+            t,
+        });
     }
     let duration_ms = last_time.saturating_sub(first_time) as f64 / 1e6;
     let file = json!({
@@ -226,14 +179,198 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
             "profilingEndTime": duration_ms + interval_ms,
         },
         "libs": libs,
-        "threads": threads,
+        "threads": [],
         "pages": [],
         "profilerOverhead": [],
         "counters": [],
     });
-    serde_json::to_writer(out, &file).map_err(io::Error::other)
+    // The file's members in the order a JSON object of them prints (by
+    // name), the threads among them.
+    let Value::Object(members) = file else {
+        unreachable!("a JSON object")
+    };
+    let mut w = io::BufWriter::new(out);
+    w.write_all(b"{")?;
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut w, key).map_err(io::Error::other)?;
+        w.write_all(b":")?;
+        if key == "threads" {
+            serde_json::to_writer(&mut w, &threads).map_err(io::Error::other)?;
+        } else {
+            serde_json::to_writer(&mut w, value).map_err(io::Error::other)?;
+        }
+    }
+    w.write_all(b"}")?;
+    w.flush()
 }
 
+/// One thread of the processed profile, written with its members in name
+/// order (as a JSON object of them prints).
+struct ThreadOut {
+    name: String,
+    process_name: String,
+    start: f64,
+    end: f64,
+    is_main_thread: bool,
+    pid: String,
+    tid: i32,
+    sample_stack: Vec<Option<u32>>,
+    sample_time: Vec<f64>,
+    t: Tables,
+}
+
+/// `n` copies of a JSON value (`0`, `null`, `false`, `1`).
+struct Repeat<T>(usize, T);
+
+impl<T: Serialize> Serialize for Repeat<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0))?;
+        for _ in 0..self.0 {
+            seq.serialize_element(&self.1)?;
+        }
+        seq.end()
+    }
+}
+
+/// Writes a JSON object's members in the order given (callers give them
+/// by name, as a JSON object of them prints).
+macro_rules! object {
+    ($s:expr, $( $k:literal => $v:expr ),* $(,)?) => {{
+        let mut m = $s.serialize_map(None)?;
+        $( m.serialize_entry($k, $v)?; )*
+        m.end()
+    }};
+}
+
+/// A thread's `frameTable`.
+struct FrameTable<'a>(&'a Tables);
+
+impl Serialize for FrameTable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let n = t.frame_func.len();
+        object!(s,
+            "address" => &t.frame_address,
+            "category" => &t.frame_category,
+            "column" => &Repeat(n, ()),
+            "func" => &t.frame_func,
+            "implementation" => &Repeat(n, ()),
+            "inlineDepth" => &t.frame_inline_depth,
+            "innerWindowID" => &Repeat(n, ()),
+            "length" => &n,
+            "line" => &t.frame_line,
+            "nativeSymbol" => &Repeat(n, ()),
+            "subcategory" => &Repeat(n, 0),
+        )
+    }
+}
+
+/// A thread's `funcTable`.
+struct FuncTable<'a>(&'a Tables);
+
+impl Serialize for FuncTable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let n = t.func_name.len();
+        object!(s,
+            "columnNumber" => &Repeat(n, ()),
+            "fileName" => &t.func_file,
+            "isJS" => &Repeat(n, false),
+            "length" => &n,
+            "lineNumber" => &Repeat(n, ()),
+            "name" => &t.func_name,
+            "relevantForJS" => &Repeat(n, false),
+            "resource" => &t.func_resource,
+        )
+    }
+}
+
+/// A thread's `resourceTable`.
+struct ResourceTable<'a>(&'a Tables);
+
+impl Serialize for ResourceTable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let n = t.resource_lib.len();
+        object!(s,
+            "host" => &Repeat(n, ()),
+            "length" => &n,
+            "lib" => &t.resource_lib,
+            "name" => &t.resource_name,
+            "type" => &Repeat(n, 1),
+        )
+    }
+}
+
+/// A thread's `stackTable`.
+struct StackTable<'a>(&'a Tables);
+
+impl Serialize for StackTable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let n = t.stack_frame.len();
+        object!(s,
+            "category" => &t.stack_category,
+            "frame" => &t.stack_frame,
+            "length" => &n,
+            "prefix" => &t.stack_prefix,
+            "subcategory" => &Repeat(n, 0),
+        )
+    }
+}
+
+/// A thread's `samples`.
+struct Samples<'a>(&'a ThreadOut);
+
+impl Serialize for Samples<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let th = self.0;
+        object!(s,
+            "length" => &th.sample_stack.len(),
+            "stack" => &th.sample_stack,
+            "time" => &th.sample_time,
+            "weight" => &(),
+            "weightType" => "samples",
+        )
+    }
+}
+
+impl Serialize for ThreadOut {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = &self.t;
+        let markers = json!({
+            "length": 0, "category": [], "data": [], "endTime": [],
+            "name": [], "phase": [], "startTime": [],
+        });
+        let native_symbols = json!({
+            "length": 0, "libIndex": [], "address": [], "name": [], "functionSize": [],
+        });
+        object!(s,
+            "frameTable" => &FrameTable(t),
+            "funcTable" => &FuncTable(t),
+            "isMainThread" => &self.is_main_thread,
+            "markers" => &markers,
+            "name" => &self.name,
+            "nativeSymbols" => &native_symbols,
+            "pausedRanges" => &[(); 0],
+            "pid" => &self.pid,
+            "processName" => &self.process_name,
+            "processShutdownTime" => &self.end,
+            "processStartupTime" => &self.start,
+            "processType" => "default",
+            "registerTime" => &self.start,
+            "resourceTable" => &ResourceTable(t),
+            "samples" => &Samples(self),
+            "stackTable" => &StackTable(t),
+            "stringArray" => &t.strings,
+            "tid" => &self.tid,
+            "unregisterTime" => &self.end,
+        )
+    }
+}
 /// A breakpad id from a build id: the first 16 bytes as a GUID (the first
 /// three fields byte-swapped, as breakpad reads ELF ids), uppercase, and
 /// an age of 0.
