@@ -172,6 +172,15 @@ fn clamp(v: u64) -> i64 {
 
 /// The pprof message of `p` (not yet encoded).
 pub fn to_profile(p: &ExportProfile) -> Profile {
+    let mut samples = Vec::new();
+    let mut profile = profile_with(p, &mut |s| samples.push(s));
+    profile.sample = samples;
+    profile
+}
+
+/// [`to_profile`] with its samples given to `on_sample` one by one, in
+/// order, as they are made (the profile returned has none).
+fn profile_with(p: &ExportProfile, on_sample: &mut dyn FnMut(Sample)) -> Profile {
     let mut st = Strings::new();
     let one = p.events.len() == 1;
     let mut sample_type = Vec::new();
@@ -287,37 +296,34 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
         e.1 = e.1.saturating_add(s.period);
     }
     let (k_comm, k_pid, k_tid) = (st.id("comm"), st.id("pid"), st.id("tid"));
-    let sample: Vec<Sample> = order
-        .iter()
-        .map(|key @ &(stack, thread, event)| {
-            let (n, period) = sums[key];
-            let mut value = vec![0i64; nvalues];
-            value[2 * event as usize] = clamp(n);
-            value[2 * event as usize + 1] = clamp(period);
-            let t = &p.threads[thread as usize];
-            Sample {
-                location_id: p.stack(stack).map(|l| u64::from(l) + 1).collect(),
-                value,
-                label: vec![
-                    Label {
-                        key: k_comm,
-                        str: st.id(&t.comm),
-                        ..Default::default()
-                    },
-                    Label {
-                        key: k_pid,
-                        num: i64::from(t.pid),
-                        ..Default::default()
-                    },
-                    Label {
-                        key: k_tid,
-                        num: i64::from(t.tid),
-                        ..Default::default()
-                    },
-                ],
-            }
-        })
-        .collect();
+    for key @ &(stack, thread, event) in &order {
+        let (n, period) = sums[key];
+        let mut value = vec![0i64; nvalues];
+        value[2 * event as usize] = clamp(n);
+        value[2 * event as usize + 1] = clamp(period);
+        let t = &p.threads[thread as usize];
+        on_sample(Sample {
+            location_id: p.stack(stack).map(|l| u64::from(l) + 1).collect(),
+            value,
+            label: vec![
+                Label {
+                    key: k_comm,
+                    str: st.id(&t.comm),
+                    ..Default::default()
+                },
+                Label {
+                    key: k_pid,
+                    num: i64::from(t.pid),
+                    ..Default::default()
+                },
+                Label {
+                    key: k_tid,
+                    num: i64::from(t.tid),
+                    ..Default::default()
+                },
+            ],
+        });
+    }
     let period_type = p.events.first().map(|e| ValueType {
         r#type: st.id(&e.name),
         unit: st.id(e.unit),
@@ -329,7 +335,7 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
     };
     Profile {
         sample_type,
-        sample,
+        sample: Vec::new(),
         mapping,
         location,
         function,
@@ -348,12 +354,24 @@ pub fn to_profile(p: &ExportProfile) -> Profile {
     }
 }
 
-/// Writes `p` as a gzipped profile.proto.
+/// Writes `p` as a gzipped profile.proto. Each sample is encoded as it is
+/// made (the message's fields go out in tag order: the sample types, the
+/// samples, then the rest), so no sample is kept as a message.
 pub fn write_pprof<W: Write>(out: W, p: &ExportProfile) -> io::Result<()> {
     use prost::Message;
-    let bytes = to_profile(p).encode_to_vec();
+    let mut samples = Vec::new();
+    let mut rest = profile_with(p, &mut |s| {
+        prost::encoding::message::encode(2, &s, &mut samples);
+    });
+    let head = Profile {
+        sample_type: std::mem::take(&mut rest.sample_type),
+        ..Profile::default()
+    };
     let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    gz.write_all(&bytes)?;
+    gz.write_all(&head.encode_to_vec())?;
+    gz.write_all(&samples)?;
+    drop(samples);
+    gz.write_all(&rest.encode_to_vec())?;
     gz.finish()?;
     Ok(())
 }
