@@ -16,12 +16,12 @@ use profile::export::ExportProfile;
 use serde::Serialize;
 
 #[derive(Serialize)]
-struct File {
+struct File<'a> {
     format: &'static str,
     version: u32,
     events: Vec<Event>,
     threads: Vec<Thread>,
-    stacks: Vec<Stack>,
+    stacks: Stacks<'a>,
 }
 
 #[derive(Serialize)]
@@ -40,56 +40,160 @@ struct Thread {
 }
 
 #[derive(Serialize)]
-struct Stack {
+struct Stack<'a> {
     event: u32,
     thread: u32,
-    frames: Vec<String>,
+    frames: Vec<&'a str>,
     samples: u64,
     period: u64,
 }
 
+const NO_NAME: u32 = u32::MAX;
+
+/// Frame names as a trie: a stack's names (root first) are a node of it.
+/// Stacks of different addresses with the same names are one node.
+#[derive(Default)]
+struct NameTrie<'a> {
+    names: Vec<&'a str>,
+    /// Per node: parent (`NO_NAME` for an outermost frame) and name id.
+    nodes: Vec<(u32, u32)>,
+    ids: HashMap<(u32, u32), u32>,
+}
+
+impl NameTrie<'_> {
+    fn child(&mut self, parent: u32, name: u32) -> u32 {
+        let next = self.nodes.len() as u32;
+        let id = *self.ids.entry((parent, name)).or_insert(next);
+        if id == next {
+            self.nodes.push((parent, name));
+        }
+        id
+    }
+
+    /// Per node, its place among all nodes in the order of their name
+    /// paths (a path before the longer ones it begins, as slices compare):
+    /// the trie's pre-order with children by name.
+    fn ranks(&self) -> Vec<u32> {
+        let n = self.nodes.len();
+        let name = |x: u32| self.names[self.nodes[x as usize].1 as usize];
+        // The nodes by parent (outermost frames last), siblings by name;
+        // `first[p]..first[p + 1]` are node p's children there.
+        let mut sorted: Vec<u32> = (0..n as u32).collect();
+        sorted.sort_unstable_by(|&a, &b| {
+            self.nodes[a as usize]
+                .0
+                .cmp(&self.nodes[b as usize].0)
+                .then_with(|| name(a).cmp(name(b)))
+        });
+        let mut first = vec![0u32; n + 1];
+        for &(parent, _) in &self.nodes {
+            if let Some(f) = first.get_mut(parent as usize + 1) {
+                *f += 1;
+            }
+        }
+        for i in 1..=n {
+            first[i] += first[i - 1];
+        }
+        let roots = first[n] as usize..n;
+        let mut rank = vec![0u32; n];
+        let mut next = 0u32;
+        let mut todo: Vec<u32> = sorted[roots].iter().rev().copied().collect();
+        while let Some(x) = todo.pop() {
+            rank[x as usize] = next;
+            next += 1;
+            let (a, b) = (first[x as usize] as usize, first[x as usize + 1] as usize);
+            todo.extend(sorted[a..b].iter().rev());
+        }
+        rank
+    }
+
+    /// Node `n`'s names, root first.
+    fn path(&self, mut n: u32) -> Vec<&str> {
+        let mut v = Vec::new();
+        while let Some(&(parent, name)) = self.nodes.get(n as usize) {
+            v.push(self.names[name as usize]);
+            n = parent;
+        }
+        v.reverse();
+        v
+    }
+}
+
+/// The stacks of the file, written one by one.
+struct Stacks<'a> {
+    trie: &'a NameTrie<'a>,
+    keys: Vec<((u32, u32, u32), (u64, u64))>,
+}
+
+impl Serialize for Stacks<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.keys.len()))?;
+        for &((event, thread, node), (samples, period)) in &self.keys {
+            seq.serialize_element(&Stack {
+                event,
+                thread,
+                frames: self.trie.path(node),
+                samples,
+                period,
+            })?;
+        }
+        seq.end()
+    }
+}
+
 /// Writes `p`'s stacks summed by (event, thread, stack), heaviest first.
 pub fn write_json<W: Write>(out: W, p: &ExportProfile) -> io::Result<()> {
-    // Different addresses with the same names are one stack here.
-    let names: Vec<Vec<String>> = (0..p.stacks.len() as u32)
-        .map(|s| {
-            let locs: Vec<u32> = p.stack(s).collect();
-            locs.iter()
-                .rev()
-                .flat_map(|&l| p.frame_names(l).into_iter().rev())
-                .collect()
-        })
+    // Each location's names (root first), each name once.
+    let frame_names: Vec<Vec<String>> = (0..p.locations.len() as u32)
+        .map(|l| p.frame_names(l).into_iter().rev().collect())
         .collect();
-    let mut sums: HashMap<(u32, u32, &[String]), (u64, u64)> = HashMap::new();
+    let mut trie = NameTrie::default();
+    let mut name_ids: HashMap<&str, u32> = HashMap::new();
+    let mut loc_names: Vec<Vec<u32>> = Vec::with_capacity(frame_names.len());
+    for names in &frame_names {
+        loc_names.push(
+            names
+                .iter()
+                .map(|n| {
+                    *name_ids.entry(n.as_str()).or_insert_with(|| {
+                        trie.names.push(n.as_str());
+                        (trie.names.len() - 1) as u32
+                    })
+                })
+                .collect(),
+        );
+    }
+    // Per node of the export's stacks, its node here (made once, caller
+    // first); per stack, its innermost.
+    let mut of_node = vec![NO_NAME; p.stack_nodes.len()];
+    for (i, &(caller, loc)) in p.stack_nodes.iter().enumerate() {
+        let mut n = of_node.get(caller as usize).copied().unwrap_or(NO_NAME);
+        for &name in loc_names.get(loc as usize).map_or(&[][..], Vec::as_slice) {
+            n = trie.child(n, name);
+        }
+        of_node[i] = n;
+    }
+    let mut sums: HashMap<(u32, u32, u32), (u64, u64)> = HashMap::new();
     for s in &p.samples {
-        let e = sums
-            .entry((s.event, s.thread, names[s.stack as usize].as_slice()))
-            .or_default();
+        let node = p
+            .stacks
+            .get(s.stack as usize)
+            .and_then(|&n| of_node.get(n as usize))
+            .copied()
+            .unwrap_or(NO_NAME);
+        let e = sums.entry((s.event, s.thread, node)).or_default();
         e.0 += 1;
         e.1 = e.1.saturating_add(s.period);
     }
-    let mut keys: Vec<_> = sums.keys().copied().collect();
-    keys.sort_by(|a, b| {
-        (a.0, std::cmp::Reverse(sums[a].1), a.1, a.2).cmp(&(
-            b.0,
-            std::cmp::Reverse(sums[b].1),
-            b.1,
-            b.2,
-        ))
+    trie.ids = HashMap::new();
+    let rank = trie.ranks();
+    // (No names: before every path, as an empty slice sorts.)
+    let rank_of = |n: u32| rank.get(n as usize).map_or(0, |&r| u64::from(r) + 1);
+    let mut keys: Vec<_> = sums.into_iter().collect();
+    keys.sort_by_key(|&((event, thread, node), (_, period))| {
+        (event, std::cmp::Reverse(period), thread, rank_of(node))
     });
-    let stacks = keys
-        .into_iter()
-        .map(|k @ (event, thread, frames)| {
-            let (samples, period) = sums[&k];
-            Stack {
-                event,
-                thread,
-                frames: frames.to_vec(),
-                samples,
-                period,
-            }
-        })
-        .collect();
     let totals = p.totals();
     let file = File {
         format: "sear-stacks",
@@ -114,7 +218,7 @@ pub fn write_json<W: Write>(out: W, p: &ExportProfile) -> io::Result<()> {
                 comm: t.comm.clone(),
             })
             .collect(),
-        stacks,
+        stacks: Stacks { trie: &trie, keys },
     };
     serde_json::to_writer(out, &file).map_err(io::Error::other)
 }
