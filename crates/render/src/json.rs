@@ -119,10 +119,13 @@ impl NameTrie<'_> {
     }
 }
 
+/// (event, thread, name node) and (samples, period).
+type StackSum = ((u32, u32, u32), (u64, u64));
+
 /// The stacks of the file, written one by one.
 struct Stacks<'a> {
     trie: &'a NameTrie<'a>,
-    keys: Vec<((u32, u32, u32), (u64, u64))>,
+    keys: Vec<StackSum>,
 }
 
 impl Serialize for Stacks<'_> {
