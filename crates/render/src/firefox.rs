@@ -102,13 +102,21 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
     let mut threads = Vec::new();
     // One track per thread and event: with several events each thread's
     // samples of each event are a thread of their own, named after both.
-    let tracks = p.events.iter().enumerate().flat_map(|(ev, e)| {
-        p.threads
-            .iter()
-            .enumerate()
-            .map(move |(ti, th)| (ev as u32, e, ti, th))
-    });
-    for (event, e, ti, th) in tracks {
+    let tracks = p
+        .events
+        .iter()
+        .flat_map(|e| p.threads.iter().map(move |th| (e, th)));
+    // The samples of each track, in order (one pass over them).
+    let n_threads = p.threads.len();
+    let mut by_track: Vec<Vec<u32>> = vec![Vec::new(); p.events.len() * n_threads];
+    for (i, s) in p.samples.iter().enumerate() {
+        if (s.thread as usize) < n_threads {
+            if let Some(v) = by_track.get_mut(s.event as usize * n_threads + s.thread as usize) {
+                v.push(i as u32);
+            }
+        }
+    }
+    for ((e, th), indexes) in tracks.zip(by_track) {
         let name = if p.events.len() > 1 {
             format!("{} ({})", th.comm, e.name)
         } else {
@@ -118,11 +126,7 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
         let mut sample_stack: Vec<Option<u32>> = Vec::new();
         let mut sample_time: Vec<f64> = Vec::new();
         let mut stack_cache: HashMap<u32, Option<u32>> = HashMap::new();
-        for s in p
-            .samples
-            .iter()
-            .filter(|s| s.thread as usize == ti && s.event == event)
-        {
+        for s in indexes.iter().map(|&i| &p.samples[i as usize]) {
             let stack = *stack_cache
                 .entry(s.stack)
                 .or_insert_with(|| stack_of(p, &mut t, s.stack, &lib_of_mapping));

@@ -12,7 +12,7 @@ struct File<'a> {
     #[serde(rename = "$schema")]
     schema: &'static str,
     shared: Shared,
-    profiles: Vec<Profile>,
+    profiles: Vec<Profile<'a>>,
     name: &'a str,
     #[serde(rename = "activeProfileIndex")]
     active_profile_index: usize,
@@ -32,7 +32,7 @@ struct Frame {
 }
 
 #[derive(Serialize)]
-struct Profile {
+struct Profile<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     name: String,
@@ -41,8 +41,35 @@ struct Profile {
     start_value: u64,
     #[serde(rename = "endValue")]
     end_value: u64,
-    samples: Vec<Vec<u32>>,
+    samples: SampleStacks<'a>,
     weights: Vec<u64>,
+}
+
+/// A profile's samples' stacks (frame ids, root first), written from the
+/// export's stacks sample by sample.
+struct SampleStacks<'a> {
+    p: &'a ExportProfile,
+    loc_frames: &'a [Vec<u32>],
+    stacks: Vec<u32>,
+}
+
+impl Serialize for SampleStacks<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.stacks.len()))?;
+        let mut locs = Vec::new();
+        let mut frames: Vec<u32> = Vec::new();
+        for &stack in &self.stacks {
+            locs.clear();
+            locs.extend(self.p.stack(stack));
+            frames.clear();
+            for &l in locs.iter().rev() {
+                frames.extend(self.loc_frames.get(l as usize).into_iter().flatten());
+            }
+            seq.serialize_element(&frames)?;
+        }
+        seq.end()
+    }
 }
 
 /// Writes `p` as a speedscope file named `name`.
@@ -69,31 +96,32 @@ pub fn write_speedscope<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::
             }
         })
         .collect();
-    let stacks: Vec<Vec<u32>> = (0..p.stacks.len() as u32)
-        .map(|s| {
-            let locs: Vec<u32> = p.stack(s).collect();
-            locs.iter()
-                .rev()
-                .flat_map(|&l| loc_frames[l as usize].iter().copied())
-                .collect()
-        })
-        .collect();
+    // The samples of each (event, thread), in order.
+    let tracks = p.threads.len();
+    let mut by_track: Vec<(Vec<u32>, Vec<u64>)> = Vec::new();
+    by_track.resize_with(p.events.len() * tracks, Default::default);
+    for s in p.samples.iter().filter(|s| (s.thread as usize) < tracks) {
+        let i = s.event as usize * tracks + s.thread as usize;
+        if let Some((stacks, weights)) = by_track.get_mut(i) {
+            stacks.push(s.stack);
+            weights.push(s.period);
+        }
+    }
+    let mut by_track = by_track.into_iter();
     let mut profiles = Vec::new();
-    for (ev, e) in p.events.iter().enumerate() {
-        for (t, th) in p.threads.iter().enumerate() {
-            let mut samples = Vec::new();
-            let mut weights = Vec::new();
-            for s in p
-                .samples
-                .iter()
-                .filter(|s| s.event as usize == ev && s.thread as usize == t)
-            {
-                samples.push(stacks[s.stack as usize].clone());
-                weights.push(s.period);
-            }
-            if samples.is_empty() {
+    for e in &p.events {
+        for th in &p.threads {
+            let Some((stacks, weights)) = by_track.next() else {
+                break;
+            };
+            if stacks.is_empty() {
                 continue;
             }
+            let samples = SampleStacks {
+                p,
+                loc_frames: &loc_frames,
+                stacks,
+            };
             let total = weights.iter().fold(0u64, |a, &w| a.saturating_add(w));
             let event = if p.events.len() > 1 {
                 format!(" {}", e.name)
