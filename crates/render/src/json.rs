@@ -225,3 +225,100 @@ pub fn write_json<W: Write>(out: W, p: &ExportProfile) -> io::Result<()> {
     };
     serde_json::to_writer(out, &file).map_err(io::Error::other)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profile::export::{Event, Function, Line, Location, Sample};
+
+    /// Stacks of equal weight come in the order of their frame lists as
+    /// slices of strings compare them (frames whole: `pick`'s stacks before
+    /// `pick2`'s; a stack before the longer stacks it begins); stacks of
+    /// different addresses and the same names are one.
+    #[test]
+    fn equal_weights_in_frame_list_order_and_same_names_merged() {
+        let names = ["main", "pick", "pick2", "a", "b"];
+        let mut p = ExportProfile {
+            events: vec![Event::named("cpu-clock".into())],
+            threads: vec![profile::export::Thread {
+                pid: 1,
+                tid: 1,
+                comm: "t".into(),
+            }],
+            functions: names
+                .iter()
+                .map(|n| Function {
+                    name: (*n).into(),
+                    filename: String::new(),
+                    dso: String::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        // Two locations per function (two addresses of each).
+        for copy in 0..2u64 {
+            for f in 0..names.len() as u32 {
+                p.locations.push(Location {
+                    address: 0x1000 * copy + u64::from(f),
+                    mapping: None,
+                    lines: vec![Line {
+                        function: f,
+                        line: 0,
+                    }],
+                    kernel: false,
+                    file: None,
+                });
+            }
+        }
+        let n = names.len() as u32;
+        // Leaf first; location f + n is function f's second address.
+        let stacks: [&[u32]; 7] = [
+            &[3, 1, 0],     // main;pick;a
+            &[1, 0],        // main;pick
+            &[4, 2, 0],     // main;pick2;b
+            &[2, 0],        // main;pick2
+            &[3 + n, 1, 0], // main;pick;a again, another address
+            &[4, 1, 0],     // main;pick;b
+            &[0],           // main
+        ];
+        for s in stacks {
+            let id = p.push_stack(s);
+            p.samples.push(Sample {
+                time: 0,
+                period: 1,
+                event: 0,
+                thread: 0,
+                stack: id,
+            });
+        }
+        let mut out = Vec::new();
+        write_json(&mut out, &p).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let got: Vec<(String, u64)> = v["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let frames: Vec<&str> = s["frames"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f.as_str().unwrap())
+                    .collect();
+                (frames.join(";"), s["period"].as_u64().unwrap())
+            })
+            .collect();
+        let want: Vec<(String, u64)> = [
+            ("main;pick;a", 2),
+            ("main", 1),
+            ("main;pick", 1),
+            ("main;pick;b", 1),
+            ("main;pick2", 1),
+            ("main;pick2;b", 1),
+        ]
+        .iter()
+        .map(|(s, n)| (s.to_string(), *n))
+        .collect();
+        assert_eq!(got, want);
+    }
+}
