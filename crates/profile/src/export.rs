@@ -143,6 +143,34 @@ impl ExportProfile {
         }
     }
 
+    /// The samples of each (event, thread) that has any, in that order
+    /// (events, then threads, by index), each track's sample indexes in
+    /// time order; samples of an event or thread the profile does not list
+    /// are left out. Costs the samples, not events x threads.
+    pub fn samples_by_track(&self) -> Vec<((u32, u32), Vec<u32>)> {
+        let (events, threads) = (self.events.len(), self.threads.len());
+        let mut order: Vec<u32> = (0..self.samples.len() as u32)
+            .filter(|&i| {
+                let s = &self.samples[i as usize];
+                (s.event as usize) < events && (s.thread as usize) < threads
+            })
+            .collect();
+        // (Stable: each track keeps its samples' order.)
+        order.sort_by_key(|&i| {
+            let s = &self.samples[i as usize];
+            (s.event, s.thread)
+        });
+        let mut tracks: Vec<((u32, u32), Vec<u32>)> = Vec::new();
+        for i in order {
+            let s = &self.samples[i as usize];
+            match tracks.last_mut() {
+                Some((key, v)) if *key == (s.event, s.thread) => v.push(i),
+                _ => tracks.push(((s.event, s.thread), vec![i])),
+            }
+        }
+        tracks
+    }
+
     /// Adds a stack of these location ids (leaf first) as nodes of its
     /// own; returns its id.
     pub fn push_stack(&mut self, leaf_first: &[u32]) -> u32 {
@@ -438,6 +466,39 @@ pub fn wall_start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_by_track_in_track_order_each_in_time_order() {
+        let thread = |tid: i32| Thread {
+            pid: 1,
+            tid,
+            comm: "t".into(),
+        };
+        let mut p = ExportProfile {
+            events: vec![Event::named("a".into()), Event::named("b".into())],
+            threads: vec![thread(1), thread(2)],
+            ..Default::default()
+        };
+        // (Thread 5 and event 7 are not listed: left out.)
+        let tracks = [(1, 0), (0, 1), (0, 0), (1, 0), (0, 1), (0, 5), (7, 0)];
+        for (i, &(event, thread)) in tracks.iter().enumerate() {
+            p.samples.push(Sample {
+                time: i as u64,
+                period: 1,
+                event,
+                thread,
+                stack: 0,
+            });
+        }
+        assert_eq!(
+            p.samples_by_track(),
+            vec![
+                ((0, 0), vec![2]),
+                ((0, 1), vec![1, 4]),
+                ((1, 0), vec![0, 3])
+            ]
+        );
+    }
 
     #[test]
     fn wall_start_from_clock_data_or_file_time() {

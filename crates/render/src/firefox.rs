@@ -102,21 +102,8 @@ pub fn write_firefox<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::Res
     let mut threads = Vec::new();
     // One track per thread and event: with several events each thread's
     // samples of each event are a thread of their own, named after both.
-    let tracks = p
-        .events
-        .iter()
-        .flat_map(|e| p.threads.iter().map(move |th| (e, th)));
-    // The samples of each track, in order (one pass over them).
-    let n_threads = p.threads.len();
-    let mut by_track: Vec<Vec<u32>> = vec![Vec::new(); p.events.len() * n_threads];
-    for (i, s) in p.samples.iter().enumerate() {
-        if (s.thread as usize) < n_threads {
-            if let Some(v) = by_track.get_mut(s.event as usize * n_threads + s.thread as usize) {
-                v.push(i as u32);
-            }
-        }
-    }
-    for ((e, th), indexes) in tracks.zip(by_track) {
+    for ((ev, ti), indexes) in p.samples_by_track() {
+        let (e, th) = (&p.events[ev as usize], &p.threads[ti as usize]);
         let name = if p.events.len() > 1 {
             format!("{} ({})", th.comm, e.name)
         } else {

@@ -96,52 +96,42 @@ pub fn write_speedscope<W: Write>(out: W, p: &ExportProfile, name: &str) -> io::
             }
         })
         .collect();
-    // The samples of each (event, thread), in order.
-    let tracks = p.threads.len();
-    let mut by_track: Vec<(Vec<u32>, Vec<u64>)> = Vec::new();
-    by_track.resize_with(p.events.len() * tracks, Default::default);
-    for s in p.samples.iter().filter(|s| (s.thread as usize) < tracks) {
-        let i = s.event as usize * tracks + s.thread as usize;
-        if let Some((stacks, weights)) = by_track.get_mut(i) {
-            stacks.push(s.stack);
-            weights.push(s.period);
-        }
-    }
-    let mut by_track = by_track.into_iter();
+    // A profile per (event, thread) with samples.
     let mut profiles = Vec::new();
-    for e in &p.events {
-        for th in &p.threads {
-            let Some((stacks, weights)) = by_track.next() else {
-                break;
-            };
-            if stacks.is_empty() {
-                continue;
-            }
-            let samples = SampleStacks {
-                p,
-                loc_frames: &loc_frames,
-                stacks,
-            };
-            let total = weights.iter().fold(0u64, |a, &w| a.saturating_add(w));
-            let event = if p.events.len() > 1 {
-                format!(" {}", e.name)
+    for ((ev, t), indexes) in p.samples_by_track() {
+        let (e, th) = (&p.events[ev as usize], &p.threads[t as usize]);
+        let stacks: Vec<u32> = indexes
+            .iter()
+            .map(|&i| p.samples[i as usize].stack)
+            .collect();
+        let weights: Vec<u64> = indexes
+            .iter()
+            .map(|&i| p.samples[i as usize].period)
+            .collect();
+        let samples = SampleStacks {
+            p,
+            loc_frames: &loc_frames,
+            stacks,
+        };
+        let total = weights.iter().fold(0u64, |a, &w| a.saturating_add(w));
+        let event = if p.events.len() > 1 {
+            format!(" {}", e.name)
+        } else {
+            String::new()
+        };
+        profiles.push(Profile {
+            kind: "sampled",
+            name: format!("{} (pid {}, tid {}){event}", th.comm, th.pid, th.tid),
+            unit: if e.unit == "nanoseconds" {
+                "nanoseconds"
             } else {
-                String::new()
-            };
-            profiles.push(Profile {
-                kind: "sampled",
-                name: format!("{} (pid {}, tid {}){event}", th.comm, th.pid, th.tid),
-                unit: if e.unit == "nanoseconds" {
-                    "nanoseconds"
-                } else {
-                    "none"
-                },
-                start_value: 0,
-                end_value: total,
-                samples,
-                weights,
-            });
-        }
+                "none"
+            },
+            start_value: 0,
+            end_value: total,
+            samples,
+            weights,
+        });
     }
     let file = File {
         schema: "https://www.speedscope.app/file-format-schema.json",
