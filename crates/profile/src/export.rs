@@ -143,6 +143,13 @@ impl ExportProfile {
         }
     }
 
+    /// Stack `stack`'s location ids root first, into `out`.
+    pub fn stack_root_first(&self, stack: u32, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(self.stack(stack));
+        out.reverse();
+    }
+
     /// The samples of each (event, thread) that has any, in that order
     /// (events, then threads, by index), each track's sample indexes in
     /// time order; samples of an event or thread the profile does not list

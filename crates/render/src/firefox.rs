@@ -379,8 +379,9 @@ fn breakpad_id(hex: &str) -> String {
 /// The stack index of export stack `stack` in `t` (None for an empty one).
 fn stack_of(p: &ExportProfile, t: &mut Tables, stack: u32, lib_of_mapping: &[u32]) -> Option<u32> {
     let mut prefix: Option<u32> = None;
-    let locs: Vec<u32> = p.stack(stack).collect();
-    for &loc in locs.iter().rev() {
+    let mut locs = Vec::new();
+    p.stack_root_first(stack, &mut locs);
+    for &loc in &locs {
         let l = &p.locations[loc as usize];
         let category = match (l.kernel, l.mapping) {
             (true, _) => KERNEL,

@@ -170,16 +170,9 @@ fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// The pprof message of `p` (not yet encoded).
-pub fn to_profile(p: &ExportProfile) -> Profile {
-    let mut samples = Vec::new();
-    let mut profile = profile_with(p, &mut |s| samples.push(s));
-    profile.sample = samples;
-    profile
-}
-
-/// [`to_profile`] with its samples given to `on_sample` one by one, in
-/// order, as they are made (the profile returned has none).
+/// The pprof message of `p` (not yet encoded), its samples given to
+/// `on_sample` one by one, in order, as they are made (the profile
+/// returned has none).
 fn profile_with(p: &ExportProfile, on_sample: &mut dyn FnMut(Sample)) -> Profile {
     let mut st = Strings::new();
     let one = p.events.len() == 1;

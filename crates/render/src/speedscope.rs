@@ -60,10 +60,9 @@ impl Serialize for SampleStacks<'_> {
         let mut locs = Vec::new();
         let mut frames: Vec<u32> = Vec::new();
         for &stack in &self.stacks {
-            locs.clear();
-            locs.extend(self.p.stack(stack));
+            self.p.stack_root_first(stack, &mut locs);
             frames.clear();
-            for &l in locs.iter().rev() {
+            for &l in &locs {
                 frames.extend(self.loc_frames.get(l as usize).into_iter().flatten());
             }
             seq.serialize_element(&frames)?;
