@@ -354,7 +354,15 @@ fn off_cpu_time_of_threads_and_system_wide() {
     let off = folded(&data, &["--event-filter", "offcpu-time"]);
     assert_waits(&off, true, &data);
     assert_near("filler", ms_through(&off, &["filler"]), 300.0);
-    let data = record(dir.path(), "all", &["-a", "--call-graph", "dwarf"], &exe);
+    // (A bigger buffer: system-wide, every switch of the machine comes
+    // with a copy of its stack, and a fresh-clone run lost one of the
+    // sleeper's naps to a LOST record with the default one.)
+    let data = record(
+        dir.path(),
+        "all",
+        &["-a", "--call-graph", "dwarf", "-m", "2048"],
+        &exe,
+    );
     // Only the test program's threads (others wait too, system-wide).
     let name = exe.file_name().unwrap().to_str().unwrap();
     let off: Vec<_> = folded(&data, &["--event-filter", "offcpu-time"])
