@@ -142,7 +142,10 @@ fn prefix_hash(h: u64, loc: u32) -> u64 {
 /// and the new, twice as many, at once (on millions of unique stacks that
 /// moment was pass one's peak of memory); a shard's growth adds a 64th of
 /// that. A small one is one table (small shards would be freed into the
-/// heap in pieces too small for the next ones).
+/// heap in pieces too small for the next ones); the split comes at 1.5 MB
+/// of slots, which a recording of a few hundred thousand stack nodes
+/// passes (a 650k-sample recording of one program peaked on growing the
+/// one table from 3 to 6 MB).
 #[derive(Debug, Default)]
 struct PrefixTable {
     shards: Vec<Shard>,
@@ -165,7 +168,7 @@ const FREE: u32 = u32::MAX;
 /// them.
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
-const SPLIT_SLOTS: usize = 1 << 20;
+const SPLIT_SLOTS: usize = 1 << 17;
 
 impl Shard {
     fn start(&self, h: u64, bits: u32) -> usize {
@@ -586,10 +589,9 @@ pub struct Collector {
     /// repeated sample costs one lookup; or, for a stack unwound from a
     /// copy of the user stack, of its [`SampleKey`]. Two chains resolving
     /// to one key may get two sums; their readers add them up.
-    /// The sum itself is kept here, next to its key, while samples are
-    /// added (one cache miss per repeated sample, not two); it moves to
-    /// `sums` when pass one ends ([`Self::finish`]).
-    sum_ids: HashMap<[u64; 2], (u32, SampleSum)>,
+    /// The running sum is kept here, next to its hash, while samples are
+    /// added; it moves to `sums` when pass one ends ([`Self::finish`]).
+    sum_ids: SumIndex,
     comms: Vec<String>,
     comm_ids: HashMap<String, u32>,
     binaries: Binaries,
@@ -713,26 +715,82 @@ impl MapCache {
     }
 }
 
+/// Running sums by a 128-bit hash, numbered in the order they were made.
+/// The table holds 4-byte numbers and the entries sit in a vector beside
+/// it: a fifth of the bytes per bucket of a map holding the entries, and a
+/// vector grows with no second table beside it (the peak of pass one's
+/// memory on a recording of many distinct stacks is this index growing).
+#[derive(Default)]
+pub(super) struct SumIndex {
+    table: hashbrown::HashTable<u32>,
+    entries: Vec<([u64; 2], SampleSum)>,
+}
+
+const ZERO_SUM: SampleSum = SampleSum {
+    period: 0,
+    samples: 0,
+};
+
+impl SumIndex {
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The running sum of `hash`, if it has one.
+    pub(super) fn get_mut(&mut self, hash: &[u64; 2]) -> Option<&mut SampleSum> {
+        let entries = &self.entries;
+        let &i = self
+            .table
+            .find(hash[0], |&i| entries[i as usize].0 == *hash)?;
+        Some(&mut self.entries[i as usize].1)
+    }
+
+    /// The running sum of `hash` (zero when new) and its number, and
+    /// whether it is new.
+    pub(super) fn entry(&mut self, hash: [u64; 2]) -> (&mut SampleSum, u32, bool) {
+        let entries = &self.entries;
+        let e = self.table.entry(
+            hash[0],
+            |&i| entries[i as usize].0 == hash,
+            |&i| entries[i as usize].0[0],
+        );
+        match e {
+            hashbrown::hash_table::Entry::Occupied(o) => {
+                let i = *o.get();
+                (&mut self.entries[i as usize].1, i, false)
+            }
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let i = self.entries.len() as u32;
+                v.insert(i);
+                self.entries.push((hash, ZERO_SUM));
+                (&mut self.entries[i as usize].1, i, true)
+            }
+        }
+    }
+
+    /// The sums by their numbers.
+    pub(super) fn sums(&self) -> impl Iterator<Item = (u32, SampleSum)> + '_ {
+        (0u32..).zip(self.entries.iter().map(|e| e.1))
+    }
+}
+
 /// Adds `period` (one sample) to the sum of `key`, whose hash is `hash`:
-/// a new sum goes at the end of `sums`, and `sum_ids` keeps its index and
-/// the running sum.
+/// a new sum goes at the end of `sums` (its number in `sum_ids` is its
+/// index there: every sum of `sums` is made here), and `sum_ids` keeps the
+/// running sum.
 fn add_sum(
     sums: &mut Vec<(SampleKey, SampleSum)>,
-    sum_ids: &mut HashMap<[u64; 2], (u32, SampleSum)>,
+    sum_ids: &mut SumIndex,
     hash: [u64; 2],
     key: SampleKey,
     period: u64,
 ) {
-    const ZERO: SampleSum = SampleSum {
-        period: 0,
-        samples: 0,
-    };
-    let (_, e) = sum_ids.entry(hash).or_insert_with(|| {
-        sums.push((key, ZERO));
-        ((sums.len() - 1) as u32, ZERO)
-    });
+    let (e, _, new) = sum_ids.entry(hash);
     e.period = e.period.wrapping_add(period);
     e.samples += 1;
+    if new {
+        sums.push((key, ZERO_SUM));
+    }
 }
 
 /// A sample's leaf location id and stack id, interned from its locations
@@ -789,7 +847,7 @@ impl Collector {
             opts,
             interner: Interner::default(),
             sums: Vec::new(),
-            sum_ids: HashMap::default(),
+            sum_ids: SumIndex::default(),
             comms: Vec::new(),
             comm_ids: HashMap::default(),
             binaries: Binaries::new(),
@@ -992,7 +1050,6 @@ impl Collector {
         let (hits, lookups) = self.binaries.rule_cache_hits();
         log::debug!("pass one: unwind rule cache: {hits} hits in {lookups} lookups");
         self.flush_sums();
-        self.sum_ids = HashMap::default();
         self.chains = HashMap::default();
         self.paths = HashMap::default();
         self.interner.release_index();
@@ -1006,7 +1063,6 @@ impl Collector {
     /// built).
     pub fn take_sums_in_order(&mut self) -> Vec<(SampleKey, SampleSum)> {
         self.flush_sums();
-        self.sum_ids = HashMap::default();
         std::mem::take(&mut self.sums)
     }
 
@@ -1015,7 +1071,7 @@ impl Collector {
     /// redraw).
     pub fn sums_so_far(&self) -> Vec<(SampleKey, SampleSum)> {
         let mut sums = self.sums.clone();
-        for &(i, sum) in self.sum_ids.values() {
+        for (i, sum) in self.sum_ids.sums() {
             if let Some(e) = sums.get_mut(i as usize) {
                 e.1 = sum;
             }
@@ -1025,7 +1081,7 @@ impl Collector {
 
     /// Moves the sums from their index to `sums`.
     fn flush_sums(&mut self) {
-        for (_, (i, sum)) in self.sum_ids.drain() {
+        for (i, sum) in std::mem::take(&mut self.sum_ids).sums() {
             if let Some(e) = self.sums.get_mut(i as usize) {
                 e.1 = sum;
             }
@@ -1143,25 +1199,28 @@ impl Collector {
                 (s.event as u32, th.index as u32, comm, cpu, tag),
             )
             .map(split128);
-        if let Some((_, e)) = fast.and_then(|h| self.sum_ids.get_mut(&h)) {
+        if let Some(e) = fast.and_then(|h| self.sum_ids.get_mut(&h)) {
             e.period = e.period.wrapping_add(period);
             e.samples += 1;
             return;
         }
-        if let Some(pipe) = &self.pipe {
+        if let Some(next_slot) = self.pipe.as_ref().map(|p| p.slots) {
             // Located here, interned on the other thread; a recorded
             // chain's sum stays here, in the next slot.
-            let slot = pipe.slots;
             let leaf = self.locate_stack(machine, &th, s);
             if let Some(h) = fast {
-                self.sum_ids
-                    .insert(h, (slot, SampleSum { period, samples: 1 }));
+                // Its number is its slot (one slot per sum made here).
+                let (e, slot, _) = self.sum_ids.entry(h);
+                debug_assert_eq!(slot, next_slot);
+                *e = SampleSum { period, samples: 1 };
             }
             let key = SampleKey {
                 tag,
                 ..SampleKey::of(s, &th, comm, cpu, 0, 0)
             };
-            self.pipe_item(key, leaf, fast.is_some(), period);
+            if self.pipe_item(key, leaf, fast.is_some(), period) {
+                self.send_interning(machine.dsos());
+            }
             return;
         }
         let (leaf, stack) = self.resolve(machine, &th, s);

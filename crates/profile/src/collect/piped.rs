@@ -17,7 +17,8 @@ use std::thread::JoinHandle;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{
-    add_sum, intern_sample, key_hash, Collector, Interner, Loc, SampleKey, SampleSum, StackPath,
+    intern_sample, key_hash, Collector, Interner, Loc, SampleKey, SampleSum, StackPath, SumIndex,
+    ZERO_SUM,
 };
 use crate::machine::Dso;
 use crate::symbolize::{Background, Feeder};
@@ -44,15 +45,21 @@ pub(super) struct Batch {
     dsos: Vec<Dso>,
 }
 
-/// Batches that may wait for the interning thread.
-const BATCHES: usize = 4;
+/// Batches that may wait for the interning thread, and the frames past
+/// which a batch goes before its replay batch ends (new stacks come in
+/// bursts; a batch of them is 32 bytes a frame).
+const BATCHES: usize = 2;
+const BATCH_FRAMES: usize = 1 << 13;
 
 /// What the interning thread owns while it runs.
 struct Interning {
     interner: Interner,
     paths: HashMap<u32, StackPath>,
     sums: Vec<(SampleKey, SampleSum)>,
-    sum_ids: HashMap<[u64; 2], (u32, SampleSum)>,
+    /// The sums this thread keeps (of samples without a slot), and where
+    /// each is in `sums`, by its number.
+    sum_ids: SumIndex,
+    sum_at: Vec<u32>,
     /// Per slot of the replaying thread: the index of its sum in `sums`.
     slots: Vec<u32>,
     /// Pass two's early thread, fed the locations as they are interned.
@@ -88,21 +95,15 @@ impl Interning {
             );
             if item.slotted {
                 self.slots.push(self.sums.len() as u32);
-                self.sums.push((
-                    key,
-                    SampleSum {
-                        period: 0,
-                        samples: 0,
-                    },
-                ));
+                self.sums.push((key, ZERO_SUM));
             } else {
-                add_sum(
-                    &mut self.sums,
-                    &mut self.sum_ids,
-                    key_hash(&key),
-                    key,
-                    item.period,
-                );
+                let (e, _, new) = self.sum_ids.entry(key_hash(&key));
+                e.period = e.period.wrapping_add(item.period);
+                e.samples += 1;
+                if new {
+                    self.sum_at.push(self.sums.len() as u32);
+                    self.sums.push((key, ZERO_SUM));
+                }
             }
         }
         b.frames.clear();
@@ -148,7 +149,8 @@ impl Collector {
             interner: std::mem::take(&mut self.interner),
             paths: std::mem::take(&mut self.paths),
             sums: Vec::new(),
-            sum_ids: HashMap::default(),
+            sum_ids: SumIndex::default(),
+            sum_at: Vec::new(),
             slots: Vec::new(),
             early: early.feeder(),
             dsos: Vec::new(),
@@ -176,10 +178,11 @@ impl Collector {
         self.pipe.is_some()
     }
 
-    /// Queues one sample for the interning thread.
-    pub(super) fn pipe_item(&mut self, key: SampleKey, leaf: Loc, slot: bool, period: u64) {
+    /// Queues one sample for the interning thread; whether the batch is
+    /// full (to be sent now).
+    pub(super) fn pipe_item(&mut self, key: SampleKey, leaf: Loc, slot: bool, period: u64) -> bool {
         let Some(pipe) = &mut self.pipe else {
-            return;
+            return false;
         };
         pipe.batch.frames.extend_from_slice(&self.buf);
         pipe.batch.items.push(Item {
@@ -192,6 +195,7 @@ impl Collector {
         if slot {
             pipe.slots += 1;
         }
+        pipe.batch.frames.len() >= BATCH_FRAMES
     }
 
     /// Hands the samples queued so far to the interning thread, with the
@@ -237,18 +241,22 @@ impl Collector {
             paths,
             mut sums,
             sum_ids,
+            sum_at,
             slots,
             early,
             ..
         } = state;
         // The early symbolizer's loop ends when its feeders are gone.
         drop(early);
-        for (i, sum) in sum_ids.into_values() {
-            if let Some(e) = sums.get_mut(i as usize) {
+        for (n, sum) in sum_ids.sums() {
+            if let Some(e) = sum_at
+                .get(n as usize)
+                .and_then(|&i| sums.get_mut(i as usize))
+            {
                 e.1 = sum;
             }
         }
-        for (_, (slot, sum)) in self.sum_ids.drain() {
+        for (slot, sum) in std::mem::take(&mut self.sum_ids).sums() {
             if let Some(e) = slots
                 .get(slot as usize)
                 .and_then(|&i| sums.get_mut(i as usize))
