@@ -52,6 +52,10 @@ pub(super) struct ChainTrie {
     term_order: Vec<u32>,
     term_nodes: Vec<u32>,
     term_sums: Vec<(u64, u64)>,
+    /// Per node id and one past them: how many terms lie at lower ids (a
+    /// subtree's run of terms is then two reads, not two binary searches
+    /// of every term, which missed the cache at each step).
+    term_at: Vec<u32>,
     /// The roots in pre-order.
     pub(super) roots_by_pre: Vec<u32>,
     /// The nodes are numbered in pre-order (see [`Self::finish`]).
@@ -299,6 +303,14 @@ impl ChainTrie {
         let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
         order.sort_by_key(|&i| self.terms[i as usize].node);
         self.term_nodes = order.iter().map(|&i| self.terms[i as usize].node).collect();
+        let mut term_at = vec![0u32; n + 1];
+        for &node in &self.term_nodes {
+            term_at[node as usize + 1] += 1;
+        }
+        for i in 1..term_at.len() {
+            term_at[i] += term_at[i - 1];
+        }
+        self.term_at = term_at;
         let mut sums = Vec::with_capacity(order.len() + 1);
         let mut at = (0u64, 0u64);
         sums.push(at);
@@ -314,18 +326,14 @@ impl ChainTrie {
         self.renumbered = true;
     }
 
-    /// The run of terms (in node order) of the chains through `node`,
-    /// searched for within `within`, a run that holds them (the parent's):
-    /// deep in the trie that is a short search in what the cache holds.
-    fn term_range(&self, node: u32, within: (u32, u32)) -> (u32, u32) {
+    /// The run of terms (in node order) of the chains through `node`.
+    fn term_range(&self, node: u32) -> (u32, u32) {
         let end = self.pre_end.get(node as usize).copied().unwrap_or(node);
-        let (a, z) = (within.0 as usize, within.1 as usize);
-        let Some(part) = self.term_nodes.get(a..z) else {
-            return (within.0, within.0);
-        };
-        let lo = part.partition_point(|&x| x < node);
-        let hi = lo + part[lo..].partition_point(|&x| x < end);
-        ((a + lo) as u32, (a + hi) as u32)
+        let at = |n: u32| self.term_at.get(n as usize).copied();
+        match (at(node), at(end)) {
+            (Some(a), Some(z)) if a <= z => (a, z),
+            _ => (0, 0),
+        }
     }
 
     /// The summed period and samples of a run of terms.
@@ -334,15 +342,10 @@ impl ChainTrie {
         (b.0.wrapping_sub(a.0), b.1.wrapping_sub(a.1))
     }
 
-    /// All terms, as a run.
-    fn all_terms(&self) -> (u32, u32) {
-        (0, self.term_nodes.len() as u32)
-    }
-
     /// The period and samples of the chains through `node` (after
     /// [`Self::finish`] with `--children`).
     pub(super) fn weight(&self, node: u32) -> (u64, u64) {
-        self.range_weight(self.term_range(node, self.all_terms()))
+        self.range_weight(self.term_range(node))
     }
 }
 
@@ -473,7 +476,7 @@ impl Report {
                             node: c,
                             own: s.own,
                             ends: ends_in(c, s.ends),
-                            terms: t.term_range(c, s.terms),
+                            terms: t.term_range(c),
                         },
                     ));
                 }
@@ -495,7 +498,7 @@ impl Report {
                 node,
                 own: true,
                 ends: ends_in(node, all),
-                terms: t.term_range(node, t.all_terms()),
+                terms: t.term_range(node),
             })
             .collect();
         children_of(&roots, &mut pairs);
@@ -510,7 +513,7 @@ impl Report {
                     node: s,
                     own: false,
                     ends: (0, 0),
-                    terms: t.term_range(s, t.all_terms()),
+                    terms: t.term_range(s),
                 },
             )
         }));
