@@ -6,9 +6,8 @@ use profile::collapse::Folded;
 
 /// Writes `folded` sorted bytewise by stack (the order folded files use).
 pub fn write_folded<W: Write>(mut out: W, folded: &Folded) -> io::Result<()> {
-    for (stack, count) in folded.sorted() {
+    folded.for_each_sorted(|stack, count| {
         out.write_all(stack)?;
-        writeln!(out, " {count}")?;
-    }
-    Ok(())
+        writeln!(out, " {count}")
+    })
 }

@@ -16,12 +16,15 @@
 //! let mut c = Collapser::new(Options::default());
 //! c.read(&text[..]).unwrap();
 //! let (folded, _warnings) = c.finish();
-//! assert_eq!(folded.sorted(), vec![(&b"prog;main"[..], 5)]);
+//! assert_eq!(folded.sorted(), vec![(b"prog;main"[..].into(), 5)]);
 //! ```
 
 pub mod input;
 pub mod perf_script;
 pub mod recording;
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -32,6 +35,109 @@ use perf_data::Diagnostics;
 #[derive(Debug, Default, Clone)]
 pub struct Folded {
     stacks: HashMap<Vec<u8>, u64>,
+    /// Or the lines as the paths of a tree of names (a recording folded):
+    /// each line's text is made as it is handed out, so millions of
+    /// distinct stacks are not held as text beside the tree.
+    tree: Option<Box<LineTree>>,
+}
+
+/// Folded lines as paths of a tree: a line's text is its nodes' names,
+/// top-level node first, joined by `;`. No name may hold a `;` (a line
+/// could then be two paths' text, and the order below would not hold).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LineTree {
+    pub(crate) names: Vec<Vec<u8>>,
+    /// Per node: its parent ([`u32::MAX`] for a top-level node) and its
+    /// name (an index into `names`); a parent comes before its children.
+    pub(crate) parent: Vec<u32>,
+    pub(crate) name: Vec<u32>,
+    /// The nodes where lines end, ascending, with their counts.
+    pub(crate) lines: Vec<(u32, u64)>,
+}
+
+impl LineTree {
+    /// Hands out the lines sorted bytewise by text, walking the tree:
+    /// among the children of a node (or the top-level nodes), a child's
+    /// own line sorts by its name and its subtree's lines by its name and
+    /// `;` (every text there starts with that), and no two of these keys
+    /// are one the other's prefix but a child's own line and its subtree
+    /// (the line first, as the shorter text). Sorting those keys per node
+    /// is sorting every text.
+    fn for_each_sorted<E>(&self, mut f: impl FnMut(&[u8], u64) -> Result<(), E>) -> Result<(), E> {
+        const NONE: u32 = u32::MAX;
+        let n = self.parent.len();
+        // Children by parent, the top-level nodes under `n`.
+        let group = |p: u32| {
+            if p == NONE || p as usize >= n {
+                n
+            } else {
+                p as usize
+            }
+        };
+        let mut start = vec![0u32; n + 2];
+        for &p in &self.parent {
+            start[group(p) + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut kids = vec![0u32; n];
+        {
+            let mut fill = start.clone();
+            for (i, &p) in self.parent.iter().enumerate() {
+                let g = group(p);
+                kids[fill[g] as usize] = i as u32;
+                fill[g] += 1;
+            }
+        }
+        let count = |node: u32| -> Option<u64> {
+            let i = self.lines.binary_search_by_key(&node, |l| l.0).ok()?;
+            Some(self.lines[i].1)
+        };
+        let name = |node: u32| -> &[u8] {
+            self.name
+                .get(node as usize)
+                .and_then(|&i| self.names.get(i as usize))
+                .map_or(&[], |v| v.as_slice())
+        };
+        let children = |g: usize| &kids[start[g] as usize..start[g + 1] as usize];
+        let key =
+            |(node, sub): (u32, bool)| name(node).iter().chain(if sub { &b";"[..] } else { &[] });
+        // (node, its subtree rather than its own line, depth)
+        let mut work: Vec<(u32, bool, u32)> = Vec::new();
+        let mut items: Vec<(u32, bool)> = Vec::new();
+        let mut level = |g: usize, depth: u32, work: &mut Vec<(u32, bool, u32)>| {
+            items.clear();
+            for &c in children(g) {
+                if count(c).is_some() {
+                    items.push((c, false));
+                }
+                if !children(c as usize).is_empty() {
+                    items.push((c, true));
+                }
+            }
+            items.sort_unstable_by(|&a, &b| -> Ordering { key(a).cmp(key(b)) });
+            work.extend(items.iter().rev().map(|&(c, sub)| (c, sub, depth)));
+        };
+        level(n, 0, &mut work);
+        let mut text: Vec<u8> = Vec::new();
+        // The text's length before each depth's name.
+        let mut lens: Vec<usize> = vec![0];
+        while let Some((node, sub, depth)) = work.pop() {
+            let d = depth as usize;
+            lens.truncate(d + 1);
+            text.truncate(lens.get(d).copied().unwrap_or(0));
+            text.extend_from_slice(name(node));
+            if sub {
+                text.push(b';');
+                lens.push(text.len());
+                level(node as usize, depth + 1, &mut work);
+            } else if let Some(c) = count(node) {
+                f(&text, c)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Folded {
@@ -60,24 +166,53 @@ impl Folded {
         }
     }
 
+    /// The lines are those of `tree` (and no others: a folded made empty,
+    /// as a collapser's is before a recording's lines are given it).
+    pub(crate) fn set_tree(&mut self, tree: LineTree) {
+        self.stacks = HashMap::default();
+        self.tree = Some(Box::new(tree));
+    }
+
     pub fn len(&self) -> usize {
-        self.stacks.len()
+        match &self.tree {
+            Some(t) => t.lines.len(),
+            None => self.stacks.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.stacks.is_empty()
+        self.len() == 0
     }
 
     /// [`Self::sorted`] as text (bytes that are not UTF-8 shown as U+FFFD).
     pub fn sorted_text(&self) -> Vec<(String, u64)> {
-        self.sorted()
+        let mut v = Vec::with_capacity(self.len());
+        let _ = self.for_each_sorted(|s, n| -> Result<(), ()> {
+            v.push((String::from_utf8_lossy(s).into_owned(), n));
+            Ok(())
+        });
+        v
+    }
+
+    /// The stacks and their counts, sorted bytewise by stack (owned where
+    /// the lines are kept as a tree: see [`Self::for_each_sorted`] to
+    /// write them without holding them all).
+    pub fn sorted(&self) -> Vec<(Cow<'_, [u8]>, u64)> {
+        if self.tree.is_some() {
+            let mut v = Vec::with_capacity(self.len());
+            let _ = self.for_each_sorted(|s, n| -> Result<(), ()> {
+                v.push((Cow::Owned(s.to_vec()), n));
+                Ok(())
+            });
+            return v;
+        }
+        self.sorted_map()
             .into_iter()
-            .map(|(s, n)| (String::from_utf8_lossy(s).into_owned(), n))
+            .map(|(s, n)| (Cow::Borrowed(s), n))
             .collect()
     }
 
-    /// The stacks and their counts, sorted bytewise by stack.
-    pub fn sorted(&self) -> Vec<(&[u8], u64)> {
+    fn sorted_map(&self) -> Vec<(&[u8], u64)> {
         let mut v: Vec<(&[u8], u64)> = self
             .stacks
             .iter()
@@ -85,6 +220,23 @@ impl Folded {
             .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         v
+    }
+
+    /// Hands each stack and its count to `f`, sorted bytewise by stack,
+    /// until `f` fails.
+    pub fn for_each_sorted<E>(
+        &self,
+        mut f: impl FnMut(&[u8], u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match &self.tree {
+            Some(t) => t.for_each_sorted(f),
+            None => {
+                for (s, n) in self.sorted_map() {
+                    f(s, n)?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -198,13 +350,73 @@ mod tests {
         assert_eq!(d.warnings["total overflow"].count, 1);
     }
 
+    /// The walk hands out what sorting the lines' texts gives, with names
+    /// that are prefixes of one another and hold bytes below and above `;`.
+    #[test]
+    fn line_tree_walk_is_bytewise_order() {
+        let names: Vec<Vec<u8>> = ["a", "a:b", "ab", "", "a(", "b", "a<", "\u{e9}", "a\t"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let mut t = LineTree {
+            names,
+            ..Default::default()
+        };
+        let mut kids: HashMap<(u32, u32), u32> = HashMap::default();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..3000 {
+            // A path of up to 6 names, root first; a line at its end.
+            let mut parent = u32::MAX;
+            for _ in 0..=next(6) {
+                let name = next(t.names.len() as u64) as u32;
+                parent = *kids.entry((parent, name)).or_insert_with(|| {
+                    t.parent.push(parent);
+                    t.name.push(name);
+                    (t.parent.len() - 1) as u32
+                });
+            }
+            if let Err(i) = t.lines.binary_search_by_key(&parent, |l| l.0) {
+                t.lines.insert(i, (parent, next(100) + 1));
+            }
+        }
+        let text = |mut n: u32| {
+            let mut parts = Vec::new();
+            while n != u32::MAX {
+                parts.push(t.names[t.name[n as usize] as usize].clone());
+                n = t.parent[n as usize];
+            }
+            parts.reverse();
+            parts.join(&b";"[..])
+        };
+        let mut want: Vec<(Vec<u8>, u64)> = t.lines.iter().map(|&(n, c)| (text(n), c)).collect();
+        want.sort();
+        let f = Folded {
+            tree: Some(Box::new(t.clone())),
+            ..Default::default()
+        };
+        let got: Vec<(Vec<u8>, u64)> = f
+            .sorted()
+            .into_iter()
+            .map(|(s, c)| (s.into_owned(), c))
+            .collect();
+        assert!(want.len() > 500, "{}", want.len());
+        assert_eq!(got, want);
+        assert_eq!(f.len(), want.len());
+    }
+
     #[test]
     fn folded_sum_saturates() {
         let mut f = Folded::new();
         let mut d = Diagnostics::default();
         f.add(b"a", u64::MAX, 0, &mut d);
         f.add(b"a", 1, 0, &mut d);
-        assert_eq!(f.sorted(), vec![(&b"a"[..], u64::MAX)]);
+        assert_eq!(f.sorted(), vec![(b"a"[..].into(), u64::MAX)]);
         assert_eq!(d.warnings["count overflow"].count, 1);
     }
 }

@@ -300,9 +300,40 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         Some(p) if !tree.odd_names => tree.cuts(p),
         _ => (Vec::new(), Vec::new()),
     };
+    let lines = tree.lines();
+    // The lines are written from the tree itself where its paths' texts
+    // are the lines, one each: no frames pruned into a line of their own,
+    // no count kept at its maximum (the collapser warns of those), no name
+    // holding the separator.
+    if cut.is_empty()
+        && !lines.iter().any(|l| l.1 .1)
+        && !tree.names.iter().any(|n| n.contains(&b';'))
+    {
+        let NameTrie {
+            parent,
+            children,
+            names,
+            ..
+        } = tree;
+        let name = (0..parent.len() as u32)
+            .map(|n| children.key(n).unwrap_or(NONE))
+            .collect();
+        drop(children);
+        let no_lines = lines.is_empty();
+        let (mut folded, d) = c.finish();
+        folded.set_tree(super::LineTree {
+            names,
+            parent,
+            name,
+            lines: lines.into_iter().map(|(n, (c, _))| (n, c)).collect(),
+        });
+        log::debug!("lines as a tree: {:?}", t0.elapsed());
+        merge_warnings(&mut diag, d, no_lines);
+        return (folded, diag);
+    }
     let mut line = Vec::new();
     let mut below: HashMap<u32, u64> = HashMap::default();
-    for (node, count) in tree.lines() {
+    for (node, count) in lines {
         match cut.get(node as usize) {
             Some(&c) if c != NONE && c != node => {
                 let b = below.entry(c).or_default();
@@ -331,9 +362,18 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
         c.add_folded(&line, count);
     }
     log::debug!("lines: {:?}", t0.elapsed());
-    let (folded, mut d) = c.finish();
+    let (folded, d) = c.finish();
     log::debug!("finished: {:?}", t0.elapsed());
-    if d.warnings.remove("no samples").is_some() {
+    let no_lines = d.warnings.contains_key("no samples");
+    merge_warnings(&mut diag, d, no_lines);
+    (folded, diag)
+}
+
+/// The collapser's warnings into `diag`, its "no samples" (of text) said
+/// of the recording's event where no line was made.
+fn merge_warnings(diag: &mut Diagnostics, mut d: Diagnostics, no_lines: bool) {
+    d.warnings.remove("no samples");
+    if no_lines {
         diag.warn("no samples", 0, || {
             "the recording has no samples of that event".into()
         });
@@ -341,7 +381,6 @@ pub fn fold(r: &Recording<'_>, opts: &Options) -> (Folded, Diagnostics) {
     for (kind, w) in d.warnings {
         diag.warnings.entry(kind).or_insert(w);
     }
-    (folded, diag)
 }
 
 /// The folded names of a location (leaf first), made once per (location,

@@ -603,8 +603,8 @@ mod tests {
         let v = f.sorted();
         assert_eq!(v.len(), 2);
         // Bytewise order: 0xff sorts last.
-        assert_eq!(v[0], (&b"b;main"[..], u64::MAX));
-        assert_eq!(v[1], (&b"\xff\xfe;ma\xffin"[..], 1));
+        assert_eq!(v[0], (b"b;main"[..].into(), u64::MAX));
+        assert_eq!(v[1], (b"\xff\xfe;ma\xffin"[..].into(), 1));
         for kind in [
             "unrecognised line",
             "not UTF-8",
