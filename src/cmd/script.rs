@@ -170,7 +170,10 @@ pub fn run(mut a: ScriptArgs) -> Result<ExitCode> {
                 planner.plan(&s, max_blocks);
             }
         }
-        planner.finish()
+        let code = planner.finish();
+        let (runs, insns) = code.sizes();
+        log::debug!("brstackinsn: {runs} distinct runs of code, {insns} instructions decoded");
+        code
     });
 
     // Pass two.

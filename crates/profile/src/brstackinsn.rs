@@ -47,25 +47,67 @@ impl Insn {
     }
 }
 
-/// The instructions decoded from one read of code: from its start, one
-/// after the other, until the bytes read end or one is not valid.
-#[derive(Debug, Clone, Default)]
-pub struct Run {
-    pub insns: Vec<Insn>,
+/// One read of code: the instructions decoded from its start, one after
+/// the other, until the bytes read end or one is not valid. Its
+/// instructions are those of [`BranchCode`], decoded once per address.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    insns: &'a HashMap<Loc, Decoded>,
+    /// Its start, located.
+    base: Loc,
     /// The bytes read (perf's `len`).
     pub len: u64,
 }
 
-impl Run {
-    /// The instruction at offset `off` from the start, if one starts there.
-    fn at(&self, off: u64) -> Option<&Insn> {
-        let start = self.insns.first()?.ip;
-        let i = self
-            .insns
-            .binary_search_by_key(&start.wrapping_add(off), |x| x.ip)
-            .ok()?;
-        self.insns.get(i)
+impl Run<'_> {
+    /// The instruction at offset `off` from the start (one the walk
+    /// reaches from there), cut to a `<bad>` one where it runs past the
+    /// bytes read, as decoding only those gives.
+    fn at(&self, off: u64) -> Option<Insn> {
+        if off >= self.len {
+            return None;
+        }
+        let here = located(&self.base, off);
+        let d = self.insns.get(&here)?;
+        let fits = off.saturating_add(u64::from(d.len)) <= self.len;
+        Some(if fits {
+            Insn {
+                ip: here.ip,
+                loc: d.loc,
+                len: d.len,
+                branch: d.branch,
+                bytes: d.bytes,
+            }
+        } else {
+            Insn {
+                ip: here.ip,
+                loc: d.loc,
+                len: 0,
+                branch: false,
+                bytes: [0; 15],
+            }
+        })
     }
+}
+
+/// The location `off` bytes after `base` (in its map).
+fn located(base: &Loc, off: u64) -> Loc {
+    Loc {
+        ip: base.ip.wrapping_add(off),
+        rel: base.rel.wrapping_add(off),
+        origin: Origin::Exact,
+        ..*base
+    }
+}
+
+/// An instruction decoded at an address, with up to [`MAXINSN`] bytes.
+#[derive(Debug, Clone, Copy)]
+struct Decoded {
+    loc: u32,
+    /// 0: no valid instruction starts there.
+    len: u8,
+    branch: bool,
+    bytes: [u8; 15],
 }
 
 /// Where the walk reads runs of code: a location and the bytes wanted.
@@ -73,7 +115,7 @@ pub trait Code {
     /// perf's `grab_bb` after its checks: the code at location `loc`
     /// (address `start`), `len` bytes (fewer at the file's end); None
     /// where there is none to read.
-    fn run(&mut self, loc: u32, start: u64, len: u64) -> Option<&Run>;
+    fn run(&mut self, loc: u32, start: u64, len: u64) -> Option<Run<'_>>;
 }
 
 /// What the walk meets, in perf's printing order.
@@ -113,7 +155,7 @@ fn kernel_ip(ip: u64) -> bool {
 
 /// perf's `grab_bb`: Err(()) for a block that passes between kernel and
 /// user space (perf's -ENXIO), Ok(None) for no code.
-fn grab<C: Code>(code: &mut C, loc: u32, start: u64, end: u64) -> Result<Option<&Run>, ()> {
+fn grab<C: Code>(code: &mut C, loc: u32, start: u64, end: u64) -> Result<Option<Run<'_>>, ()> {
     if start == 0 || end == 0 {
         return Ok(None);
     }
@@ -144,7 +186,7 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
         v.sym(first.from_loc);
         v.jump(
             first.from,
-            run.insns.first().filter(|i| i.len > 0),
+            run.at(0).filter(|i| i.len > 0).as_ref(),
             first,
             0,
         );
@@ -178,14 +220,14 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
             v.sym(insn.loc);
             if ip == end {
                 n += 1;
-                v.jump(ip, (insn.len > 0).then_some(insn), &e[at], n);
+                v.jump(ip, (insn.len > 0).then_some(&insn), &e[at], n);
                 break;
             }
             if insn.len == 0 {
                 v.bad(ip);
                 break;
             }
-            v.insn(insn);
+            v.insn(&insn);
             n += 1;
             off += u64::from(insn.len);
         }
@@ -210,8 +252,8 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
     let Some(run) = run else {
         // At least the sample's own instruction.
         if let Ok(Some(run)) = grab(code, s.ip_loc, s.ip, s.ip) {
-            match run.insns.first().filter(|i| i.len > 0) {
-                Some(insn) => v.insn(insn),
+            match run.at(0).filter(|i| i.len > 0) {
+                Some(insn) => v.insn(&insn),
                 None => v.bad(s.ip),
             }
         }
@@ -225,7 +267,7 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
             v.bad(ip);
             break;
         };
-        v.insn(insn);
+        v.insn(&insn);
         if insn.branch && ip != s.ip {
             v.not_reaching();
             break;
@@ -234,15 +276,36 @@ pub fn walk<C: Code, V: Visitor>(s: &SampleCode<'_>, max_blocks: usize, code: &m
     }
 }
 
-/// The runs of code the samples' walks read, decoded, for printing.
+/// The runs of code the samples' walks read, for printing: per distinct
+/// run its start and the bytes read, and each instruction decoded once
+/// per address, however many runs pass it (runs that start or end apart
+/// share their code: memory grows with the code read, not with the runs
+/// times their lengths).
 #[derive(Debug, Default)]
 pub struct BranchCode {
-    runs: HashMap<(u32, u64), Option<Run>>,
+    runs: HashMap<(u32, u64), Option<(Loc, u64)>>,
+    insns: HashMap<Loc, Decoded>,
+}
+
+impl BranchCode {
+    fn run(&self, loc: u32, len: u64) -> Option<Run<'_>> {
+        let &(base, len) = self.runs.get(&(loc, len))?.as_ref()?;
+        Some(Run {
+            insns: &self.insns,
+            base,
+            len,
+        })
+    }
+
+    /// Distinct runs and instructions held (debug figures).
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.runs.len(), self.insns.len())
+    }
 }
 
 impl Code for &BranchCode {
-    fn run(&mut self, loc: u32, _start: u64, len: u64) -> Option<&Run> {
-        self.runs.get(&(loc, len))?.as_ref()
+    fn run(&mut self, loc: u32, _start: u64, len: u64) -> Option<Run<'_>> {
+        BranchCode::run(self, loc, len)
     }
 }
 
@@ -282,7 +345,10 @@ impl<'a> Planner<'a> {
         self.code
     }
 
-    fn read(&mut self, loc: u32, start: u64, len: u64) -> Option<Run> {
+    /// Reads run (`loc`, `len`): its start and the bytes there are;
+    /// decodes each instruction of it not decoded before (interning its
+    /// location, in the order the run meets them).
+    fn read(&mut self, loc: u32, start: u64, len: u64) -> Option<(Loc, u64)> {
         let l = *self.interner.locs().get(loc as usize)?;
         // Kernel code is not read (perf reads it only from a vmlinux or
         // kcore of the running kernel).
@@ -308,47 +374,44 @@ impl<'a> Planner<'a> {
             Some((bin, bits))
         });
         let (bin, bits) = bin.as_ref()?;
-        let bytes = bin.elf().file_bytes(l.rel, usize::try_from(len).ok()?)?;
-        let mut run = Run {
-            insns: Vec::new(),
-            len: bytes.len() as u64,
-        };
-        let mut off = 0usize;
-        while off < bytes.len() {
-            let here = Loc {
-                ip: start.wrapping_add(off as u64),
-                rel: l.rel.wrapping_add(off as u64),
-                origin: Origin::Exact,
-                ..l
+        let elf = bin.elf();
+        let run_len = elf.file_bytes(l.rel, usize::try_from(len).ok()?)?.len() as u64;
+        let mut off = 0u64;
+        while off < run_len {
+            let here = located(&l, off);
+            let d = match self.code.insns.get(&here) {
+                Some(d) => *d,
+                None => {
+                    let bytes = elf.file_bytes(here.rel, MAXINSN as usize).unwrap_or(&[]);
+                    let (n, branch) =
+                        symbols::disasm::instruction_branch(bytes, *bits).unwrap_or((0, false));
+                    let mut d = Decoded {
+                        loc: self.interner.loc_id(here),
+                        len: n as u8,
+                        branch,
+                        bytes: [0; 15],
+                    };
+                    d.bytes[..n].copy_from_slice(&bytes[..n]);
+                    self.code.insns.insert(here, d);
+                    d
+                }
             };
-            let decoded = symbols::disasm::instruction_branch(&bytes[off..], *bits);
-            let (n, branch) = decoded.unwrap_or((0, false));
-            let mut insn = Insn {
-                ip: here.ip,
-                loc: 0,
-                len: n as u8,
-                branch,
-                bytes: [0; 15],
-            };
-            insn.bytes[..n].copy_from_slice(&bytes[off..off + n]);
-            insn.loc = self.interner.loc_id(here);
-            run.insns.push(insn);
-            if n == 0 {
+            if d.len == 0 || off + u64::from(d.len) > run_len {
                 break;
             }
-            off += n;
+            off += u64::from(d.len);
         }
-        Some(run)
+        Some((l, run_len))
     }
 }
 
 impl Code for Planner<'_> {
-    fn run(&mut self, loc: u32, start: u64, len: u64) -> Option<&Run> {
+    fn run(&mut self, loc: u32, start: u64, len: u64) -> Option<Run<'_>> {
         if !self.code.runs.contains_key(&(loc, len)) {
             let run = self.read(loc, start, len);
             self.code.runs.insert((loc, len), run);
         }
-        self.code.runs.get(&(loc, len))?.as_ref()
+        self.code.run(loc, len)
     }
 }
 
