@@ -174,6 +174,15 @@ impl Layout {
                 if SortKey::left_out(name) {
                     continue;
                 }
+                if matches!(name, "ipc_null" | "ipc_lbr") {
+                    // perf 6.1 lists them but refuses them too (it prints
+                    // its usage): they are the IPC column it adds itself.
+                    return Err(crate::Error::Fields(format!(
+                        "{what} {name}: an IPC column perf adds by itself after a symbol key \
+                         in memory and branch modes, not a key to give (perf 6.1 refuses it \
+                         too, printing its usage); leave it out"
+                    )));
+                }
                 let c = Column::parse(name).ok_or_else(|| {
                     crate::Error::Fields(format!(
                         "{what} {name}: unknown or not yet supported key; sear knows the \
@@ -509,6 +518,24 @@ mod tests {
     }
 
     use Column::{Field as F, Key as K};
+
+    #[test]
+    fn ipc_columns_are_not_keys_to_give() {
+        for name in ["ipc_null", "sym,ipc_lbr"] {
+            let e = Layout::new(&LayoutOptions {
+                sort: Some(name),
+                children: false,
+                ..Default::default()
+            })
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+            assert!(
+                e.contains("an IPC column perf adds by itself"),
+                "{name}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn default_layout_is_perfs() {
