@@ -160,8 +160,16 @@ fn folded_stacks(text: &str) -> HashMap<(String, String), u64> {
         if l.starts_with('#') || l.trim().is_empty() {
             continue;
         }
-        if l.contains('%') {
-            entry = l.trim().to_owned();
+        let row = l
+            .trim_start()
+            .split_once(' ')
+            .filter(|(pct, _)| pct.ends_with('%'));
+        if let Some((_, name)) = row {
+            // The entry's symbol, not its percentage: one sample's leaf
+            // named differently moves the percentage of the entries it
+            // left and joined, and must cost that one sample, not every
+            // stack under them (the rows are compared above).
+            entry = name.trim().to_owned();
             continue;
         }
         let t = l.trim_start();
@@ -265,6 +273,23 @@ fn reports_equal_perf() {
         eprintln!(
             "{label}: {m}/{n} samples with perf's stack, {l} where sear's walks past where perf's stops"
         );
+        if m + l < n {
+            // Say which stacks differ, so a failure on another machine can
+            // be read from its log.
+            for (who, a, b) in [("perf", &p, &s), ("sear", &s, &p)] {
+                let mut only: Vec<_> = a
+                    .iter()
+                    .filter_map(|(k, &c)| {
+                        let o = c.saturating_sub(b.get(k).copied().unwrap_or(0));
+                        (o > 0).then_some((o, k))
+                    })
+                    .collect();
+                only.sort_by(|x, y| y.cmp(x));
+                for (c, (entry, stack)) in only.iter().take(8) {
+                    eprintln!("  only {who}: {c} under `{entry}`: {stack}");
+                }
+            }
+        }
         assert!(n > 100, "{label}: too few samples ({n})");
         same += m;
         longer += l;

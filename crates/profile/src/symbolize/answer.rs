@@ -228,11 +228,19 @@ pub(super) fn answer_dso(
         // A "return address" that starts a function and follows no
         // symbol (a lazy-binding trampoline's target, a thunk) is taken as
         // it is, as perf takes every address.
+        // So is one whose call site would be in a kernel function's
+        // padding (see [`is_padding`]).
         let hit = match bin.symbol(svma) {
             Err(_) if l.origin == Origin::Return => bin
                 .symbol(Svma(svma.0.wrapping_add(1)))
                 .map(|h| (h, 1))
                 .map_err(|_| ()),
+            Ok(h) if l.origin == Origin::Return && is_padding(h.raw_name) => {
+                match bin.symbol(Svma(svma.0.wrapping_add(1))) {
+                    Ok(next) => Ok((next, 1)),
+                    Err(_) => Ok((h, 0)),
+                }
+            }
             h => h.map(|h| (h, 0)).map_err(|_| ()),
         };
         let (raw, start, end, size, offset, object) = match hit {
@@ -462,6 +470,15 @@ pub(super) fn is_kernel_dso(name: &str) -> bool {
         || name.contains(".ko.")
 }
 
+/// Whether a symbol is a kernel function's padding (`__pfx_` before each
+/// function since Linux 6.2, `__cfi_` with kCFI): filler, never a call, so
+/// an address whose `address - 1` falls there is not a return address but
+/// an interrupted function's first instruction (the kernel's unwinder gives
+/// the interrupted IP of an interrupt or exception frame as recorded).
+fn is_padding(name: &str) -> bool {
+    name.starts_with("__pfx_") || name.starts_with("__cfi_")
+}
+
 pub(super) fn symbolize_kernel(
     d: &Dso,
     ids: &[u32],
@@ -477,14 +494,27 @@ pub(super) fn symbolize_kernel(
         .iter()
         .map(|&i| {
             let l = &locs[i as usize];
-            let found = k.lookup(l.lookup_ip()).ok().and_then(|hit| {
+            let at = l.lookup_ip();
+            let found = k.lookup(at).ok().and_then(|hit| {
+                // An address after a function's padding is the function's
+                // first instruction, interrupted: taken as recorded.
+                let (hit, moved) = match hit {
+                    h if l.origin == Origin::Return && is_padding(h.name) => {
+                        match k.lookup(at.wrapping_add(1)) {
+                            Ok(next) => (next, 1),
+                            Err(_) => (h, 0),
+                        }
+                    }
+                    h => (h, 0),
+                };
                 // A module's symbol counts only inside that module's map.
                 let ok = match hit.module {
                     None => d.name.starts_with("[kernel.kallsyms]"),
                     Some(m) => m == short,
                 };
-                ok.then(|| plain_symbol(hit.name, l.lookup_ip(), hit.offset, hit.size))
-                    .map(|f| (f, hit.offset))
+                let offset = hit.offset.wrapping_sub(moved);
+                ok.then(|| plain_symbol(hit.name, at, offset, hit.size))
+                    .map(|f| (f, offset))
             });
             plain_answer(i, found)
         })
@@ -544,4 +574,69 @@ pub(super) fn symbolize_jit(d: &Dso, ids: &[u32], locs: &[Loc]) -> DsoAnswer {
         })
         .collect();
     (res, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel_loc(ip: u64, origin: Origin) -> Loc {
+        Loc {
+            ip,
+            rel: ip,
+            dso: 0,
+            level: b'k',
+            origin,
+            map_size: 0,
+        }
+    }
+
+    /// A kernel return address is looked up inside its call, except where
+    /// that lands in a function's padding: there the address is an
+    /// interrupted function's first instruction (an interrupt frame's IP),
+    /// named as recorded, as perf names it.
+    #[test]
+    fn kernel_address_after_padding_is_the_function() {
+        let k = Ok(symbols::Kallsyms::parse(
+            "ffffffff81000000 T _stext\n\
+             ffffffff817d31b0 T __pfx_ext4_es_lookup_extent\n\
+             ffffffff817d31c0 T ext4_es_lookup_extent\n\
+             ffffffff817d3400 T __pfx_ext4_map_blocks\n\
+             ffffffff817d3410 T ext4_map_blocks\n\
+             ffffffff817d3800 T _etext\n",
+        ));
+        let d = Dso {
+            name: "[kernel.kallsyms]".into(),
+            build_id: None,
+            hit: true,
+            jit: None,
+        };
+        let locs = [
+            kernel_loc(0xffffffff817d31c0, Origin::Return),
+            kernel_loc(0xffffffff817d3450, Origin::Return),
+            kernel_loc(0xffffffff817d3410, Origin::Exact),
+            // A call that ends the function before: inside it.
+            kernel_loc(0xffffffff817d3400, Origin::Return),
+        ];
+        let (res, warn) = symbolize_kernel(&d, &[0, 1, 2, 3], &locs, &k);
+        assert!(warn.is_none());
+        let named: Vec<(String, u64, u64)> = res
+            .iter()
+            .map(|a| {
+                let (f, _) = a.found.as_ref().expect("found");
+                (f.name.clone(), f.start, a.offset)
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                // Looked up at ip - 1 but found at ip: the offset is the
+                // looked-up address's, -1, and reads +0x0 with the 1 back.
+                ("ext4_es_lookup_extent".into(), 0xffffffff817d31c0, u64::MAX),
+                ("ext4_map_blocks".into(), 0xffffffff817d3410, 0x3f),
+                ("ext4_map_blocks".into(), 0xffffffff817d3410, 0),
+                ("ext4_es_lookup_extent".into(), 0xffffffff817d31c0, 0x23f),
+            ]
+        );
+    }
 }
