@@ -201,6 +201,48 @@ fn default_layout_is_perf_diffs() {
     }
 }
 
+/// A stripped program's samples fall at addresses no symbol covers: perf
+/// diff takes all of one DSO's for one row (named by the lowest address,
+/// paired with the other recording's row of that DSO whatever its
+/// addresses), and with `-s sym` all of them for one; sear prints the same.
+#[test]
+fn unresolved_addresses_of_a_dso_are_one_row_as_in_perf() {
+    have_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_c(dir.path(), "bare", SRC, &["-O2", "-fno-ipa-icf"]);
+    let st = std::process::Command::new("strip")
+        .arg("-s")
+        .arg(&exe)
+        .status()
+        .expect("strip runs");
+    assert!(st.success());
+    let exe = exe.to_str().unwrap().to_owned();
+    let opts = ["-e", "cpu-clock", "-F", "4000", "-g"];
+    let base = perf_record(dir.path(), "base.data", &opts, std::slice::from_ref(&exe));
+    let new = perf_record(dir.path(), "new.data", &opts, &[exe, "2".into()]);
+    let sets: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["-s", "sym"],
+        vec!["-s", "comm,dso,sym"],
+        vec!["-c", "ratio"],
+        vec!["-v"],
+    ];
+    for (b, n) in [(&base, &new), (&new, &base)] {
+        // The two loops run at two addresses at least: one row.
+        let p = stdout_of(&run_ok(perf().arg("diff").arg(b).arg(n)));
+        let rows = p
+            .lines()
+            .filter(|l| l.contains(" bare ") && l.contains("] 0x"))
+            .count();
+        assert_eq!(rows, 1, "perf diff's rows of bare:\n{p}");
+        assert_rows_equal_up_to_baseline_ties(
+            &sets,
+            |args| stdout_of(&run_ok(perf().arg("diff").args(args).arg(b).arg(n))),
+            |args| stdout_of(&run_ok(sear().arg("diff").args(args).arg(b).arg(n))),
+        );
+    }
+}
+
 /// More than two data files: each compared with the baseline in a
 /// column of its own (titles `/N`, the data files listed), rows ordered by
 /// the column `-o` names; one file is compared with perf.data.old and none

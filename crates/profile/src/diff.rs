@@ -1,8 +1,10 @@
 //! Two profiles compared, as `perf diff` compares them: each side's rows
 //! (sort-key texts with their self period) as shares of that side's total,
 //! matched by their key texts (so `dso,sym` rows match by the DSO's base
-//! name and the symbol's name, whatever the addresses), and the change of
-//! each share in percentage points.
+//! name and the symbol's name, whatever the addresses; a symbol column by
+//! the name alone, whatever its level, and addresses no symbol covers as
+//! one, as perf diff matches them), and the change of each share in
+//! percentage points.
 //!
 //! ```
 //! use profile::diff::{diff, Side};
@@ -40,6 +42,10 @@ pub struct Side {
     /// text (a symbol's address and where its symbols were read from);
     /// not compared.
     pub prefixes: Vec<Vec<String>>,
+    /// Per row (empty: none), the keys it pairs with the other
+    /// recordings' rows by, where a symbol column makes them not its texts
+    /// (see [`merge_by_symbol`]).
+    pub match_keys: Vec<Option<Vec<String>>>,
 }
 
 /// Widens `into` to `w`, column by column.
@@ -105,9 +111,11 @@ impl Sides {
                     if names.verbose {
                         prefixes.push(pre);
                     }
-                    (texts, e.period, e.samples)
+                    let m = sym_match(e, &texts, names);
+                    (texts, e.period, e.samples, m)
                 })
                 .collect();
+            let (rows, prefixes, match_keys) = merge_by_symbol(rows, prefixes);
             let (total_samples, total_period) = h.header_totals(relative);
             let side = Side {
                 rows,
@@ -115,12 +123,14 @@ impl Sides {
                 total_samples,
                 widths,
                 prefixes,
+                match_keys,
             };
             out.samples += h.all_samples;
             out.events.push((name.clone(), h.all_period));
             match out.sections.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, s)) => {
                     s.prefixes.extend(side.prefixes);
+                    s.match_keys.extend(side.match_keys);
                     s.rows.extend(side.rows);
                     s.total_period += side.total_period;
                     s.total_samples += side.total_samples;
@@ -161,7 +171,8 @@ pub fn diff_events(base: &Sides, news: &[&Sides]) -> Vec<EventDiff> {
         .into_iter()
         .map(|ev| {
             let b = base.side(ev);
-            let ns: Vec<Side> = news.iter().map(|n| n.side(ev)).collect();
+            let mut ns: Vec<Side> = news.iter().map(|n| n.side(ev)).collect();
+            pair_by_symbol(&b, &mut ns);
             let mut widths = b.widths.clone();
             for n in &ns {
                 widen(&mut widths, &n.widths);
@@ -179,6 +190,140 @@ pub fn diff_events(base: &Sides, news: &[&Sides]) -> Vec<EventDiff> {
         .collect()
 }
 
+/// How perf diff matches a row by its symbol column (see
+/// [`merge_by_symbol`]): the column, the text it is matched by (the
+/// symbol's name without its level, empty for an address no symbol
+/// covers), and what orders rows that match (the DSO's name, the address).
+struct SymMatch {
+    col: usize,
+    text: String,
+    order: (String, u64),
+}
+
+fn sym_match(
+    e: &crate::hist::HistEntry,
+    texts: &[String],
+    names: &crate::hist::Names<'_>,
+) -> Option<SymMatch> {
+    use crate::hist::{Key, SymRef};
+    let (col, r) = e.keys.iter().enumerate().find_map(|(i, k)| match k {
+        Key::Sym(r) => Some((i, *r)),
+        _ => None,
+    })?;
+    let dso = (e.maker.dso != crate::collect::NO_DSO).then_some(e.maker.dso);
+    let order = match r {
+        // (Unresolved addresses come by address, whatever their DSO.)
+        SymRef::Addr { ip, .. } => (String::new(), ip),
+        SymRef::Sym(_) => (names.display(&Key::Dso(dso), e.level), e.maker.ip),
+    };
+    let text = match r {
+        SymRef::Addr { .. } => String::new(),
+        SymRef::Sym(_) => {
+            let t = &texts[col];
+            let name = match t.as_bytes() {
+                [b'[', _, b']', b' ', ..] => &t[4..],
+                _ => t,
+            };
+            name.to_owned()
+        }
+    };
+    Some(SymMatch { col, text, order })
+}
+
+/// The keys a row is matched by: its texts, the symbol column's as
+/// [`SymMatch`] gives it.
+fn match_keys(texts: &[String], m: &SymMatch) -> Vec<String> {
+    let mut g = texts.to_vec();
+    g[m.col].clone_from(&m.text);
+    g
+}
+
+/// perf diff matches symbol columns by the symbol's name alone (a kernel
+/// `[k] strcmp` and the loader's `[.] strcmp` are one `-s sym` row), and
+/// takes any two addresses no symbol covers for the same: `ls`'s samples at
+/// four such addresses are one `ls 0x7f80` row, paired with the other
+/// recording's row of `ls`'s unresolved addresses, whatever they are. Rows
+/// that match are one, shown as the first of them by DSO name and then
+/// address (the order of perf's tree, whose first entry takes the others
+/// in). Rows stay in their order, each group where its first row was.
+#[allow(clippy::type_complexity)]
+fn merge_by_symbol(
+    rows: Vec<(Vec<String>, u64, u64, Option<SymMatch>)>,
+    prefixes: Vec<Vec<String>>,
+) -> (
+    Vec<(Vec<String>, u64, u64)>,
+    Vec<Vec<String>>,
+    Vec<Option<Vec<String>>>,
+) {
+    let mut out: Vec<(Vec<String>, u64, u64)> = Vec::with_capacity(rows.len());
+    let mut keys = Vec::with_capacity(rows.len());
+    let mut out_pre = Vec::with_capacity(prefixes.len());
+    // Per matching key, its row and the order of the row shown.
+    let mut groups: HashMap<Vec<String>, (usize, (String, u64))> = HashMap::default();
+    let mut pre = prefixes.into_iter();
+    for (texts, period, samples, m) in rows {
+        let p = pre.next();
+        let Some(m) = m else {
+            out.push((texts, period, samples));
+            keys.push(None);
+            out_pre.extend(p);
+            continue;
+        };
+        let key = match_keys(&texts, &m);
+        match groups.entry(key.clone()) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let (i, first) = o.get_mut();
+                let row = &mut out[*i];
+                row.1 = row.1.saturating_add(period);
+                row.2 = row.2.saturating_add(samples);
+                if m.order < *first {
+                    *first = m.order;
+                    row.0 = texts;
+                    if let (Some(p), Some(slot)) = (p, out_pre.get_mut(*i)) {
+                        *slot = p;
+                    }
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((out.len(), m.order));
+                out.push((texts, period, samples));
+                keys.push(Some(key));
+                out_pre.extend(p);
+            }
+        }
+    }
+    (out, out_pre, keys)
+}
+
+/// Gives the rows of `news` the texts of the first recording's (the
+/// baseline's, then each in order) row they match (see
+/// [`merge_by_symbol`]), so they pair as perf pairs them, under the first
+/// one's name.
+fn pair_by_symbol(base: &Side, news: &mut [Side]) {
+    let mut first: HashMap<&[String], Vec<String>> = HashMap::default();
+    for ((texts, _, _), key) in base.rows.iter().zip(&base.match_keys) {
+        if let Some(k) = key {
+            first.entry(k.as_slice()).or_insert_with(|| texts.clone());
+        }
+    }
+    let mut later: HashMap<Vec<String>, Vec<String>> = HashMap::default();
+    for side in news {
+        for ((texts, _, _), key) in side.rows.iter_mut().zip(&side.match_keys) {
+            let Some(k) = key else { continue };
+            if let Some(t) = first.get(k.as_slice()) {
+                texts.clone_from(t);
+                continue;
+            }
+            match later.entry(k.clone()) {
+                std::collections::hash_map::Entry::Occupied(o) => texts.clone_from(o.get()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(texts.clone());
+                }
+            }
+        }
+    }
+}
+
 impl Side {
     /// A side whose totals are the sums of its rows.
     pub fn from_rows(rows: impl IntoIterator<Item = (Vec<String>, u64, u64)>) -> Self {
@@ -189,6 +334,7 @@ impl Side {
             rows,
             widths: Vec::new(),
             prefixes: Vec::new(),
+            match_keys: Vec::new(),
         }
     }
 
@@ -492,6 +638,68 @@ mod tests {
         assert_eq!(names, ["a", "b", "d", "c"]);
     }
 
+    /// Rows matched by symbol name (whatever the level) or as unresolved
+    /// addresses are one, under the first by DSO name or by address; the
+    /// other recording's rows take the baseline's texts and pair with them.
+    #[test]
+    fn symbol_rows_match_by_name_and_unresolved_addresses_as_one() {
+        let row = |t: &[&str], n: u64, m: Option<(&str, &str, u64)>| {
+            let texts: Vec<String> = t.iter().map(|s| s.to_string()).collect();
+            let m = m.map(|(text, dso, ip)| SymMatch {
+                col: 1,
+                text: text.into(),
+                order: (dso.into(), ip),
+            });
+            (texts, n, n, m)
+        };
+        let (rows, _, keys) = merge_by_symbol(
+            vec![
+                row(&["ls", "[.] 0x0000000000008000"], 1, Some(("", "", 0x8000))),
+                row(&["x", "[.] strcmp"], 2, Some(("strcmp", "ld.so", 0x10))),
+                row(&["ls", "[.] 0x0000000000004000"], 3, Some(("", "", 0x4000))),
+                row(&["x", "[k] strcmp"], 4, Some(("strcmp", "[kernel]", 0x20))),
+                row(&["x", "other"], 5, None),
+            ],
+            Vec::new(),
+        );
+        let got: Vec<(Vec<String>, u64)> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();
+        assert_eq!(
+            got,
+            [
+                (k("ls,[.] 0x0000000000004000"), 4),
+                (k("x,[k] strcmp"), 6),
+                (k("x,other"), 5),
+            ]
+        );
+        let base = Side {
+            match_keys: keys,
+            ..Side::from_rows(rows)
+        };
+        let (new_rows, _, new_keys) = merge_by_symbol(
+            vec![
+                row(&["ls", "[.] 0x0000000000009999"], 7, Some(("", "", 0x9999))),
+                row(&["x", "[.] strcmp"], 8, Some(("strcmp", "ld.so", 0x10))),
+            ],
+            Vec::new(),
+        );
+        let mut news = [Side {
+            match_keys: new_keys,
+            ..Side::from_rows(new_rows)
+        }];
+        pair_by_symbol(&base, &mut news);
+        let d = diff(&base, &news[0]);
+        let paired: Vec<(&str, bool)> = d
+            .iter()
+            .map(|r| (r.keys[1].as_str(), r.base.is_some() && r.new.is_some()))
+            .collect();
+        assert!(
+            paired.contains(&("[.] 0x0000000000004000", true)),
+            "{paired:?}"
+        );
+        assert!(paired.contains(&("[k] strcmp", true)), "{paired:?}");
+        assert_eq!(d.len(), 3);
+    }
+
     fn k(s: &str) -> Vec<String> {
         s.split(',').map(str::to_owned).collect()
     }
@@ -508,6 +716,7 @@ mod tests {
             total_samples: 10,
             widths: Vec::new(),
             prefixes: Vec::new(),
+            match_keys: Vec::new(),
         };
         let new = Side {
             rows: vec![
@@ -519,6 +728,7 @@ mod tests {
             total_samples: 20,
             widths: Vec::new(),
             prefixes: Vec::new(),
+            match_keys: Vec::new(),
         };
         let rows = diff(&base, &new);
         let names: Vec<&str> = rows.iter().map(|r| r.keys[1].as_str()).collect();
