@@ -153,6 +153,8 @@ fn default_layout_is_perf_diffs() {
         vec!["-s", "sym"],
         vec!["-s", "comm,dso"],
         vec!["-c", "delta"],
+        vec!["-o", "0"],
+        vec!["-o", "0", "-c", "ratio"],
         // (By DSO: perf orders rows of equal ratio in one DSO by symbol
         // address, sear by name.)
         vec!["-c", "ratio", "-s", "dso"],

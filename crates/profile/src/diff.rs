@@ -569,8 +569,9 @@ pub fn perf_order(rows: &mut [DiffRow], compute: Compute) {
 
 /// [`perf_order`] by data file `order`'s column (perf's `-o`: 1 the
 /// default, the first recording after the baseline), or with `order` 0 the
-/// baseline's order alone: by decreasing baseline period, rows only the
-/// other recordings have last (by their periods).
+/// baseline's order: by decreasing baseline period, a tie by the first
+/// other recording's value (a delta by its size), rows without one after,
+/// rows only the other recordings have last (by their periods).
 pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, order: usize) {
     let base = |r: &DiffRow| r.base.map_or(0, |s| s.period);
     let more = |r: &DiffRow| -> Vec<u64> {
@@ -589,15 +590,37 @@ pub fn perf_order_by(rows: &mut [DiffRow], compute: Compute, order: usize) {
         }
     };
     let keys = |r: &DiffRow| -> Vec<(bool, String)> { r.keys.iter().map(name).collect() };
+    if order == 0 {
+        // By the baseline; a tie by the first other recording's value,
+        // greatest first (a delta by its size, as perf compares it there),
+        // rows without one after.
+        let value = |r: &DiffRow| -> Option<f64> {
+            let r = r.against(1);
+            r.new?;
+            let v = compute.value(&r)?;
+            Some(match compute {
+                Compute::Delta | Compute::DeltaAbs => v.abs(),
+                _ => v,
+            })
+        };
+        rows.sort_by(|x, y| {
+            base(y)
+                .cmp(&base(x))
+                .then_with(|| match (value(x), value(y)) {
+                    (Some(a), Some(b)) => b.total_cmp(&a),
+                    (a, b) => b.is_some().cmp(&a.is_some()),
+                })
+                .then_with(|| more(y).cmp(&more(x)))
+                .then_with(|| keys(x).cmp(&keys(y)))
+        });
+        return;
+    }
     rows.sort_by(|x, y| {
         base(y)
             .cmp(&base(x))
             .then_with(|| more(y).cmp(&more(x)))
             .then_with(|| keys(x).cmp(&keys(y)))
     });
-    if order == 0 {
-        return;
-    }
     let rank = |r: &DiffRow| -> (u8, f64) {
         let r = &r.against(order);
         match (r.new.is_some(), compute.value(r)) {
@@ -698,6 +721,36 @@ mod tests {
         );
         assert!(paired.contains(&("[k] strcmp", true)), "{paired:?}");
         assert_eq!(d.len(), 3);
+    }
+
+    /// `-o 0`: by the baseline, a tie by the size of the change (a ratio
+    /// by its value), rows the other recording lacks last, then by name.
+    #[test]
+    fn baseline_order_breaks_ties_by_the_size_of_the_change() {
+        let base = Side::from_rows([
+            (vec!["a".into()], 10, 1),
+            (vec!["b".into()], 10, 1),
+            (vec!["c".into()], 10, 1),
+            (vec!["d".into()], 10, 1),
+            (vec!["e".into()], 60, 6),
+        ]);
+        // Shares 10% each in the baseline; new: a 4%, b 15%, c 7%, d none.
+        let new = Side::from_rows([
+            (vec!["a".into()], 4, 1),
+            (vec!["b".into()], 15, 1),
+            (vec!["c".into()], 7, 1),
+            (vec!["e".into()], 74, 7),
+        ]);
+        let order = |c: Compute| -> Vec<String> {
+            let mut rows = diff(&base, &new);
+            perf_order_by(&mut rows, c, 0);
+            rows.iter().map(|r| r.keys[0].clone()).collect()
+        };
+        // Changes -6, +5, -3: by size.
+        assert_eq!(order(Compute::Delta), ["e", "a", "b", "c", "d"]);
+        assert_eq!(order(Compute::DeltaAbs), ["e", "a", "b", "c", "d"]);
+        // Ratios 0.4, 1.5, 0.7.
+        assert_eq!(order(Compute::Ratio), ["e", "b", "c", "a", "d"]);
     }
 
     fn k(s: &str) -> Vec<String> {
