@@ -505,6 +505,15 @@ pub struct SampleSum {
     pub samples: u64,
 }
 
+impl SampleSum {
+    /// Counts one more sample of `period`.
+    #[inline]
+    pub fn add(&mut self, period: u64) {
+        self.period = self.period.wrapping_add(period);
+        self.samples += 1;
+    }
+}
+
 /// Options of pass one.
 #[derive(Debug, Clone, Copy)]
 pub struct CollectOptions {
@@ -786,8 +795,7 @@ fn add_sum(
     period: u64,
 ) {
     let (e, _, new) = sum_ids.entry(hash);
-    e.period = e.period.wrapping_add(period);
-    e.samples += 1;
+    e.add(period);
     if new {
         sums.push((key, ZERO_SUM));
     }
@@ -1200,8 +1208,7 @@ impl Collector {
             )
             .map(split128);
         if let Some(e) = fast.and_then(|h| self.sum_ids.get_mut(&h)) {
-            e.period = e.period.wrapping_add(period);
-            e.samples += 1;
+            e.add(period);
             return;
         }
         if let Some(next_slot) = self.pipe.as_ref().map(|p| p.slots) {

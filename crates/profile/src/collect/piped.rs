@@ -98,8 +98,7 @@ impl Interning {
                 self.sums.push((key, ZERO_SUM));
             } else {
                 let (e, _, new) = self.sum_ids.entry(key_hash(&key));
-                e.period = e.period.wrapping_add(item.period);
-                e.samples += 1;
+                e.add(item.period);
                 if new {
                     self.sum_at.push(self.sums.len() as u32);
                     self.sums.push((key, ZERO_SUM));
