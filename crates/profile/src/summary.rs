@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::export::{ExportProfile, Thread};
+use crate::export::{ExportProfile, Thread, NO_CALLER};
 
 /// A function (or inlined function, or an unresolved address) as shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +145,16 @@ struct Leaf {
     src: Option<(u32, u32)>,
 }
 
+/// In `build`: an export stack node not placed in the tree yet, and one
+/// placed above every tree node (its stack so far has no frames).
+const UNPLACED: u32 = u32::MAX;
+const ROOT: u32 = u32::MAX - 1;
+
+/// The function of an address-only leaf's frame: the node's own.
+fn leaf_function(s: &Summary, node: u32) -> u32 {
+    s.nodes[node as usize].function
+}
+
 /// event, thread, slot, self function, inner function, file, line.
 type LineKey = (u32, u32, u32, u32, u32, u32, u32);
 /// event, thread, slot, node, self function.
@@ -183,7 +193,9 @@ pub fn build(p: &ExportProfile) -> Summary {
     let mut weights: HashMap<WeightKey, (u64, u64)> = HashMap::default();
     let mut lines: HashMap<LineKey, (u64, u64)> = HashMap::default();
     let mut frames: Vec<u32> = Vec::new();
-    let mut stack: Vec<u32> = Vec::new();
+    // Per node of the export's stacks, its tree node (see `UNPLACED`).
+    let mut tree_of: Vec<u32> = vec![UNPLACED; p.stack_nodes.len()];
+    let mut path: Vec<u32> = Vec::new();
     // With off-CPU samples beside time-based on-CPU ones: a wall-clock
     // event of both, off-CPU stacks ending in an `[off-cpu]` frame.
     let wall = crate::collapse::recording::wall_clock_events(&s.events)
@@ -203,74 +215,103 @@ pub fn build(p: &ExportProfile) -> Summary {
         let leaf = match known {
             Some(l) => l,
             None => {
-                stack.clear();
-                stack.extend(p.stack(smp.stack));
-                // Root first: outermost location first, and in each the
-                // containing function before what was inlined into it.
-                frames.clear();
-                let mut self_function = u32::MAX;
-                let mut src = None;
-                for (depth, &lid) in stack.iter().enumerate().rev() {
-                    let Some(loc) = p.locations.get(lid as usize) else {
-                        continue;
-                    };
-                    let first = frames.len();
-                    if loc.lines.is_empty() {
-                        let dso = loc
-                            .mapping
-                            .and_then(|m| p.mappings.get(m as usize))
-                            .map(|m| crate::hist::dso_short_name(&m.filename))
-                            .unwrap_or_else(|| "[unknown]".to_owned());
-                        let id = intern_fn(&mut s, format!("{:#x}", loc.address), dso, loc.kernel);
-                        frames.push(id);
-                    } else {
-                        for ln in loc.lines.iter().rev() {
-                            let f = ln.function as usize;
-                            let id = match from_export[f] {
-                                Some(id) => id,
-                                None => {
-                                    let ef = &p.functions[f];
-                                    let id = intern_fn(
-                                        &mut s,
-                                        ef.name.clone(),
-                                        ef.dso.clone(),
-                                        loc.kernel,
-                                    );
-                                    from_export[f] = Some(id);
-                                    id
-                                }
-                            };
-                            frames.push(id);
+                // The stack's nodes up to the first whose tree node is
+                // known (every stack shares its callers' nodes: each node of
+                // the export's stacks is placed once, not once per stack).
+                path.clear();
+                let mut up = p
+                    .stacks
+                    .get(smp.stack as usize)
+                    .copied()
+                    .unwrap_or(NO_CALLER);
+                let mut parent: Option<u32> = None;
+                while let Some(&(caller, _)) = p.stack_nodes.get(up as usize) {
+                    match tree_of[up as usize] {
+                        UNPLACED => path.push(up),
+                        ROOT => break,
+                        n => {
+                            parent = Some(n);
+                            break;
                         }
                     }
-                    if depth == 0 {
-                        self_function = frames[first];
+                    // (A caller always comes before its callee.)
+                    up = if caller < up { caller } else { NO_CALLER };
+                }
+                // Root first: outermost location first, and in each the
+                // containing function before what was inlined into it.
+                let leaf_node = p.stacks.get(smp.stack as usize).copied();
+                let mut self_function = u32::MAX;
+                let mut src = None;
+                for &n in path.iter().rev() {
+                    let lid = p.stack_nodes[n as usize].1;
+                    frames.clear();
+                    if let Some(loc) = p.locations.get(lid as usize) {
+                        if loc.lines.is_empty() {
+                            let dso = loc
+                                .mapping
+                                .and_then(|m| p.mappings.get(m as usize))
+                                .map(|m| crate::hist::dso_short_name(&m.filename))
+                                .unwrap_or_else(|| "[unknown]".to_owned());
+                            let id =
+                                intern_fn(&mut s, format!("{:#x}", loc.address), dso, loc.kernel);
+                            frames.push(id);
+                        } else {
+                            for ln in loc.lines.iter().rev() {
+                                let f = ln.function as usize;
+                                let id = match from_export[f] {
+                                    Some(id) => id,
+                                    None => {
+                                        let ef = &p.functions[f];
+                                        let id = intern_fn(
+                                            &mut s,
+                                            ef.name.clone(),
+                                            ef.dso.clone(),
+                                            loc.kernel,
+                                        );
+                                        from_export[f] = Some(id);
+                                        id
+                                    }
+                                };
+                                frames.push(id);
+                            }
+                        }
+                    }
+                    for &f in &frames {
+                        let id = match children.get(parent, f) {
+                            Some(id) => id,
+                            None => {
+                                s.nodes.push(Node {
+                                    parent,
+                                    function: f,
+                                });
+                                children.add(parent, f)
+                            }
+                        };
+                        parent = Some(id);
+                    }
+                    tree_of[n as usize] = parent.unwrap_or(ROOT);
+                }
+                let Some(node) = parent else {
+                    continue; // a stack of no locations: nothing to draw
+                };
+                // The sampled location's own frames: its function, and the
+                // innermost function (the last frame of the stack).
+                if let Some(&(_, lid)) = leaf_node.and_then(|n| p.stack_nodes.get(n as usize)) {
+                    if let Some(loc) = p.locations.get(lid as usize) {
+                        self_function = match loc.lines.last() {
+                            None => leaf_function(&s, node),
+                            Some(ln) => from_export[ln.function as usize].unwrap_or(u32::MAX),
+                        };
                         src = loc
                             .file
                             .map(|f| (f, loc.lines.first().map_or(0, |l| l.line)));
                     }
                 }
-                let mut parent: Option<u32> = None;
-                for &f in &frames {
-                    let id = match children.get(parent, f) {
-                        Some(id) => id,
-                        None => {
-                            s.nodes.push(Node {
-                                parent,
-                                function: f,
-                            });
-                            children.add(parent, f)
-                        }
-                    };
-                    parent = Some(id);
-                }
-                let Some(node) = parent else {
-                    continue; // a stack of no locations: nothing to draw
-                };
+                let inner_function = s.nodes[node as usize].function;
                 let l = Leaf {
                     node,
                     self_function,
-                    inner_function: frames.last().copied().unwrap_or(self_function),
+                    inner_function,
                     src,
                 };
                 leaves[smp.stack as usize] = Some(l);
@@ -318,6 +359,8 @@ pub fn build(p: &ExportProfile) -> Summary {
             }
         }
     }
+    // (What finding nodes took is not needed to sort the sums.)
+    drop((children, leaves, tree_of, path, off_cpu_nodes));
     s.weights = sorted_weights(weights);
     let mut l: Vec<_> = lines.into_iter().collect();
     l.sort_unstable_by_key(|&(k, _)| k);
