@@ -154,7 +154,13 @@ impl Kallsyms {
         let mut any_line = false;
         let mut any_nonzero = false;
         let mut module_ids = std::collections::HashMap::new();
-        for line in text.split('\n') {
+        let bytes = text.as_bytes();
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+            // ('\n' is one byte of its own in UTF-8: both ends are boundaries.)
+            let line = &text[pos..end];
+            pos = end + 1;
             if line.is_empty() {
                 continue;
             }
@@ -174,8 +180,8 @@ impl Kallsyms {
             {
                 continue;
             }
-            let (name, module) = match full.split_once('\t') {
-                Some((n, m)) => (n, Some(m)),
+            let (name, module) = match memchr::memchr(b'\t', full.as_bytes()) {
+                Some(i) => (&full[..i], Some(&full[i + 1..])),
                 None => (full, None),
             };
             // Offsets into the name arena are u32: text past 4 GiB of names is refused
@@ -192,7 +198,7 @@ impl Kallsyms {
                 start,
                 name,
                 module,
-                bracket: full.contains('['),
+                bracket: memchr::memchr(b'[', full.as_bytes()).is_some(),
                 weak: ty == b'W',
                 global: ty.is_ascii_uppercase(),
             });
