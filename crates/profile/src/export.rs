@@ -229,14 +229,28 @@ pub struct StackLocations<'a> {
     next: u32,
 }
 
+impl<'a> StackLocations<'a> {
+    /// The next node's id, and its location id.
+    fn step(&mut self) -> Option<(u32, u32)> {
+        let n = self.next;
+        let &(up, loc) = self.nodes.get(n as usize)?;
+        // (A caller always comes before its callee: a bad id cannot loop.)
+        self.next = if up < n { up } else { NO_CALLER };
+        Some((n, loc))
+    }
+
+    /// The stack's node ids in [`ExportProfile::stack_nodes`] instead,
+    /// leaf first.
+    pub fn node_ids(mut self) -> impl Iterator<Item = u32> + 'a {
+        std::iter::from_fn(move || self.step().map(|(n, _)| n))
+    }
+}
+
 impl Iterator for StackLocations<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        let &(up, loc) = self.nodes.get(self.next as usize)?;
-        // (A caller always comes before its callee: a bad id cannot loop.)
-        self.next = if up < self.next { up } else { NO_CALLER };
-        Some(loc)
+        self.step().map(|(_, loc)| loc)
     }
 }
 

@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::export::{ExportProfile, Thread, NO_CALLER};
+use crate::export::{ExportProfile, Thread};
 
 /// A function (or inlined function, or an unresolved address) as shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,11 +150,6 @@ struct Leaf {
 const UNPLACED: u32 = u32::MAX;
 const ROOT: u32 = u32::MAX - 1;
 
-/// The function of an address-only leaf's frame: the node's own.
-fn leaf_function(s: &Summary, node: u32) -> u32 {
-    s.nodes[node as usize].function
-}
-
 /// event, thread, slot, self function, inner function, file, line.
 type LineKey = (u32, u32, u32, u32, u32, u32, u32);
 /// event, thread, slot, node, self function.
@@ -219,23 +214,16 @@ pub fn build(p: &ExportProfile) -> Summary {
                 // known (every stack shares its callers' nodes: each node of
                 // the export's stacks is placed once, not once per stack).
                 path.clear();
-                let mut up = p
-                    .stacks
-                    .get(smp.stack as usize)
-                    .copied()
-                    .unwrap_or(NO_CALLER);
                 let mut parent: Option<u32> = None;
-                while let Some(&(caller, _)) = p.stack_nodes.get(up as usize) {
-                    match tree_of[up as usize] {
-                        UNPLACED => path.push(up),
+                for n in p.stack(smp.stack).node_ids() {
+                    match tree_of[n as usize] {
+                        UNPLACED => path.push(n),
                         ROOT => break,
-                        n => {
-                            parent = Some(n);
+                        t => {
+                            parent = Some(t);
                             break;
                         }
                     }
-                    // (A caller always comes before its callee.)
-                    up = if caller < up { caller } else { NO_CALLER };
                 }
                 // Root first: outermost location first, and in each the
                 // containing function before what was inlined into it.
@@ -299,7 +287,8 @@ pub fn build(p: &ExportProfile) -> Summary {
                 if let Some(&(_, lid)) = leaf_node.and_then(|n| p.stack_nodes.get(n as usize)) {
                     if let Some(loc) = p.locations.get(lid as usize) {
                         self_function = match loc.lines.last() {
-                            None => leaf_function(&s, node),
+                            // (An address's one frame: the node's own.)
+                            None => s.nodes[node as usize].function,
                             Some(ln) => from_export[ln.function as usize].unwrap_or(u32::MAX),
                         };
                         src = loc
